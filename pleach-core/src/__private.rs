@@ -1,0 +1,322 @@
+//! Support for the code `#[tool]` and `#[unified_tool]` generate. **Not API**: anything here may
+//! change in any release. Generated code reaches it through absolute `::pleach_core::__private`
+//! paths, so a user's `Cargo.toml` lists `pleach-core` alone.
+
+#![allow(missing_docs, unreachable_pub)]
+
+use std::cell::Cell;
+use std::fmt::{Debug, Display};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaGenerator;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+pub use linkme;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+pub use crate::registry::{TOOLS, ToolEntry};
+pub use crate::tool::ToolFuture;
+
+use crate::error::ToolError;
+use crate::safety::SafetyTier;
+use crate::schema;
+use crate::tool::{
+    DefinitionError, DefinitionParts, DefinitionSite, ToolContext, ToolDefinition,
+    UnifiedToolDefinition,
+};
+
+/// The code half of a generated definition: arguments text in, a started tool out.
+pub type InvokeFn = fn(&str, ToolContext) -> Result<ToolFuture, ToolError>;
+
+/// Builds the definition of a `#[tool]` fn.
+#[allow(clippy::too_many_arguments)]
+pub fn definition(
+    name: &str,
+    description: &str,
+    input_schema: Value,
+    output_schema: Option<Value>,
+    invoke: InvokeFn,
+    file: &'static str,
+    line: u32,
+    column: u32,
+) -> Result<ToolDefinition, DefinitionError> {
+    ToolDefinition::from_parts(DefinitionParts {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        input_schema,
+        output_schema,
+        invoke: Arc::new(invoke),
+        site: DefinitionSite::new(file, line, column),
+    })
+}
+
+/// The registry-level fields of a `#[unified_tool]`; `None` keeps the default.
+pub struct UnifiedFields {
+    pub id: Option<&'static str>,
+    pub display_name: Option<&'static str>,
+    pub category: Option<&'static str>,
+    pub schema_key: Option<&'static str>,
+    pub safety_tier: Option<SafetyTier>,
+}
+
+pub fn unified(definition: ToolDefinition, fields: &UnifiedFields) -> UnifiedToolDefinition {
+    let mut tool = UnifiedToolDefinition::from(definition);
+    if let Some(id) = fields.id {
+        tool = tool.with_id(id);
+    }
+    if let Some(display_name) = fields.display_name {
+        tool = tool.with_display_name(display_name);
+    }
+    if let Some(category) = fields.category {
+        tool = tool.with_category(category);
+    }
+    if let Some(schema_key) = fields.schema_key {
+        tool = tool.with_schema_key(schema_key);
+    }
+    if let Some(tier) = fields.safety_tier {
+        tool = tool.with_safety_tier(tier);
+    }
+    tool
+}
+
+/// A model-facing argument type. Implemented for every `JsonSchema` type; the bound is spelled
+/// as a trait of ours so the error names the fix.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument: it has no JSON Schema",
+    label = "this type does not implement `JsonSchema`",
+    note = "derive it next to `Deserialize`: `#[derive(Deserialize, JsonSchema)]` (both are re-exported as `pleach_core::serde` and `pleach_core::schemars`)"
+)]
+pub trait ToolArgument {
+    fn argument_schema(generator: &mut SchemaGenerator) -> Value;
+}
+
+impl<T: JsonSchema + ?Sized> ToolArgument for T {
+    fn argument_schema(generator: &mut SchemaGenerator) -> Value {
+        generator.subschema_for::<T>().to_value()
+    }
+}
+
+/// A tool's output type: anything `Serialize`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's output: it does not implement `Serialize`",
+    label = "the tool returns this type, which cannot be written as JSON",
+    note = "derive it: `#[derive(Serialize)]` (re-exported as `pleach_core::serde::Serialize`), or return a type that is already `Serialize`"
+)]
+pub trait ToolOutput {
+    fn to_output(&self) -> Result<Value, ToolError>;
+}
+
+impl<T: Serialize + ?Sized> ToolOutput for T {
+    fn to_output(&self) -> Result<Value, ToolError> {
+        schema::output_to_value(self)
+    }
+}
+
+/// The result of a tool that returns `T`.
+pub fn output<T: ToolOutput + ?Sized>(value: &T) -> Result<Value, ToolError> {
+    value.to_output()
+}
+
+/// Builds the object schema of a tool whose parameters are its arguments.
+pub struct ParamsSchema {
+    generator: SchemaGenerator,
+    properties: Map<String, Value>,
+    required: Vec<Value>,
+}
+
+impl Default for ParamsSchema {
+    fn default() -> Self {
+        ParamsSchema {
+            generator: schema::generator(),
+            properties: Map::new(),
+            required: Vec::new(),
+        }
+    }
+}
+
+/// What `#[arg(…)]` says of one parameter.
+#[derive(Default)]
+pub struct ParamAttrs {
+    pub description: Option<&'static str>,
+    pub default: Option<Value>,
+    pub minimum: Option<Value>,
+    pub maximum: Option<Value>,
+}
+
+impl ParamsSchema {
+    pub fn new() -> Self {
+        ParamsSchema::default()
+    }
+
+    pub fn param<T: ToolArgument + ?Sized>(
+        &mut self,
+        name: &str,
+        required: bool,
+        attrs: ParamAttrs,
+    ) -> &mut Self {
+        let mut schema = T::argument_schema(&mut self.generator);
+        let extra = [
+            ("description", attrs.description.map(Value::from)),
+            ("default", attrs.default),
+            ("minimum", attrs.minimum),
+            ("maximum", attrs.maximum),
+        ];
+        for (key, value) in extra {
+            let Some(value) = value else { continue };
+            match &mut schema {
+                Value::Object(object) => {
+                    object.insert(key.to_owned(), value);
+                }
+                // `true` (anything) becomes an object schema so it can carry the keyword.
+                other => {
+                    let mut object = Map::new();
+                    if *other == Value::Bool(false) {
+                        object.insert("not".to_owned(), Value::Bool(true));
+                    }
+                    object.insert(key.to_owned(), value);
+                    *other = Value::Object(object);
+                }
+            }
+        }
+        self.properties.insert(name.to_owned(), schema);
+        if required {
+            self.required.push(Value::from(name));
+        }
+        self
+    }
+
+    pub fn finish(&mut self) -> Value {
+        let mut root = Map::new();
+        root.insert("type".to_owned(), Value::from("object"));
+        root.insert(
+            "properties".to_owned(),
+            Value::Object(std::mem::take(&mut self.properties)),
+        );
+        if !self.required.is_empty() {
+            root.insert(
+                "required".to_owned(),
+                Value::Array(std::mem::take(&mut self.required)),
+            );
+        }
+        root.insert("additionalProperties".to_owned(), Value::Bool(false));
+        let definitions = self.generator.take_definitions(true);
+        if !definitions.is_empty() {
+            root.insert("$defs".to_owned(), Value::Object(definitions));
+        }
+        Value::Object(root)
+    }
+}
+
+/// The input schema of a tool that takes one `#[input]` type.
+pub fn input_schema<T: ToolArgument + JsonSchema>() -> Value {
+    schema::input_schema_for::<T>()
+}
+
+/// Serializes a `#[arg(default/min/max = …)]` value for the schema.
+pub fn json_value<T: Serialize + ?Sized>(value: &T) -> Option<Value> {
+    serde_json::to_value(value).ok()
+}
+
+/// Reads the arguments text into the tool's input.
+pub fn parse_input<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
+    schema::deserialize_input(arguments)
+}
+
+// Output schema, by autoref specialization: `(&&OutputProbe::<T>::new()).output_schema()` is the
+// derived schema when `T: JsonSchema`, and none otherwise.
+
+pub struct OutputProbe<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> OutputProbe<T> {
+    pub const fn new() -> Self {
+        OutputProbe(PhantomData)
+    }
+}
+
+pub trait OutputSchemaDerived {
+    fn output_schema(&self) -> Option<Value>;
+}
+
+impl<T: JsonSchema + ?Sized> OutputSchemaDerived for &OutputProbe<T> {
+    fn output_schema(&self) -> Option<Value> {
+        schema::output_schema_for::<T>()
+    }
+}
+
+pub trait OutputSchemaNone {
+    fn output_schema(&self) -> Option<Value>;
+}
+
+impl<T: ?Sized> OutputSchemaNone for OutputProbe<T> {
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+}
+
+// Error conversion, by autoref specialization on the concrete error type a tool returns:
+// `(&&&&ErrorProbe::new(e)).tool_error()` prefers `Into<ToolError>` (a `ToolError`, a user's own
+// `From` impl), then `std::error::Error` (message + source chain), then `Display`, then `Debug`.
+
+pub struct ErrorProbe<E>(Cell<Option<E>>);
+
+impl<E> ErrorProbe<E> {
+    pub fn new(error: E) -> Self {
+        ErrorProbe(Cell::new(Some(error)))
+    }
+
+    fn take(&self) -> Option<E> {
+        self.0.take()
+    }
+}
+
+fn lost() -> ToolError {
+    ToolError::failed("the tool failed")
+}
+
+pub trait ErrorViaInto {
+    fn tool_error(&self) -> ToolError;
+}
+
+impl<E: Into<ToolError>> ErrorViaInto for &&&ErrorProbe<E> {
+    fn tool_error(&self) -> ToolError {
+        self.take().map_or_else(lost, Into::into)
+    }
+}
+
+pub trait ErrorViaStdError {
+    fn tool_error(&self) -> ToolError;
+}
+
+impl<E: std::error::Error + 'static> ErrorViaStdError for &&ErrorProbe<E> {
+    fn tool_error(&self) -> ToolError {
+        self.take().map_or_else(lost, |e| ToolError::from_error(&e))
+    }
+}
+
+pub trait ErrorViaDisplay {
+    fn tool_error(&self) -> ToolError;
+}
+
+impl<E: Display> ErrorViaDisplay for &ErrorProbe<E> {
+    fn tool_error(&self) -> ToolError {
+        self.take()
+            .map_or_else(lost, |e| ToolError::failed(e.to_string()))
+    }
+}
+
+pub trait ErrorViaDebug {
+    fn tool_error(&self) -> ToolError;
+}
+
+impl<E: Debug> ErrorViaDebug for ErrorProbe<E> {
+    fn tool_error(&self) -> ToolError {
+        self.take()
+            .map_or_else(lost, |e| ToolError::failed(format!("{e:?}")))
+    }
+}

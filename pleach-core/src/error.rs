@@ -1,0 +1,373 @@
+//! Tool errors: stable numeric codes in the 1xxx range, a recoverable flag, and model-visible text
+//! kept apart from operator detail.
+//!
+//! `docs/error-codes.md` is the contract for the codes; [`ErrorCode`] is its Rust form.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+/// The stable code of a [`ToolError`]. The number never changes once published; new codes are added
+/// at the end of the range (the enum is `#[non_exhaustive]`).
+///
+/// ```
+/// use pleach_core::ErrorCode;
+///
+/// assert_eq!(ErrorCode::InputInvalid.as_u16(), 1001);
+/// assert_eq!(ErrorCode::from_u16(1002), Some(ErrorCode::OutputInvalid));
+/// assert_eq!(ErrorCode::InputInvalid.to_string(), "1001");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// 1001: the arguments do not match the tool's input schema.
+    InputInvalid,
+    /// 1002: the tool's result does not match its output schema.
+    OutputInvalid,
+    /// 1003: no tool of that name is registered.
+    UnknownTool,
+    /// 1004: the tool exists but is not enabled in this session.
+    ToolNotEnabled,
+    /// 1005: the arguments are not valid JSON (or carry a duplicate object key).
+    ArgumentsNotJson,
+    /// 1006: the arguments exceed the size or nesting-depth limit.
+    ArgumentsTooLarge,
+    /// 1007: the arguments stream ended before its provider's end signal.
+    ArgumentsIncomplete,
+    /// 1008: the tool ran and returned an error.
+    ToolFailed,
+    /// 1009: the tool panicked.
+    ToolPanicked,
+    /// 1010: the tool did not finish within its timeout.
+    TimedOut,
+    /// 1011: the call was cancelled.
+    Cancelled,
+    /// 1012: a safety policy halted the call before it ran.
+    SafetyHalt,
+    /// 1013: the user rejected the call.
+    RejectedByUser,
+    /// 1014: the runtime is at capacity and did not queue the call.
+    Overloaded,
+    /// 1015: the model repeated a failing call too many times in one turn.
+    RepeatedFailure,
+}
+
+impl ErrorCode {
+    /// Every code, in numeric order.
+    pub const ALL: [ErrorCode; 15] = [
+        ErrorCode::InputInvalid,
+        ErrorCode::OutputInvalid,
+        ErrorCode::UnknownTool,
+        ErrorCode::ToolNotEnabled,
+        ErrorCode::ArgumentsNotJson,
+        ErrorCode::ArgumentsTooLarge,
+        ErrorCode::ArgumentsIncomplete,
+        ErrorCode::ToolFailed,
+        ErrorCode::ToolPanicked,
+        ErrorCode::TimedOut,
+        ErrorCode::Cancelled,
+        ErrorCode::SafetyHalt,
+        ErrorCode::RejectedByUser,
+        ErrorCode::Overloaded,
+        ErrorCode::RepeatedFailure,
+    ];
+
+    /// The numeric code.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::ErrorCode::UnknownTool.as_u16(), 1003);
+    /// ```
+    pub const fn as_u16(self) -> u16 {
+        match self {
+            ErrorCode::InputInvalid => 1001,
+            ErrorCode::OutputInvalid => 1002,
+            ErrorCode::UnknownTool => 1003,
+            ErrorCode::ToolNotEnabled => 1004,
+            ErrorCode::ArgumentsNotJson => 1005,
+            ErrorCode::ArgumentsTooLarge => 1006,
+            ErrorCode::ArgumentsIncomplete => 1007,
+            ErrorCode::ToolFailed => 1008,
+            ErrorCode::ToolPanicked => 1009,
+            ErrorCode::TimedOut => 1010,
+            ErrorCode::Cancelled => 1011,
+            ErrorCode::SafetyHalt => 1012,
+            ErrorCode::RejectedByUser => 1013,
+            ErrorCode::Overloaded => 1014,
+            ErrorCode::RepeatedFailure => 1015,
+        }
+    }
+
+    /// The code for a number, if the number is one.
+    ///
+    /// ```
+    /// use pleach_core::ErrorCode;
+    /// assert_eq!(ErrorCode::from_u16(1011), Some(ErrorCode::Cancelled));
+    /// assert_eq!(ErrorCode::from_u16(42), None);
+    /// ```
+    pub fn from_u16(code: u16) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.as_u16() == code)
+    }
+
+    /// Whether a model can fix the call by trying again with other arguments (the default
+    /// `_recoverable` of errors with this code).
+    ///
+    /// ```
+    /// use pleach_core::ErrorCode;
+    /// assert!(ErrorCode::InputInvalid.default_recoverable());
+    /// assert!(!ErrorCode::SafetyHalt.default_recoverable());
+    /// ```
+    pub const fn default_recoverable(self) -> bool {
+        !matches!(
+            self,
+            ErrorCode::OutputInvalid
+                | ErrorCode::ToolPanicked
+                | ErrorCode::Cancelled
+                | ErrorCode::SafetyHalt
+                | ErrorCode::RepeatedFailure
+        )
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.as_u16())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u16(self.as_u16())
+    }
+}
+
+/// The error of one tool call.
+///
+/// `message` is written for the model: which field, what was expected, what came. `detail` is for
+/// operators (logs, traces) and is never serialized into what the model reads. `recoverable` (on the
+/// wire `_recoverable`) tells the model whether trying again with other arguments can help.
+///
+/// Tools return it (or any error type: `#[tool]` converts errors into code 1008) and the runtime
+/// builds it for everything that goes wrong around a tool.
+///
+/// ```
+/// use pleach_core::{ErrorCode, ToolError};
+///
+/// let err = ToolError::new(ErrorCode::ToolFailed, "the corpus has no document `42`")
+///     .with_detail("GET /docs/42 -> 404");
+/// assert_eq!(err.code(), ErrorCode::ToolFailed);
+/// assert!(err.is_recoverable());
+/// let wire = serde_json::to_value(&err).unwrap();
+/// assert_eq!(wire["code"], 1008);
+/// assert_eq!(wire["_recoverable"], true);
+/// assert!(wire.get("detail").is_none()); // operator detail never reaches the model
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("[{code}] {message}")]
+pub struct ToolError {
+    code: ErrorCode,
+    message: Cow<'static, str>,
+    #[serde(rename = "_recoverable")]
+    recoverable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    keyword: Option<String>,
+    #[serde(skip)]
+    detail: Option<String>,
+}
+
+impl ToolError {
+    /// An error with `code`, the model-visible `message`, and the code's default recoverability.
+    ///
+    /// ```
+    /// use pleach_core::{ErrorCode, ToolError};
+    /// let err = ToolError::new(ErrorCode::TimedOut, "the tool took longer than 30 s");
+    /// assert_eq!(err.message(), "the tool took longer than 30 s");
+    /// ```
+    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+        ToolError {
+            code,
+            message: message.into(),
+            recoverable: code.default_recoverable(),
+            path: None,
+            keyword: None,
+            detail: None,
+        }
+    }
+
+    /// A tool's own failure (code 1008), the message as the model should read it.
+    ///
+    /// ```
+    /// let err = pleach_core::ToolError::failed("no such city");
+    /// assert_eq!(err.code().as_u16(), 1008);
+    /// ```
+    pub fn failed(message: impl Into<Cow<'static, str>>) -> Self {
+        ToolError::new(ErrorCode::ToolFailed, message)
+    }
+
+    /// Sets operator detail: kept for logs, never shown to the model.
+    ///
+    /// ```
+    /// let err = pleach_core::ToolError::failed("lookup failed").with_detail("db timeout on shard 3");
+    /// assert_eq!(err.detail(), Some("db timeout on shard 3"));
+    /// ```
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// Overrides the code's default recoverability.
+    ///
+    /// ```
+    /// let err = pleach_core::ToolError::failed("account closed").with_recoverable(false);
+    /// assert!(!err.is_recoverable());
+    /// ```
+    #[must_use]
+    pub fn with_recoverable(mut self, recoverable: bool) -> Self {
+        self.recoverable = recoverable;
+        self
+    }
+
+    /// Sets the JSON pointer (into the arguments or the result) and the schema keyword at fault.
+    ///
+    /// ```
+    /// use pleach_core::{ErrorCode, ToolError};
+    /// let err = ToolError::new(ErrorCode::InputInvalid, "`limit` must be at most 50, got 80")
+    ///     .with_location("/limit", "maximum");
+    /// assert_eq!(err.path(), Some("/limit"));
+    /// assert_eq!(err.keyword(), Some("maximum"));
+    /// ```
+    #[must_use]
+    pub fn with_location(mut self, path: impl Into<String>, keyword: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self.keyword = Some(keyword.into());
+        self
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The text the model reads.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Whether a retry with other arguments can help (`_recoverable` on the wire).
+    pub fn is_recoverable(&self) -> bool {
+        self.recoverable
+    }
+
+    /// The JSON pointer at fault, if the error is about one place.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
+    /// The JSON Schema keyword at fault (`type`, `maximum`, `required`, …), if any.
+    pub fn keyword(&self) -> Option<&str> {
+        self.keyword.as_deref()
+    }
+
+    /// Operator detail, never shown to the model.
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+
+    /// The result text the model reads for this failure: the message with its code.
+    ///
+    /// ```
+    /// let err = pleach_core::ToolError::failed("no such city");
+    /// assert_eq!(err.model_text(), "error 1008: no such city");
+    /// ```
+    pub fn model_text(&self) -> String {
+        format!("error {}: {}", self.code, self.message)
+    }
+}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::failed(message)
+    }
+}
+
+impl From<&'static str> for ToolError {
+    fn from(message: &'static str) -> Self {
+        ToolError::failed(message)
+    }
+}
+
+impl From<std::io::Error> for ToolError {
+    fn from(err: std::io::Error) -> Self {
+        ToolError::from_error(&err)
+    }
+}
+
+impl From<Box<dyn std::error::Error + Send + Sync>> for ToolError {
+    fn from(err: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        ToolError::from_error(&*err)
+    }
+}
+
+impl ToolError {
+    /// A tool failure (1008) from any error: its `Display` is the model's text and the chain of
+    /// sources becomes the operator detail.
+    ///
+    /// ```
+    /// let io = std::io::Error::new(std::io::ErrorKind::NotFound, "notes.txt not found");
+    /// let err = pleach_core::ToolError::from_error(&io);
+    /// assert_eq!(err.message(), "notes.txt not found");
+    /// ```
+    pub fn from_error(err: &(dyn std::error::Error + 'static)) -> Self {
+        let mut chain = Vec::new();
+        let mut source = err.source();
+        while let Some(cause) = source {
+            chain.push(cause.to_string());
+            source = cause.source();
+        }
+        let error = ToolError::failed(err.to_string());
+        if chain.is_empty() {
+            error
+        } else {
+            error.with_detail(format!("caused by: {}", chain.join(": ")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_in_the_1xxx_range() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in ErrorCode::ALL {
+            assert!((1000..2000).contains(&code.as_u16()));
+            assert!(seen.insert(code.as_u16()), "duplicate {code}");
+            assert_eq!(ErrorCode::from_u16(code.as_u16()), Some(code));
+        }
+    }
+
+    #[test]
+    fn detail_is_never_serialized() {
+        let err = ToolError::failed("visible").with_detail("secret");
+        let text = serde_json::to_string(&err).unwrap();
+        assert!(!text.contains("secret"), "{text}");
+        assert_eq!(
+            text,
+            r#"{"code":1008,"message":"visible","_recoverable":true}"#
+        );
+    }
+
+    #[test]
+    fn source_chain_becomes_detail() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("outer")]
+        struct Outer(#[source] std::io::Error);
+        let err = ToolError::from_error(&Outer(std::io::Error::other("inner")));
+        assert_eq!(err.message(), "outer");
+        assert_eq!(err.detail(), Some("caused by: inner"));
+    }
+}

@@ -1,0 +1,96 @@
+//! # pleach-core
+//!
+//! Schema-typed LLM tools for Rust. A plain `async fn` plus `#[tool]` becomes a tool a model can
+//! call: its arguments become a JSON Schema, it is registered at compile time, and every call is
+//! validated against the schema before the fn runs.
+//!
+//! ## Quick start
+//!
+//! ```
+//! use pleach_core::*;
+//!
+//! /// Free-text search over the host corpus.
+//! #[tool]
+//! async fn search_corpus(
+//!     #[arg(description = "What to look for")] query: String,
+//!     #[arg(default = 10, min = 1, max = 50)] limit: u32,
+//! ) -> Result<Vec<String>, ToolError> {
+//!     Ok((0..limit.min(3)).map(|i| format!("{query} #{i}")).collect())
+//! }
+//!
+//! // Registered at compile time: no list to keep up to date.
+//! let registry = tool_registry();
+//! assert!(registry.has("search_corpus"));
+//! let schema = registry.definition("search_corpus").unwrap().input_schema();
+//! assert_eq!(schema["properties"]["limit"]["maximum"], 50);
+//! assert_eq!(schema["required"], serde_json::json!(["query"]));
+//!
+//! // Validate a call without running it: field-path errors a model can act on.
+//! let verdict = validate_tool_call(&ToolCall::new("call_1", "search_corpus", r#"{"query":"rust","limit":80}"#));
+//! assert!(!verdict.valid);
+//! assert_eq!(verdict.errors[0].path, "/limit");
+//! assert_eq!(verdict.errors[0].keyword, "maximum");
+//!
+//! // Run it (the runtime does this for a model's calls, with events and cancellation).
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let out = search_corpus::definition()
+//!     .call(r#"{"query":"rust"}"#, ToolContext::new("call_2"))
+//!     .await
+//!     .unwrap();
+//! assert_eq!(out[0], "rust #0");
+//! # });
+//! // And the fn is still an ordinary fn.
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! assert_eq!(search_corpus("x".into(), 1).await.unwrap(), ["x #0"]);
+//! # });
+//! ```
+//!
+//! ## What is where
+//!
+//! | item | what it is |
+//! | --- | --- |
+//! | [`tool`] (attribute) | the basic tool shape (`defineTool`): `name`, `description` |
+//! | [`unified_tool`] | the registry-level shape (`createUnifiedTool`): adds `id`, `display_name`, `category`, `schema_key`, `safety_tier` |
+//! | [`ToolDefinition`], [`define_tool`] | the basic shape at run time, from typed code or a raw JSON Schema |
+//! | [`UnifiedToolDefinition`], [`create_unified_tool`] | the registry-level shape at run time |
+//! | [`ToolContext`] | `tool_call_id` and the cancellation `signal` |
+//! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`set_orchestrator_registry`] | the registry |
+//! | [`validate_tool_call`], [`ValidationResult`] | checking a call without running it |
+//! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
+//! | [`SafetyTier`] | `critical` / `standard` / `advisory` |
+//!
+//! Types for your own input structs: `pleach_core::serde` and `pleach_core::schemars` are the
+//! versions pleach uses, re-exported, so `#[derive(Deserialize, JsonSchema)]` needs no other
+//! dependency.
+
+// `#[tool]` expands to `::pleach_core::…` paths; this makes them resolve inside this crate too.
+#[allow(unused_extern_crates)] // used by macro expansions in doctests and unit tests
+extern crate self as pleach_core;
+
+pub mod error;
+pub mod registry;
+pub mod safety;
+pub mod schema;
+pub mod tool;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use error::{ErrorCode, ToolError};
+pub use registry::{
+    Registry, RegistryError, RegistryProblem, ToolRegistry, ToolRegistryBuilder, active_registry,
+    clear_orchestrator_registry, set_orchestrator_registry, tool_registry, try_tool_registry,
+};
+pub use safety::SafetyTier;
+pub use schema::{ValidationError, ValidationResult, validate_tool_call};
+pub use tool::{
+    DefinitionError, DefinitionSite, ToolBuilder, ToolCall, ToolContext, ToolDefinition,
+    ToolFuture, UnifiedToolDefinition, create_unified_tool, define_tool,
+};
+
+pub use pleach_macros::{tool, unified_tool};
+
+pub use schemars;
+pub use serde;
+pub use serde_json;
+pub use tokio_util::sync::CancellationToken;

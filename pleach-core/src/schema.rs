@@ -1,0 +1,489 @@
+//! JSON Schema: generation from Rust types (schemars), validators compiled once (jsonschema, no
+//! remote `$ref`s), and violations as field-path errors ([`ValidationResult`]).
+
+use std::cell::RefCell;
+use std::fmt;
+
+use schemars::JsonSchema;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{ErrorCode, ToolError};
+use crate::registry;
+use crate::tool::ToolCall;
+
+/// The verdict on one call's arguments: the Rust form of the spec's `useToolValidation` result.
+///
+/// ```
+/// use pleach_core::{ValidationError, ValidationResult};
+///
+/// let verdict = ValidationResult::invalid(vec![ValidationError {
+///     path: "/limit".into(),
+///     keyword: "maximum".into(),
+///     message: "80 is greater than the maximum of 50".into(),
+/// }]);
+/// assert!(!verdict.valid);
+/// assert_eq!(
+///     serde_json::to_string(&verdict).unwrap(),
+///     r#"{"valid":false,"errors":[{"path":"/limit","keyword":"maximum","message":"80 is greater than the maximum of 50"}]}"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationResult {
+    /// `true` when the arguments may be dispatched.
+    pub valid: bool,
+    /// Every violation found (empty when valid).
+    pub errors: Vec<ValidationError>,
+}
+
+impl ValidationResult {
+    /// A passing verdict.
+    ///
+    /// ```
+    /// assert!(pleach_core::ValidationResult::ok().valid);
+    /// ```
+    pub fn ok() -> Self {
+        ValidationResult {
+            valid: true,
+            errors: Vec::new(),
+        }
+    }
+
+    /// A failing verdict (valid only if `errors` is empty).
+    pub fn invalid(errors: Vec<ValidationError>) -> Self {
+        ValidationResult {
+            valid: errors.is_empty(),
+            errors,
+        }
+    }
+}
+
+/// One violation: where (a JSON pointer into the arguments, `""` for the whole object), which rule
+/// (a JSON Schema keyword, or one of `json`, `duplicateKey`, `unknownTool` for what comes before the
+/// schema) and a message a model can act on.
+///
+/// ```
+/// let e = pleach_core::ValidationError {
+///     path: "/query".into(),
+///     keyword: "type".into(),
+///     message: "5 is not of type \"string\"".into(),
+/// };
+/// assert_eq!(e.to_string(), "at `/query`: 5 is not of type \"string\" (type)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationError {
+    /// JSON pointer to the offending value.
+    pub path: String,
+    /// The rule that failed.
+    pub keyword: String,
+    /// What is wrong, for a model or a person.
+    pub message: String,
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "at the top level: {} ({})", self.message, self.keyword)
+        } else {
+            write!(f, "at `{}`: {} ({})", self.path, self.message, self.keyword)
+        }
+    }
+}
+
+impl ValidationError {
+    /// The tool error for a call refused with this violation: 1005 for text that is not JSON or
+    /// has a duplicate key, 1003 for an unknown tool, 1001 for a schema violation.
+    pub(crate) fn into_tool_error(self) -> ToolError {
+        let code = match self.keyword.as_str() {
+            KEYWORD_JSON | KEYWORD_DUPLICATE_KEY => ErrorCode::ArgumentsNotJson,
+            KEYWORD_UNKNOWN_TOOL => ErrorCode::UnknownTool,
+            _ => ErrorCode::InputInvalid,
+        };
+        ToolError::new(code, self.message).with_location(self.path, self.keyword)
+    }
+}
+
+const KEYWORD_JSON: &str = "json";
+const KEYWORD_DUPLICATE_KEY: &str = "duplicateKey";
+const KEYWORD_UNKNOWN_TOOL: &str = "unknownTool";
+
+/// Checks a call against the active registry's tool (see
+/// [`set_orchestrator_registry`](crate::set_orchestrator_registry)), without running it: the
+/// tool exists, the arguments are JSON with no duplicate key, and they satisfy the input schema.
+///
+/// ```
+/// use pleach_core::{define_tool, set_orchestrator_registry, validate_tool_call, ToolCall, ToolError, ToolRegistryBuilder};
+/// use serde_json::json;
+///
+/// let search = define_tool("search_corpus", "Free-text search.")
+///     .input_schema(json!({
+///         "type": "object",
+///         "properties": { "query": { "type": "string", "minLength": 1 } },
+///         "required": ["query"]
+///     }))
+///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+///     .unwrap();
+/// set_orchestrator_registry(ToolRegistryBuilder::new().register(search).build().unwrap());
+///
+/// assert!(validate_tool_call(&ToolCall::new("c1", "search_corpus", r#"{"query":"rust"}"#)).valid);
+///
+/// let verdict = validate_tool_call(&ToolCall::new("c2", "search_corpus", r#"{"query":""}"#));
+/// assert_eq!(verdict.errors[0].path, "/query");
+/// assert_eq!(verdict.errors[0].keyword, "minLength");
+///
+/// // serde_json would keep the last `query`; an approval screen could show the first one.
+/// let verdict = validate_tool_call(&ToolCall::new("c3", "search_corpus", r#"{"query":"a","query":"b"}"#));
+/// assert_eq!(verdict.errors[0].keyword, "duplicateKey");
+/// ```
+pub fn validate_tool_call(call: &ToolCall) -> ValidationResult {
+    let registry = registry::active_registry();
+    match registry.get(&call.name) {
+        Some(tool) => tool.definition().validate_arguments(&call.arguments),
+        None => ValidationResult::invalid(vec![ValidationError {
+            path: String::new(),
+            keyword: KEYWORD_UNKNOWN_TOOL.to_owned(),
+            message: format!("no tool named `{}` is registered", call.name),
+        }]),
+    }
+}
+
+/// A schema and its compiled validator, built once.
+pub(crate) struct CompiledSchema {
+    schema: Value,
+    validator: jsonschema::Validator,
+}
+
+impl CompiledSchema {
+    /// Compiles `schema` (draft 2020-12 unless it names its own `$schema`). Remote `$ref`s are
+    /// never fetched: jsonschema is built without its resolvers, so they fail here.
+    pub(crate) fn compile(schema: Value) -> Result<Self, String> {
+        let mut options = jsonschema::options();
+        if schema.get("$schema").is_none() {
+            options = options.with_draft(jsonschema::Draft::Draft202012);
+        }
+        let validator = options.build(&schema).map_err(|e| e.to_string())?;
+        Ok(CompiledSchema { schema, validator })
+    }
+
+    pub(crate) fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Every violation of `value`, with its pointer and keyword.
+    pub(crate) fn validate(&self, value: &Value) -> ValidationResult {
+        ValidationResult::invalid(
+            self.validator
+                .iter_errors(value)
+                .map(|e| ValidationError {
+                    path: e.instance_path().as_str().to_owned(),
+                    keyword: e.kind().keyword().to_owned(),
+                    message: e.to_string(),
+                })
+                .collect(),
+        )
+    }
+
+    /// `Ok` for valid arguments; otherwise 1001 naming every violation.
+    pub(crate) fn check_input(&self, value: &Value) -> Result<(), ToolError> {
+        self.check(value, ErrorCode::InputInvalid, "invalid arguments")
+    }
+
+    /// `Ok` for a valid result; otherwise 1002 naming every violation.
+    pub(crate) fn check_output(&self, value: &Value) -> Result<(), ToolError> {
+        self.check(
+            value,
+            ErrorCode::OutputInvalid,
+            "the tool's result does not match its output schema",
+        )
+    }
+
+    fn check(&self, value: &Value, code: ErrorCode, what: &str) -> Result<(), ToolError> {
+        if self.validator.is_valid(value) {
+            return Ok(());
+        }
+        let verdict = self.validate(value);
+        let Some(first) = verdict.errors.first() else {
+            return Ok(());
+        };
+        let all: Vec<String> = verdict.errors.iter().map(ToString::to_string).collect();
+        Err(ToolError::new(code, format!("{what}: {}", all.join("; ")))
+            .with_location(first.path.clone(), first.keyword.clone()))
+    }
+}
+
+/// The generator every pleach schema comes from: draft 2020-12, no `$schema` key (providers reject
+/// it inside tool definitions).
+pub(crate) fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|settings| settings.meta_schema = None)
+        .into_generator()
+}
+
+/// The input schema of a typed input.
+pub(crate) fn input_schema_for<T: JsonSchema + ?Sized>() -> Value {
+    generator().into_root_schema_for::<T>().to_value()
+}
+
+/// The output schema of a typed output; `None` when it accepts anything (`serde_json::Value`).
+pub(crate) fn output_schema_for<T: JsonSchema + ?Sized>() -> Option<Value> {
+    let schema = generator().into_root_schema_for::<T>().to_value();
+    let accepts_anything = match &schema {
+        Value::Bool(true) => true,
+        Value::Object(map) => map
+            .keys()
+            .all(|k| matches!(k.as_str(), "title" | "description")),
+        _ => false,
+    };
+    (!accepts_anything).then_some(schema)
+}
+
+/// Deserializes arguments text straight into the tool's input.
+pub(crate) fn deserialize_input<T: de::DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
+    serde_json::from_str(arguments).map_err(|e| {
+        ToolError::new(
+            ErrorCode::InputInvalid,
+            format!("the arguments do not fit the tool's input: {e}"),
+        )
+    })
+}
+
+/// Serializes a tool's result; a result that cannot be JSON is the tool's fault (1002).
+pub(crate) fn output_to_value<T: Serialize + ?Sized>(output: &T) -> Result<Value, ToolError> {
+    serde_json::to_value(output).map_err(|e| {
+        ToolError::new(
+            ErrorCode::OutputInvalid,
+            "the tool's result could not be written as JSON",
+        )
+        .with_detail(e.to_string())
+    })
+}
+
+/// Parses arguments text into a value, refusing duplicate object keys (serde_json keeps the last
+/// one silently, so a reviewer and the tool could see different values). Nesting is bounded by
+/// serde_json's recursion limit (128), so hostile input cannot overflow the stack.
+pub(crate) fn parse_arguments(text: &str) -> Result<Value, ValidationError> {
+    let duplicate = RefCell::new(None);
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let parsed = CheckedValue {
+        pointer: &mut String::new(),
+        duplicate: &duplicate,
+    }
+    .deserialize(&mut deserializer)
+    .and_then(|value| deserializer.end().map(|()| value));
+    parsed.map_err(|e| match duplicate.into_inner() {
+        Some((path, key)) => ValidationError {
+            message: format!(
+                "the arguments repeat the key `{key}`{}; send each key once",
+                if path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in `{path}`")
+                }
+            ),
+            path,
+            keyword: KEYWORD_DUPLICATE_KEY.to_owned(),
+        },
+        None => ValidationError {
+            path: String::new(),
+            keyword: KEYWORD_JSON.to_owned(),
+            message: format!("the arguments are not valid JSON: {e}"),
+        },
+    })
+}
+
+/// A `Value` deserializer that tracks its JSON pointer and refuses duplicate keys.
+struct CheckedValue<'a> {
+    pointer: &'a mut String,
+    duplicate: &'a RefCell<Option<(String, String)>>,
+}
+
+impl CheckedValue<'_> {
+    fn child(&mut self, segment: &str) -> (CheckedValue<'_>, usize) {
+        let len = self.pointer.len();
+        self.pointer.push('/');
+        for c in segment.chars() {
+            match c {
+                '~' => self.pointer.push_str("~0"),
+                '/' => self.pointer.push_str("~1"),
+                c => self.pointer.push(c),
+            }
+        }
+        (
+            CheckedValue {
+                pointer: self.pointer,
+                duplicate: self.duplicate,
+            },
+            len,
+        )
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for CheckedValue<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CheckedValue<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        loop {
+            let (child, len) = self.child(&items.len().to_string());
+            let next = seq.next_element_seed(child)?;
+            self.pointer.truncate(len);
+            match next {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                *self.duplicate.borrow_mut() = Some((self.pointer.clone(), key.clone()));
+                return Err(de::Error::custom(format!("duplicate key `{key}`")));
+            }
+            let (child, len) = self.child(&key);
+            let value = map.next_value_seed(child)?;
+            self.pointer.truncate(len);
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_like_serde_json() {
+        for text in [
+            "{}",
+            r#"{"a":[1,-2,3.5,"x",null,true,{"b":{}}]}"#,
+            r#"{"big":18446744073709551615,"neg":-9223372036854775808}"#,
+            r#"{"esc":"\u00e9\n\"","a/b~c":1}"#,
+        ] {
+            let expected: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(parse_arguments(text).unwrap(), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_with_their_pointer() {
+        let err = parse_arguments(r#"{"a":{"x/y":[{"k":1,"k":2}]}}"#).unwrap_err();
+        assert_eq!(err.keyword, "duplicateKey");
+        assert_eq!(err.path, "/a/x~1y/0");
+        assert!(err.message.contains("`k`"), "{}", err.message);
+        assert_eq!(err.into_tool_error().code(), ErrorCode::ArgumentsNotJson);
+    }
+
+    #[test]
+    fn bad_json_is_refused() {
+        for text in [
+            "",
+            "{",
+            r#"{"a":1} trailing"#,
+            "\u{feff}{}",
+            r#"{"s":"\ud800"}"#,
+        ] {
+            let err = parse_arguments(text).unwrap_err();
+            assert_eq!(err.keyword, "json", "{text:?}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let text = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let err = parse_arguments(&text).unwrap_err();
+        assert!(err.message.contains("recursion limit"), "{}", err.message);
+    }
+
+    #[test]
+    fn violations_carry_pointer_and_keyword() {
+        let schema = CompiledSchema::compile(json!({
+            "type": "object",
+            "properties": {
+                "limit": { "type": "integer", "minimum": 1, "maximum": 50 },
+                "query": { "type": "string" }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }))
+        .unwrap();
+        let verdict = schema.validate(&json!({ "limit": 80, "extra": true }));
+        let mut found: Vec<(String, String)> = verdict
+            .errors
+            .iter()
+            .map(|e| (e.path.clone(), e.keyword.clone()))
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                (String::new(), "additionalProperties".to_owned()),
+                (String::new(), "required".to_owned()),
+                ("/limit".to_owned(), "maximum".to_owned()),
+            ]
+        );
+        let err = schema.check_input(&json!({ "query": 5 })).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InputInvalid);
+        assert_eq!(err.path(), Some("/query"));
+        assert!(err.message().contains("string"), "{}", err.message());
+    }
+
+    #[test]
+    fn generated_schemas_have_no_meta_schema_key() {
+        #[derive(JsonSchema)]
+        #[allow(dead_code)]
+        struct Input {
+            a: u8,
+        }
+        let schema = input_schema_for::<Input>();
+        assert!(schema.get("$schema").is_none(), "{schema}");
+        assert_eq!(schema["type"], "object");
+        assert_eq!(output_schema_for::<Value>(), None);
+        assert_eq!(output_schema_for::<i64>().unwrap()["type"], "integer");
+    }
+}

@@ -1,0 +1,820 @@
+//! The tool contract: [`ToolDefinition`] (the basic shape), [`UnifiedToolDefinition`] (the
+//! registry-level shape), [`ToolContext`], [`ToolCall`], [`define_tool`] and
+//! [`create_unified_tool`].
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::panic::Location;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ToolError;
+use crate::safety::SafetyTier;
+use crate::schema::{self, CompiledSchema, ValidationResult};
+
+/// The future a tool's code returns: the result as JSON, or the tool's error.
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'static>>;
+
+/// Turns the arguments text into the tool's input and starts its code. Deserialization happens
+/// before the future exists, so a typed tool reads the text straight into its input type.
+pub(crate) type Invoke =
+    Arc<dyn Fn(&str, ToolContext) -> Result<ToolFuture, ToolError> + Send + Sync + 'static>;
+
+/// What a tool receives besides its input. Intentionally minimal, so the contract stays portable
+/// across hosts.
+///
+/// - `tool_call_id` correlates audit and event-log rows with the call;
+/// - `signal` is the per-turn cancellation: propagate it into every request and child process.
+///   A tool that ignores it keeps burning resources after the user hits stop.
+///
+/// ```
+/// use pleach_core::ToolContext;
+///
+/// let ctx = ToolContext::new("call_1");
+/// assert_eq!(ctx.tool_call_id, "call_1");
+/// assert!(!ctx.signal.is_cancelled());
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ToolContext {
+    /// The id of the call, as the model (or the host) issued it.
+    pub tool_call_id: String,
+    /// Fires when the turn is cancelled or the call times out.
+    pub signal: tokio_util::sync::CancellationToken,
+}
+
+impl ToolContext {
+    /// A context with a fresh, un-cancelled signal.
+    ///
+    /// ```
+    /// let ctx = pleach_core::ToolContext::new("call_7");
+    /// ctx.signal.cancel();
+    /// assert!(ctx.signal.is_cancelled());
+    /// ```
+    pub fn new(tool_call_id: impl Into<String>) -> Self {
+        ToolContext::with_signal(tool_call_id, CancellationToken::new())
+    }
+
+    /// A context whose signal is `signal` (typically a child token of the turn's).
+    ///
+    /// ```
+    /// use tokio_util::sync::CancellationToken;
+    /// let turn = CancellationToken::new();
+    /// let ctx = pleach_core::ToolContext::with_signal("call_1", turn.child_token());
+    /// turn.cancel();
+    /// assert!(ctx.signal.is_cancelled());
+    /// ```
+    pub fn with_signal(tool_call_id: impl Into<String>, signal: CancellationToken) -> Self {
+        ToolContext {
+            tool_call_id: tool_call_id.into(),
+            signal,
+        }
+    }
+}
+
+/// One call a model issued: its id, the tool's name and the arguments as JSON text, exactly as the
+/// provider sent them (the text matters: a duplicate key or a truncated stream is visible only there).
+///
+/// ```
+/// use pleach_core::ToolCall;
+/// use serde_json::json;
+///
+/// let a = ToolCall::new("call_1", "search_corpus", r#"{"query":"rust"}"#);
+/// let b = ToolCall::from_value("call_1", "search_corpus", &json!({ "query": "rust" }));
+/// assert_eq!(a, b);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The call's id (`tool_calls[].id`).
+    pub id: String,
+    /// The tool's name (`tool_calls[].name`).
+    pub name: String,
+    /// The arguments as JSON text.
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// A call from its id, the tool's name and the arguments text.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    /// A call whose arguments are a JSON value (a form, a test, a manual call).
+    pub fn from_value(id: impl Into<String>, name: impl Into<String>, arguments: &Value) -> Self {
+        ToolCall::new(id, name, arguments.to_string())
+    }
+}
+
+/// Where a tool was defined: the `#[tool]` fn, or the `define_tool` call. Duplicate-name errors
+/// name both sites.
+///
+/// ```
+/// let def = pleach_core::define_tool("noop", "Does nothing.")
+///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::Value::Null) })
+///     .unwrap();
+/// assert!(def.site().file().ends_with(".rs"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DefinitionSite {
+    file: Cow<'static, str>,
+    line: u32,
+    column: u32,
+}
+
+impl DefinitionSite {
+    /// A site from its parts.
+    ///
+    /// ```
+    /// let site = pleach_core::DefinitionSite::new("src/tools.rs", 12, 1);
+    /// assert_eq!(site.to_string(), "src/tools.rs:12:1");
+    /// ```
+    pub fn new(file: impl Into<Cow<'static, str>>, line: u32, column: u32) -> Self {
+        DefinitionSite {
+            file: file.into(),
+            line,
+            column,
+        }
+    }
+
+    /// The caller's location (for `#[track_caller]` constructors).
+    #[track_caller]
+    pub(crate) fn caller() -> Self {
+        let at = Location::caller();
+        DefinitionSite::new(at.file(), at.line(), at.column())
+    }
+
+    /// The source file, as `file!()` spells it.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// The 1-based line.
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    /// The 1-based column.
+    pub fn column(&self) -> u32 {
+        self.column
+    }
+}
+
+impl fmt::Display for DefinitionSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// Why a tool definition was refused.
+///
+/// ```
+/// let err = pleach_core::define_tool("has space", "x")
+///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::Value::Null) })
+///     .unwrap_err();
+/// assert!(err.to_string().contains("`has space`"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DefinitionError {
+    /// The name does not match `^[A-Za-z0-9_-]{1,64}$` (what every provider accepts).
+    #[error(
+        "tool name `{name}` is invalid: use 1 to 64 ASCII letters, digits, `_` or `-` (defined at {site})"
+    )]
+    InvalidName {
+        /// The refused name.
+        name: String,
+        /// Where it was defined.
+        site: DefinitionSite,
+    },
+    /// The description is empty; the model reads it to decide when to call the tool.
+    #[error("tool `{name}` has an empty description; the model reads it to decide when to call the tool (defined at {site})")]
+    EmptyDescription {
+        /// The tool.
+        name: String,
+        /// Where it was defined.
+        site: DefinitionSite,
+    },
+    /// A schema is not a valid JSON Schema, or the input schema does not describe an object.
+    #[error("tool `{name}`: the {which} schema is invalid: {reason} (defined at {site})")]
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// `"input"` or `"output"`.
+        which: &'static str,
+        /// What is wrong.
+        reason: String,
+        /// Where it was defined.
+        site: DefinitionSite,
+    },
+}
+
+/// The basic tool shape: name, description, input schema, optional output schema, and the code.
+///
+/// Built by `#[tool]` (through the fn's handle, `my_tool::definition()`) or at run time by
+/// [`define_tool`]. Cloning is cheap (one `Arc`). The schemas are compiled into validators when the
+/// definition is built, once.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::{define_tool, ToolContext, ToolError};
+/// use serde_json::json;
+///
+/// let echo = define_tool("echo", "Returns its input.")
+///     .input_schema(json!({
+///         "type": "object",
+///         "properties": { "text": { "type": "string" } },
+///         "required": ["text"]
+///     }))
+///     .execute_json(|input, _ctx| async move { Ok::<_, ToolError>(input) })
+///     .unwrap();
+///
+/// let out = echo.call(r#"{"text":"hi"}"#, ToolContext::new("call_1")).await.unwrap();
+/// assert_eq!(out, json!({ "text": "hi" }));
+///
+/// let err = echo.call(r#"{"text":5}"#, ToolContext::new("call_2")).await.unwrap_err();
+/// assert_eq!(err.code().as_u16(), 1001);
+/// assert_eq!(err.path(), Some("/text"));
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct ToolDefinition {
+    inner: Arc<DefinitionInner>,
+}
+
+struct DefinitionInner {
+    name: String,
+    description: String,
+    input: CompiledSchema,
+    output: Option<CompiledSchema>,
+    invoke: Invoke,
+    site: DefinitionSite,
+}
+
+/// Everything a definition is made of, before its checks.
+pub(crate) struct DefinitionParts {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) invoke: Invoke,
+    pub(crate) site: DefinitionSite,
+}
+
+impl ToolDefinition {
+    /// Checks the parts and compiles the schemas.
+    pub(crate) fn from_parts(parts: DefinitionParts) -> Result<Self, DefinitionError> {
+        let DefinitionParts {
+            name,
+            description,
+            input_schema,
+            output_schema,
+            invoke,
+            site,
+        } = parts;
+        if !is_valid_tool_name(&name) {
+            return Err(DefinitionError::InvalidName { name, site });
+        }
+        if description.trim().is_empty() {
+            return Err(DefinitionError::EmptyDescription { name, site });
+        }
+        let invalid = |which, reason| DefinitionError::InvalidSchema {
+            name: name.clone(),
+            which,
+            reason,
+            site: site.clone(),
+        };
+        if input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(invalid(
+                "input",
+                "it must describe an object (`\"type\": \"object\"`): providers pass arguments as a JSON object"
+                    .to_owned(),
+            ));
+        }
+        let input = CompiledSchema::compile(input_schema).map_err(|e| invalid("input", e))?;
+        let output = output_schema
+            .map(CompiledSchema::compile)
+            .transpose()
+            .map_err(|e| invalid("output", e))?;
+        Ok(ToolDefinition {
+            inner: Arc::new(DefinitionInner {
+                name,
+                description,
+                input,
+                output,
+                invoke,
+                site,
+            }),
+        })
+    }
+
+    /// The name the model emits in `tool_calls[].name`.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// What the tool does, for the model.
+    pub fn description(&self) -> &str {
+        &self.inner.description
+    }
+
+    /// The input JSON Schema (draft 2020-12, an object schema).
+    pub fn input_schema(&self) -> &Value {
+        self.inner.input.schema()
+    }
+
+    /// The output JSON Schema, if the tool declares one.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.inner.output.as_ref().map(CompiledSchema::schema)
+    }
+
+    /// Where the tool was defined.
+    pub fn site(&self) -> &DefinitionSite {
+        &self.inner.site
+    }
+
+    /// Checks arguments text against the input schema without running the tool: JSON syntax,
+    /// duplicate keys, then the schema. Every violation comes with a JSON pointer and a keyword.
+    ///
+    /// ```
+    /// let def = pleach_core::define_tool("t", "A tool.")
+    ///     .input_schema(serde_json::json!({
+    ///         "type": "object",
+    ///         "properties": { "n": { "type": "integer", "maximum": 5 } }
+    ///     }))
+    ///     .execute_json(|v, _| async move { Ok::<_, pleach_core::ToolError>(v) })
+    ///     .unwrap();
+    /// let verdict = def.validate_arguments(r#"{"n": 9}"#);
+    /// assert!(!verdict.valid);
+    /// assert_eq!(verdict.errors[0].path, "/n");
+    /// assert_eq!(verdict.errors[0].keyword, "maximum");
+    /// ```
+    pub fn validate_arguments(&self, arguments: &str) -> ValidationResult {
+        match schema::parse_arguments(arguments) {
+            Ok(value) => self.inner.input.validate(&value),
+            Err(error) => ValidationResult::invalid(vec![error]),
+        }
+    }
+
+    /// Runs one call: parse the arguments (duplicate keys refused) → validate them against the
+    /// input schema → run the tool with `ctx` → validate the result against the output schema.
+    ///
+    /// Invalid input fails with 1001 (or 1005 for text that is not JSON) before the tool runs;
+    /// a result that fails the output schema fails with 1002.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{define_tool, ToolContext, ToolError};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Add { a: i64, b: i64 }
+    ///
+    /// let add = define_tool("add", "Adds two integers.")
+    ///     .execute(|input: Add, _ctx| async move { Ok::<_, ToolError>(input.a + input.b) })
+    ///     .unwrap();
+    /// let sum = add.call(r#"{"a":1,"b":2}"#, ToolContext::new("call_1")).await.unwrap();
+    /// assert_eq!(sum, 3);
+    /// # }
+    /// ```
+    pub async fn call(&self, arguments: &str, ctx: ToolContext) -> Result<Value, ToolError> {
+        let value = schema::parse_arguments(arguments).map_err(|e| e.into_tool_error())?;
+        self.inner.input.check_input(&value)?;
+        let future = (self.inner.invoke)(arguments, ctx)?;
+        let output = future.await?;
+        if let Some(schema) = &self.inner.output {
+            schema.check_output(&output)?;
+        }
+        Ok(output)
+    }
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinition")
+            .field("name", &self.inner.name)
+            .field("description", &self.inner.description)
+            .field("input_schema", self.input_schema())
+            .field("output_schema", &self.output_schema())
+            .field("site", &self.inner.site)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether `name` matches `^[A-Za-z0-9_-]{1,64}$`, the rule every provider accepts.
+///
+/// ```
+/// use pleach_core::tool::is_valid_tool_name;
+/// assert!(is_valid_tool_name("search_corpus"));
+/// assert!(!is_valid_tool_name("search corpus"));
+/// assert!(!is_valid_tool_name(""));
+/// ```
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Starts a tool definition at run time: the Rust form of the spec's `defineTool`.
+///
+/// Finish it with [`ToolBuilder::execute`] (typed input and output: the schemas are derived) or
+/// [`ToolBuilder::execute_json`] (JSON in, JSON out, for tools whose schema comes from
+/// configuration or another system). The call site is recorded for error messages.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::{define_tool, ToolContext, ToolError};
+/// use serde::{Deserialize, Serialize};
+/// use schemars::JsonSchema;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct SearchInput {
+///     /// Free-text query.
+///     query: String,
+///     #[schemars(range(min = 1, max = 50))]
+///     #[serde(default = "ten")]
+///     limit: u32,
+/// }
+/// fn ten() -> u32 { 10 }
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct SearchOutput { results: Vec<String> }
+///
+/// let search = define_tool("search_corpus", "Free-text search over the host corpus.")
+///     .execute(|input: SearchInput, _ctx: ToolContext| async move {
+///         let results = (0..input.limit.min(2)).map(|i| format!("{} #{i}", input.query)).collect();
+///         Ok::<_, ToolError>(SearchOutput { results })
+///     })
+///     .unwrap();
+///
+/// assert_eq!(search.input_schema()["required"], serde_json::json!(["query"]));
+/// let out = search.call(r#"{"query":"rust"}"#, ToolContext::new("c1")).await.unwrap();
+/// assert_eq!(out["results"][1], "rust #1");
+/// let err = search.call(r#"{"query":"rust","limit":80}"#, ToolContext::new("c2")).await.unwrap_err();
+/// assert_eq!(err.path(), Some("/limit"));
+/// # }
+/// ```
+#[track_caller]
+pub fn define_tool(name: impl Into<String>, description: impl Into<String>) -> ToolBuilder {
+    ToolBuilder {
+        name: name.into(),
+        description: description.into(),
+        input_schema: None,
+        output_schema: None,
+        site: DefinitionSite::caller(),
+    }
+}
+
+/// A tool definition under construction; see [`define_tool`].
+#[derive(Debug, Clone)]
+#[must_use = "a tool builder does nothing until `execute` or `execute_json` finishes it"]
+pub struct ToolBuilder {
+    name: String,
+    description: String,
+    input_schema: Option<Value>,
+    output_schema: Option<Value>,
+    site: DefinitionSite,
+}
+
+impl ToolBuilder {
+    /// Sets the input JSON Schema. It must describe an object. With [`execute`](Self::execute) it
+    /// replaces the derived schema (say, to add constraints the Rust type cannot carry); the typed
+    /// input must still deserialize from every value it accepts.
+    ///
+    /// ```
+    /// let def = pleach_core::define_tool("t", "A tool.")
+    ///     .input_schema(serde_json::json!({ "type": "object" }))
+    ///     .execute_json(|v, _| async move { Ok::<_, pleach_core::ToolError>(v) })
+    ///     .unwrap();
+    /// assert_eq!(def.input_schema()["type"], "object");
+    /// ```
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
+    /// Sets the output JSON Schema; results are validated against it (1002 on failure).
+    ///
+    /// ```
+    /// let def = pleach_core::define_tool("t", "A tool.")
+    ///     .output_schema(serde_json::json!({ "type": "string" }))
+    ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!("ok")) })
+    ///     .unwrap();
+    /// assert_eq!(def.output_schema().unwrap()["type"], "string");
+    /// ```
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Finishes the definition with typed code: the input schema is derived from `I`, the output
+    /// schema from `O` (none when `O`'s schema accepts anything, as for `serde_json::Value`).
+    /// The arguments text is deserialized straight into `I`.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, ToolError};
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Input { a: i64, b: i64 }
+    /// let add = define_tool("add", "Adds.")
+    ///     .execute(|i: Input, _| async move { Ok::<_, ToolError>(i.a + i.b) })
+    ///     .unwrap();
+    /// assert_eq!(add.output_schema().unwrap()["type"], "integer");
+    /// ```
+    pub fn execute<I, O, E, F, Fut>(self, f: F) -> Result<ToolDefinition, DefinitionError>
+    where
+        I: DeserializeOwned + JsonSchema,
+        O: Serialize + JsonSchema,
+        E: Into<ToolError>,
+        F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, E>> + Send + 'static,
+    {
+        let input_schema = self
+            .input_schema
+            .unwrap_or_else(schema::input_schema_for::<I>);
+        let output_schema = self.output_schema.or_else(schema::output_schema_for::<O>);
+        let invoke: Invoke = Arc::new(move |arguments: &str, ctx| {
+            let input: I = schema::deserialize_input(arguments)?;
+            let future = f(input, ctx);
+            Ok(Box::pin(async move {
+                match future.await {
+                    Ok(output) => schema::output_to_value(&output),
+                    Err(error) => Err(error.into()),
+                }
+            }) as ToolFuture)
+        });
+        ToolDefinition::from_parts(DefinitionParts {
+            name: self.name,
+            description: self.description,
+            input_schema,
+            output_schema,
+            invoke,
+            site: self.site,
+        })
+    }
+
+    /// Finishes the definition with JSON code: the input is the arguments as a
+    /// [`Value`](serde_json::Value), already validated against the input schema (an open object
+    /// schema when none was set).
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, ToolError};
+    /// let def = define_tool("keys", "Lists the argument names.")
+    ///     .execute_json(|input, _| async move {
+    ///         let keys: Vec<String> = input.as_object().into_iter().flat_map(|o| o.keys().cloned()).collect();
+    ///         Ok::<_, ToolError>(serde_json::json!(keys))
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(def.name(), "keys");
+    /// ```
+    pub fn execute_json<E, F, Fut>(self, f: F) -> Result<ToolDefinition, DefinitionError>
+    where
+        E: Into<ToolError>,
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, E>> + Send + 'static,
+    {
+        let input_schema = self
+            .input_schema
+            .unwrap_or_else(|| serde_json::json!({ "type": "object" }));
+        let invoke: Invoke = Arc::new(move |arguments: &str, ctx| {
+            let input: Value = schema::deserialize_input(arguments)?;
+            let future = f(input, ctx);
+            Ok(Box::pin(async move { future.await.map_err(Into::into) }) as ToolFuture)
+        });
+        ToolDefinition::from_parts(DefinitionParts {
+            name: self.name,
+            description: self.description,
+            input_schema,
+            output_schema: self.output_schema,
+            invoke,
+            site: self.site,
+        })
+    }
+}
+
+/// The registry-level tool shape: a [`ToolDefinition`] plus `id`, `display_name`, `category`,
+/// `schema_key` and the optional [`SafetyTier`]. The Rust form of the spec's
+/// `UnifiedToolDefinition`; the registry holds these (a basic definition converts with defaults).
+///
+/// ```
+/// use pleach_core::{create_unified_tool, define_tool, SafetyTier, ToolError, UnifiedToolDefinition};
+///
+/// let lookup = define_tool("dangerous_lookup", "Looks up an account.")
+///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+///     .unwrap();
+/// let unified = create_unified_tool(lookup.clone())
+///     .with_category("analysis")
+///     .with_safety_tier(SafetyTier::Critical);
+/// assert_eq!(unified.id(), "dangerous_lookup");
+/// assert_eq!(unified.display_name(), "Dangerous Lookup");
+/// assert_eq!(unified.schema_key(), "DangerousLookupInput");
+/// assert_eq!(unified.safety_tier(), Some(SafetyTier::Critical));
+///
+/// let plain = UnifiedToolDefinition::from(lookup);
+/// assert_eq!(plain.safety_tier(), None);
+/// assert_eq!(plain.category(), "general");
+/// ```
+#[derive(Debug, Clone)]
+pub struct UnifiedToolDefinition {
+    definition: ToolDefinition,
+    // Shared so that sessions and registries clone a tool for two reference-count bumps.
+    meta: Arc<UnifiedMeta>,
+}
+
+#[derive(Debug, Clone)]
+struct UnifiedMeta {
+    id: String,
+    display_name: String,
+    category: String,
+    schema_key: String,
+    safety_tier: Option<SafetyTier>,
+}
+
+/// Lifts a [`ToolDefinition`] to the registry-level shape: the Rust form of the spec's
+/// `createUnifiedTool`. Defaults: `id` = the name, `display_name` = the name in title case,
+/// `category` = `"general"`, `schema_key` = the name in `CamelCase` + `Input`, no safety tier.
+///
+/// ```
+/// use pleach_core::{create_unified_tool, define_tool, SafetyTier, ToolError};
+/// let def = define_tool("wire_transfer", "Moves money.")
+///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+///     .unwrap();
+/// let tool = create_unified_tool(def).with_id("payments.wire").with_safety_tier(SafetyTier::Standard);
+/// assert_eq!(tool.id(), "payments.wire");
+/// assert_eq!(tool.name(), "wire_transfer");
+/// ```
+pub fn create_unified_tool(definition: ToolDefinition) -> UnifiedToolDefinition {
+    UnifiedToolDefinition::from(definition)
+}
+
+impl From<ToolDefinition> for UnifiedToolDefinition {
+    fn from(definition: ToolDefinition) -> Self {
+        let name = definition.name();
+        let meta = UnifiedMeta {
+            id: name.to_owned(),
+            display_name: title_case(name),
+            category: "general".to_owned(),
+            schema_key: format!("{}Input", camel_case(name)),
+            safety_tier: None,
+        };
+        UnifiedToolDefinition {
+            definition,
+            meta: Arc::new(meta),
+        }
+    }
+}
+
+impl UnifiedToolDefinition {
+    /// Sets the registry id.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.meta).id = id.into();
+        self
+    }
+
+    /// Sets the name shown to people.
+    pub fn with_display_name(mut self, display_name: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.meta).display_name = display_name.into();
+        self
+    }
+
+    /// Sets the category (`"analysis"`, `"filesystem"`, …).
+    pub fn with_category(mut self, category: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.meta).category = category.into();
+        self
+    }
+
+    /// Sets the key of the input schema in the host's schema catalog.
+    pub fn with_schema_key(mut self, schema_key: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.meta).schema_key = schema_key.into();
+        self
+    }
+
+    /// Sets the safety tier (see [`SafetyTier`]).
+    pub fn with_safety_tier(mut self, tier: SafetyTier) -> Self {
+        Arc::make_mut(&mut self.meta).safety_tier = Some(tier);
+        self
+    }
+
+    /// The basic definition.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    /// The tool's name (the definition's).
+    pub fn name(&self) -> &str {
+        self.definition.name()
+    }
+
+    /// The registry id.
+    pub fn id(&self) -> &str {
+        &self.meta.id
+    }
+
+    /// The name shown to people.
+    pub fn display_name(&self) -> &str {
+        &self.meta.display_name
+    }
+
+    /// The category.
+    pub fn category(&self) -> &str {
+        &self.meta.category
+    }
+
+    /// The key of the input schema in the host's schema catalog.
+    pub fn schema_key(&self) -> &str {
+        &self.meta.schema_key
+    }
+
+    /// The safety tier, if set.
+    pub fn safety_tier(&self) -> Option<SafetyTier> {
+        self.meta.safety_tier
+    }
+}
+
+/// `dangerous_lookup` → `Dangerous Lookup`.
+fn title_case(name: &str) -> String {
+    name.split(['_', '-'])
+        .filter(|w| !w.is_empty())
+        .map(capitalize)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `dangerous_lookup` → `DangerousLookup`.
+fn camel_case(name: &str) -> String {
+    name.split(['_', '-']).map(capitalize).collect()
+}
+
+fn capitalize(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_provider_rule() {
+        assert!(is_valid_tool_name("a"));
+        assert!(is_valid_tool_name(&"x".repeat(64)));
+        assert!(!is_valid_tool_name(&"x".repeat(65)));
+        assert!(!is_valid_tool_name("dotted.name"));
+        assert!(!is_valid_tool_name("ünïcode"));
+    }
+
+    #[test]
+    fn derived_names() {
+        assert_eq!(title_case("get-user_profile"), "Get User Profile");
+        assert_eq!(camel_case("get_user"), "GetUser");
+    }
+
+    #[test]
+    fn input_schema_must_be_an_object() {
+        let err = define_tool("t", "d")
+            .input_schema(serde_json::json!({ "type": "string" }))
+            .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+            .unwrap_err();
+        assert!(matches!(err, DefinitionError::InvalidSchema { which: "input", .. }));
+    }
+
+    #[test]
+    fn invalid_schema_is_refused_at_definition() {
+        let err = define_tool("t", "d")
+            .input_schema(serde_json::json!({ "type": "object", "properties": { "a": { "type": 5 } } }))
+            .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+            .unwrap_err();
+        assert!(err.to_string().contains("input schema is invalid"), "{err}");
+    }
+
+    #[test]
+    fn remote_refs_are_never_fetched() {
+        let err = define_tool("t", "d")
+            .input_schema(serde_json::json!({
+                "type": "object",
+                "properties": { "a": { "$ref": "http://127.0.0.1:9/schema.json" } }
+            }))
+            .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+            .unwrap_err();
+        assert!(matches!(err, DefinitionError::InvalidSchema { .. }), "{err}");
+    }
+
+    #[test]
+    fn empty_description_is_refused() {
+        let err = define_tool("t", "  ")
+            .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+            .unwrap_err();
+        assert!(matches!(err, DefinitionError::EmptyDescription { .. }));
+    }
+}

@@ -1,0 +1,216 @@
+//! A typed view of the annotated fn: its parameters (model-facing arguments, the injected context,
+//! or one input type), its return type and its docs, each pointing at the original tokens.
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
+
+use crate::attr::{ArgAttrs, parse_arg_attr};
+use crate::check::Errors;
+
+/// The helper attributes `#[tool]` reads on parameters (and removes, as the compiler requires).
+const HELPER_ATTRS: &[&str] = &["arg", "input"];
+
+/// The fn as the macro sees it.
+pub(crate) struct ToolFn {
+    /// The fn with the helper attributes removed from its parameters; otherwise as written.
+    pub(crate) item: ItemFn,
+    pub(crate) params: Vec<Param>,
+    pub(crate) output: Output,
+    /// The doc comment, lines joined, if any.
+    pub(crate) docs: Option<String>,
+}
+
+/// One parameter.
+pub(crate) struct Param {
+    /// The binding, as the fn spells it (used to pass the value).
+    pub(crate) ident: Ident,
+    /// The property name the model sees (the binding without `r#`).
+    pub(crate) property: String,
+    pub(crate) ty: Type,
+    pub(crate) kind: ParamKind,
+    /// The whole parameter, for error spans.
+    pub(crate) span: Span,
+}
+
+/// What a parameter is to the tool.
+pub(crate) enum ParamKind {
+    /// The injected `ToolContext`; never in the schema.
+    Context,
+    /// `#[input]`: the whole input in one type.
+    Input,
+    /// A model-facing argument.
+    Argument {
+        attrs: ArgAttrs,
+        /// `Option<T>`: not required.
+        optional: bool,
+    },
+}
+
+/// What the fn returns.
+pub(crate) enum Output {
+    /// `T` (or nothing: `()`).
+    Plain(Type),
+    /// `Result<T, E>` or an alias ending in `Result<T>`: `ok` is `T`.
+    Result { ok: Type },
+}
+
+/// Removes `#[arg]` / `#[input]` from the parameters of `item` (also for the fallback, so a mistake
+/// elsewhere does not add "cannot find attribute" errors).
+pub(crate) fn strip_helper_attrs(item: &mut ItemFn) {
+    for input in &mut item.sig.inputs {
+        if let FnArg::Typed(pat_type) = input {
+            pat_type
+                .attrs
+                .retain(|a| !HELPER_ATTRS.iter().any(|h| a.path().is_ident(h)));
+        }
+    }
+}
+
+/// Builds the typed view, collecting mistakes in the parameters into `errors`.
+pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
+    let mut params = Vec::new();
+    for input in &item.sig.inputs {
+        let FnArg::Typed(pat_type) = input else {
+            // A receiver; `check::no_receiver` reports it.
+            continue;
+        };
+        let ident = match &*pat_type.pat {
+            Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
+            other => {
+                errors.push(syn::Error::new(
+                    other.span(),
+                    "tool parameters must be plain names (the name is the argument the model sees); destructure inside the body",
+                ));
+                continue;
+            }
+        };
+        let ty = (*pat_type.ty).clone();
+        let mut arg_attrs = ArgAttrs::default();
+        let mut marked_input = None;
+        for attr in &pat_type.attrs {
+            if attr.path().is_ident("arg") {
+                parse_arg_attr(attr, &mut arg_attrs, errors);
+            } else if attr.path().is_ident("input") {
+                if let Err(error) = attr.meta.require_path_only() {
+                    errors.push(error);
+                }
+                marked_input = Some(attr.span());
+            }
+        }
+        let kind = if is_tool_context(&ty) {
+            ParamKind::Context
+        } else if let Some(span) = marked_input {
+            if arg_attrs.description.is_some() || arg_attrs.default.is_some() {
+                errors.push(syn::Error::new(
+                    span,
+                    "`#[input]` takes the whole input from one type; describe its fields with doc comments and `#[schemars(…)]` on the type, not with `#[arg]`",
+                ));
+            }
+            ParamKind::Input
+        } else {
+            let optional = is_option(&ty);
+            ParamKind::Argument {
+                attrs: arg_attrs,
+                optional,
+            }
+        };
+        params.push(Param {
+            property: ident.unraw().to_string(),
+            ident,
+            ty,
+            kind,
+            span: pat_type.span(),
+        });
+    }
+    strip_helper_attrs(&mut item);
+    let output = match &item.sig.output {
+        ReturnType::Default => Output::Plain(syn::parse_quote!(())),
+        ReturnType::Type(_, ty) => match result_ok_type(ty) {
+            Some(ok) => Output::Result { ok },
+            None => Output::Plain((**ty).clone()),
+        },
+    };
+    let docs = doc_comment(&item.attrs);
+    ToolFn {
+        item,
+        params,
+        output,
+        docs,
+    }
+}
+
+/// The last path segment of a type, with its arguments.
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
+        Type::Group(group) => last_segment(&group.elem),
+        Type::Paren(paren) => last_segment(&paren.elem),
+        _ => None,
+    }
+}
+
+/// `ToolContext` (any path ending in it, without arguments).
+pub(crate) fn is_tool_context(ty: &Type) -> bool {
+    last_segment(ty).is_some_and(|s| s.ident == "ToolContext" && s.arguments.is_none())
+}
+
+/// `&ToolContext` / `&mut ToolContext`: a context taken by reference.
+pub(crate) fn is_tool_context_ref(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(r) if is_tool_context(&r.elem))
+}
+
+/// `Option<T>`.
+fn is_option(ty: &Type) -> bool {
+    last_segment(ty).is_some_and(|s| {
+        s.ident == "Option" && matches!(&s.arguments, PathArguments::AngleBracketed(a) if a.args.len() == 1)
+    })
+}
+
+/// `T` of `Result<T, E>`, `io::Result<T>`, `anyhow::Result<T>`, …
+fn result_ok_type(ty: &Type) -> Option<Type> {
+    let segment = last_segment(ty)?;
+    if segment.ident != "Result" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &segment.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        GenericArgument::Type(ok) => Some(ok.clone()),
+        _ => None,
+    }
+}
+
+/// The doc comment: `///` lines joined, common indentation removed, empty when blank.
+fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flat_map(|s| s.lines().map(str::to_owned).collect::<Vec<_>>())
+        .collect();
+    let indent = lines
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let text = lines
+        .iter()
+        .map(|l| l.get(indent..).unwrap_or("").trim_end())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}

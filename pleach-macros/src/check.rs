@@ -1,0 +1,323 @@
+//! Cross-field rules, one small fn per rule. Each reports on the offending token and says how to
+//! fix it; all of them run, so the user sees every mistake at once.
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{FnArg, LitStr, Signature, Type};
+
+use crate::ast::{Param, ParamKind, ToolFn, is_tool_context_ref};
+use crate::attr::{SAFETY_TIERS, Shape, ToolAttrs};
+
+/// Every error found, combined into one `syn::Error` at the end.
+#[derive(Default)]
+pub(crate) struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub(crate) fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    pub(crate) fn into_result(self) -> Result<(), syn::Error> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
+/// The closest of `candidates` to `word`, if it is close enough to be a typo.
+pub(crate) fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(word, c), *c))
+        .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent
+/// transpositions (`nmae` → `name`) cost one each.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// What the checks settle: the tool's name and description.
+pub(crate) struct Checked {
+    pub(crate) name: String,
+    pub(crate) description: String,
+}
+
+/// Runs every rule. Returns the settled name and description (placeholders when those are in
+/// error: the errors are what matters then).
+pub(crate) fn check(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, errors: &mut Errors) -> Checked {
+    let sig = &tool.item.sig;
+    async_fn(sig, errors);
+    plain_fn(sig, errors);
+    no_receiver(sig, errors);
+    no_generics(sig, errors);
+    no_impl_trait(sig, errors);
+    one_context(&tool.params, errors);
+    input_alone(&tool.params, errors);
+    if shape == Shape::Unified {
+        tier_value(attrs.safety_tier.as_ref(), errors);
+    }
+    Checked {
+        name: name(attrs.name.as_ref(), &sig.ident, errors),
+        description: description(attrs.description.as_ref(), tool.docs.as_deref(), &sig.ident, shape, errors),
+    }
+}
+
+/// Tools are awaited by the runtime, with the cancellation signal reaching every await point.
+fn async_fn(sig: &Signature, errors: &mut Errors) {
+    if sig.asyncness.is_none() {
+        errors.push(syn::Error::new(
+            sig.fn_token.span,
+            "a tool must be an `async fn`; add `async` (the runtime awaits it and can cancel it)",
+        ));
+    }
+}
+
+/// `const`, `unsafe`, `extern` and C variadics have no meaning for a model-callable fn.
+fn plain_fn(sig: &Signature, errors: &mut Errors) {
+    if let Some(token) = &sig.constness {
+        errors.push(syn::Error::new(token.span, "a tool cannot be a `const fn`"));
+    }
+    if let Some(token) = &sig.unsafety {
+        errors.push(syn::Error::new(
+            token.span,
+            "a tool cannot be an `unsafe fn`: a model cannot uphold its safety contract; keep the `unsafe` block inside a safe fn",
+        ));
+    }
+    if let Some(abi) = &sig.abi {
+        errors.push(syn::Error::new(abi.span(), "a tool cannot have an `extern` ABI"));
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.push(syn::Error::new(variadic.span(), "a tool cannot be variadic"));
+    }
+}
+
+/// A model calls a tool by name with JSON arguments; there is no value to call a method on.
+fn no_receiver(sig: &Signature, errors: &mut Errors) {
+    for input in &sig.inputs {
+        if let FnArg::Receiver(receiver) = input {
+            errors.push(syn::Error::new(
+                receiver.span(),
+                "a tool cannot take `self`: a model calls it by name with JSON arguments; make it a free `async fn` (keep shared state in a `static` or pass it in the arguments)",
+            ));
+        }
+    }
+}
+
+/// The schema is generated once, at compile time, from concrete types.
+fn no_generics(sig: &Signature, errors: &mut Errors) {
+    if !sig.generics.params.is_empty() {
+        errors.push(syn::Error::new(
+            sig.generics.params.span(),
+            "a tool cannot be generic: its JSON Schema is fixed at compile time; use concrete types",
+        ));
+    } else if let Some(where_clause) = &sig.generics.where_clause {
+        errors.push(syn::Error::new(
+            where_clause.span(),
+            "a tool cannot have a `where` clause: its JSON Schema is fixed at compile time; use concrete types",
+        ));
+    }
+}
+
+/// `impl Trait` has no nameable type to derive a schema from.
+fn no_impl_trait(sig: &Signature, errors: &mut Errors) {
+    let mut found = Vec::new();
+    for input in &sig.inputs {
+        if let FnArg::Typed(pat_type) = input {
+            find_impl_trait(&pat_type.ty, &mut found);
+        }
+    }
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        find_impl_trait(ty, &mut found);
+    }
+    for span in found {
+        errors.push(syn::Error::new(
+            span,
+            "a tool cannot use `impl Trait` in its signature: the JSON Schema is derived from concrete types; name the type",
+        ));
+    }
+}
+
+fn find_impl_trait(ty: &Type, found: &mut Vec<Span>) {
+    match ty {
+        Type::ImplTrait(it) => found.push(it.span()),
+        Type::Reference(r) => find_impl_trait(&r.elem, found),
+        Type::Paren(p) => find_impl_trait(&p.elem, found),
+        Type::Group(g) => find_impl_trait(&g.elem, found),
+        Type::Slice(s) => find_impl_trait(&s.elem, found),
+        Type::Array(a) => find_impl_trait(&a.elem, found),
+        Type::Tuple(t) => t.elems.iter().for_each(|e| find_impl_trait(e, found)),
+        Type::Path(p) => {
+            for segment in &p.path.segments {
+                if let syn::PathArguments::AngleBracketed(args) = &segment.arguments {
+                    for arg in &args.args {
+                        if let syn::GenericArgument::Type(t) = arg {
+                            find_impl_trait(t, found);
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The runtime injects one context per call; a second one is a mistake, a borrowed one cannot
+/// outlive the call's future.
+fn one_context(params: &[Param], errors: &mut Errors) {
+    let mut seen = false;
+    for param in params {
+        if matches!(param.kind, ParamKind::Context) {
+            if seen {
+                errors.push(syn::Error::new(
+                    param.span,
+                    "a tool takes at most one `ToolContext` parameter; remove this one",
+                ));
+            }
+            seen = true;
+        } else if is_tool_context_ref(&param.ty) {
+            errors.push(syn::Error::new(
+                param.ty.span(),
+                "take `ToolContext` by value (`ctx: ToolContext`); it is cheap to move and owned by the call",
+            ));
+        }
+    }
+}
+
+/// `#[input]` means the whole input is one type; other model-facing parameters would be a second
+/// source of properties.
+fn input_alone(params: &[Param], errors: &mut Errors) {
+    let inputs = params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Input))
+        .count();
+    if inputs == 0 {
+        return;
+    }
+    for param in params {
+        match param.kind {
+            ParamKind::Argument { .. } => errors.push(syn::Error::new(
+                param.span,
+                "with an `#[input]` parameter, every other parameter must be the `ToolContext`; move this argument into the input type",
+            )),
+            ParamKind::Input if inputs > 1 => errors.push(syn::Error::new(
+                param.span,
+                "a tool takes at most one `#[input]` parameter",
+            )),
+            _ => {}
+        }
+    }
+}
+
+/// The name every provider accepts: `^[A-Za-z0-9_-]{1,64}$`.
+fn name(literal: Option<&LitStr>, ident: &syn::Ident, errors: &mut Errors) -> String {
+    let (name, span) = match literal {
+        Some(lit) => (lit.value(), lit.span()),
+        None => (ident.unraw().to_string(), ident.span()),
+    };
+    let valid = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !valid {
+        let fix = if literal.is_some() {
+            "use 1 to 64 ASCII letters, digits, `_` or `-`"
+        } else {
+            "the name defaults to the fn's name; set `name = \"…\"` with 1 to 64 ASCII letters, digits, `_` or `-`"
+        };
+        errors.push(syn::Error::new(
+            span,
+            format!("tool name `{name}` does not match `^[A-Za-z0-9_-]{{1,64}}$`; {fix}"),
+        ));
+    }
+    name
+}
+
+/// The model reads the description to decide when to call the tool; a tool without one is never
+/// called well.
+fn description(
+    literal: Option<&LitStr>,
+    docs: Option<&str>,
+    ident: &syn::Ident,
+    shape: Shape,
+    errors: &mut Errors,
+) -> String {
+    if let Some(lit) = literal {
+        let value = lit.value();
+        if value.trim().is_empty() {
+            errors.push(syn::Error::new(
+                lit.span(),
+                "the description is empty; say what the tool does (the model reads it to decide when to call the tool)",
+            ));
+        }
+        return value;
+    }
+    if let Some(docs) = docs {
+        return docs.to_owned();
+    }
+    let attribute = shape.attribute().trim_start_matches("#[").trim_end_matches(']');
+    errors.push(syn::Error::new(
+        ident.span(),
+        format!(
+            "tool `{}` has no description; add a doc comment (`/// …`) or `#[{attribute}(description = \"…\")]` — the model reads it to decide when to call the tool",
+            ident.unraw()
+        ),
+    ));
+    String::new()
+}
+
+/// `safety_tier` takes one of the spec's three values.
+fn tier_value(tier: Option<&LitStr>, errors: &mut Errors) {
+    let Some(lit) = tier else { return };
+    let value = lit.value();
+    if SAFETY_TIERS.contains(&value.as_str()) {
+        return;
+    }
+    let hint = match did_you_mean(&value, SAFETY_TIERS) {
+        Some(near) => format!("; did you mean `{near}`?"),
+        None => String::new(),
+    };
+    errors.push(syn::Error::new(
+        lit.span(),
+        format!(
+            "unknown safety tier `{value}`; expected one of `critical`, `standard`, `advisory`{hint}"
+        ),
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_catch_typos_only() {
+        assert_eq!(did_you_mean("nmae", &["name", "description"]), Some("name"));
+        assert_eq!(did_you_mean("safty_tier", &["safety_tier", "id"]), Some("safety_tier"));
+        assert_eq!(did_you_mean("critcal", SAFETY_TIERS), Some("critical"));
+        assert_eq!(did_you_mean("zzz", &["name", "description"]), None);
+    }
+}

@@ -1,0 +1,323 @@
+//! Code generation. The user's fn is emitted as written (helper attributes removed); beside it a
+//! handle type of the same name (type namespace) and a hidden `const _: () = { … };` block with the
+//! arguments struct, the schema, the invoker and the registry entry. Every path is absolute,
+//! through `::pleach_core::__private`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Lit, LitStr};
+
+use crate::ast::{self, Output, ParamKind, ToolFn};
+use crate::attr::{self, Shape, ToolAttrs};
+use crate::check::{self, Errors};
+use crate::fallback;
+
+/// Expands `#[tool(args)]` (`Shape::Basic`) or `#[unified_tool(args)]` on `item`.
+pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let attrs = attr::parse_tool_attrs(shape, args, &mut errors);
+    let item_fn: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(item_fn) => item_fn,
+        Err(_) => {
+            let message = format!(
+                "{} goes on an `async fn`: `{} async fn my_tool(…) -> … {{ … }}`",
+                shape.attribute(),
+                shape.attribute()
+            );
+            let mut error = syn::Error::new(proc_macro2::Span::call_site(), message);
+            if let Err(attr_errors) = errors.into_result() {
+                error.combine(attr_errors);
+            }
+            return fallback::emit(item, error);
+        }
+    };
+    let mut stripped = item_fn.clone();
+    ast::strip_helper_attrs(&mut stripped);
+    let tool = ast::analyze(item_fn, &mut errors);
+    let checked = check::check(shape, &attrs, &tool, &mut errors);
+    match errors.into_result() {
+        Ok(()) => generate(shape, &attrs, &tool, &checked),
+        Err(errors) => fallback::emit_fn(&stripped, errors),
+    }
+}
+
+fn generate(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, checked: &check::Checked) -> TokenStream {
+    let item = &tool.item;
+    let fn_ident = &item.sig.ident;
+    let vis = &item.vis;
+    let method_vis = match vis {
+        syn::Visibility::Inherited => quote!(pub(crate)),
+        other => quote!(#other),
+    };
+    let name = &checked.name;
+    let description = &checked.description;
+    let p = quote!(::pleach_core::__private);
+
+    let (input_items, input_schema, parse_input, call_args) = input_parts(tool, &p);
+    let (output_ty, convert) = output_parts(&tool.output, &p);
+    let fn_span = fn_ident.span();
+    let site = quote_spanned!(fn_span=> file!(), line!(), column!());
+
+    let unified_fields = unified_fields(shape, attrs, &p);
+    let handle_doc = format!(
+        " The `{}` handle of [`{fn_ident}`](fn@{fn_ident}): the tool `{name}`'s definition, for explicit registration and tests.",
+        shape.attribute()
+    );
+
+    quote! {
+        #item
+
+        #[doc = #handle_doc]
+        #[allow(non_camel_case_types)]
+        #vis struct #fn_ident {}
+
+        #[allow(clippy::all, clippy::pedantic, non_snake_case, unused_qualifications)]
+        const _: () = {
+            use #p::{
+                ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _, ErrorViaStdError as _,
+                OutputSchemaDerived as _, OutputSchemaNone as _,
+            };
+
+            #input_items
+
+            fn __pleach_input_schema() -> #p::serde_json::Value {
+                #input_schema
+            }
+
+            fn __pleach_invoke(
+                __pleach_arguments: &str,
+                __pleach_ctx: ::pleach_core::ToolContext,
+            ) -> ::core::result::Result<#p::ToolFuture, ::pleach_core::ToolError> {
+                #parse_input
+                ::core::result::Result::Ok(::std::boxed::Box::pin(async move {
+                    let __pleach_ret = #fn_ident(#(#call_args),*).await;
+                    #convert
+                }))
+            }
+
+            impl #fn_ident {
+                /// The tool's name, as the model calls it.
+                #method_vis const NAME: &'static str = #name;
+
+                /// The registry-level definition, built once (schemas generated, validators
+                /// compiled) and shared.
+                #method_vis fn try_unified() -> ::core::result::Result<
+                    ::pleach_core::UnifiedToolDefinition,
+                    ::pleach_core::DefinitionError,
+                > {
+                    static DEFINITION: ::std::sync::OnceLock<
+                        ::core::result::Result<
+                            ::pleach_core::UnifiedToolDefinition,
+                            ::pleach_core::DefinitionError,
+                        >,
+                    > = ::std::sync::OnceLock::new();
+                    DEFINITION
+                        .get_or_init(|| {
+                            let definition = #p::definition(
+                                #name,
+                                #description,
+                                __pleach_input_schema(),
+                                (&&#p::OutputProbe::<#output_ty>::new()).output_schema(),
+                                __pleach_invoke,
+                                #site,
+                            )?;
+                            ::core::result::Result::Ok(#p::unified(definition, &#unified_fields))
+                        })
+                        .clone()
+                }
+
+                /// The registry-level definition.
+                ///
+                /// # Panics
+                ///
+                /// If the definition is refused (an `#[input]` type whose schema is not an
+                /// object); `try_unified` returns that error, and the registry reports it.
+                #method_vis fn unified() -> ::pleach_core::UnifiedToolDefinition {
+                    match Self::try_unified() {
+                        ::core::result::Result::Ok(tool) => tool,
+                        ::core::result::Result::Err(error) => ::core::panic!("{}", error),
+                    }
+                }
+
+                /// The basic definition (name, description, schemas, code).
+                ///
+                /// # Panics
+                ///
+                /// As `unified`.
+                #method_vis fn definition() -> ::pleach_core::ToolDefinition {
+                    Self::unified().definition().clone()
+                }
+
+                #[doc(hidden)]
+                #method_vis fn __pleach_entry() -> &'static #p::ToolEntry {
+                    &__PLEACH_ENTRY
+                }
+            }
+
+            #[#p::linkme::distributed_slice(#p::TOOLS)]
+            #[linkme(crate = #p::linkme)]
+            #[allow(unsafe_code)]
+            static __PLEACH_ENTRY: #p::ToolEntry = #p::ToolEntry {
+                name: #name,
+                build: #fn_ident::try_unified,
+            };
+        };
+    }
+}
+
+/// The arguments struct (or nothing, for `#[input]`), the schema expression, the statement that
+/// parses the arguments, and the expressions passed to the fn.
+fn input_parts(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream, TokenStream, Vec<TokenStream>) {
+    let mut fields = Vec::new();
+    let mut defaults = Vec::new();
+    let mut schema_params = Vec::new();
+    let mut call_args = Vec::new();
+    let mut input_type = None;
+
+    for param in &tool.params {
+        let ident = &param.ident;
+        let ty = &param.ty;
+        match &param.kind {
+            ParamKind::Context => call_args.push(quote!(__pleach_ctx)),
+            ParamKind::Input => {
+                input_type = Some(ty.clone());
+                call_args.push(quote!(__pleach_input));
+            }
+            ParamKind::Argument { attrs, optional } => {
+                let property = &param.property;
+                let mut serde_attrs = vec![quote!(rename = #property)];
+                let default_value = if let Some(default) = &attrs.default {
+                    let default_fn = format_ident!("__pleach_default_{}", param.property);
+                    let default_fn_name = default_fn.to_string();
+                    // A string literal becomes the owned type through `From`; anything else is
+                    // taken as an expression of the parameter's type.
+                    let value = match default {
+                        Expr::Lit(ExprLit {
+                            lit: Lit::Str(lit), ..
+                        }) => quote_spanned!(lit.span()=> ::core::convert::From::from(#lit)),
+                        other => quote_spanned!(other.span()=> #other),
+                    };
+                    defaults.push(quote! {
+                        fn #default_fn() -> #ty {
+                            #value
+                        }
+                    });
+                    serde_attrs.push(quote!(default = #default_fn_name));
+                    quote!(#p::json_value(&#default_fn()))
+                } else {
+                    quote!(::core::option::Option::None)
+                };
+                fields.push(quote! {
+                    #[serde(#(#serde_attrs),*)]
+                    #ident: #ty
+                });
+                let required = !optional && attrs.default.is_none();
+                let description = match &attrs.description {
+                    Some(lit) => quote!(::core::option::Option::Some(#lit)),
+                    None => quote!(::core::option::Option::None),
+                };
+                let bound = |expr: &Option<Expr>| match expr {
+                    Some(e) => quote!(#p::json_value(&(#e))),
+                    None => quote!(::core::option::Option::None),
+                };
+                let (minimum, maximum) = (bound(&attrs.min), bound(&attrs.max));
+                // The bound check sits on the parameter's type: a type without a schema is
+                // reported there, with the fix.
+                let param_call = quote_spanned!(ty.span()=> __pleach_schema.param::<#ty>);
+                schema_params.push(quote! {
+                    #param_call(
+                        #property,
+                        #required,
+                        #p::ParamAttrs {
+                            description: #description,
+                            default: #default_value,
+                            minimum: #minimum,
+                            maximum: #maximum,
+                        },
+                    );
+                });
+                call_args.push(quote!(__pleach_args.#ident));
+            }
+        }
+    }
+
+    if let Some(ty) = input_type {
+        let schema = quote_spanned!(ty.span()=> #p::input_schema::<#ty>());
+        let parse = quote_spanned!(ty.span()=>
+            let __pleach_input: #ty = #p::parse_input(__pleach_arguments)?;
+        );
+        return (TokenStream::new(), schema, parse, call_args);
+    }
+
+    let items = quote! {
+        #[derive(#p::serde::Deserialize)]
+        #[serde(crate = "::pleach_core::__private::serde", deny_unknown_fields)]
+        struct __PleachArgs {
+            #(#fields,)*
+        }
+
+        #(#defaults)*
+    };
+    let schema = quote! {
+        let mut __pleach_schema = #p::ParamsSchema::new();
+        #(#schema_params)*
+        __pleach_schema.finish()
+    };
+    let parse = quote! {
+        let __pleach_args: __PleachArgs = #p::parse_input(__pleach_arguments)?;
+    };
+    (items, schema, parse, call_args)
+}
+
+/// The output type (for the output schema) and the statement turning `__pleach_ret` into the
+/// call's result.
+fn output_parts(output: &Output, p: &TokenStream) -> (syn::Type, TokenStream) {
+    match output {
+        Output::Plain(ty) => {
+            let convert = quote_spanned!(ty.span()=> #p::output::<#ty>(&__pleach_ret));
+            (ty.clone(), convert)
+        }
+        Output::Result { ok } => {
+            let to_output = quote_spanned!(ok.span()=> #p::output::<#ok>(&__pleach_value));
+            let convert = quote! {
+                match __pleach_ret {
+                    ::core::result::Result::Ok(__pleach_value) => #to_output,
+                    ::core::result::Result::Err(__pleach_error) => ::core::result::Result::Err(
+                        (&&&&#p::ErrorProbe::new(__pleach_error)).tool_error(),
+                    ),
+                }
+            };
+            (ok.clone(), convert)
+        }
+    }
+}
+
+/// `UnifiedFields { … }` for `#[unified_tool]`; all defaults for `#[tool]`.
+fn unified_fields(shape: Shape, attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
+    let some = |lit: &Option<LitStr>| match (shape, lit) {
+        (Shape::Unified, Some(lit)) => quote!(::core::option::Option::Some(#lit)),
+        _ => quote!(::core::option::Option::None),
+    };
+    let (id, display_name, category, schema_key) = (
+        some(&attrs.id),
+        some(&attrs.display_name),
+        some(&attrs.category),
+        some(&attrs.schema_key),
+    );
+    let tier = match (shape, attrs.safety_tier.as_ref().map(LitStr::value).as_deref()) {
+        (Shape::Unified, Some("critical")) => quote!(::core::option::Option::Some(::pleach_core::SafetyTier::Critical)),
+        (Shape::Unified, Some("standard")) => quote!(::core::option::Option::Some(::pleach_core::SafetyTier::Standard)),
+        (Shape::Unified, Some("advisory")) => quote!(::core::option::Option::Some(::pleach_core::SafetyTier::Advisory)),
+        _ => quote!(::core::option::Option::None),
+    };
+    quote! {
+        #p::UnifiedFields {
+            id: #id,
+            display_name: #display_name,
+            category: #category,
+            schema_key: #schema_key,
+            safety_tier: #tier,
+        }
+    }
+}

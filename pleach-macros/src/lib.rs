@@ -1,0 +1,270 @@
+//! # pleach-macros
+//!
+//! The `#[tool]` and `#[unified_tool]` attributes of [pleach](https://docs.rs/pleach-core). Use
+//! them through `pleach-core`, which re-exports them and everything the generated code needs:
+//! a crate that writes tools lists `pleach-core` in its `Cargo.toml` and nothing else.
+//!
+//! ```
+//! use pleach_core::{tool, ToolRegistry};
+//!
+//! /// Adds two integers.
+//! #[tool]
+//! async fn add(a: i64, b: i64) -> i64 {
+//!     a + b
+//! }
+//!
+//! assert!(pleach_core::tool_registry().has("add"));
+//! ```
+//!
+//! The two macros differ the way the spec's `defineTool` and `createUnifiedTool` do: `#[tool]`
+//! takes the basic shape's keys only (`name`, `description`), and a key of the registry-level shape
+//! (`safety_tier`, `id`, …) on it is a compile error on that key naming `#[unified_tool]`.
+
+mod ast;
+mod attr;
+mod check;
+mod expand;
+mod fallback;
+
+use proc_macro::TokenStream;
+
+/// Makes an `async fn` a tool: the basic shape (the spec's `defineTool`).
+///
+/// The fn stays exactly as written and callable. Beside it the macro adds a handle type of the same
+/// name (`my_tool::definition()`, `my_tool::unified()`, `my_tool::NAME`) and registers the tool at
+/// compile time in [`tool_registry()`](https://docs.rs/pleach-core/latest/pleach_core/fn.tool_registry.html).
+///
+/// # Keys
+///
+/// | key | value | default |
+/// | --- | --- | --- |
+/// | `name` | `"…"` matching `^[A-Za-z0-9_-]{1,64}$` | the fn's name |
+/// | `description` | `"…"`, not empty | the doc comment (neither is an error) |
+///
+/// No other key: `safety_tier`, `id`, `display_name`, `category` and `schema_key` belong to
+/// [`#[unified_tool]`](macro@unified_tool); batching and timeouts are runtime configuration.
+///
+/// ## `name`
+///
+/// ```
+/// /// Looks a word up.
+/// #[pleach_core::tool(name = "dictionary-lookup")]
+/// async fn lookup(word: String) -> String {
+///     word
+/// }
+/// assert_eq!(lookup::NAME, "dictionary-lookup");
+/// ```
+///
+/// ```compile_fail
+/// /// Looks a word up.
+/// #[pleach_core::tool(name = "dictionary lookup")] // a space: providers refuse it
+/// async fn lookup(word: String) -> String {
+///     word
+/// }
+/// ```
+///
+/// ## `description`
+///
+/// ```
+/// #[pleach_core::tool(description = "Echoes its input.")]
+/// async fn echo(text: String) -> String {
+///     text
+/// }
+/// assert_eq!(echo::definition().description(), "Echoes its input.");
+/// ```
+///
+/// ```compile_fail
+/// #[pleach_core::tool] // no doc comment and no `description`
+/// async fn echo(text: String) -> String {
+///     text
+/// }
+/// ```
+///
+/// ## Not a key: `safety_tier` (and the other registry-level fields)
+///
+/// ```compile_fail
+/// /// Deletes an account.
+/// #[pleach_core::tool(safety_tier = "critical")] // error: use `#[unified_tool]`
+/// async fn delete_account(id: String) {}
+/// ```
+///
+/// # Arguments
+///
+/// Each parameter is a property of the input schema, named as the parameter; `Option<T>` is
+/// optional. `#[arg(…)]` adds a `description`, a `default` (which makes it optional) and a `min` /
+/// `max` — the Rust form of `z.number().int().min(1).max(50).default(10)`:
+///
+/// ```
+/// use pleach_core::tool;
+///
+/// /// Free-text search.
+/// #[tool]
+/// async fn search(
+///     #[arg(description = "What to look for")] query: String,
+///     #[arg(default = 10, min = 1, max = 50)] limit: u32,
+///     language: Option<String>,
+/// ) -> Vec<String> {
+///     vec![format!("{query} ({limit}, {language:?})")]
+/// }
+///
+/// let schema = search::definition().input_schema().clone();
+/// assert_eq!(schema["properties"]["limit"]["default"], 10);
+/// assert_eq!(schema["properties"]["limit"]["minimum"], 1);
+/// assert_eq!(schema["required"], pleach_core::serde_json::json!(["query"]));
+/// assert_eq!(schema["additionalProperties"], false);
+/// ```
+///
+/// ```compile_fail
+/// /// Free-text search.
+/// #[pleach_core::tool]
+/// async fn search(#[arg(maximum = 50)] limit: u32) {} // the key is `max`
+/// ```
+///
+/// Or one parameter marked `#[input]` is the whole input, a type deriving `Deserialize` and
+/// `JsonSchema` (both re-exported by `pleach-core`):
+///
+/// ```
+/// use pleach_core::{schemars::JsonSchema, serde::Deserialize, tool};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(crate = "pleach_core::serde")]
+/// #[schemars(crate = "pleach_core::schemars")]
+/// struct Query {
+///     /// What to look for.
+///     text: String,
+/// }
+///
+/// /// Free-text search.
+/// #[tool]
+/// async fn find(#[input] query: Query) -> String {
+///     query.text
+/// }
+/// assert_eq!(find::definition().input_schema()["required"], pleach_core::serde_json::json!(["text"]));
+/// ```
+///
+/// ```compile_fail
+/// struct NoSchema { text: String }
+///
+/// /// Free-text search.
+/// #[pleach_core::tool]
+/// async fn find(query: NoSchema) -> String { query.text } // `NoSchema` has no JSON Schema
+/// ```
+///
+/// A `ToolContext` parameter is injected by the runtime and is not in the schema. At most one.
+///
+/// ```
+/// use pleach_core::{tool, ToolContext};
+///
+/// /// Waits until cancelled.
+/// #[tool]
+/// async fn wait(ctx: ToolContext) -> &'static str {
+///     ctx.signal.cancelled().await;
+///     "cancelled"
+/// }
+/// assert!(wait::definition().input_schema()["properties"].as_object().unwrap().is_empty());
+/// ```
+///
+/// # Output
+///
+/// The fn returns `T` or `Result<T, E>` (any alias ending in `Result<T>` too). `T` must be
+/// `Serialize`; with `T: JsonSchema` the output schema is derived and results are validated against
+/// it. `E` can be a [`ToolError`](https://docs.rs/pleach-core/latest/pleach_core/struct.ToolError.html)
+/// (kept as is), anything `Into<ToolError>`, a `std::error::Error`, or anything `Display`: those
+/// fail the call with code 1008 and the error's text.
+///
+/// ```compile_fail
+/// struct NotSerialize;
+///
+/// /// Makes something.
+/// #[pleach_core::tool]
+/// async fn make() -> NotSerialize { NotSerialize }
+/// ```
+///
+/// # Rules
+///
+/// The fn must be `async`, free (no `self`), not generic, with plain parameter names and concrete
+/// types. Each rule is a compile error on the offending token that says how to fix it.
+///
+/// ```compile_fail
+/// /// Not async.
+/// #[pleach_core::tool]
+/// fn add(a: i64, b: i64) -> i64 { a + b }
+/// ```
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::expand(attr::Shape::Basic, args.into(), item.into()).into()
+}
+
+/// Makes an `async fn` a tool with the registry-level shape (the spec's `createUnifiedTool`):
+/// everything [`#[tool]`](macro@tool) takes, plus `id`, `display_name`, `category`, `schema_key`
+/// and `safety_tier`.
+///
+/// # Keys
+///
+/// | key | value | default |
+/// | --- | --- | --- |
+/// | `name` | as for `#[tool]` | the fn's name |
+/// | `description` | as for `#[tool]` | the doc comment |
+/// | `id` | `"…"` | the name |
+/// | `display_name` | `"…"` | the name in title case (`dangerous_lookup` → `Dangerous Lookup`) |
+/// | `category` | `"…"` | `"general"` |
+/// | `schema_key` | `"…"` | the name in `CamelCase` + `Input` |
+/// | `safety_tier` | `"critical"`, `"standard"` or `"advisory"` | none |
+///
+/// ```
+/// use pleach_core::{unified_tool, SafetyTier};
+///
+/// /// Looks up an account by id.
+/// #[unified_tool(
+///     id = "dangerous_lookup",
+///     display_name = "Dangerous Lookup",
+///     category = "analysis",
+///     schema_key = "DangerousLookupInput",
+///     safety_tier = "critical",
+/// )]
+/// async fn dangerous_lookup(account_id: String) -> String {
+///     account_id
+/// }
+///
+/// let tool = dangerous_lookup::unified();
+/// assert_eq!(tool.safety_tier(), Some(SafetyTier::Critical));
+/// assert_eq!(tool.category(), "analysis");
+/// assert_eq!(tool.display_name(), "Dangerous Lookup");
+/// ```
+///
+/// ## `safety_tier`
+///
+/// ```compile_fail
+/// /// Looks up an account by id.
+/// #[pleach_core::unified_tool(safety_tier = "urgent")] // one of critical, standard, advisory
+/// async fn lookup(account_id: String) -> String { account_id }
+/// ```
+///
+/// ## `id`, `display_name`, `category`, `schema_key`
+///
+/// Each takes a string literal.
+///
+/// ```
+/// /// Reads a note.
+/// #[pleach_core::unified_tool(id = "notes.read", display_name = "Read note", category = "notes", schema_key = "ReadNote")]
+/// async fn read_note(key: String) -> String { key }
+/// let tool = read_note::unified();
+/// assert_eq!((tool.id(), tool.display_name(), tool.category(), tool.schema_key()),
+///            ("notes.read", "Read note", "notes", "ReadNote"));
+/// ```
+///
+/// ```compile_fail
+/// /// Reads a note.
+/// #[pleach_core::unified_tool(category = notes)] // not a string literal
+/// async fn read_note(key: String) -> String { key }
+/// ```
+///
+/// ```compile_fail
+/// /// Reads a note.
+/// #[pleach_core::unified_tool(catgory = "notes")] // did you mean `category`?
+/// async fn read_note(key: String) -> String { key }
+/// ```
+#[proc_macro_attribute]
+pub fn unified_tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::expand(attr::Shape::Unified, args.into(), item.into()).into()
+}
