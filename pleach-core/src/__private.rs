@@ -239,6 +239,12 @@ impl<T: ?Sized> OutputProbe<T> {
     }
 }
 
+impl<T: ?Sized> Default for OutputProbe<T> {
+    fn default() -> Self {
+        OutputProbe::new()
+    }
+}
+
 pub trait OutputSchemaDerived {
     fn output_schema(&self) -> Option<Value>;
 }

@@ -260,9 +260,9 @@ pub(crate) fn output_to_value<T: Serialize + ?Sized>(output: &T) -> Result<Value
     })
 }
 
-/// Parses arguments text into a value, refusing duplicate object keys (serde_json keeps the last
+/// Parses arguments text into a value, refusing duplicate object keys (`serde_json` keeps the last
 /// one silently, so a reviewer and the tool could see different values). Nesting is bounded by
-/// serde_json's recursion limit (128), so hostile input cannot overflow the stack.
+/// `serde_json`'s recursion limit (128), so hostile input cannot overflow the stack.
 pub(crate) fn parse_arguments(text: &str) -> Result<Value, ValidationError> {
     let duplicate = RefCell::new(None);
     let mut deserializer = serde_json::Deserializer::from_str(text);

@@ -387,7 +387,7 @@ impl ToolDefinition {
     /// # }
     /// ```
     pub async fn call(&self, arguments: &str, ctx: ToolContext) -> Result<Value, ToolError> {
-        let value = schema::parse_arguments(arguments).map_err(|e| e.into_tool_error())?;
+        let value = schema::parse_arguments(arguments).map_err(schema::ValidationError::into_tool_error)?;
         self.inner.input.check_input(&value)?;
         let future = (self.inner.invoke)(arguments, ctx)?;
         let output = future.await?;
@@ -675,30 +675,35 @@ impl From<ToolDefinition> for UnifiedToolDefinition {
 
 impl UnifiedToolDefinition {
     /// Sets the registry id.
+    #[must_use]
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.meta).id = id.into();
         self
     }
 
     /// Sets the name shown to people.
+    #[must_use]
     pub fn with_display_name(mut self, display_name: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.meta).display_name = display_name.into();
         self
     }
 
     /// Sets the category (`"analysis"`, `"filesystem"`, …).
+    #[must_use]
     pub fn with_category(mut self, category: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.meta).category = category.into();
         self
     }
 
     /// Sets the key of the input schema in the host's schema catalog.
+    #[must_use]
     pub fn with_schema_key(mut self, schema_key: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.meta).schema_key = schema_key.into();
         self
     }
 
     /// Sets the safety tier (see [`SafetyTier`]).
+    #[must_use]
     pub fn with_safety_tier(mut self, tier: SafetyTier) -> Self {
         Arc::make_mut(&mut self.meta).safety_tier = Some(tier);
         self

@@ -42,7 +42,7 @@ pub(crate) enum ParamKind {
     Input,
     /// A model-facing argument.
     Argument {
-        attrs: ArgAttrs,
+        attrs: Box<ArgAttrs>,
         /// `Option<T>`: not required.
         optional: bool,
     },
@@ -112,7 +112,7 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
         } else {
             let optional = is_option(&ty);
             ParamKind::Argument {
-                attrs: arg_attrs,
+                attrs: Box::new(arg_attrs),
                 optional,
             }
         };

@@ -17,9 +17,8 @@ use crate::fallback;
 pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let attrs = attr::parse_tool_attrs(shape, args, &mut errors);
-    let item_fn: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(item_fn) => item_fn,
-        Err(_) => {
+    let Ok(item_fn) = syn::parse2::<syn::ItemFn>(item.clone()) else {
+        {
             let message = format!(
                 "{} goes on an `async fn`: `{} async fn my_tool(…) -> … {{ … }}`",
                 shape.attribute(),
@@ -29,7 +28,7 @@ pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> Toke
             if let Err(attr_errors) = errors.into_result() {
                 error.combine(attr_errors);
             }
-            return fallback::emit(item, error);
+            return fallback::emit(item, &error);
         }
     };
     let mut stripped = item_fn.clone();
@@ -38,7 +37,7 @@ pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> Toke
     let checked = check::check(shape, &attrs, &tool, &mut errors);
     match errors.into_result() {
         Ok(()) => generate(shape, &attrs, &tool, &checked),
-        Err(errors) => fallback::emit_fn(&stripped, errors),
+        Err(errors) => fallback::emit_fn(&stripped, &errors),
     }
 }
 
@@ -66,6 +65,9 @@ fn generate(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, checked: &check::Che
     );
 
     quote! {
+        // Tools must be `async` (the runtime awaits and cancels them), so a tool with no `.await`
+        // is not a mistake of the user's.
+        #[allow(clippy::unused_async)]
         #item
 
         #[doc = #handle_doc]
@@ -213,13 +215,12 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream, Tok
                     #ident: #ty
                 });
                 let required = !optional && attrs.default.is_none();
-                let description = match &attrs.description {
-                    Some(lit) => quote!(::core::option::Option::Some(#lit)),
-                    None => quote!(::core::option::Option::None),
-                };
-                let bound = |expr: &Option<Expr>| match expr {
-                    Some(e) => quote!(#p::json_value(&(#e))),
-                    None => quote!(::core::option::Option::None),
+                let description = option(attrs.description.as_ref());
+                let bound = |expr: &Option<Expr>| {
+                    expr.as_ref().map_or_else(
+                        || quote!(::core::option::Option::None),
+                        |e| quote!(#p::json_value(&(#e))),
+                    )
                 };
                 let (minimum, maximum) = (bound(&attrs.min), bound(&attrs.max));
                 // The bound check sits on the parameter's type: a type without a schema is
@@ -295,10 +296,7 @@ fn output_parts(output: &Output, p: &TokenStream) -> (syn::Type, TokenStream) {
 
 /// `UnifiedFields { … }` for `#[unified_tool]`; all defaults for `#[tool]`.
 fn unified_fields(shape: Shape, attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
-    let some = |lit: &Option<LitStr>| match (shape, lit) {
-        (Shape::Unified, Some(lit)) => quote!(::core::option::Option::Some(#lit)),
-        _ => quote!(::core::option::Option::None),
-    };
+    let some = |lit: &Option<LitStr>| option(lit.as_ref().filter(|_| shape == Shape::Unified));
     let (id, display_name, category, schema_key) = (
         some(&attrs.id),
         some(&attrs.display_name),
@@ -320,4 +318,12 @@ fn unified_fields(shape: Shape, attrs: &ToolAttrs, p: &TokenStream) -> TokenStre
             safety_tier: #tier,
         }
     }
+}
+
+/// `Some(value)` / `None` as tokens.
+fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
+    value.map_or_else(
+        || quote!(::core::option::Option::None),
+        |value| quote!(::core::option::Option::Some(#value)),
+    )
 }

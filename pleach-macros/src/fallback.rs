@@ -5,12 +5,12 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 
 /// The fn and the errors.
-pub(crate) fn emit_fn(item: &syn::ItemFn, errors: syn::Error) -> TokenStream {
+pub(crate) fn emit_fn(item: &syn::ItemFn, errors: &syn::Error) -> TokenStream {
     emit(item.to_token_stream(), errors)
 }
 
 /// Any tokens and the errors.
-pub(crate) fn emit(item: TokenStream, errors: syn::Error) -> TokenStream {
+pub(crate) fn emit(item: TokenStream, errors: &syn::Error) -> TokenStream {
     let mut out = errors.to_compile_error();
     out.extend(item);
     out

@@ -268,3 +268,6 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 pub fn unified_tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand(attr::Shape::Unified, args.into(), item.into()).into()
 }
+
+#[cfg(test)]
+mod snapshots;

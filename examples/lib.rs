@@ -1,0 +1,1 @@
+//! The examples of pleach are this package's `[[example]]` targets; the library is empty.

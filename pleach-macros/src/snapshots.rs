@@ -1,0 +1,83 @@
+//! Expansion snapshots: the code each macro generates for representative inputs, pretty-printed
+//! and compared to files under `tests/snapshots/`. A change in generated code shows up as a diff to
+//! review; `UPDATE_EXPECT=1 cargo test -p pleach-macros` rewrites the files.
+
+use expect_test::{ExpectFile, expect_file};
+use quote::quote;
+
+use crate::attr::Shape;
+use crate::expand::expand;
+
+fn check(shape: Shape, args: proc_macro2::TokenStream, item: proc_macro2::TokenStream, expected: &ExpectFile) {
+    let tokens = expand(shape, args, item);
+    let file: syn::File = syn::parse2(tokens).expect("the expansion is valid Rust");
+    expected.assert_eq(&prettyplease::unparse(&file));
+}
+
+#[test]
+fn tool_with_parameters() {
+    check(
+        Shape::Basic,
+        quote!(),
+        quote! {
+            /// Free-text search over the host corpus.
+            pub async fn search_corpus(
+                #[arg(description = "What to look for")] query: String,
+                #[arg(default = 10, min = 1, max = 50)] limit: u32,
+                language: Option<String>,
+                ctx: ToolContext,
+            ) -> Result<Vec<String>, ToolError> {
+                todo_body(query, limit, language, ctx)
+            }
+        },
+        &expect_file!["../tests/snapshots/tool_with_parameters.rs"],
+    );
+}
+
+#[test]
+fn tool_with_input_type() {
+    check(
+        Shape::Basic,
+        quote!(name = "greet", description = "Greets someone."),
+        quote! {
+            async fn greet_someone(#[input] greeting: Greeting) -> Greeted {
+                make(greeting)
+            }
+        },
+        &expect_file!["../tests/snapshots/tool_with_input_type.rs"],
+    );
+}
+
+#[test]
+fn unified_tool_with_every_key() {
+    check(
+        Shape::Unified,
+        quote!(
+            id = "dangerous_lookup",
+            display_name = "Dangerous Lookup",
+            category = "analysis",
+            schema_key = "DangerousLookupInput",
+            safety_tier = "critical"
+        ),
+        quote! {
+            /// Looks up an account.
+            pub(crate) async fn dangerous_lookup(account_id: String) -> std::io::Result<String> {
+                lookup(account_id).await
+            }
+        },
+        &expect_file!["../tests/snapshots/unified_tool_with_every_key.rs"],
+    );
+}
+
+#[test]
+fn error_keeps_the_fn_and_adds_one_error_per_mistake() {
+    check(
+        Shape::Basic,
+        quote!(name = "x", safety_tier = "critical"),
+        quote! {
+            /// Deletes an account.
+            async fn delete_account(#[arg(description = "Which")] id: String) {}
+        },
+        &expect_file!["../tests/snapshots/error_keeps_the_fn.rs"],
+    );
+}

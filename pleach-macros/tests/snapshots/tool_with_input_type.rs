@@ -1,0 +1,111 @@
+#[allow(clippy::unused_async)]
+async fn greet_someone(greeting: Greeting) -> Greeted {
+    make(greeting)
+}
+/// The `#[tool]` handle of [`greet_someone`](fn@greet_someone): the tool `greet`'s definition, for explicit registration and tests.
+#[allow(non_camel_case_types)]
+struct greet_someone {}
+#[allow(clippy::all, clippy::pedantic, non_snake_case, unused_qualifications)]
+const _: () = {
+    use ::pleach_core::__private::{
+        ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
+        ErrorViaStdError as _, OutputSchemaDerived as _, OutputSchemaNone as _,
+    };
+    fn __pleach_input_schema() -> ::pleach_core::__private::serde_json::Value {
+        ::pleach_core::__private::input_schema::<Greeting>()
+    }
+    fn __pleach_invoke(
+        __pleach_arguments: &str,
+        __pleach_ctx: ::pleach_core::ToolContext,
+    ) -> ::core::result::Result<
+        ::pleach_core::__private::ToolFuture,
+        ::pleach_core::ToolError,
+    > {
+        let __pleach_input: Greeting = ::pleach_core::__private::parse_input(
+            __pleach_arguments,
+        )?;
+        ::core::result::Result::Ok(
+            ::std::boxed::Box::pin(async move {
+                let __pleach_ret = greet_someone(__pleach_input).await;
+                ::pleach_core::__private::output::<Greeted>(&__pleach_ret)
+            }),
+        )
+    }
+    impl greet_someone {
+        /// The tool's name, as the model calls it.
+        pub(crate) const NAME: &'static str = "greet";
+        /// The registry-level definition, built once (schemas generated, validators
+        /// compiled) and shared.
+        pub(crate) fn try_unified() -> ::core::result::Result<
+            ::pleach_core::UnifiedToolDefinition,
+            ::pleach_core::DefinitionError,
+        > {
+            static DEFINITION: ::std::sync::OnceLock<
+                ::core::result::Result<
+                    ::pleach_core::UnifiedToolDefinition,
+                    ::pleach_core::DefinitionError,
+                >,
+            > = ::std::sync::OnceLock::new();
+            DEFINITION
+                .get_or_init(|| {
+                    let definition = ::pleach_core::__private::definition(
+                        "greet",
+                        "Greets someone.",
+                        __pleach_input_schema(),
+                        (&&::pleach_core::__private::OutputProbe::<Greeted>::new())
+                            .output_schema(),
+                        __pleach_invoke,
+                        file!(),
+                        line!(),
+                        column!(),
+                    )?;
+                    ::core::result::Result::Ok(
+                        ::pleach_core::__private::unified(
+                            definition,
+                            &::pleach_core::__private::UnifiedFields {
+                                id: ::core::option::Option::None,
+                                display_name: ::core::option::Option::None,
+                                category: ::core::option::Option::None,
+                                schema_key: ::core::option::Option::None,
+                                safety_tier: ::core::option::Option::None,
+                            },
+                        ),
+                    )
+                })
+                .clone()
+        }
+        /// The registry-level definition.
+        ///
+        /// # Panics
+        ///
+        /// If the definition is refused (an `#[input]` type whose schema is not an
+        /// object); `try_unified` returns that error, and the registry reports it.
+        pub(crate) fn unified() -> ::pleach_core::UnifiedToolDefinition {
+            match Self::try_unified() {
+                ::core::result::Result::Ok(tool) => tool,
+                ::core::result::Result::Err(error) => ::core::panic!("{}", error),
+            }
+        }
+        /// The basic definition (name, description, schemas, code).
+        ///
+        /// # Panics
+        ///
+        /// As `unified`.
+        pub(crate) fn definition() -> ::pleach_core::ToolDefinition {
+            Self::unified().definition().clone()
+        }
+        #[doc(hidden)]
+        pub(crate) fn __pleach_entry() -> &'static ::pleach_core::__private::ToolEntry {
+            &__PLEACH_ENTRY
+        }
+    }
+    #[::pleach_core::__private::linkme::distributed_slice(
+        ::pleach_core::__private::TOOLS
+    )]
+    #[linkme(crate = ::pleach_core::__private::linkme)]
+    #[allow(unsafe_code)]
+    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
+        name: "greet",
+        build: greet_someone::try_unified,
+    };
+};

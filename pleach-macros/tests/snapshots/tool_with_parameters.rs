@@ -1,0 +1,190 @@
+#[allow(clippy::unused_async)]
+/// Free-text search over the host corpus.
+pub async fn search_corpus(
+    query: String,
+    limit: u32,
+    language: Option<String>,
+    ctx: ToolContext,
+) -> Result<Vec<String>, ToolError> {
+    todo_body(query, limit, language, ctx)
+}
+/// The `#[tool]` handle of [`search_corpus`](fn@search_corpus): the tool `search_corpus`'s definition, for explicit registration and tests.
+#[allow(non_camel_case_types)]
+pub struct search_corpus {}
+#[allow(clippy::all, clippy::pedantic, non_snake_case, unused_qualifications)]
+const _: () = {
+    use ::pleach_core::__private::{
+        ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
+        ErrorViaStdError as _, OutputSchemaDerived as _, OutputSchemaNone as _,
+    };
+    #[derive(::pleach_core::__private::serde::Deserialize)]
+    #[serde(crate = "::pleach_core::__private::serde", deny_unknown_fields)]
+    struct __PleachArgs {
+        #[serde(rename = "query")]
+        query: String,
+        #[serde(rename = "limit", default = "__pleach_default_limit")]
+        limit: u32,
+        #[serde(rename = "language")]
+        language: Option<String>,
+    }
+    fn __pleach_default_limit() -> u32 {
+        10
+    }
+    fn __pleach_input_schema() -> ::pleach_core::__private::serde_json::Value {
+        let mut __pleach_schema = ::pleach_core::__private::ParamsSchema::new();
+        __pleach_schema
+            .param::<
+                String,
+            >(
+                "query",
+                true,
+                ::pleach_core::__private::ParamAttrs {
+                    description: ::core::option::Option::Some("What to look for"),
+                    default: ::core::option::Option::None,
+                    minimum: ::core::option::Option::None,
+                    maximum: ::core::option::Option::None,
+                },
+            );
+        __pleach_schema
+            .param::<
+                u32,
+            >(
+                "limit",
+                false,
+                ::pleach_core::__private::ParamAttrs {
+                    description: ::core::option::Option::None,
+                    default: ::pleach_core::__private::json_value(
+                        &__pleach_default_limit(),
+                    ),
+                    minimum: ::pleach_core::__private::json_value(&(1)),
+                    maximum: ::pleach_core::__private::json_value(&(50)),
+                },
+            );
+        __pleach_schema
+            .param::<
+                Option<String>,
+            >(
+                "language",
+                false,
+                ::pleach_core::__private::ParamAttrs {
+                    description: ::core::option::Option::None,
+                    default: ::core::option::Option::None,
+                    minimum: ::core::option::Option::None,
+                    maximum: ::core::option::Option::None,
+                },
+            );
+        __pleach_schema.finish()
+    }
+    fn __pleach_invoke(
+        __pleach_arguments: &str,
+        __pleach_ctx: ::pleach_core::ToolContext,
+    ) -> ::core::result::Result<
+        ::pleach_core::__private::ToolFuture,
+        ::pleach_core::ToolError,
+    > {
+        let __pleach_args: __PleachArgs = ::pleach_core::__private::parse_input(
+            __pleach_arguments,
+        )?;
+        ::core::result::Result::Ok(
+            ::std::boxed::Box::pin(async move {
+                let __pleach_ret = search_corpus(
+                        __pleach_args.query,
+                        __pleach_args.limit,
+                        __pleach_args.language,
+                        __pleach_ctx,
+                    )
+                    .await;
+                match __pleach_ret {
+                    ::core::result::Result::Ok(__pleach_value) => {
+                        ::pleach_core::__private::output::<Vec<String>>(&__pleach_value)
+                    }
+                    ::core::result::Result::Err(__pleach_error) => {
+                        ::core::result::Result::Err(
+                            (&&&&::pleach_core::__private::ErrorProbe::new(
+                                __pleach_error,
+                            ))
+                                .tool_error(),
+                        )
+                    }
+                }
+            }),
+        )
+    }
+    impl search_corpus {
+        /// The tool's name, as the model calls it.
+        pub const NAME: &'static str = "search_corpus";
+        /// The registry-level definition, built once (schemas generated, validators
+        /// compiled) and shared.
+        pub fn try_unified() -> ::core::result::Result<
+            ::pleach_core::UnifiedToolDefinition,
+            ::pleach_core::DefinitionError,
+        > {
+            static DEFINITION: ::std::sync::OnceLock<
+                ::core::result::Result<
+                    ::pleach_core::UnifiedToolDefinition,
+                    ::pleach_core::DefinitionError,
+                >,
+            > = ::std::sync::OnceLock::new();
+            DEFINITION
+                .get_or_init(|| {
+                    let definition = ::pleach_core::__private::definition(
+                        "search_corpus",
+                        "Free-text search over the host corpus.",
+                        __pleach_input_schema(),
+                        (&&::pleach_core::__private::OutputProbe::<Vec<String>>::new())
+                            .output_schema(),
+                        __pleach_invoke,
+                        file!(),
+                        line!(),
+                        column!(),
+                    )?;
+                    ::core::result::Result::Ok(
+                        ::pleach_core::__private::unified(
+                            definition,
+                            &::pleach_core::__private::UnifiedFields {
+                                id: ::core::option::Option::None,
+                                display_name: ::core::option::Option::None,
+                                category: ::core::option::Option::None,
+                                schema_key: ::core::option::Option::None,
+                                safety_tier: ::core::option::Option::None,
+                            },
+                        ),
+                    )
+                })
+                .clone()
+        }
+        /// The registry-level definition.
+        ///
+        /// # Panics
+        ///
+        /// If the definition is refused (an `#[input]` type whose schema is not an
+        /// object); `try_unified` returns that error, and the registry reports it.
+        pub fn unified() -> ::pleach_core::UnifiedToolDefinition {
+            match Self::try_unified() {
+                ::core::result::Result::Ok(tool) => tool,
+                ::core::result::Result::Err(error) => ::core::panic!("{}", error),
+            }
+        }
+        /// The basic definition (name, description, schemas, code).
+        ///
+        /// # Panics
+        ///
+        /// As `unified`.
+        pub fn definition() -> ::pleach_core::ToolDefinition {
+            Self::unified().definition().clone()
+        }
+        #[doc(hidden)]
+        pub fn __pleach_entry() -> &'static ::pleach_core::__private::ToolEntry {
+            &__PLEACH_ENTRY
+        }
+    }
+    #[::pleach_core::__private::linkme::distributed_slice(
+        ::pleach_core::__private::TOOLS
+    )]
+    #[linkme(crate = ::pleach_core::__private::linkme)]
+    #[allow(unsafe_code)]
+    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
+        name: "search_corpus",
+        build: search_corpus::try_unified,
+    };
+};

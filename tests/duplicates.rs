@@ -1,0 +1,61 @@
+//! Two crates that define a tool of the same name, linked into one binary: the registry reports the
+//! duplicate with both definition sites instead of silently keeping one. A definition the registry
+//! cannot build is reported the same way.
+
+use pleach_core::{RegistryProblem, schemars::JsonSchema, serde::Deserialize, tool};
+
+/// An input whose schema is not an object: providers require object arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(crate = "pleach_core::serde")]
+#[schemars(crate = "pleach_core::schemars")]
+#[allow(dead_code)]
+enum Choice {
+    Left,
+    Right,
+}
+
+/// Picks a side.
+#[tool]
+async fn pick(#[input] choice: Choice) -> bool {
+    matches!(choice, Choice::Left)
+}
+
+fn link_both() {
+    // Referencing each crate's tool keeps it in the binary.
+    std::hint::black_box((dup_a::shared_name::__pleach_entry(), dup_b::shared_name::__pleach_entry()));
+}
+
+#[test]
+fn a_name_defined_in_two_crates_is_an_error_naming_both_sites() {
+    link_both();
+    let err = pleach_core::try_tool_registry().expect_err("the name is taken twice");
+    let duplicate = err
+        .problems()
+        .iter()
+        .find_map(|p| match p {
+            RegistryProblem::DuplicateName { name, first, second } if name == "shared_name" => {
+                Some((first.clone(), second.clone()))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no duplicate reported: {err}"));
+    assert!(duplicate.0.file().ends_with("dup-a/src/lib.rs"), "{}", duplicate.0);
+    assert!(duplicate.1.file().ends_with("dup-b/src/lib.rs"), "{}", duplicate.1);
+    let text = err.to_string();
+    assert!(text.contains("tool name `shared_name` is defined twice"), "{text}");
+    assert!(text.contains("dup-a/src/lib.rs:") && text.contains("dup-b/src/lib.rs:"), "{text}");
+
+    // The infallible accessor keeps one, deterministically (the first by file and line).
+    let kept = pleach_core::tool_registry().definition("shared_name").expect("one is kept");
+    assert!(kept.site().file().ends_with("dup-a/src/lib.rs"));
+}
+
+#[test]
+fn a_definition_that_cannot_be_built_is_reported_not_dropped() {
+    link_both();
+    let err = pleach_core::try_tool_registry().expect_err("pick's input is not an object");
+    let text = err.to_string();
+    assert!(text.contains("tool `pick`: the input schema is invalid"), "{text}");
+    assert!(text.contains("duplicates.rs"), "the message names the definition site: {text}");
+    assert!(pick::try_unified().is_err());
+}

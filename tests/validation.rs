@@ -1,0 +1,282 @@
+//! Validation before dispatch and the one-call pipeline: arguments are checked against the input
+//! schema (with JSON pointers and keywords) before the tool runs, results against the output
+//! schema after, and whatever error a tool returns becomes a `ToolError` with a stable code
+//! (`docs/error-codes.md`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use pleach_core::schemars::JsonSchema;
+use pleach_core::serde::{Deserialize, Serialize};
+use pleach_core::{
+    ErrorCode, ToolCall, ToolContext, ToolError, ValidationResult, define_tool, tool, validate_tool_call,
+};
+use serde_json::json;
+
+static SEARCH_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// Free-text search over the host corpus.
+#[tool]
+async fn search_corpus(
+    #[arg(description = "What to look for")] query: String,
+    #[arg(default = 10, min = 1, max = 50)] limit: u32,
+    language: Option<String>,
+) -> Vec<String> {
+    SEARCH_RUNS.fetch_add(1, Ordering::SeqCst);
+    (0..limit.min(3))
+        .map(|i| format!("{query} #{i} {}", language.as_deref().unwrap_or("any")))
+        .collect()
+}
+
+/// One line of an order.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)] // read through the schema, not the code
+#[serde(crate = "pleach_core::serde", deny_unknown_fields)]
+#[schemars(crate = "pleach_core::schemars")]
+struct Line {
+    sku: String,
+    #[schemars(range(min = 1))]
+    quantity: u32,
+}
+
+/// An order.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)] // read through the schema, not the code
+#[serde(crate = "pleach_core::serde", deny_unknown_fields)]
+#[schemars(crate = "pleach_core::schemars")]
+struct Order {
+    customer_id: String,
+    lines: Vec<Line>,
+}
+
+/// The placed order.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(crate = "pleach_core::serde")]
+#[schemars(crate = "pleach_core::schemars")]
+struct Placed {
+    items: u32,
+}
+
+/// Places an order.
+#[tool]
+async fn place_order(#[input] order: Order) -> Result<Placed, ToolError> {
+    if order.lines.is_empty() {
+        return Err(ToolError::new(ErrorCode::InputInvalid, "an order needs at least one line")
+            .with_location("/lines", "minItems"));
+    }
+    Ok(Placed {
+        items: order.lines.iter().map(|l| l.quantity).sum(),
+    })
+}
+
+fn verdict(name: &str, arguments: &str) -> ValidationResult {
+    validate_tool_call(&ToolCall::new("call_1", name, arguments))
+}
+
+fn locations(result: &ValidationResult) -> Vec<(&str, &str)> {
+    let mut found: Vec<(&str, &str)> = result
+        .errors
+        .iter()
+        .map(|e| (e.path.as_str(), e.keyword.as_str()))
+        .collect();
+    found.sort_unstable();
+    found
+}
+
+#[test]
+fn valid_calls_pass() {
+    assert_eq!(verdict("search_corpus", r#"{"query":"rust"}"#), ValidationResult::ok());
+    assert!(verdict("search_corpus", r#"{"query":"rust","limit":50,"language":"en"}"#).valid);
+    assert!(verdict("search_corpus", r#"{"query":"rust","language":null}"#).valid);
+    assert!(verdict("place_order", r#"{"customer_id":"c1","lines":[{"sku":"a","quantity":2}]}"#).valid);
+}
+
+#[test]
+fn each_violation_has_a_pointer_and_a_keyword() {
+    // (tool, arguments, the (pointer, keyword) of every violation)
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+    let cases: &[Case<'_>] = &[
+        ("search_corpus", "{}", &[("", "required")]),
+        ("search_corpus", r#"{"query":5}"#, &[("/query", "type")]),
+        ("search_corpus", r#"{"query":"x","limit":80}"#, &[("/limit", "maximum")]),
+        ("search_corpus", r#"{"query":"x","limit":0}"#, &[("/limit", "minimum")]),
+        ("search_corpus", r#"{"query":"x","limit":2.5}"#, &[("/limit", "type")]),
+        ("search_corpus", r#"{"query":"x","limt":5}"#, &[("", "additionalProperties")]),
+        ("search_corpus", "[]", &[("", "type")]),
+        (
+            "place_order",
+            r#"{"customer_id":"c","lines":[{"sku":"a","quantity":1},{"sku":7,"quantity":0}]}"#,
+            &[("/lines/1/quantity", "minimum"), ("/lines/1/sku", "type")],
+        ),
+    ];
+    for (name, arguments, expected) in cases {
+        let result = verdict(name, arguments);
+        assert!(!result.valid, "{arguments}");
+        assert_eq!(locations(&result), *expected, "{arguments}: {result:?}");
+        assert!(result.errors.iter().all(|e| !e.message.is_empty()));
+    }
+}
+
+#[test]
+fn text_that_is_not_json_or_repeats_a_key_is_refused() {
+    for (arguments, keyword, path) in [
+        (r#"{"query":"x""#, "json", ""),
+        (r#"{"query":"x"} {}"#, "json", ""),
+        ("\u{feff}{\"query\":\"x\"}", "json", ""),
+        (r#"{"query":"safe","query":"rm -rf /"}"#, "duplicateKey", ""),
+        (
+            r#"{"customer_id":"c","lines":[{"sku":"a","sku":"b","quantity":1}]}"#,
+            "duplicateKey",
+            "/lines/0",
+        ),
+    ] {
+        let name = if arguments.contains("lines") { "place_order" } else { "search_corpus" };
+        let result = verdict(name, arguments);
+        assert_eq!(locations(&result), [(path, keyword)], "{arguments}");
+    }
+}
+
+#[test]
+fn unknown_tools_are_reported() {
+    let result = verdict("no_such_tool", "{}");
+    assert_eq!(locations(&result), [("", "unknownTool")]);
+    assert!(result.errors[0].message.contains("`no_such_tool`"));
+}
+
+#[tokio::test]
+async fn invalid_input_fails_before_the_tool_runs() {
+    let tool = search_corpus::definition();
+    let before = SEARCH_RUNS.load(Ordering::SeqCst);
+    let err = tool
+        .call(r#"{"query":"x","limit":99}"#, ToolContext::new("c1"))
+        .await
+        .expect_err("limit is over the maximum");
+    assert_eq!(err.code(), ErrorCode::InputInvalid);
+    assert_eq!(err.path(), Some("/limit"));
+    assert_eq!(err.keyword(), Some("maximum"));
+    assert!(err.message().contains("50"), "the message says what was expected: {}", err.message());
+    assert!(err.is_recoverable());
+
+    let err = tool
+        .call(r#"{"query":"a","query":"b"}"#, ToolContext::new("c2"))
+        .await
+        .expect_err("duplicate key");
+    assert_eq!(err.code(), ErrorCode::ArgumentsNotJson);
+
+    let err = tool.call("not json", ToolContext::new("c3")).await.expect_err("not JSON");
+    assert_eq!(err.code(), ErrorCode::ArgumentsNotJson);
+    assert_eq!(SEARCH_RUNS.load(Ordering::SeqCst), before, "the tool never ran");
+}
+
+#[tokio::test]
+async fn defaults_apply_and_results_come_back_as_json() {
+    let out = search_corpus::definition()
+        .call(r#"{"query":"rust"}"#, ToolContext::new("c1"))
+        .await
+        .expect("valid call");
+    assert_eq!(out, json!(["rust #0 any", "rust #1 any", "rust #2 any"]));
+    let schema = search_corpus::definition().input_schema().clone();
+    assert_eq!(schema["properties"]["limit"]["default"], 10);
+    assert_eq!(schema["properties"]["query"]["description"], "What to look for");
+}
+
+#[tokio::test]
+async fn a_result_that_breaks_the_output_schema_fails_with_1002() {
+    let liar = define_tool("liar", "Promises a string, returns a number.")
+        .output_schema(json!({ "type": "string" }))
+        .execute_json(|_, _| async { Ok::<_, ToolError>(json!(5)) })
+        .expect("valid definition");
+    let err = liar.call("{}", ToolContext::new("c1")).await.expect_err("5 is not a string");
+    assert_eq!(err.code(), ErrorCode::OutputInvalid);
+    assert!(!err.is_recoverable(), "the model cannot fix the tool's output");
+}
+
+#[tokio::test]
+async fn a_tools_own_tool_error_keeps_its_code_and_location() {
+    let err = place_order::definition()
+        .call(r#"{"customer_id":"c","lines":[]}"#, ToolContext::new("c1"))
+        .await
+        .expect_err("no lines");
+    assert_eq!(err.code(), ErrorCode::InputInvalid);
+    assert_eq!(err.path(), Some("/lines"));
+    let ok = place_order::definition()
+        .call(
+            r#"{"customer_id":"c","lines":[{"sku":"a","quantity":2},{"sku":"b","quantity":3}]}"#,
+            ToolContext::new("c2"),
+        )
+        .await
+        .expect("valid order");
+    assert_eq!(ok, json!({ "items": 5 }));
+}
+
+/// Opens a file.
+#[tool]
+async fn open_file(path: String) -> std::io::Result<String> {
+    Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{path} not found")))
+}
+
+/// Always fails with text.
+#[tool]
+async fn fail_with_string() -> Result<u8, String> {
+    Err("the service said no".to_owned())
+}
+
+/// A host error type with its own mapping to codes.
+#[derive(Debug)]
+struct Busy;
+
+impl From<Busy> for ToolError {
+    fn from(_: Busy) -> Self {
+        ToolError::new(ErrorCode::Overloaded, "the backend is busy; retry in a minute")
+    }
+}
+
+/// Always busy.
+#[tool]
+async fn busy() -> Result<u8, Busy> {
+    Err(Busy)
+}
+
+/// An error type with `Debug` only.
+#[derive(Debug)]
+#[allow(dead_code)]
+struct Opaque(u32);
+
+/// Fails with a Debug-only error.
+#[tool]
+async fn opaque() -> Result<u8, Opaque> {
+    Err(Opaque(7))
+}
+
+#[tokio::test]
+async fn any_error_type_becomes_a_tool_error() {
+    let ctx = || ToolContext::new("c");
+    let err = open_file::definition().call(r#"{"path":"a.txt"}"#, ctx()).await.unwrap_err();
+    assert_eq!((err.code(), err.message()), (ErrorCode::ToolFailed, "a.txt not found"));
+
+    let err = fail_with_string::definition().call("{}", ctx()).await.unwrap_err();
+    assert_eq!((err.code(), err.message()), (ErrorCode::ToolFailed, "the service said no"));
+
+    let err = busy::definition().call("{}", ctx()).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Overloaded, "a user's own From impl wins");
+
+    let err = opaque::definition().call("{}", ctx()).await.unwrap_err();
+    assert_eq!((err.code(), err.message()), (ErrorCode::ToolFailed, "Opaque(7)"));
+}
+
+#[tokio::test]
+async fn the_context_reaches_the_tool() {
+    /// Reports its call id, or that it was cancelled.
+    #[tool]
+    async fn whoami(ctx: ToolContext) -> String {
+        if ctx.signal.is_cancelled() {
+            "cancelled".to_owned()
+        } else {
+            ctx.tool_call_id
+        }
+    }
+    let def = whoami::definition();
+    assert_eq!(def.call("{}", ToolContext::new("call_42")).await.unwrap(), json!("call_42"));
+    let ctx = ToolContext::new("call_43");
+    ctx.signal.cancel();
+    assert_eq!(def.call("{}", ctx).await.unwrap(), json!("cancelled"));
+}
