@@ -22,7 +22,10 @@ async fn pick(#[input] choice: Choice) -> bool {
 
 fn link_both() {
     // Referencing each crate's tool keeps it in the binary.
-    std::hint::black_box((dup_a::shared_name::__pleach_entry(), dup_b::shared_name::__pleach_entry()));
+    std::hint::black_box((
+        dup_a::shared_name::__pleach_entry(),
+        dup_b::shared_name::__pleach_entry(),
+    ));
 }
 
 #[test]
@@ -33,20 +36,38 @@ fn a_name_defined_in_two_crates_is_an_error_naming_both_sites() {
         .problems()
         .iter()
         .find_map(|p| match p {
-            RegistryProblem::DuplicateName { name, first, second } if name == "shared_name" => {
-                Some((first.clone(), second.clone()))
-            }
+            RegistryProblem::DuplicateName {
+                name,
+                first,
+                second,
+            } if name == "shared_name" => Some((first.clone(), second.clone())),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no duplicate reported: {err}"));
-    assert!(duplicate.0.file().ends_with("dup-a/src/lib.rs"), "{}", duplicate.0);
-    assert!(duplicate.1.file().ends_with("dup-b/src/lib.rs"), "{}", duplicate.1);
+    assert!(
+        duplicate.0.file().ends_with("dup-a/src/lib.rs"),
+        "{}",
+        duplicate.0
+    );
+    assert!(
+        duplicate.1.file().ends_with("dup-b/src/lib.rs"),
+        "{}",
+        duplicate.1
+    );
     let text = err.to_string();
-    assert!(text.contains("tool name `shared_name` is defined twice"), "{text}");
-    assert!(text.contains("dup-a/src/lib.rs:") && text.contains("dup-b/src/lib.rs:"), "{text}");
+    assert!(
+        text.contains("tool name `shared_name` is defined twice"),
+        "{text}"
+    );
+    assert!(
+        text.contains("dup-a/src/lib.rs:") && text.contains("dup-b/src/lib.rs:"),
+        "{text}"
+    );
 
     // The infallible accessor keeps one, deterministically (the first by file and line).
-    let kept = pleach_core::tool_registry().definition("shared_name").expect("one is kept");
+    let kept = pleach_core::tool_registry()
+        .definition("shared_name")
+        .expect("one is kept");
     assert!(kept.site().file().ends_with("dup-a/src/lib.rs"));
 }
 
@@ -55,7 +76,13 @@ fn a_definition_that_cannot_be_built_is_reported_not_dropped() {
     link_both();
     let err = pleach_core::try_tool_registry().expect_err("pick's input is not an object");
     let text = err.to_string();
-    assert!(text.contains("tool `pick`: the input schema is invalid"), "{text}");
-    assert!(text.contains("duplicates.rs"), "the message names the definition site: {text}");
+    assert!(
+        text.contains("tool `pick`: the input schema is invalid"),
+        "{text}"
+    );
+    assert!(
+        text.contains("duplicates.rs"),
+        "the message names the definition site: {text}"
+    );
     assert!(pick::try_unified().is_err());
 }

@@ -53,11 +53,17 @@ fn macro_tools_are_registered_sorted_with_schemas() {
             "additionalProperties": false
         })
     );
-    assert_eq!(add.output_schema().map(|s| &s["type"]), Some(&json!("integer")));
+    assert_eq!(
+        add.output_schema().map(|s| &s["type"]),
+        Some(&json!("integer"))
+    );
     assert!(add.site().file().ends_with("registry.rs"), "{}", add.site());
 
     assert!(registry.has("hello-world"));
-    assert!(!registry.has("greet"), "the `name` key replaces the fn's name");
+    assert!(
+        !registry.has("greet"),
+        "the `name` key replaces the fn's name"
+    );
     assert!(pleach_core::try_tool_registry().is_ok());
 }
 
@@ -69,7 +75,12 @@ fn unified_fields_reach_the_registry() {
     assert_eq!(tool.display_name(), "Read Balance");
     assert_eq!(tool.schema_key(), "ReadBalanceInput");
     // A basic tool carries no tier.
-    assert_eq!(tool_registry().get("add").and_then(UnifiedToolDefinition::safety_tier), None);
+    assert_eq!(
+        tool_registry()
+            .get("add")
+            .and_then(UnifiedToolDefinition::safety_tier),
+        None
+    );
 }
 
 #[tokio::test]
@@ -97,10 +108,16 @@ fn ping(description: &str) -> pleach_core::ToolDefinition {
 #[test]
 fn explicit_registration_refuses_duplicates_naming_both_sites() {
     // Two definitions of one name, at two lines.
-    let first = define_tool("ping", "first").execute_json(|_, _| async { Ok::<_, ToolError>(json!(1)) });
-    let second = define_tool("ping", "second").execute_json(|_, _| async { Ok::<_, ToolError>(json!(2)) });
+    let first =
+        define_tool("ping", "first").execute_json(|_, _| async { Ok::<_, ToolError>(json!(1)) });
+    let second =
+        define_tool("ping", "second").execute_json(|_, _| async { Ok::<_, ToolError>(json!(2)) });
     let (first, second) = (first.expect("valid"), second.expect("valid"));
-    assert_ne!(first.site(), second.site(), "each define_tool call records its own line");
+    assert_ne!(
+        first.site(),
+        second.site(),
+        "each define_tool call records its own line"
+    );
     let err = ToolRegistryBuilder::new()
         .register(first.clone())
         .register(second.clone())
@@ -121,9 +138,14 @@ fn explicit_registration_mixes_macro_and_runtime_tools() {
         .register(read_balance::unified())
         .build()
         .expect("unique names");
-    assert_eq!(registry.names().collect::<Vec<_>>(), ["add", "ping", "read_balance"]);
     assert_eq!(
-        registry.get("read_balance").and_then(UnifiedToolDefinition::safety_tier),
+        registry.names().collect::<Vec<_>>(),
+        ["add", "ping", "read_balance"]
+    );
+    assert_eq!(
+        registry
+            .get("read_balance")
+            .and_then(UnifiedToolDefinition::safety_tier),
         Some(SafetyTier::Standard)
     );
 }
@@ -146,12 +168,18 @@ impl ToolRegistry for ListRegistry {
 #[test]
 fn orchestrator_registry_shim_replaces_and_restores_the_active_registry() {
     let call = ToolCall::new("c1", "ping", "{}");
-    assert!(!pleach_core::validate_tool_call(&call).valid, "ping is not a macro tool");
+    assert!(
+        !pleach_core::validate_tool_call(&call).valid,
+        "ping is not a macro tool"
+    );
 
     pleach_core::set_orchestrator_registry(ListRegistry(vec![ping("Answers pong.").into()]));
     assert!(pleach_core::validate_tool_call(&call).valid);
     assert!(pleach_core::active_registry().has("ping"));
-    assert!(!pleach_core::active_registry().has("add"), "the shim replaces, not merges");
+    assert!(
+        !pleach_core::active_registry().has("add"),
+        "the shim replaces, not merges"
+    );
 
     pleach_core::clear_orchestrator_registry();
     assert!(!pleach_core::validate_tool_call(&call).valid);

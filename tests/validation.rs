@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use pleach_core::schemars::JsonSchema;
 use pleach_core::serde::{Deserialize, Serialize};
 use pleach_core::{
-    ErrorCode, ToolCall, ToolContext, ToolError, ValidationResult, define_tool, tool, validate_tool_call,
+    ErrorCode, ToolCall, ToolContext, ToolError, ValidationResult, define_tool, tool,
+    validate_tool_call,
 };
 use serde_json::json;
 
@@ -60,8 +61,10 @@ struct Placed {
 #[tool]
 async fn place_order(#[input] order: Order) -> Result<Placed, ToolError> {
     if order.lines.is_empty() {
-        return Err(ToolError::new(ErrorCode::InputInvalid, "an order needs at least one line")
-            .with_location("/lines", "minItems"));
+        return Err(
+            ToolError::new(ErrorCode::InputInvalid, "an order needs at least one line")
+                .with_location("/lines", "minItems"),
+        );
     }
     Ok(Placed {
         items: order.lines.iter().map(|l| l.quantity).sum(),
@@ -84,10 +87,25 @@ fn locations(result: &ValidationResult) -> Vec<(&str, &str)> {
 
 #[test]
 fn valid_calls_pass() {
-    assert_eq!(verdict("search_corpus", r#"{"query":"rust"}"#), ValidationResult::ok());
-    assert!(verdict("search_corpus", r#"{"query":"rust","limit":50,"language":"en"}"#).valid);
+    assert_eq!(
+        verdict("search_corpus", r#"{"query":"rust"}"#),
+        ValidationResult::ok()
+    );
+    assert!(
+        verdict(
+            "search_corpus",
+            r#"{"query":"rust","limit":50,"language":"en"}"#
+        )
+        .valid
+    );
     assert!(verdict("search_corpus", r#"{"query":"rust","language":null}"#).valid);
-    assert!(verdict("place_order", r#"{"customer_id":"c1","lines":[{"sku":"a","quantity":2}]}"#).valid);
+    assert!(
+        verdict(
+            "place_order",
+            r#"{"customer_id":"c1","lines":[{"sku":"a","quantity":2}]}"#
+        )
+        .valid
+    );
 }
 
 #[test]
@@ -97,10 +115,26 @@ fn each_violation_has_a_pointer_and_a_keyword() {
     let cases: &[Case<'_>] = &[
         ("search_corpus", "{}", &[("", "required")]),
         ("search_corpus", r#"{"query":5}"#, &[("/query", "type")]),
-        ("search_corpus", r#"{"query":"x","limit":80}"#, &[("/limit", "maximum")]),
-        ("search_corpus", r#"{"query":"x","limit":0}"#, &[("/limit", "minimum")]),
-        ("search_corpus", r#"{"query":"x","limit":2.5}"#, &[("/limit", "type")]),
-        ("search_corpus", r#"{"query":"x","limt":5}"#, &[("", "additionalProperties")]),
+        (
+            "search_corpus",
+            r#"{"query":"x","limit":80}"#,
+            &[("/limit", "maximum")],
+        ),
+        (
+            "search_corpus",
+            r#"{"query":"x","limit":0}"#,
+            &[("/limit", "minimum")],
+        ),
+        (
+            "search_corpus",
+            r#"{"query":"x","limit":2.5}"#,
+            &[("/limit", "type")],
+        ),
+        (
+            "search_corpus",
+            r#"{"query":"x","limt":5}"#,
+            &[("", "additionalProperties")],
+        ),
         ("search_corpus", "[]", &[("", "type")]),
         (
             "place_order",
@@ -129,7 +163,11 @@ fn text_that_is_not_json_or_repeats_a_key_is_refused() {
             "/lines/0",
         ),
     ] {
-        let name = if arguments.contains("lines") { "place_order" } else { "search_corpus" };
+        let name = if arguments.contains("lines") {
+            "place_order"
+        } else {
+            "search_corpus"
+        };
         let result = verdict(name, arguments);
         assert_eq!(locations(&result), [(path, keyword)], "{arguments}");
     }
@@ -153,7 +191,11 @@ async fn invalid_input_fails_before_the_tool_runs() {
     assert_eq!(err.code(), ErrorCode::InputInvalid);
     assert_eq!(err.path(), Some("/limit"));
     assert_eq!(err.keyword(), Some("maximum"));
-    assert!(err.message().contains("50"), "the message says what was expected: {}", err.message());
+    assert!(
+        err.message().contains("50"),
+        "the message says what was expected: {}",
+        err.message()
+    );
     assert!(err.is_recoverable());
 
     let err = tool
@@ -162,9 +204,16 @@ async fn invalid_input_fails_before_the_tool_runs() {
         .expect_err("duplicate key");
     assert_eq!(err.code(), ErrorCode::ArgumentsNotJson);
 
-    let err = tool.call("not json", ToolContext::new("c3")).await.expect_err("not JSON");
+    let err = tool
+        .call("not json", ToolContext::new("c3"))
+        .await
+        .expect_err("not JSON");
     assert_eq!(err.code(), ErrorCode::ArgumentsNotJson);
-    assert_eq!(SEARCH_RUNS.load(Ordering::SeqCst), before, "the tool never ran");
+    assert_eq!(
+        SEARCH_RUNS.load(Ordering::SeqCst),
+        before,
+        "the tool never ran"
+    );
 }
 
 #[tokio::test]
@@ -176,7 +225,10 @@ async fn defaults_apply_and_results_come_back_as_json() {
     assert_eq!(out, json!(["rust #0 any", "rust #1 any", "rust #2 any"]));
     let schema = search_corpus::definition().input_schema().clone();
     assert_eq!(schema["properties"]["limit"]["default"], 10);
-    assert_eq!(schema["properties"]["query"]["description"], "What to look for");
+    assert_eq!(
+        schema["properties"]["query"]["description"],
+        "What to look for"
+    );
 }
 
 #[tokio::test]
@@ -185,9 +237,15 @@ async fn a_result_that_breaks_the_output_schema_fails_with_1002() {
         .output_schema(json!({ "type": "string" }))
         .execute_json(|_, _| async { Ok::<_, ToolError>(json!(5)) })
         .expect("valid definition");
-    let err = liar.call("{}", ToolContext::new("c1")).await.expect_err("5 is not a string");
+    let err = liar
+        .call("{}", ToolContext::new("c1"))
+        .await
+        .expect_err("5 is not a string");
     assert_eq!(err.code(), ErrorCode::OutputInvalid);
-    assert!(!err.is_recoverable(), "the model cannot fix the tool's output");
+    assert!(
+        !err.is_recoverable(),
+        "the model cannot fix the tool's output"
+    );
 }
 
 #[tokio::test]
@@ -211,7 +269,10 @@ async fn a_tools_own_tool_error_keeps_its_code_and_location() {
 /// Opens a file.
 #[tool]
 async fn open_file(path: String) -> std::io::Result<String> {
-    Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{path} not found")))
+    Err(std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!("{path} not found"),
+    ))
 }
 
 /// Always fails with text.
@@ -226,7 +287,10 @@ struct Busy;
 
 impl From<Busy> for ToolError {
     fn from(_: Busy) -> Self {
-        ToolError::new(ErrorCode::Overloaded, "the backend is busy; retry in a minute")
+        ToolError::new(
+            ErrorCode::Overloaded,
+            "the backend is busy; retry in a minute",
+        )
     }
 }
 
@@ -250,17 +314,36 @@ async fn opaque() -> Result<u8, Opaque> {
 #[tokio::test]
 async fn any_error_type_becomes_a_tool_error() {
     let ctx = || ToolContext::new("c");
-    let err = open_file::definition().call(r#"{"path":"a.txt"}"#, ctx()).await.unwrap_err();
-    assert_eq!((err.code(), err.message()), (ErrorCode::ToolFailed, "a.txt not found"));
+    let err = open_file::definition()
+        .call(r#"{"path":"a.txt"}"#, ctx())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::ToolFailed, "a.txt not found")
+    );
 
-    let err = fail_with_string::definition().call("{}", ctx()).await.unwrap_err();
-    assert_eq!((err.code(), err.message()), (ErrorCode::ToolFailed, "the service said no"));
+    let err = fail_with_string::definition()
+        .call("{}", ctx())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::ToolFailed, "the service said no")
+    );
 
     let err = busy::definition().call("{}", ctx()).await.unwrap_err();
-    assert_eq!(err.code(), ErrorCode::Overloaded, "a user's own From impl wins");
+    assert_eq!(
+        err.code(),
+        ErrorCode::Overloaded,
+        "a user's own From impl wins"
+    );
 
     let err = opaque::definition().call("{}", ctx()).await.unwrap_err();
-    assert_eq!((err.code(), err.message()), (ErrorCode::ToolFailed, "Opaque(7)"));
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::ToolFailed, "Opaque(7)")
+    );
 }
 
 #[tokio::test]
@@ -275,7 +358,10 @@ async fn the_context_reaches_the_tool() {
         }
     }
     let def = whoami::definition();
-    assert_eq!(def.call("{}", ToolContext::new("call_42")).await.unwrap(), json!("call_42"));
+    assert_eq!(
+        def.call("{}", ToolContext::new("call_42")).await.unwrap(),
+        json!("call_42")
+    );
     let ctx = ToolContext::new("call_43");
     ctx.signal.cancel();
     assert_eq!(def.call("{}", ctx).await.unwrap(), json!("cancelled"));

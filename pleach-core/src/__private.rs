@@ -90,9 +90,9 @@ pub fn unified(definition: ToolDefinition, fields: &UnifiedFields) -> UnifiedToo
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool argument: it has no JSON Schema",
     label = "this type does not implement `JsonSchema`",
-    note = "derive it next to `Deserialize`: `#[derive(Deserialize, JsonSchema)]` (both are re-exported as `pleach_core::serde` and `pleach_core::schemars`)"
+    note = "derive it next to `Deserialize`: `#[derive(Deserialize, JsonSchema)]`; through pleach's re-exports (`pleach_core::serde`, `pleach_core::schemars`) add `#[serde(crate = \"pleach_core::serde\")]` and `#[schemars(crate = \"pleach_core::schemars\")]` too"
 )]
-pub trait ToolArgument {
+pub trait ToolArgument: JsonSchema {
     fn argument_schema(generator: &mut SchemaGenerator) -> Value;
 }
 
@@ -106,7 +106,7 @@ impl<T: JsonSchema + ?Sized> ToolArgument for T {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool's output: it does not implement `Serialize`",
     label = "the tool returns this type, which cannot be written as JSON",
-    note = "derive it: `#[derive(Serialize)]` (re-exported as `pleach_core::serde::Serialize`), or return a type that is already `Serialize`"
+    note = "derive it: `#[derive(Serialize)]` (through pleach's re-export `pleach_core::serde::Serialize`, add `#[serde(crate = \"pleach_core::serde\")]` too), or return a type that is already `Serialize`"
 )]
 pub trait ToolOutput {
     fn to_output(&self) -> Result<Value, ToolError>;
@@ -214,8 +214,45 @@ impl ParamsSchema {
 }
 
 /// The input schema of a tool that takes one `#[input]` type.
-pub fn input_schema<T: ToolArgument + JsonSchema>() -> Value {
+pub fn input_schema<T: ToolArgument>() -> Value {
     schema::input_schema_for::<T>()
+}
+
+/// A parameter type that a string-literal `#[arg(default = "…")]` can build.
+#[diagnostic::on_unimplemented(
+    message = "a string default cannot build a `{Self}`",
+    label = "this default is a string, the parameter is not",
+    note = "give a default of the parameter's type (`default = 10`, `default = true`), or make the parameter a string type (`String`, `Option<String>`, `PathBuf`, …)"
+)]
+pub trait DefaultFromStr {
+    fn default_from_str(text: &'static str) -> Self;
+}
+
+// Listed rather than blanket over `From<&str>`: the error then names these, not every `From`
+// impl of the parameter type in the dependency graph.
+macro_rules! default_from_str {
+    ($($ty:ty),*) => {$(
+        impl DefaultFromStr for $ty {
+            fn default_from_str(text: &'static str) -> Self {
+                <$ty>::from(text)
+            }
+        }
+    )*};
+}
+
+default_from_str!(
+    String,
+    &'static str,
+    Box<str>,
+    Arc<str>,
+    std::borrow::Cow<'static, str>,
+    std::path::PathBuf
+);
+
+impl<T: DefaultFromStr> DefaultFromStr for Option<T> {
+    fn default_from_str(text: &'static str) -> Self {
+        Some(T::default_from_str(text))
+    }
 }
 
 /// Serializes a `#[arg(default/min/max = …)]` value for the schema.
@@ -226,6 +263,15 @@ pub fn json_value<T: Serialize + ?Sized>(value: &T) -> Option<Value> {
 /// Reads the arguments text into the tool's input.
 pub fn parse_input<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
     schema::deserialize_input(arguments)
+}
+
+/// Boxes a tool's future; the `Send` bound is spelled here so a non-`Send` tool is reported on
+/// its name (generated code calls this with the fn's span).
+pub fn boxed<F>(future: F) -> ToolFuture
+where
+    F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    Box::pin(future)
 }
 
 // Output schema, by autoref specialization: `(&&OutputProbe::<T>::new()).output_schema()` is the
@@ -266,7 +312,7 @@ impl<T: ?Sized> OutputSchemaNone for OutputProbe<T> {
 }
 
 // Error conversion, by autoref specialization on the concrete error type a tool returns:
-// `(&&&&ErrorProbe::new(e)).tool_error()` prefers `Into<ToolError>` (a `ToolError`, a user's own
+// `(&&&&&ErrorProbe::new(e)).tool_error()` prefers `Into<ToolError>` (a `ToolError`, a user's own
 // `From` impl), then `std::error::Error` (message + source chain), then `Display`, then `Debug`.
 
 pub struct ErrorProbe<E>(Cell<Option<E>>);
@@ -285,11 +331,21 @@ fn lost() -> ToolError {
     ToolError::failed("the tool failed")
 }
 
+/// What a tool's error type must offer; reached only when it offers none of it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's error type: it implements neither `Into<ToolError>`, `std::error::Error`, `Display` nor `Debug`",
+    label = "the tool returns `Err` of this type",
+    note = "derive `Debug` on it, implement `Display` (the model reads that text), or implement `From<{Self}> for pleach_core::ToolError`"
+)]
+pub trait ToolErrorSource {}
+
+impl<E: Debug> ToolErrorSource for E {}
+
 pub trait ErrorViaInto {
     fn tool_error(&self) -> ToolError;
 }
 
-impl<E: Into<ToolError>> ErrorViaInto for &&&ErrorProbe<E> {
+impl<E: Into<ToolError>> ErrorViaInto for &&&&ErrorProbe<E> {
     fn tool_error(&self) -> ToolError {
         self.take().map_or_else(lost, Into::into)
     }
@@ -299,7 +355,7 @@ pub trait ErrorViaStdError {
     fn tool_error(&self) -> ToolError;
 }
 
-impl<E: std::error::Error + 'static> ErrorViaStdError for &&ErrorProbe<E> {
+impl<E: std::error::Error + 'static> ErrorViaStdError for &&&ErrorProbe<E> {
     fn tool_error(&self) -> ToolError {
         self.take().map_or_else(lost, |e| ToolError::from_error(&e))
     }
@@ -309,7 +365,7 @@ pub trait ErrorViaDisplay {
     fn tool_error(&self) -> ToolError;
 }
 
-impl<E: Display> ErrorViaDisplay for &ErrorProbe<E> {
+impl<E: Display> ErrorViaDisplay for &&ErrorProbe<E> {
     fn tool_error(&self) -> ToolError {
         self.take()
             .map_or_else(lost, |e| ToolError::failed(e.to_string()))
@@ -320,9 +376,26 @@ pub trait ErrorViaDebug {
     fn tool_error(&self) -> ToolError;
 }
 
-impl<E: Debug> ErrorViaDebug for ErrorProbe<E> {
+impl<E: Debug> ErrorViaDebug for &ErrorProbe<E> {
     fn tool_error(&self) -> ToolError {
         self.take()
             .map_or_else(lost, |e| ToolError::failed(format!("{e:?}")))
+    }
+}
+
+pub trait ErrorViaNothing<E> {
+    fn tool_error(&self) -> ToolError
+    where
+        E: ToolErrorSource;
+}
+
+impl<E> ErrorViaNothing<E> for ErrorProbe<E> {
+    // Chosen only when every level above failed; the method's bound then reports the error with
+    // `ToolErrorSource`'s message instead of "no method named `tool_error`".
+    fn tool_error(&self) -> ToolError
+    where
+        E: ToolErrorSource,
+    {
+        lost()
     }
 }

@@ -49,8 +49,8 @@
 //!
 //! | item | what it is |
 //! | --- | --- |
-//! | [`tool`] (attribute) | the basic tool shape (`defineTool`): `name`, `description` |
-//! | [`unified_tool`] | the registry-level shape (`createUnifiedTool`): adds `id`, `display_name`, `category`, `schema_key`, `safety_tier` |
+//! | [`tool`](macro@tool) (attribute) | the basic tool shape (`defineTool`): `name`, `description` |
+//! | [`unified_tool`](macro@unified_tool) | the registry-level shape (`createUnifiedTool`): adds `id`, `display_name`, `category`, `schema_key`, `safety_tier` |
 //! | [`ToolDefinition`], [`define_tool`] | the basic shape at run time, from typed code or a raw JSON Schema |
 //! | [`UnifiedToolDefinition`], [`create_unified_tool`] | the registry-level shape at run time |
 //! | [`ToolContext`] | `tool_call_id` and the cancellation `signal` |

@@ -113,7 +113,10 @@ impl Registry {
 
     /// Sorts `tools` and keeps one per name; every other tool of a taken name is a problem naming
     /// both sites. Sorting by (name, site) makes the kept one the same on every run.
-    fn from_tools(mut tools: Vec<UnifiedToolDefinition>, problems: &mut Vec<RegistryProblem>) -> Self {
+    fn from_tools(
+        mut tools: Vec<UnifiedToolDefinition>,
+        problems: &mut Vec<RegistryProblem>,
+    ) -> Self {
         tools.sort_by(|a, b| {
             a.name()
                 .cmp(b.name())
@@ -412,7 +415,10 @@ pub fn clear_orchestrator_registry() {
 /// # let _ = names;
 /// ```
 pub fn active_registry() -> Arc<dyn ToolRegistry> {
-    let installed = ACTIVE.read().unwrap_or_else(PoisonError::into_inner).clone();
+    let installed = ACTIVE
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
     installed.unwrap_or_else(|| compiled().registry.clone())
 }
 

@@ -228,7 +228,14 @@ pub(crate) fn input_schema_for<T: JsonSchema + ?Sized>() -> Value {
 
 /// The output schema of a typed output; `None` when it accepts anything (`serde_json::Value`).
 pub(crate) fn output_schema_for<T: JsonSchema + ?Sized>() -> Option<Value> {
-    let schema = generator().into_root_schema_for::<T>().to_value();
+    let mut schema = generator().into_root_schema_for::<T>().to_value();
+    // schemars titles every root (`"double"`, `"Array_of_string"`); only a struct's name says
+    // something to a reader.
+    if let Some(map) = schema.as_object_mut()
+        && map.get("type").and_then(Value::as_str) != Some("object")
+    {
+        map.remove("title");
+    }
     let accepts_anything = match &schema {
         Value::Bool(true) => true,
         Value::Object(map) => map

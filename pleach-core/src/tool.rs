@@ -102,7 +102,11 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// A call from its id, the tool's name and the arguments text.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         ToolCall {
             id: id.into(),
             name: name.into(),
@@ -198,7 +202,9 @@ pub enum DefinitionError {
         site: DefinitionSite,
     },
     /// The description is empty; the model reads it to decide when to call the tool.
-    #[error("tool `{name}` has an empty description; the model reads it to decide when to call the tool (defined at {site})")]
+    #[error(
+        "tool `{name}` has an empty description; the model reads it to decide when to call the tool (defined at {site})"
+    )]
     EmptyDescription {
         /// The tool.
         name: String,
@@ -387,7 +393,8 @@ impl ToolDefinition {
     /// # }
     /// ```
     pub async fn call(&self, arguments: &str, ctx: ToolContext) -> Result<Value, ToolError> {
-        let value = schema::parse_arguments(arguments).map_err(schema::ValidationError::into_tool_error)?;
+        let value =
+            schema::parse_arguments(arguments).map_err(schema::ValidationError::into_tool_error)?;
         self.inner.input.check_input(&value)?;
         let future = (self.inner.invoke)(arguments, ctx)?;
         let output = future.await?;
@@ -563,7 +570,7 @@ impl ToolBuilder {
     }
 
     /// Finishes the definition with JSON code: the input is the arguments as a
-    /// [`Value`](serde_json::Value), already validated against the input schema (an open object
+    /// [`Value`], already validated against the input schema (an open object
     /// schema when none was set).
     ///
     /// ```
@@ -791,13 +798,18 @@ mod tests {
             .input_schema(serde_json::json!({ "type": "string" }))
             .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
             .unwrap_err();
-        assert!(matches!(err, DefinitionError::InvalidSchema { which: "input", .. }));
+        assert!(matches!(
+            err,
+            DefinitionError::InvalidSchema { which: "input", .. }
+        ));
     }
 
     #[test]
     fn invalid_schema_is_refused_at_definition() {
         let err = define_tool("t", "d")
-            .input_schema(serde_json::json!({ "type": "object", "properties": { "a": { "type": 5 } } }))
+            .input_schema(
+                serde_json::json!({ "type": "object", "properties": { "a": { "type": 5 } } }),
+            )
             .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
             .unwrap_err();
         assert!(err.to_string().contains("input schema is invalid"), "{err}");
@@ -812,7 +824,10 @@ mod tests {
             }))
             .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
             .unwrap_err();
-        assert!(matches!(err, DefinitionError::InvalidSchema { .. }), "{err}");
+        assert!(
+            matches!(err, DefinitionError::InvalidSchema { .. }),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! A typed view of the annotated fn: its parameters (model-facing arguments, the injected context,
 //! or one input type), its return type and its docs, each pointing at the original tokens.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
+use syn::{FnArg, GenericArgument, Ident, ItemFn, Meta, Pat, PathArguments, ReturnType, Type};
 
 use crate::attr::{ArgAttrs, parse_arg_attr};
 use crate::check::Errors;
@@ -30,8 +31,8 @@ pub(crate) struct Param {
     pub(crate) property: String,
     pub(crate) ty: Type,
     pub(crate) kind: ParamKind,
-    /// The whole parameter, for error spans.
-    pub(crate) span: Span,
+    /// The whole parameter as written, so an error about it covers it from first to last token.
+    pub(crate) tokens: TokenStream,
 }
 
 /// What a parameter is to the tool.
@@ -52,8 +53,9 @@ pub(crate) enum ParamKind {
 pub(crate) enum Output {
     /// `T` (or nothing: `()`).
     Plain(Type),
-    /// `Result<T, E>` or an alias ending in `Result<T>`: `ok` is `T`.
-    Result { ok: Type },
+    /// `Result<T, E>` or an alias ending in `Result<T>`: `ok` is `T`; `error_span` is `E`'s (or the
+    /// alias's `Result`), where an unusable error type is reported.
+    Result { ok: Type, error_span: Span },
 }
 
 /// Removes `#[arg]` / `#[input]` from the parameters of `item` (also for the fallback, so a mistake
@@ -79,41 +81,56 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
         let ident = match &*pat_type.pat {
             Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
             other => {
-                errors.push(syn::Error::new(
-                    other.span(),
+                errors.push(syn::Error::new_spanned(
+                    other,
                     "tool parameters must be plain names (the name is the argument the model sees); destructure inside the body",
                 ));
                 continue;
             }
         };
         let ty = (*pat_type.ty).clone();
-        let mut arg_attrs = ArgAttrs::default();
-        let mut marked_input = None;
-        for attr in &pat_type.attrs {
-            if attr.path().is_ident("arg") {
-                parse_arg_attr(attr, &mut arg_attrs, errors);
-            } else if attr.path().is_ident("input") {
-                if let Err(error) = attr.meta.require_path_only() {
-                    errors.push(error);
-                }
-                marked_input = Some(attr.span());
-            }
+        let arg_attrs: Vec<&syn::Attribute> = pat_type
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("arg"))
+            .collect();
+        let input_attr = pat_type.attrs.iter().find(|a| a.path().is_ident("input"));
+        if let Some(attr) = input_attr {
+            input_marker_is_bare(attr, errors);
         }
         let kind = if is_tool_context(&ty) {
+            // Neither helper means anything on the injected context; ignoring one silently would
+            // hide what the user meant.
+            if let Some(attr) = input_attr {
+                errors.push(syn::Error::new_spanned(
+                    attr,
+                    "the `ToolContext` is injected by the runtime, not the tool's input; remove `#[input]`",
+                ));
+            }
+            for attr in &arg_attrs {
+                errors.push(syn::Error::new_spanned(
+                    attr,
+                    "the `ToolContext` is injected by the runtime and is not in the schema; remove `#[arg]`",
+                ));
+            }
             ParamKind::Context
-        } else if let Some(span) = marked_input {
-            if arg_attrs.description.is_some() || arg_attrs.default.is_some() {
-                errors.push(syn::Error::new(
-                    span,
-                    "`#[input]` takes the whole input from one type; describe its fields with doc comments and `#[schemars(…)]` on the type, not with `#[arg]`",
+        } else if input_attr.is_some() {
+            // Every `#[arg]` key would be ignored: the input type's own schema is the schema.
+            for attr in &arg_attrs {
+                errors.push(syn::Error::new_spanned(
+                    attr,
+                    "`#[arg]` does not apply to an `#[input]` parameter, whose type is the whole schema; remove it and describe the fields on the type (doc comments, `#[schemars(…)]`)",
                 ));
             }
             ParamKind::Input
         } else {
-            let optional = is_option(&ty);
+            let mut attrs = ArgAttrs::default();
+            for attr in &arg_attrs {
+                parse_arg_attr(attr, &mut attrs, errors);
+            }
             ParamKind::Argument {
-                attrs: Box::new(arg_attrs),
-                optional,
+                attrs: Box::new(attrs),
+                optional: is_option(&ty),
             }
         };
         params.push(Param {
@@ -121,14 +138,14 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
             ident,
             ty,
             kind,
-            span: pat_type.span(),
+            tokens: pat_type.to_token_stream(),
         });
     }
     strip_helper_attrs(&mut item);
     let output = match &item.sig.output {
         ReturnType::Default => Output::Plain(syn::parse_quote!(())),
-        ReturnType::Type(_, ty) => match result_ok_type(ty) {
-            Some(ok) => Output::Result { ok },
+        ReturnType::Type(_, ty) => match result_types(ty) {
+            Some((ok, error_span)) => Output::Result { ok, error_span },
             None => Output::Plain((**ty).clone()),
         },
     };
@@ -138,6 +155,20 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
         params,
         output,
         docs,
+    }
+}
+
+/// `#[input]` is a marker; syn's own message for arguments ("unexpected token in attribute") does
+/// not say what to write instead.
+fn input_marker_is_bare(attr: &syn::Attribute, errors: &mut Errors) {
+    let message = "`#[input]` takes no arguments; write `#[input]` and configure the type with `#[serde(…)]` and `#[schemars(…)]` on its definition";
+    match &attr.meta {
+        Meta::Path(_) => {}
+        Meta::List(list) => errors.push(syn::Error::new(list.delimiter.span().join(), message)),
+        Meta::NameValue(name_value) => {
+            let (eq, value) = (&name_value.eq_token, &name_value.value);
+            errors.push(syn::Error::new_spanned(quote::quote!(#eq #value), message));
+        }
     }
 }
 
@@ -164,12 +195,14 @@ pub(crate) fn is_tool_context_ref(ty: &Type) -> bool {
 /// `Option<T>`.
 fn is_option(ty: &Type) -> bool {
     last_segment(ty).is_some_and(|s| {
-        s.ident == "Option" && matches!(&s.arguments, PathArguments::AngleBracketed(a) if a.args.len() == 1)
+        s.ident == "Option"
+            && matches!(&s.arguments, PathArguments::AngleBracketed(a) if a.args.len() == 1)
     })
 }
 
-/// `T` of `Result<T, E>`, `io::Result<T>`, `anyhow::Result<T>`, …
-fn result_ok_type(ty: &Type) -> Option<Type> {
+/// `T` of `Result<T, E>`, `io::Result<T>`, `anyhow::Result<T>`, …, and the span of `E` (of
+/// `Result` for an alias without it).
+fn result_types(ty: &Type) -> Option<(Type, Span)> {
     let segment = last_segment(ty)?;
     if segment.ident != "Result" {
         return None;
@@ -177,10 +210,14 @@ fn result_ok_type(ty: &Type) -> Option<Type> {
     let PathArguments::AngleBracketed(args) = &segment.arguments else {
         return None;
     };
-    match args.args.first()? {
-        GenericArgument::Type(ok) => Some(ok.clone()),
-        _ => None,
-    }
+    let GenericArgument::Type(ok) = args.args.first()? else {
+        return None;
+    };
+    let error_span = match args.args.iter().nth(1) {
+        Some(GenericArgument::Type(error)) => error.span(),
+        _ => segment.ident.span(),
+    };
+    Some((ok.clone(), error_span))
 }
 
 /// The doc comment: `///` lines joined, common indentation removed, empty when blank.
@@ -198,7 +235,14 @@ fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
             },
             _ => None,
         })
-        .flat_map(|s| s.lines().map(str::to_owned).collect::<Vec<_>>())
+        // `"".lines()` is empty: a blank `///` line must still separate paragraphs.
+        .flat_map(|s| {
+            if s.is_empty() {
+                vec![String::new()]
+            } else {
+                s.lines().map(str::to_owned).collect::<Vec<_>>()
+            }
+        })
         .collect();
     let indent = lines
         .iter()

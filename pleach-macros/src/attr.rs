@@ -1,9 +1,9 @@
 //! The keys each macro accepts, every value kept with its span, and every mistake collected.
 
 use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, LitStr, Meta, Token};
 
 use crate::check::{Errors, did_you_mean};
@@ -29,8 +29,13 @@ impl Shape {
 /// Keys of the basic shape.
 pub(crate) const BASIC_KEYS: &[&str] = &["name", "description"];
 /// Keys only the registry-level shape has.
-pub(crate) const UNIFIED_ONLY_KEYS: &[&str] =
-    &["id", "display_name", "category", "schema_key", "safety_tier"];
+pub(crate) const UNIFIED_ONLY_KEYS: &[&str] = &[
+    "id",
+    "display_name",
+    "category",
+    "schema_key",
+    "safety_tier",
+];
 /// The values of `safety_tier`.
 pub(crate) const SAFETY_TIERS: &[&str] = &["critical", "standard", "advisory"];
 
@@ -74,10 +79,11 @@ pub(crate) fn parse_tool_attrs(shape: Shape, args: TokenStream, errors: &mut Err
     for meta in metas {
         let path = meta.path();
         let Some(ident) = path.get_ident() else {
-            errors.push(syn::Error::new(
-                path.span(),
+            errors.push(syn::Error::new_spanned(
+                path,
                 format!(
-                    "expected a key of {}: {}",
+                    "unknown key `{}` for `{}`; keys are plain names: {}",
+                    path.to_token_stream().to_string().replace(' ', ""),
                     shape.attribute(),
                     keys_of(shape)
                         .iter()
@@ -113,7 +119,11 @@ pub(crate) fn parse_tool_attrs(shape: Shape, args: TokenStream, errors: &mut Err
 fn keys_of(shape: Shape) -> Vec<&'static str> {
     match shape {
         Shape::Basic => BASIC_KEYS.to_vec(),
-        Shape::Unified => BASIC_KEYS.iter().chain(UNIFIED_ONLY_KEYS).copied().collect(),
+        Shape::Unified => BASIC_KEYS
+            .iter()
+            .chain(UNIFIED_ONLY_KEYS)
+            .copied()
+            .collect(),
     }
 }
 
@@ -135,7 +145,11 @@ fn key_allowed(shape: Shape, key: &str, span: Span, errors: &mut Errors) -> bool
             "`{key}` is not a tool field; per-tool timeouts are runtime or plugin configuration, keyed by tool name"
         )
     } else {
-        let everything: Vec<&str> = BASIC_KEYS.iter().chain(UNIFIED_ONLY_KEYS).copied().collect();
+        let everything: Vec<&str> = BASIC_KEYS
+            .iter()
+            .chain(UNIFIED_ONLY_KEYS)
+            .copied()
+            .collect();
         let listed = allowed
             .iter()
             .map(|k| format!("`{k}`"))
@@ -143,15 +157,17 @@ fn key_allowed(shape: Shape, key: &str, span: Span, errors: &mut Errors) -> bool
             .join(", ");
         match did_you_mean(key, &everything) {
             Some(near) if allowed.contains(&near) => format!(
-                "unknown key `{key}` for {}; did you mean `{near}`?",
+                "unknown key `{key}` for `{}`; did you mean `{near}`?",
                 shape.attribute()
             ),
+            // The near miss is a key of the other macro: suggesting it bare would only lead to
+            // the next error.
             Some(near) => format!(
-                "unknown key `{key}` for {}; did you mean `{near}`? (a key of `#[unified_tool]`, not of `#[tool]`)",
+                "unknown key `{key}` for `{}`; did you mean `{near}`? it is a key of the registry-level shape: `#[unified_tool({near} = …)]`",
                 shape.attribute()
             ),
             None => format!(
-                "unknown key `{key}` for {}; expected one of {listed}",
+                "unknown key `{key}` for `{}`; expected one of {listed}",
                 shape.attribute()
             ),
         }
@@ -168,16 +184,16 @@ fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
                 lit: Lit::Str(lit), ..
             }) => Some(lit.clone()),
             other => {
-                errors.push(syn::Error::new(
-                    other.span(),
+                errors.push(syn::Error::new_spanned(
+                    other,
                     format!("`{key}` takes a string literal: `{key} = \"…\"`"),
                 ));
                 None
             }
         },
         other => {
-            errors.push(syn::Error::new(
-                other.span(),
+            errors.push(syn::Error::new_spanned(
+                other,
                 format!("`{key}` takes a value: `{key} = \"…\"`"),
             ));
             None
@@ -199,6 +215,14 @@ pub(crate) const ARG_KEYS: &[&str] = &["description", "default", "min", "max"];
 
 /// Parses one `#[arg(…)]` into `into`, collecting mistakes.
 pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors: &mut Errors) {
+    // syn's own message for this ("expected attribute arguments in parentheses") names no key.
+    if !matches!(attr.meta, Meta::List(_)) {
+        errors.push(syn::Error::new_spanned(
+            attr,
+            "`#[arg]` takes keys in parentheses: `#[arg(description = \"…\", default = …, min = …, max = …)]`",
+        ));
+        return;
+    }
     let metas = match attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated) {
         Ok(metas) => metas,
         Err(error) => {
@@ -208,13 +232,13 @@ pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors:
     };
     for meta in metas {
         let path = meta.path();
-        let key = path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let key = path.get_ident().map_or_else(
+            || path.to_token_stream().to_string().replace(' ', ""),
+            ToString::to_string,
+        );
         let Meta::NameValue(nv) = &meta else {
-            errors.push(syn::Error::new(
-                meta.span(),
+            errors.push(syn::Error::new_spanned(
+                &meta,
                 format!("`{key}` takes a value: `#[arg({key} = …)]`"),
             ));
             continue;
@@ -227,8 +251,8 @@ pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors:
                 {
                     into.description.replace(lit.clone()).is_some()
                 } else {
-                    errors.push(syn::Error::new(
-                        nv.value.span(),
+                    errors.push(syn::Error::new_spanned(
+                        &nv.value,
                         "`description` takes a string literal: `#[arg(description = \"…\")]`",
                     ));
                     false
@@ -242,16 +266,16 @@ pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors:
                     Some(near) => format!("did you mean `{near}`?"),
                     None => "expected one of `description`, `default`, `min`, `max`".to_owned(),
                 };
-                errors.push(syn::Error::new(
-                    path.span(),
+                errors.push(syn::Error::new_spanned(
+                    path,
                     format!("unknown key `{key}` for `#[arg]`; {hint}"),
                 ));
                 false
             }
         };
         if duplicate {
-            errors.push(syn::Error::new(
-                path.span(),
+            errors.push(syn::Error::new_spanned(
+                path,
                 format!("duplicate key `{key}` in `#[arg]`; give each key once"),
             ));
         }

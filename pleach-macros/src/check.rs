@@ -1,7 +1,6 @@
 //! Cross-field rules, one small fn per rule. Each reports on the offending token and says how to
 //! fix it; all of them run, so the user sees every mistake at once.
 
-use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, LitStr, Signature, Type};
@@ -26,14 +25,26 @@ impl Errors {
     }
 }
 
-/// The closest of `candidates` to `word`, if it is close enough to be a typo.
+/// The closest of `candidates` to `word`, if it is close enough to be a typo, or else the one it
+/// abbreviates or spells out (`maximum` → `max`, `desc` → `description`: JSON Schema's and other
+/// libraries' spellings of our keys).
 pub(crate) fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
+    let typo = candidates
         .iter()
         .map(|c| (edit_distance(word, c), *c))
         .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
         .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
+        .map(|(_, c)| c);
+    typo.or_else(|| {
+        candidates.iter().copied().find(|c| {
+            let (short, long) = if c.len() <= word.len() {
+                (*c, word)
+            } else {
+                (word, *c)
+            };
+            short.len() >= 3 && long.starts_with(short)
+        })
+    })
 }
 
 /// Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent
@@ -51,7 +62,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 best = best.min(d[i - 2][j - 2] + 1);
             }
@@ -69,7 +82,12 @@ pub(crate) struct Checked {
 
 /// Runs every rule. Returns the settled name and description (placeholders when those are in
 /// error: the errors are what matters then).
-pub(crate) fn check(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, errors: &mut Errors) -> Checked {
+pub(crate) fn check(
+    shape: Shape,
+    attrs: &ToolAttrs,
+    tool: &ToolFn,
+    errors: &mut Errors,
+) -> Checked {
     let sig = &tool.item.sig;
     async_fn(sig, errors);
     plain_fn(sig, errors);
@@ -78,12 +96,19 @@ pub(crate) fn check(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, errors: &mut
     no_impl_trait(sig, errors);
     one_context(&tool.params, errors);
     input_alone(&tool.params, errors);
+    owned_arguments(&tool.params, errors);
     if shape == Shape::Unified {
         tier_value(attrs.safety_tier.as_ref(), errors);
     }
     Checked {
         name: name(attrs.name.as_ref(), &sig.ident, errors),
-        description: description(attrs.description.as_ref(), tool.docs.as_deref(), &sig.ident, shape, errors),
+        description: description(
+            attrs.description.as_ref(),
+            tool.docs.as_deref(),
+            &sig.ident,
+            shape,
+            errors,
+        ),
     }
 }
 
@@ -109,10 +134,16 @@ fn plain_fn(sig: &Signature, errors: &mut Errors) {
         ));
     }
     if let Some(abi) = &sig.abi {
-        errors.push(syn::Error::new(abi.span(), "a tool cannot have an `extern` ABI"));
+        errors.push(syn::Error::new_spanned(
+            abi,
+            "a tool cannot have an `extern` ABI",
+        ));
     }
     if let Some(variadic) = &sig.variadic {
-        errors.push(syn::Error::new(variadic.span(), "a tool cannot be variadic"));
+        errors.push(syn::Error::new(
+            variadic.span(),
+            "a tool cannot be variadic",
+        ));
     }
 }
 
@@ -120,8 +151,8 @@ fn plain_fn(sig: &Signature, errors: &mut Errors) {
 fn no_receiver(sig: &Signature, errors: &mut Errors) {
     for input in &sig.inputs {
         if let FnArg::Receiver(receiver) = input {
-            errors.push(syn::Error::new(
-                receiver.span(),
+            errors.push(syn::Error::new_spanned(
+                receiver,
                 "a tool cannot take `self`: a model calls it by name with JSON arguments; make it a free `async fn` (keep shared state in a `static` or pass it in the arguments)",
             ));
         }
@@ -131,8 +162,8 @@ fn no_receiver(sig: &Signature, errors: &mut Errors) {
 /// The schema is generated once, at compile time, from concrete types.
 fn no_generics(sig: &Signature, errors: &mut Errors) {
     if !sig.generics.params.is_empty() {
-        errors.push(syn::Error::new(
-            sig.generics.params.span(),
+        errors.push(syn::Error::new_spanned(
+            &sig.generics,
             "a tool cannot be generic: its JSON Schema is fixed at compile time; use concrete types",
         ));
     } else if let Some(where_clause) = &sig.generics.where_clause {
@@ -145,44 +176,86 @@ fn no_generics(sig: &Signature, errors: &mut Errors) {
 
 /// `impl Trait` has no nameable type to derive a schema from.
 fn no_impl_trait(sig: &Signature, errors: &mut Errors) {
-    let mut found = Vec::new();
-    for input in &sig.inputs {
-        if let FnArg::Typed(pat_type) = input {
-            find_impl_trait(&pat_type.ty, &mut found);
-        }
-    }
+    let mut types: Vec<&Type> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(pat_type) => Some(&*pat_type.ty),
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
     if let syn::ReturnType::Type(_, ty) = &sig.output {
-        find_impl_trait(ty, &mut found);
+        types.push(ty);
     }
-    for span in found {
-        errors.push(syn::Error::new(
-            span,
-            "a tool cannot use `impl Trait` in its signature: the JSON Schema is derived from concrete types; name the type",
-        ));
+    for ty in types {
+        visit_types(ty, &mut |ty| {
+            if let Type::ImplTrait(impl_trait) = ty {
+                errors.push(syn::Error::new_spanned(
+                    impl_trait,
+                    "a tool cannot use `impl Trait` in its signature: the JSON Schema is derived from concrete types; name the type",
+                ));
+                return false;
+            }
+            true
+        });
     }
 }
 
-fn find_impl_trait(ty: &Type, found: &mut Vec<Span>) {
+/// Calls `f` on `ty` and on each type nested in it (references, slices, arrays, tuples, generic
+/// arguments) while `f` returns `true`.
+fn visit_types<'a>(ty: &'a Type, f: &mut impl FnMut(&'a Type) -> bool) {
+    if !f(ty) {
+        return;
+    }
     match ty {
-        Type::ImplTrait(it) => found.push(it.span()),
-        Type::Reference(r) => find_impl_trait(&r.elem, found),
-        Type::Paren(p) => find_impl_trait(&p.elem, found),
-        Type::Group(g) => find_impl_trait(&g.elem, found),
-        Type::Slice(s) => find_impl_trait(&s.elem, found),
-        Type::Array(a) => find_impl_trait(&a.elem, found),
-        Type::Tuple(t) => t.elems.iter().for_each(|e| find_impl_trait(e, found)),
+        Type::Reference(r) => visit_types(&r.elem, f),
+        Type::Paren(p) => visit_types(&p.elem, f),
+        Type::Group(g) => visit_types(&g.elem, f),
+        Type::Slice(s) => visit_types(&s.elem, f),
+        Type::Array(a) => visit_types(&a.elem, f),
+        Type::Tuple(t) => t.elems.iter().for_each(|e| visit_types(e, f)),
         Type::Path(p) => {
             for segment in &p.path.segments {
                 if let syn::PathArguments::AngleBracketed(args) = &segment.arguments {
                     for arg in &args.args {
                         if let syn::GenericArgument::Type(t) = arg {
-                            find_impl_trait(t, found);
+                            visit_types(t, f);
                         }
                     }
                 }
             }
         }
         _ => {}
+    }
+}
+
+/// Arguments are deserialized from the call's JSON text and moved into a `'static` future: a
+/// borrow has nothing to borrow from (and, unreported, surfaces as a lifetime error in generated
+/// code).
+fn owned_arguments(params: &[Param], errors: &mut Errors) {
+    for param in params {
+        if matches!(param.kind, ParamKind::Context) || is_tool_context_ref(&param.ty) {
+            continue;
+        }
+        visit_types(&param.ty, &mut |ty| match ty {
+            Type::Reference(reference) => {
+                let owned = match &*reference.elem {
+                    Type::Path(path) if path.path.is_ident("str") => "String".to_owned(),
+                    Type::Slice(slice) => format!("Vec<{}>", type_text(&slice.elem)),
+                    other => type_text(other),
+                };
+                errors.push(syn::Error::new_spanned(
+                    reference,
+                    format!(
+                        "a tool argument cannot be borrowed: it is read from the call's JSON and moved into the tool's future; take `{owned}` instead"
+                    ),
+                ));
+                false
+            }
+            // Reported by `no_impl_trait`.
+            Type::ImplTrait(_) => false,
+            _ => true,
+        });
     }
 }
 
@@ -193,44 +266,56 @@ fn one_context(params: &[Param], errors: &mut Errors) {
     for param in params {
         if matches!(param.kind, ParamKind::Context) {
             if seen {
-                errors.push(syn::Error::new(
-                    param.span,
+                errors.push(syn::Error::new_spanned(
+                    &param.tokens,
                     "a tool takes at most one `ToolContext` parameter; remove this one",
                 ));
             }
             seen = true;
         } else if is_tool_context_ref(&param.ty) {
-            errors.push(syn::Error::new(
-                param.ty.span(),
-                "take `ToolContext` by value (`ctx: ToolContext`); it is cheap to move and owned by the call",
+            errors.push(syn::Error::new_spanned(
+                &param.ty,
+                "a tool takes `ToolContext` by value, not by reference (the call owns it and it is cheap to move); write `ctx: ToolContext`",
             ));
         }
     }
 }
 
 /// `#[input]` means the whole input is one type; other model-facing parameters would be a second
-/// source of properties.
+/// source of properties. The first `#[input]` is taken as meant; each parameter besides it (and the
+/// context) is one mistake, reported once, on that parameter.
 fn input_alone(params: &[Param], errors: &mut Errors) {
-    let inputs = params
-        .iter()
-        .filter(|p| matches!(p.kind, ParamKind::Input))
-        .count();
-    if inputs == 0 {
+    if !params.iter().any(|p| matches!(p.kind, ParamKind::Input)) {
         return;
     }
+    let mut seen_input = false;
     for param in params {
         match param.kind {
-            ParamKind::Argument { .. } => errors.push(syn::Error::new(
-                param.span,
-                "with an `#[input]` parameter, every other parameter must be the `ToolContext`; move this argument into the input type",
+            ParamKind::Argument { .. } if !is_tool_context_ref(&param.ty) => {
+                errors.push(syn::Error::new_spanned(
+                    &param.tokens,
+                    "with an `#[input]` parameter, every other parameter must be the `ToolContext`; move this argument into the input type",
+                ));
+            }
+            ParamKind::Input if seen_input => errors.push(syn::Error::new_spanned(
+                &param.tokens,
+                "a tool takes at most one `#[input]` parameter (it is the whole input); move these fields into the first input type",
             )),
-            ParamKind::Input if inputs > 1 => errors.push(syn::Error::new(
-                param.span,
-                "a tool takes at most one `#[input]` parameter",
-            )),
+            ParamKind::Input => seen_input = true,
             _ => {}
         }
     }
+}
+
+/// A type as the user would write it (`Vec<u8>`, not the token stream's `Vec < u8 >`).
+fn type_text(ty: &Type) -> String {
+    quote::ToTokens::to_token_stream(ty)
+        .to_string()
+        .replace(" :: ", "::")
+        .replace(" <", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
 }
 
 /// The name every provider accepts: `^[A-Za-z0-9_-]{1,64}$`.
@@ -279,7 +364,10 @@ fn description(
     if let Some(docs) = docs {
         return docs.to_owned();
     }
-    let attribute = shape.attribute().trim_start_matches("#[").trim_end_matches(']');
+    let attribute = shape
+        .attribute()
+        .trim_start_matches("#[")
+        .trim_end_matches(']');
     errors.push(syn::Error::new(
         ident.span(),
         format!(
@@ -316,8 +404,23 @@ mod tests {
     #[test]
     fn suggestions_catch_typos_only() {
         assert_eq!(did_you_mean("nmae", &["name", "description"]), Some("name"));
-        assert_eq!(did_you_mean("safty_tier", &["safety_tier", "id"]), Some("safety_tier"));
+        assert_eq!(
+            did_you_mean("safty_tier", &["safety_tier", "id"]),
+            Some("safety_tier")
+        );
         assert_eq!(did_you_mean("critcal", SAFETY_TIERS), Some("critical"));
         assert_eq!(did_you_mean("zzz", &["name", "description"]), None);
+        assert_eq!(did_you_mean("retries", &["name", "description"]), None);
+    }
+
+    #[test]
+    fn suggestions_catch_other_spellings() {
+        assert_eq!(did_you_mean("maximum", crate::attr::ARG_KEYS), Some("max"));
+        assert_eq!(did_you_mean("minimum", crate::attr::ARG_KEYS), Some("min"));
+        assert_eq!(
+            did_you_mean("desc", crate::attr::ARG_KEYS),
+            Some("description")
+        );
+        assert_eq!(did_you_mean("de", crate::attr::ARG_KEYS), None);
     }
 }

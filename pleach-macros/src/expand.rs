@@ -20,11 +20,15 @@ pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> Toke
     let Ok(item_fn) = syn::parse2::<syn::ItemFn>(item.clone()) else {
         {
             let message = format!(
-                "{} goes on an `async fn`: `{} async fn my_tool(…) -> … {{ … }}`",
+                "`{}` goes on an `async fn`: `{} async fn my_tool(…) -> … {{ … }}`",
                 shape.attribute(),
                 shape.attribute()
             );
-            let mut error = syn::Error::new(proc_macro2::Span::call_site(), message);
+            let mut error = if item.is_empty() {
+                syn::Error::new(proc_macro2::Span::call_site(), message)
+            } else {
+                syn::Error::new_spanned(&item, message)
+            };
             if let Err(attr_errors) = errors.into_result() {
                 error.combine(attr_errors);
             }
@@ -41,7 +45,12 @@ pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> Toke
     }
 }
 
-fn generate(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, checked: &check::Checked) -> TokenStream {
+fn generate(
+    shape: Shape,
+    attrs: &ToolAttrs,
+    tool: &ToolFn,
+    checked: &check::Checked,
+) -> TokenStream {
     let item = &tool.item;
     let fn_ident = &item.sig.ident;
     let vis = &item.vis;
@@ -54,9 +63,18 @@ fn generate(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, checked: &check::Che
     let p = quote!(::pleach_core::__private);
 
     let (input_items, input_schema, parse_input, call_args) = input_parts(tool, &p);
-    let (output_ty, convert) = output_parts(&tool.output, &p);
+    let (output_ty, convert) = output_parts(&tool.output);
     let fn_span = fn_ident.span();
+    // Spelled out (not through `#p`) so the whole path carries the fn's span: a tool whose future
+    // is not `Send` is reported on its name.
+    let boxed = quote_spanned!(fn_span=> ::pleach_core::__private::boxed);
     let site = quote_spanned!(fn_span=> file!(), line!(), column!());
+    let started = quote_spanned! {fn_span=>
+        #boxed(async move {
+            let __pleach_ret = __pleach_future.await;
+            #convert
+        })
+    };
 
     let unified_fields = unified_fields(shape, attrs, &p);
     let handle_doc = format!(
@@ -77,8 +95,8 @@ fn generate(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, checked: &check::Che
         #[allow(clippy::all, clippy::pedantic, non_snake_case, unused_qualifications)]
         const _: () = {
             use #p::{
-                ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _, ErrorViaStdError as _,
-                OutputSchemaDerived as _, OutputSchemaNone as _,
+                ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _, ErrorViaNothing as _,
+                ErrorViaStdError as _, OutputSchemaDerived as _, OutputSchemaNone as _,
             };
 
             #input_items
@@ -92,10 +110,8 @@ fn generate(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, checked: &check::Che
                 __pleach_ctx: ::pleach_core::ToolContext,
             ) -> ::core::result::Result<#p::ToolFuture, ::pleach_core::ToolError> {
                 #parse_input
-                ::core::result::Result::Ok(::std::boxed::Box::pin(async move {
-                    let __pleach_ret = #fn_ident(#(#call_args),*).await;
-                    #convert
-                }))
+                let __pleach_future = #fn_ident(#(#call_args),*);
+                ::core::result::Result::Ok(#started)
             }
 
             impl #fn_ident {
@@ -170,7 +186,10 @@ fn generate(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, checked: &check::Che
 
 /// The arguments struct (or nothing, for `#[input]`), the schema expression, the statement that
 /// parses the arguments, and the expressions passed to the fn.
-fn input_parts(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream, TokenStream, Vec<TokenStream>) {
+fn input_parts(
+    tool: &ToolFn,
+    p: &TokenStream,
+) -> (TokenStream, TokenStream, TokenStream, Vec<TokenStream>) {
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
     let mut schema_params = Vec::new();
@@ -197,7 +216,9 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream, Tok
                     let value = match default {
                         Expr::Lit(ExprLit {
                             lit: Lit::Str(lit), ..
-                        }) => quote_spanned!(lit.span()=> ::core::convert::From::from(#lit)),
+                        }) => {
+                            quote_spanned!(lit.span()=> <#ty as ::pleach_core::__private::DefaultFromStr>::default_from_str(#lit))
+                        }
                         other => quote_spanned!(other.span()=> #other),
                     };
                     defaults.push(quote! {
@@ -244,9 +265,11 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream, Tok
     }
 
     if let Some(ty) = input_type {
-        let schema = quote_spanned!(ty.span()=> #p::input_schema::<#ty>());
+        // Paths spelled out so every token carries the type's span: a missing trait is
+        // reported on the type.
+        let schema = quote_spanned!(ty.span()=> ::pleach_core::__private::input_schema::<#ty>());
         let parse = quote_spanned!(ty.span()=>
-            let __pleach_input: #ty = #p::parse_input(__pleach_arguments)?;
+            let __pleach_input: #ty = ::pleach_core::__private::parse_input(__pleach_arguments)?;
         );
         return (TokenStream::new(), schema, parse, call_args);
     }
@@ -273,20 +296,23 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream, Tok
 
 /// The output type (for the output schema) and the statement turning `__pleach_ret` into the
 /// call's result.
-fn output_parts(output: &Output, p: &TokenStream) -> (syn::Type, TokenStream) {
+fn output_parts(output: &Output) -> (syn::Type, TokenStream) {
     match output {
         Output::Plain(ty) => {
-            let convert = quote_spanned!(ty.span()=> #p::output::<#ty>(&__pleach_ret));
+            let convert =
+                quote_spanned!(ty.span()=> ::pleach_core::__private::output::<#ty>(&__pleach_ret));
             (ty.clone(), convert)
         }
-        Output::Result { ok } => {
-            let to_output = quote_spanned!(ok.span()=> #p::output::<#ok>(&__pleach_value));
+        Output::Result { ok, error_span } => {
+            let to_output = quote_spanned!(ok.span()=> ::pleach_core::__private::output::<#ok>(&__pleach_value));
+            // On the return type: an error type that cannot be reported is shown there.
+            let to_error = quote_spanned! {*error_span=>
+                (&&&&&::pleach_core::__private::ErrorProbe::new(__pleach_error)).tool_error()
+            };
             let convert = quote! {
                 match __pleach_ret {
                     ::core::result::Result::Ok(__pleach_value) => #to_output,
-                    ::core::result::Result::Err(__pleach_error) => ::core::result::Result::Err(
-                        (&&&&#p::ErrorProbe::new(__pleach_error)).tool_error(),
-                    ),
+                    ::core::result::Result::Err(__pleach_error) => ::core::result::Result::Err(#to_error),
                 }
             };
             (ok.clone(), convert)
@@ -303,10 +329,19 @@ fn unified_fields(shape: Shape, attrs: &ToolAttrs, p: &TokenStream) -> TokenStre
         some(&attrs.category),
         some(&attrs.schema_key),
     );
-    let tier = match (shape, attrs.safety_tier.as_ref().map(LitStr::value).as_deref()) {
-        (Shape::Unified, Some("critical")) => quote!(::core::option::Option::Some(::pleach_core::SafetyTier::Critical)),
-        (Shape::Unified, Some("standard")) => quote!(::core::option::Option::Some(::pleach_core::SafetyTier::Standard)),
-        (Shape::Unified, Some("advisory")) => quote!(::core::option::Option::Some(::pleach_core::SafetyTier::Advisory)),
+    let tier = match (
+        shape,
+        attrs.safety_tier.as_ref().map(LitStr::value).as_deref(),
+    ) {
+        (Shape::Unified, Some("critical")) => quote!(::core::option::Option::Some(
+            ::pleach_core::SafetyTier::Critical
+        )),
+        (Shape::Unified, Some("standard")) => quote!(::core::option::Option::Some(
+            ::pleach_core::SafetyTier::Standard
+        )),
+        (Shape::Unified, Some("advisory")) => quote!(::core::option::Option::Some(
+            ::pleach_core::SafetyTier::Advisory
+        )),
         _ => quote!(::core::option::Option::None),
     };
     quote! {

@@ -114,6 +114,26 @@ use proc_macro::TokenStream;
 /// assert_eq!(schema["additionalProperties"], false);
 /// ```
 ///
+/// Each `#[arg]` key, wrongly:
+///
+/// ```compile_fail
+/// /// Free-text search.
+/// #[pleach_core::tool]
+/// async fn search(#[arg(description = 5)] query: String) {} // `description` takes a string literal
+/// ```
+///
+/// ```compile_fail
+/// /// Free-text search.
+/// #[pleach_core::tool]
+/// async fn search(#[arg(default = "ten")] limit: u32) {} // the default must have the parameter's type
+/// ```
+///
+/// ```compile_fail
+/// /// Free-text search.
+/// #[pleach_core::tool]
+/// async fn search(#[arg(min = 1, min = 2)] limit: u32) {} // duplicate key `min`
+/// ```
+///
 /// ```compile_fail
 /// /// Free-text search.
 /// #[pleach_core::tool]
@@ -148,6 +168,19 @@ use proc_macro::TokenStream;
 /// /// Free-text search.
 /// #[pleach_core::tool]
 /// async fn find(query: NoSchema) -> String { query.text } // `NoSchema` has no JSON Schema
+/// ```
+///
+/// ```compile_fail
+/// use pleach_core::{schemars::JsonSchema, serde::Deserialize, tool};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(crate = "pleach_core::serde")]
+/// #[schemars(crate = "pleach_core::schemars")]
+/// struct Query { text: String }
+///
+/// /// Free-text search.
+/// #[tool]
+/// async fn find(#[input] query: Query, limit: u32) -> String { query.text } // `limit` belongs in `Query`
 /// ```
 ///
 /// A `ToolContext` parameter is injected by the runtime and is not in the schema. At most one.
@@ -255,7 +288,25 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// ```compile_fail
 /// /// Reads a note.
+/// #[pleach_core::unified_tool(id = 7)] // `id` takes a string literal
+/// async fn read_note(key: String) -> String { key }
+/// ```
+///
+/// ```compile_fail
+/// /// Reads a note.
+/// #[pleach_core::unified_tool(display_name = "Read", display_name = "Read note")] // duplicate key
+/// async fn read_note(key: String) -> String { key }
+/// ```
+///
+/// ```compile_fail
+/// /// Reads a note.
 /// #[pleach_core::unified_tool(category = notes)] // not a string literal
+/// async fn read_note(key: String) -> String { key }
+/// ```
+///
+/// ```compile_fail
+/// /// Reads a note.
+/// #[pleach_core::unified_tool(schema_key)] // a key without its value
 /// async fn read_note(key: String) -> String { key }
 /// ```
 ///

@@ -8,7 +8,12 @@ use quote::quote;
 use crate::attr::Shape;
 use crate::expand::expand;
 
-fn check(shape: Shape, args: proc_macro2::TokenStream, item: proc_macro2::TokenStream, expected: &ExpectFile) {
+fn check(
+    shape: Shape,
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+    expected: &ExpectFile,
+) {
     let tokens = expand(shape, args, item);
     let file: syn::File = syn::parse2(tokens).expect("the expansion is valid Rust");
     expected.assert_eq(&prettyplease::unparse(&file));

@@ -9,7 +9,8 @@ struct greet_someone {}
 const _: () = {
     use ::pleach_core::__private::{
         ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
-        ErrorViaStdError as _, OutputSchemaDerived as _, OutputSchemaNone as _,
+        ErrorViaNothing as _, ErrorViaStdError as _, OutputSchemaDerived as _,
+        OutputSchemaNone as _,
     };
     fn __pleach_input_schema() -> ::pleach_core::__private::serde_json::Value {
         ::pleach_core::__private::input_schema::<Greeting>()
@@ -24,9 +25,10 @@ const _: () = {
         let __pleach_input: Greeting = ::pleach_core::__private::parse_input(
             __pleach_arguments,
         )?;
+        let __pleach_future = greet_someone(__pleach_input);
         ::core::result::Result::Ok(
-            ::std::boxed::Box::pin(async move {
-                let __pleach_ret = greet_someone(__pleach_input).await;
+            ::pleach_core::__private::boxed(async move {
+                let __pleach_ret = __pleach_future.await;
                 ::pleach_core::__private::output::<Greeted>(&__pleach_ret)
             }),
         )

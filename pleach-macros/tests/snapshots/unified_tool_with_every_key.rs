@@ -10,7 +10,8 @@ pub(crate) struct dangerous_lookup {}
 const _: () = {
     use ::pleach_core::__private::{
         ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
-        ErrorViaStdError as _, OutputSchemaDerived as _, OutputSchemaNone as _,
+        ErrorViaNothing as _, ErrorViaStdError as _, OutputSchemaDerived as _,
+        OutputSchemaNone as _,
     };
     #[derive(::pleach_core::__private::serde::Deserialize)]
     #[serde(crate = "::pleach_core::__private::serde", deny_unknown_fields)]
@@ -45,16 +46,17 @@ const _: () = {
         let __pleach_args: __PleachArgs = ::pleach_core::__private::parse_input(
             __pleach_arguments,
         )?;
+        let __pleach_future = dangerous_lookup(__pleach_args.account_id);
         ::core::result::Result::Ok(
-            ::std::boxed::Box::pin(async move {
-                let __pleach_ret = dangerous_lookup(__pleach_args.account_id).await;
+            ::pleach_core::__private::boxed(async move {
+                let __pleach_ret = __pleach_future.await;
                 match __pleach_ret {
                     ::core::result::Result::Ok(__pleach_value) => {
                         ::pleach_core::__private::output::<String>(&__pleach_value)
                     }
                     ::core::result::Result::Err(__pleach_error) => {
                         ::core::result::Result::Err(
-                            (&&&&::pleach_core::__private::ErrorProbe::new(
+                            (&&&&&::pleach_core::__private::ErrorProbe::new(
                                 __pleach_error,
                             ))
                                 .tool_error(),

@@ -36,7 +36,10 @@ pub struct Greeted {
 
 /// Greets someone.
 #[tool(name = "greet")]
-pub async fn greet_someone(#[input] greeting: Greeting, ctx: ToolContext) -> Result<Greeted, ToolError> {
+pub async fn greet_someone(
+    #[input] greeting: Greeting,
+    ctx: ToolContext,
+) -> Result<Greeted, ToolError> {
     if ctx.signal.is_cancelled() {
         return Err(ToolError::failed("cancelled before greeting"));
     }
