@@ -67,22 +67,33 @@
 #[allow(unused_extern_crates)] // used by macro expansions in doctests and unit tests
 extern crate self as pleach_core;
 
+pub mod conversation;
 pub mod error;
+pub mod event;
+pub mod plugin;
 pub mod registry;
 pub mod safety;
 pub mod schema;
+pub mod session;
 pub mod tool;
 
 #[doc(hidden)]
 pub mod __private;
 
+pub use conversation::Message;
 pub use error::{ErrorCode, ToolError};
+pub use event::{EventSender, EventStream, ToolEvent};
+pub use plugin::{PleachPlugin, define_pleach_plugin};
 pub use registry::{
     Registry, RegistryError, RegistryProblem, ToolRegistry, ToolRegistryBuilder, active_registry,
     clear_orchestrator_registry, set_orchestrator_registry, tool_registry, try_tool_registry,
 };
 pub use safety::SafetyTier;
 pub use schema::{ValidationError, ValidationResult, validate_tool_call};
+pub use session::{
+    AssistantStep, Limits, Runtime, RuntimeBuilder, RuntimeError, Session, SessionError,
+    SessionOptions, ToolResult, ToolsOptions, Turn,
+};
 pub use tool::{
     DefinitionError, DefinitionSite, ToolBuilder, ToolCall, ToolContext, ToolDefinition,
     ToolFuture, UnifiedToolDefinition, create_unified_tool, define_tool,

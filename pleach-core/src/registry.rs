@@ -359,7 +359,7 @@ pub fn tool_registry() -> &'static Registry {
 /// [`tool_registry()`], or every problem it has (duplicate names with both sites, tools whose
 /// definition failed).
 ///
-/// ```
+/// ```rust,standalone_crate
 /// let registry = pleach_core::try_tool_registry().expect("tool names are unique");
 /// # let _ = registry;
 /// ```

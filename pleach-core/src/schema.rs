@@ -300,6 +300,35 @@ pub(crate) fn parse_arguments(text: &str) -> Result<Value, ValidationError> {
     })
 }
 
+/// The deepest nesting of arrays and objects in `text`, by a scan that skips strings: cheap
+/// enough to run before parsing, so hostile nesting is refused without building anything.
+/// (On text that is not JSON the number is meaningless but finite; the parser reports the error.)
+pub(crate) fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in text.as_bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// A `Value` deserializer that tracks its JSON pointer and refuses duplicate keys.
 struct CheckedValue<'a> {
     pointer: &'a mut String,
@@ -438,6 +467,15 @@ mod tests {
             let err = parse_arguments(text).unwrap_err();
             assert_eq!(err.keyword, "json", "{text:?}");
         }
+    }
+
+    #[test]
+    fn nesting_depth_skips_strings() {
+        assert_eq!(nesting_depth("{}"), 1);
+        assert_eq!(nesting_depth(r#"{"a":[1,{"b":[]}]}"#), 4);
+        assert_eq!(nesting_depth(r#"{"a":"[[[[{{{{\"]]]"}"#), 1);
+        assert_eq!(nesting_depth("1"), 0);
+        assert_eq!(nesting_depth(&"[".repeat(1000)), 1000);
     }
 
     #[test]

@@ -48,6 +48,7 @@ pub struct ToolContext {
     pub tool_call_id: String,
     /// Fires when the turn is cancelled or the call times out.
     pub signal: tokio_util::sync::CancellationToken,
+    progress: Option<Arc<CallEvents>>,
 }
 
 impl ToolContext {
@@ -75,6 +76,90 @@ impl ToolContext {
         ToolContext {
             tool_call_id: tool_call_id.into(),
             signal,
+            progress: None,
+        }
+    }
+
+    /// A context whose progress reports go to the call's event stream.
+    pub(crate) fn for_call(
+        tool_call_id: String,
+        signal: CancellationToken,
+        events: Arc<CallEvents>,
+    ) -> Self {
+        ToolContext {
+            tool_call_id,
+            signal,
+            progress: Some(events),
+        }
+    }
+
+    /// Reports progress: a `tool.delta` event with `delta` as its payload, on the stream of the
+    /// turn running this call. Returns whether it was delivered: `false` outside a session, once
+    /// the call has ended (nothing follows a call's terminal event), or when `delta` cannot be
+    /// written as JSON.
+    ///
+    /// ```
+    /// use pleach_core::{tool, ToolContext};
+    ///
+    /// /// Indexes the corpus.
+    /// #[tool]
+    /// async fn reindex(ctx: ToolContext) -> u32 {
+    ///     for done in [25, 50, 75] {
+    ///         ctx.progress(serde_json::json!({ "percent": done }));
+    ///     }
+    ///     100
+    /// }
+    /// # assert!(!ToolContext::new("c1").progress("outside a session: not delivered"));
+    /// ```
+    pub fn progress(&self, delta: impl Serialize) -> bool {
+        match (&self.progress, serde_json::to_value(delta)) {
+            (Some(events), Ok(delta)) => events.delta(delta),
+            _ => false,
+        }
+    }
+}
+
+/// The event channel of one call, closed when its terminal event is sent so that nothing a tool
+/// reports later (from a task it left behind, say) follows that event.
+#[derive(Debug)]
+pub(crate) struct CallEvents {
+    tool_call_id: Arc<str>,
+    sink: crate::event::EventSender,
+    open: std::sync::Mutex<bool>,
+}
+
+impl CallEvents {
+    pub(crate) fn new(tool_call_id: Arc<str>, sink: crate::event::EventSender) -> Self {
+        CallEvents {
+            tool_call_id,
+            sink,
+            open: std::sync::Mutex::new(true),
+        }
+    }
+
+    fn delta(&self, delta: Value) -> bool {
+        let open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *open {
+            self.sink.send(crate::event::ToolEvent::Delta {
+                tool_call_id: self.tool_call_id.clone(),
+                delta,
+            });
+        }
+        *open
+    }
+
+    /// Sends the terminal event and closes the channel, atomically with respect to `delta`.
+    pub(crate) fn finish(&self, event: crate::event::ToolEvent) {
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *open {
+            *open = false;
+            self.sink.send(event);
         }
     }
 }
@@ -90,7 +175,7 @@ impl ToolContext {
 /// let b = ToolCall::from_value("call_1", "search_corpus", &json!({ "query": "rust" }));
 /// assert_eq!(a, b);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ToolCall {
     /// The call's id (`tool_calls[].id`).
     pub id: String,
@@ -393,15 +478,31 @@ impl ToolDefinition {
     /// # }
     /// ```
     pub async fn call(&self, arguments: &str, ctx: ToolContext) -> Result<Value, ToolError> {
+        self.parse_and_validate(arguments)?;
+        let output = self.start(arguments, ctx)?.await?;
+        self.check_output(&output)?;
+        Ok(output)
+    }
+
+    /// Parses the arguments (duplicate keys refused: 1005) and validates them (1001).
+    pub(crate) fn parse_and_validate(&self, arguments: &str) -> Result<Value, ToolError> {
         let value =
             schema::parse_arguments(arguments).map_err(schema::ValidationError::into_tool_error)?;
         self.inner.input.check_input(&value)?;
-        let future = (self.inner.invoke)(arguments, ctx)?;
-        let output = future.await?;
-        if let Some(schema) = &self.inner.output {
-            schema.check_output(&output)?;
+        Ok(value)
+    }
+
+    /// Reads the (validated) arguments into the tool's input and starts its code.
+    pub(crate) fn start(&self, arguments: &str, ctx: ToolContext) -> Result<ToolFuture, ToolError> {
+        (self.inner.invoke)(arguments, ctx)
+    }
+
+    /// Validates a result against the output schema, if there is one (1002).
+    pub(crate) fn check_output(&self, output: &Value) -> Result<(), ToolError> {
+        match &self.inner.output {
+            Some(schema) => schema.check_output(output),
+            None => Ok(()),
         }
-        Ok(output)
     }
 }
 

@@ -1,0 +1,322 @@
+//! The wire events of a tool call's lifecycle: `tool.started`, `tool.delta`, `tool.completed`,
+//! `tool.failed`, serialized exactly as the spec prints them, and their NDJSON and SSE forms.
+//!
+//! `docs/events.md` is the contract: payloads, ordering rules, examples.
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+
+use crate::error::ToolError;
+use crate::tool::ToolCall;
+
+/// One event of a tool call's lifecycle.
+///
+/// Every call that reaches a session produces one `Started`, any number of `Delta`s, then exactly
+/// one of `Completed` / `Failed`, and nothing after that.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pleach_core::{ToolCall, event::ToolEvent};
+///
+/// let call = Arc::new(ToolCall::new("call_1", "search_corpus", r#"{"query":"rust"}"#));
+/// let started = ToolEvent::Started { tool_call: call.clone() };
+/// assert_eq!(
+///     started.to_json(),
+///     r#"{"type":"tool.started","toolCall":{"id":"call_1","name":"search_corpus","args":{"query":"rust"}}}"#
+/// );
+/// let done = ToolEvent::Completed { tool_call: call, result: serde_json::json!(["a"]) };
+/// assert_eq!(done.event_type(), "tool.completed");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ToolEvent {
+    /// The call was seen (its id and name known).
+    Started {
+        /// The call.
+        tool_call: Arc<ToolCall>,
+    },
+    /// A fragment: streamed arguments text, or progress a tool reports through its context.
+    Delta {
+        /// The call's id.
+        tool_call_id: Arc<str>,
+        /// The fragment (a string for argument text; any JSON for tool progress).
+        delta: Value,
+    },
+    /// The call finished with a result.
+    Completed {
+        /// The call.
+        tool_call: Arc<ToolCall>,
+        /// The tool's result.
+        result: Value,
+    },
+    /// The call failed.
+    Failed {
+        /// The call.
+        tool_call: Arc<ToolCall>,
+        /// Why.
+        error: ToolError,
+    },
+}
+
+impl ToolEvent {
+    /// The dotted event name: `tool.started`, `tool.delta`, `tool.completed` or `tool.failed`.
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            ToolEvent::Started { .. } => "tool.started",
+            ToolEvent::Delta { .. } => "tool.delta",
+            ToolEvent::Completed { .. } => "tool.completed",
+            ToolEvent::Failed { .. } => "tool.failed",
+        }
+    }
+
+    /// The id of the call the event is about.
+    pub fn tool_call_id(&self) -> &str {
+        match self {
+            ToolEvent::Started { tool_call }
+            | ToolEvent::Completed { tool_call, .. }
+            | ToolEvent::Failed { tool_call, .. } => &tool_call.id,
+            ToolEvent::Delta { tool_call_id, .. } => tool_call_id,
+        }
+    }
+
+    /// Whether this is the call's last event (`tool.completed` or `tool.failed`).
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, ToolEvent::Completed { .. } | ToolEvent::Failed { .. })
+    }
+
+    /// The event as one line of JSON (no trailing newline).
+    pub fn to_json(&self) -> String {
+        // Serializing these shapes cannot fail: string keys, and values already JSON.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The event as an NDJSON line (JSON and `\n`).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use pleach_core::{ToolCall, event::ToolEvent};
+    /// let e = ToolEvent::Delta { tool_call_id: Arc::from("call_1"), delta: "{\"q".into() };
+    /// assert_eq!(e.to_ndjson(), "{\"type\":\"tool.delta\",\"toolCallId\":\"call_1\",\"delta\":\"{\\\"q\"}\n");
+    /// ```
+    pub fn to_ndjson(&self) -> String {
+        let mut line = self.to_json();
+        line.push('\n');
+        line
+    }
+
+    /// The event as a Server-Sent Events message: `event: <type>`, `data: <json>`, blank line.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use pleach_core::{ToolCall, event::ToolEvent};
+    /// let call = Arc::new(ToolCall::new("c1", "ping", "{}"));
+    /// let sse = ToolEvent::Started { tool_call: call }.to_sse();
+    /// assert_eq!(sse, "event: tool.started\ndata: {\"type\":\"tool.started\",\"toolCall\":{\"id\":\"c1\",\"name\":\"ping\",\"args\":{}}}\n\n");
+    /// ```
+    pub fn to_sse(&self) -> String {
+        format!("event: {}\ndata: {}\n\n", self.event_type(), self.to_json())
+    }
+}
+
+impl fmt::Display for ToolEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+impl Serialize for ToolEvent {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (fields, kind) = match self {
+            ToolEvent::Started { .. } => (2, "tool.started"),
+            _ => (3, self.event_type()),
+        };
+        let mut s = serializer.serialize_struct("ToolEvent", fields)?;
+        s.serialize_field("type", kind)?;
+        match self {
+            ToolEvent::Started { tool_call } => {
+                s.serialize_field("toolCall", &WireCall(tool_call))?;
+            }
+            ToolEvent::Delta {
+                tool_call_id,
+                delta,
+            } => {
+                s.serialize_field("toolCallId", &**tool_call_id)?;
+                s.serialize_field("delta", delta)?;
+            }
+            ToolEvent::Completed { tool_call, result } => {
+                s.serialize_field("toolCall", &WireCall(tool_call))?;
+                s.serialize_field("result", result)?;
+            }
+            ToolEvent::Failed { tool_call, error } => {
+                s.serialize_field("toolCall", &WireCall(tool_call))?;
+                s.serialize_field("error", error)?;
+            }
+        }
+        s.end()
+    }
+}
+
+/// `{ id, name, args }`: the arguments as raw JSON when they are JSON, else as the string the
+/// model sent (so an event about bad JSON is itself valid JSON, and shows what came).
+struct WireCall<'a>(&'a ToolCall);
+
+impl Serialize for WireCall<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("ToolCall", 3)?;
+        s.serialize_field("id", &self.0.id)?;
+        s.serialize_field("name", &self.0.name)?;
+        match serde_json::from_str::<&RawValue>(&self.0.arguments) {
+            Ok(raw) => s.serialize_field("args", raw)?,
+            Err(_) => s.serialize_field("args", &self.0.arguments)?,
+        }
+        s.end()
+    }
+}
+
+/// The sending half of an event stream: where a session sends the events of the calls it runs.
+/// Cloning is cheap. A stream that was dropped (nobody listening) is not an error.
+///
+/// ```
+/// let (sender, mut stream) = pleach_core::event::channel();
+/// drop(sender);
+/// assert!(stream.drain().is_empty());
+/// ```
+#[derive(Debug, Clone)]
+pub struct EventSender {
+    sender: Option<mpsc::UnboundedSender<ToolEvent>>,
+}
+
+/// A connected sender and stream. Unbounded: a session never waits on a slow reader, so read the
+/// stream (or drop it) to bound memory.
+pub fn channel() -> (EventSender, EventStream) {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    (
+        EventSender {
+            sender: Some(sender),
+        },
+        EventStream { receiver },
+    )
+}
+
+impl EventSender {
+    /// A sender that drops everything.
+    ///
+    /// ```
+    /// pleach_core::event::EventSender::discard().send(pleach_core::ToolEvent::Delta {
+    ///     tool_call_id: "c1".into(),
+    ///     delta: "x".into(),
+    /// });
+    /// ```
+    pub fn discard() -> EventSender {
+        EventSender { sender: None }
+    }
+
+    /// Sends `event`.
+    pub fn send(&self, event: ToolEvent) {
+        if let Some(sender) = &self.sender {
+            let _ = sender.send(event);
+        }
+    }
+}
+
+/// The events of a turn, as an async [`Stream`](futures_core::Stream). Ends when the turn is over
+/// and every event has been read.
+///
+/// ```rust,standalone_crate
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::{tool, Runtime, SessionOptions, ToolCall};
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let runtime = Runtime::builder().build().unwrap();
+/// let session = runtime.create_session(SessionOptions::enabled(["add"])).unwrap();
+/// let mut turn = session.run_turn(vec![ToolCall::new("c1", "add", r#"{"a":1,"b":2}"#)]);
+/// let mut types = Vec::new();
+/// while let Some(event) = turn.events().recv().await {
+///     types.push(event.event_type());
+/// }
+/// assert_eq!(types, ["tool.started", "tool.completed"]);
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct EventStream {
+    receiver: mpsc::UnboundedReceiver<ToolEvent>,
+}
+
+impl EventStream {
+    /// The next event, or `None` when the stream is over.
+    pub async fn recv(&mut self) -> Option<ToolEvent> {
+        self.receiver.recv().await
+    }
+
+    /// The events already sent, without waiting.
+    pub fn drain(&mut self) -> Vec<ToolEvent> {
+        let mut events = Vec::new();
+        while let Ok(event) = self.receiver.try_recv() {
+            events.push(event);
+        }
+        events
+    }
+}
+
+impl futures_core::Stream for EventStream {
+    type Item = ToolEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
+        self.receiver.poll_recv(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+    use serde_json::json;
+
+    fn call(arguments: &str) -> Arc<ToolCall> {
+        Arc::new(ToolCall::new("call_1", "search_corpus", arguments))
+    }
+
+    #[test]
+    fn shapes_match_the_spec() {
+        let completed = ToolEvent::Completed {
+            tool_call: call(r#"{ "query" : "rust" }"#),
+            result: json!({ "results": [] }),
+        };
+        let value: Value = serde_json::from_str(&completed.to_json()).unwrap();
+        assert_eq!(
+            value,
+            json!({
+                "type": "tool.completed",
+                "toolCall": { "id": "call_1", "name": "search_corpus", "args": { "query": "rust" } },
+                "result": { "results": [] }
+            })
+        );
+        let failed = ToolEvent::Failed {
+            tool_call: call("{}"),
+            error: ToolError::new(ErrorCode::UnknownTool, "no tool named `x`"),
+        };
+        let value: Value = serde_json::from_str(&failed.to_json()).unwrap();
+        assert_eq!(value["error"]["code"], 1003);
+        assert_eq!(value["error"]["_recoverable"], true);
+    }
+
+    #[test]
+    fn arguments_that_are_not_json_stay_a_string() {
+        let started = ToolEvent::Started {
+            tool_call: call(r#"{"query": "ru"#),
+        };
+        let value: Value = serde_json::from_str(&started.to_json()).unwrap();
+        assert_eq!(value["toolCall"]["args"], json!(r#"{"query": "ru"#));
+    }
+}

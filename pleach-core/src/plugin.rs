@@ -1,0 +1,74 @@
+//! Plugins: the standard way to wire tools and their configuration into a runtime
+//! ([`define_pleach_plugin`]).
+
+use std::time::Duration;
+
+use crate::tool::UnifiedToolDefinition;
+
+/// A bundle of tools and configuration a host (or a library) contributes to a
+/// [`Runtime`](crate::Runtime): the Rust form of the spec's `definePleachPlugin`.
+///
+/// - `contribute_tools`: tools to register (besides the runtime's registry); a name clash with
+///   another tool is an error at [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) naming
+///   both definition sites.
+/// - `tool_timeout`: a per-tool timeout, keyed by tool name (timeouts are runtime configuration,
+///   not a field of the tool).
+///
+/// ```rust,standalone_crate
+/// use std::time::Duration;
+/// use pleach_core::{define_pleach_plugin, define_tool, Runtime, SessionOptions, ToolError};
+///
+/// let lookup = define_tool("lookup_order", "Finds an order by id.")
+///     .execute_json(|input, _| async move { Ok::<_, ToolError>(input) })
+///     .unwrap();
+/// let plugin = define_pleach_plugin("orders")
+///     .contribute_tools([lookup])
+///     .tool_timeout("lookup_order", Duration::from_secs(5));
+///
+/// let runtime = Runtime::builder().plugin(plugin).build().unwrap();
+/// assert!(runtime.registry().has("lookup_order"));
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct PleachPlugin {
+    pub(crate) name: String,
+    pub(crate) tools: Vec<UnifiedToolDefinition>,
+    pub(crate) tool_timeouts: Vec<(String, Duration)>,
+}
+
+/// Starts a plugin named `name` (the name appears in configuration errors).
+///
+/// ```
+/// let plugin = pleach_core::define_pleach_plugin("empty");
+/// assert_eq!(plugin.name(), "empty");
+/// ```
+pub fn define_pleach_plugin(name: impl Into<String>) -> PleachPlugin {
+    PleachPlugin {
+        name: name.into(),
+        tools: Vec::new(),
+        tool_timeouts: Vec::new(),
+    }
+}
+
+impl PleachPlugin {
+    /// The plugin's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Contributes tools (basic or registry-level definitions).
+    pub fn contribute_tools<T: Into<UnifiedToolDefinition>>(
+        mut self,
+        tools: impl IntoIterator<Item = T>,
+    ) -> Self {
+        self.tools.extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets the timeout of the tool named `tool_name`: when it passes, the call's signal fires and
+    /// the call fails with code 1010.
+    pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
+        self.tool_timeouts.push((tool_name.into(), timeout));
+        self
+    }
+}

@@ -1,0 +1,988 @@
+//! The runtime and its sessions: [`Runtime::builder`] wires the registry, plugins, limits and
+//! timeouts; [`Runtime::create_session`] takes the spec's `{ tools: { enabled: [...] } }`; a
+//! session runs a turn's calls through the pipeline (find → limits → parse → validate → execute
+//! with a [`ToolContext`] → validate the output), streams their events, and writes results back
+//! into the conversation in the model's call order.
+//!
+//! The guarantees (ARCHITECTURE.md, "Runtime guarantees") and the tests that prove them are listed
+//! in `docs/events.md`.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::conversation::Message;
+use crate::error::{ErrorCode, ToolError};
+use crate::event::{EventSender, EventStream, ToolEvent};
+use crate::plugin::PleachPlugin;
+use crate::registry::{self, Registry, RegistryError, ToolRegistry, ToolRegistryBuilder};
+use crate::schema;
+use crate::tool::{CallEvents, ToolCall, ToolContext, UnifiedToolDefinition};
+
+/// Limits on a call's arguments, enforced before they are parsed into a value.
+///
+/// ```
+/// let limits = pleach_core::Limits::default();
+/// assert_eq!(limits.max_argument_bytes, 1024 * 1024);
+/// assert_eq!(limits.max_argument_depth, 64);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The longest arguments text accepted, in bytes (default 1 MiB).
+    pub max_argument_bytes: usize,
+    /// The deepest nesting of arrays and objects accepted (default 64).
+    pub max_argument_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_argument_bytes: 1024 * 1024,
+            max_argument_depth: 64,
+        }
+    }
+}
+
+impl Limits {
+    /// Limits with the given size and depth.
+    ///
+    /// ```
+    /// let limits = pleach_core::Limits::new(4096, 8);
+    /// assert_eq!(limits.max_argument_depth, 8);
+    /// ```
+    pub fn new(max_argument_bytes: usize, max_argument_depth: usize) -> Self {
+        Limits {
+            max_argument_bytes,
+            max_argument_depth,
+        }
+    }
+}
+
+/// Why a runtime could not be built.
+///
+/// ```rust,standalone_crate
+/// use pleach_core::{define_pleach_plugin, Runtime, RuntimeError};
+/// use std::time::Duration;
+///
+/// let typo = define_pleach_plugin("ops").tool_timeout("serch_corpus", Duration::from_secs(1));
+/// let err = Runtime::builder()
+///     .registry(pleach_core::ToolRegistryBuilder::new().build().unwrap())
+///     .plugin(typo)
+///     .build()
+///     .unwrap_err();
+/// assert!(matches!(err, RuntimeError::UnknownToolInConfig { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// The tools do not form a valid registry (duplicate names, definitions that failed).
+    #[error("{0}")]
+    Registry(#[from] RegistryError),
+    /// Configuration names a tool that does not exist.
+    #[error("{source_name} configures tool `{tool}`, which is not registered{suggestion}")]
+    UnknownToolInConfig {
+        /// The unknown name.
+        tool: String,
+        /// Where the configuration came from (`runtime` or `plugin <name>`).
+        source_name: String,
+        /// `; did you mean …?`, or empty.
+        suggestion: String,
+    },
+}
+
+/// Builds a [`Runtime`]; see [`Runtime::builder`].
+#[derive(Default)]
+#[must_use = "a runtime builder does nothing until `build` is called"]
+pub struct RuntimeBuilder {
+    registry: Option<Arc<dyn ToolRegistry>>,
+    plugins: Vec<PleachPlugin>,
+    limits: Limits,
+    default_timeout: Option<Duration>,
+    tool_timeouts: Vec<(String, Duration)>,
+    cancel_grace: Option<Duration>,
+    max_repeated_failures: Option<u32>,
+    max_concurrency: Option<usize>,
+}
+
+impl fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("registry", &self.registry.as_ref().map(|r| r.size()))
+            .field("plugins", &self.plugins)
+            .field("limits", &self.limits)
+            .field("default_timeout", &self.default_timeout)
+            .field("tool_timeouts", &self.tool_timeouts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default grace period between a call's signal firing and the call being dropped.
+pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(2);
+/// The default timeout of a call.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_mins(2);
+/// How many times a call may fail recoverably with the same arguments in one user turn before
+/// the next identical call fails as not recoverable.
+pub const DEFAULT_MAX_REPEATED_FAILURES: u32 = 3;
+/// How many calls of one turn run at once by default.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 16;
+
+impl RuntimeBuilder {
+    /// Looks tools up in `registry` instead of the active registry
+    /// ([`set_orchestrator_registry`](crate::set_orchestrator_registry), else
+    /// [`tool_registry()`](crate::tool_registry)).
+    pub fn registry(mut self, registry: impl ToolRegistry + 'static) -> Self {
+        self.registry = Some(Arc::new(registry));
+        self
+    }
+
+    /// Adds a plugin: its tools join the registry, its configuration applies.
+    pub fn plugin(mut self, plugin: PleachPlugin) -> Self {
+        self.plugins.push(plugin);
+        self
+    }
+
+    /// Sets the argument limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets the timeout of every call without its own (default [`DEFAULT_TIMEOUT`]).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the timeout of one tool, by name.
+    pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
+        self.tool_timeouts.push((tool_name.into(), timeout));
+        self
+    }
+
+    /// Sets how long a call may take to finish after its signal fires (cancellation or timeout)
+    /// before it is dropped (default [`DEFAULT_CANCEL_GRACE`]).
+    pub fn cancel_grace(mut self, grace: Duration) -> Self {
+        self.cancel_grace = Some(grace);
+        self
+    }
+
+    /// Sets how many recoverable failures with the same arguments a tool may have in one user
+    /// turn (default [`DEFAULT_MAX_REPEATED_FAILURES`]); the next identical call fails with 1015.
+    pub fn max_repeated_failures(mut self, failures: u32) -> Self {
+        self.max_repeated_failures = Some(failures);
+        self
+    }
+
+    /// Sets how many calls of one turn run at once (default [`DEFAULT_MAX_CONCURRENCY`]).
+    pub fn max_concurrency(mut self, calls: usize) -> Self {
+        self.max_concurrency = Some(calls.max(1));
+        self
+    }
+
+    /// Checks everything and builds the runtime: tool names unique across the registry and the
+    /// plugins (an error names both definition sites), configuration naming only existing tools.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{tool, Runtime};
+    ///
+    /// /// Adds two integers.
+    /// #[tool]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let runtime = Runtime::builder().build().unwrap();
+    /// assert!(runtime.registry().has("add"));
+    /// ```
+    pub fn build(self) -> Result<Runtime, RuntimeError> {
+        let base: Vec<UnifiedToolDefinition> = match self.registry {
+            Some(registry) => registry
+                .get_tool_definitions()
+                .into_iter()
+                .cloned()
+                .collect(),
+            None => active_tools()?,
+        };
+        let mut builder = ToolRegistryBuilder::new().register_all(base);
+        for plugin in &self.plugins {
+            builder = builder.register_all(plugin.tools.iter().cloned());
+        }
+        let registry = builder.build()?;
+
+        let mut timeouts = HashMap::new();
+        let configured = self
+            .tool_timeouts
+            .into_iter()
+            .map(|(tool, timeout)| ("runtime".to_owned(), tool, timeout))
+            .chain(self.plugins.iter().flat_map(|plugin| {
+                plugin.tool_timeouts.iter().map(|(tool, timeout)| {
+                    (format!("plugin `{}`", plugin.name), tool.clone(), *timeout)
+                })
+            }));
+        for (source_name, tool, timeout) in configured {
+            if !registry.has(&tool) {
+                let names: Vec<&str> = registry.names().collect();
+                return Err(RuntimeError::UnknownToolInConfig {
+                    suggestion: suggestion(&tool, &names),
+                    tool,
+                    source_name,
+                });
+            }
+            timeouts.insert(tool, timeout);
+        }
+
+        Ok(Runtime {
+            inner: Arc::new(RuntimeInner {
+                registry,
+                config: Config {
+                    limits: self.limits,
+                    default_timeout: self.default_timeout.unwrap_or(DEFAULT_TIMEOUT),
+                    tool_timeouts: timeouts,
+                    cancel_grace: self.cancel_grace.unwrap_or(DEFAULT_CANCEL_GRACE),
+                    max_repeated_failures: self
+                        .max_repeated_failures
+                        .unwrap_or(DEFAULT_MAX_REPEATED_FAILURES),
+                    max_concurrency: self.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY),
+                },
+            }),
+        })
+    }
+}
+
+/// The active registry's tools; the compile-time registry must be free of problems (duplicate
+/// names are an error here, never a silent choice).
+fn active_tools() -> Result<Vec<UnifiedToolDefinition>, RegistryError> {
+    let active = registry::active_registry();
+    let compiled = registry::tool_registry();
+    if active.size() == compiled.size()
+        && std::ptr::addr_eq(Arc::as_ptr(&active), std::ptr::from_ref(compiled))
+    {
+        registry::try_tool_registry().map_err(Clone::clone)?;
+    }
+    Ok(active.get_tool_definitions().into_iter().cloned().collect())
+}
+
+/// `; did you mean `x`?` for the closest of `names`, or nothing.
+pub(crate) fn suggestion(name: &str, names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|candidate| (strsim::damerau_levenshtein(name, candidate), *candidate))
+        .filter(|(distance, candidate)| *distance <= (candidate.len().max(name.len()) / 3).max(1))
+        .min()
+        .map_or_else(String::new, |(_, near)| format!("; did you mean `{near}`?"))
+}
+
+#[derive(Debug)]
+struct Config {
+    limits: Limits,
+    default_timeout: Duration,
+    tool_timeouts: HashMap<String, Duration>,
+    cancel_grace: Duration,
+    max_repeated_failures: u32,
+    max_concurrency: usize,
+}
+
+#[derive(Debug)]
+struct RuntimeInner {
+    registry: Registry,
+    config: Config,
+}
+
+/// The tool runtime: a checked registry and its configuration, from which sessions are made.
+/// Cheap to clone.
+///
+/// ```rust,standalone_crate
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::{tool, Runtime, SessionOptions, ToolCall};
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let runtime = Runtime::builder().build().unwrap();
+/// let session = runtime.create_session(SessionOptions::enabled(["add"])).unwrap();
+/// let results = session
+///     .run_turn(vec![ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#)])
+///     .finish()
+///     .await;
+/// assert_eq!(results[0].outcome, Ok(serde_json::json!(3)));
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Runtime {
+    inner: Arc<RuntimeInner>,
+}
+
+impl Runtime {
+    /// Starts configuring a runtime.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// Every tool the runtime knows.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// Creates a session with the tools `options` enables (the spec's
+    /// `createSession({ tools: { enabled: [...] } })`). An unknown name is an error listing close
+    /// matches.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{Runtime, SessionOptions};
+    /// let runtime = Runtime::builder().build().unwrap();
+    /// let err = runtime.create_session(SessionOptions::enabled(["no_such_tool"])).unwrap_err();
+    /// assert!(err.to_string().contains("`no_such_tool`"));
+    /// ```
+    pub fn create_session(&self, options: SessionOptions) -> Result<Session, SessionError> {
+        let registry = &self.inner.registry;
+        let mut tools = Vec::new();
+        let mut unknown = Vec::new();
+        let enabled = options.tools.enabled;
+        if enabled.iter().any(|name| name == "*") {
+            tools.extend(registry.tools().iter().cloned());
+        }
+        for name in enabled.iter().filter(|name| *name != "*") {
+            match registry.get(name) {
+                Some(tool) => tools.push(tool.clone()),
+                None => unknown.push(name.clone()),
+            }
+        }
+        if !unknown.is_empty() {
+            let names: Vec<&str> = registry.names().collect();
+            return Err(SessionError::UnknownTools(
+                unknown
+                    .into_iter()
+                    .map(|name| {
+                        let suggestion = suggestion(&name, &names);
+                        format!("`{name}`{suggestion}")
+                    })
+                    .collect(),
+            ));
+        }
+        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        tools.dedup_by(|a, b| a.name() == b.name());
+        let config = &self.inner.config;
+        let tools = tools
+            .into_iter()
+            .map(|tool| SessionTool {
+                timeout: config
+                    .tool_timeouts
+                    .get(tool.name())
+                    .copied()
+                    .unwrap_or(config.default_timeout),
+                tool,
+            })
+            .collect();
+        Ok(Session {
+            inner: Arc::new(SessionInner {
+                runtime: self.inner.clone(),
+                tools,
+                state: Mutex::new(SessionState::default()),
+                signal: CancellationToken::new(),
+            }),
+        })
+    }
+}
+
+/// The spec's session options: `{ tools: { enabled: [...] } }`.
+///
+/// ```
+/// use pleach_core::SessionOptions;
+/// let from_json: SessionOptions =
+///     serde_json::from_str(r#"{ "tools": { "enabled": ["search_corpus", "calculator"] } }"#).unwrap();
+/// assert_eq!(from_json, SessionOptions::enabled(["search_corpus", "calculator"]));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct SessionOptions {
+    /// Which tools the session may call.
+    #[serde(default)]
+    pub tools: ToolsOptions,
+}
+
+/// The tools part of [`SessionOptions`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct ToolsOptions {
+    /// Tool names; `"*"` enables every tool of the runtime.
+    #[serde(default)]
+    pub enabled: Vec<String>,
+}
+
+impl SessionOptions {
+    /// Options enabling the tools named.
+    pub fn enabled<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
+        SessionOptions {
+            tools: ToolsOptions {
+                enabled: names.into_iter().map(Into::into).collect(),
+            },
+        }
+    }
+
+    /// Options enabling every tool of the runtime.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::SessionOptions::all().tools.enabled, ["*"]);
+    /// ```
+    pub fn all() -> Self {
+        SessionOptions::enabled(["*"])
+    }
+}
+
+/// Why a session could not be created.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// Enabled names that are not registered, each with a suggestion when one is close.
+    #[error("unknown tools: {}", .0.join(", "))]
+    UnknownTools(Vec<String>),
+}
+
+#[derive(Debug)]
+struct SessionTool {
+    tool: UnifiedToolDefinition,
+    timeout: Duration,
+}
+
+#[derive(Debug, Default)]
+struct SessionState {
+    conversation: Vec<Message>,
+    /// Recoverable failures this user turn, by call fingerprint (name + canonical arguments).
+    failures: HashMap<String, u32>,
+}
+
+#[derive(Debug)]
+struct SessionInner {
+    runtime: Arc<RuntimeInner>,
+    /// Sorted by name.
+    tools: Vec<SessionTool>,
+    state: Mutex<SessionState>,
+    /// Fires when the session is dropped: every running turn is cancelled.
+    signal: CancellationToken,
+}
+
+/// A conversation with a set of enabled tools. Runs turns of tool calls and keeps the
+/// conversation they write back into. Dropping the session cancels its running turns.
+///
+/// ```rust,standalone_crate
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::{tool, Message, Runtime, SessionOptions, ToolCall};
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::enabled(["add"])).unwrap();
+/// session.push_user_message("what is 1 + 2?");
+/// session.run_turn(vec![ToolCall::new("c1", "add", r#"{"a":1,"b":2}"#)]).finish().await;
+/// let conversation = session.conversation();
+/// assert!(matches!(&conversation[2], Message::Tool { content, .. } if content == "3"));
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Session {
+    inner: Arc<SessionInner>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.inner.signal.cancel();
+    }
+}
+
+/// What the model said in one step: optional text and the calls to run.
+///
+/// ```
+/// use pleach_core::{AssistantStep, ToolCall};
+/// let step = AssistantStep::from(vec![ToolCall::new("c1", "add", "{}")]).with_text("Let me add.");
+/// assert_eq!(step.text.as_deref(), Some("Let me add."));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AssistantStep {
+    /// The model's text, if any.
+    pub text: Option<String>,
+    /// The calls, in the model's order.
+    pub calls: Vec<ToolCall>,
+}
+
+impl AssistantStep {
+    /// Adds the model's text.
+    #[must_use]
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+}
+
+impl From<Vec<ToolCall>> for AssistantStep {
+    fn from(calls: Vec<ToolCall>) -> Self {
+        AssistantStep { text: None, calls }
+    }
+}
+
+/// One call's outcome: the result, or the error with its code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// The call.
+    pub tool_call: Arc<ToolCall>,
+    /// What came of it.
+    pub outcome: Result<Value, ToolError>,
+}
+
+impl Session {
+    /// The tools this session may call, sorted by name.
+    ///
+    /// ```rust,standalone_crate
+    /// let runtime = pleach_core::Runtime::builder().build().unwrap();
+    /// let session = runtime.create_session(pleach_core::SessionOptions::default()).unwrap();
+    /// assert_eq!(session.tool_names().count(), 0);
+    /// ```
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.inner.tools.iter().map(|t| t.tool.name())
+    }
+
+    /// The conversation so far.
+    pub fn conversation(&self) -> Vec<Message> {
+        self.inner.state().conversation.clone()
+    }
+
+    /// Appends the user's message. A new user turn starts: the repeated-failure counts reset.
+    pub fn push_user_message(&self, content: impl Into<String>) {
+        let mut state = self.inner.state();
+        state.failures.clear();
+        state.conversation.push(Message::User {
+            content: content.into(),
+        });
+    }
+
+    /// Appends a message of the model's that calls no tool.
+    pub fn push_assistant_message(&self, content: impl Into<String>) {
+        self.inner.state().conversation.push(Message::Assistant {
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+        });
+    }
+
+    /// Runs one model step's calls: appends the assistant message with the calls, emits
+    /// `tool.started` for each (in order), runs them (up to the runtime's concurrency), emits each
+    /// one's terminal event as it finishes, and appends one result message per call in the
+    /// model's order. Returns at once; read the [`Turn`]'s events, then `finish` it.
+    ///
+    /// Every call ends in exactly one `tool.completed` or `tool.failed` and exactly one result
+    /// message: unknown tools, bad JSON, panics, timeouts and cancellation included.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime (the calls run as Tokio tasks).
+    pub fn run_turn(&self, step: impl Into<AssistantStep>) -> Turn {
+        let step = step.into();
+        let calls: Vec<Arc<ToolCall>> = step.calls.iter().cloned().map(Arc::new).collect();
+        self.inner.state().conversation.push(Message::Assistant {
+            content: step.text,
+            tool_calls: step.calls,
+        });
+        let (sink, events) = crate::event::channel();
+        let signal = self.inner.signal.child_token();
+        let channels: Vec<Arc<CallEvents>> = calls
+            .iter()
+            .map(|call| {
+                sink.send(ToolEvent::Started {
+                    tool_call: call.clone(),
+                });
+                Arc::new(CallEvents::new(Arc::from(call.id.as_str()), sink.clone()))
+            })
+            .collect();
+        let driver = drive_turn(self.inner.clone(), calls, channels, signal.clone());
+        Turn {
+            events,
+            signal,
+            driver: tokio::spawn(driver),
+        }
+    }
+
+    /// Runs one call in the caller's task, without a turn: the same pipeline and error codes,
+    /// no events and no conversation write-back. For hosts that dispatch calls themselves.
+    ///
+    /// ```rust,standalone_crate
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall};
+    ///
+    /// /// Adds two integers.
+    /// #[tool]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::all()).unwrap();
+    /// let result = session.call(ToolCall::new("c1", "add", r#"{"a":2,"b":2}"#)).await;
+    /// assert_eq!(result.outcome, Ok(serde_json::json!(4)));
+    /// # }
+    /// ```
+    pub async fn call(&self, call: ToolCall) -> ToolResult {
+        self.dispatch(call, &EventSender::discard()).await
+    }
+
+    /// Runs one call in the caller's task, sending its events (`tool.started`, any
+    /// `tool.delta`, then its terminal event) to `events`; no conversation write-back. For hosts
+    /// that schedule calls and stream events themselves.
+    ///
+    /// ```rust,standalone_crate
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{event, tool, Runtime, SessionOptions, ToolCall};
+    ///
+    /// /// Adds two integers.
+    /// #[tool]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::all()).unwrap();
+    /// let (sender, mut stream) = event::channel();
+    /// session.dispatch(ToolCall::new("c1", "add", r#"{"a":2,"b":2}"#), &sender).await;
+    /// let types: Vec<_> = stream.drain().iter().map(|e| e.event_type()).collect();
+    /// assert_eq!(types, ["tool.started", "tool.completed"]);
+    /// # }
+    /// ```
+    pub async fn dispatch(&self, call: ToolCall, events: &EventSender) -> ToolResult {
+        let call = Arc::new(call);
+        events.send(ToolEvent::Started {
+            tool_call: call.clone(),
+        });
+        let channel = Arc::new(CallEvents::new(Arc::from(call.id.as_str()), events.clone()));
+        let signal = self.inner.signal.child_token();
+        let outcome = self.inner.dispatch(&call, &channel, &signal).await;
+        ToolResult {
+            tool_call: call,
+            outcome,
+        }
+    }
+}
+
+/// Runs a turn's calls and writes their results back in call order.
+async fn drive_turn(
+    session: Arc<SessionInner>,
+    calls: Vec<Arc<ToolCall>>,
+    channels: Vec<Arc<CallEvents>>,
+    signal: CancellationToken,
+) -> Vec<ToolResult> {
+    let limit = Arc::new(tokio::sync::Semaphore::new(
+        session.runtime.config.max_concurrency,
+    ));
+    let mut tasks = JoinSet::new();
+    let mut index_of = HashMap::new();
+    for (index, (call, events)) in calls.iter().zip(&channels).enumerate() {
+        let (session, call, events, signal, limit) = (
+            session.clone(),
+            call.clone(),
+            events.clone(),
+            signal.clone(),
+            limit.clone(),
+        );
+        let handle = tasks.spawn(async move {
+            let permit = tokio::select! {
+                biased;
+                () = signal.cancelled() => None,
+                permit = limit.acquire_owned() => permit.ok(),
+            };
+            let outcome = if let Some(_permit) = permit {
+                session.dispatch(&call, &events, &signal).await
+            } else {
+                let error = cancelled_error();
+                events.finish(ToolEvent::Failed {
+                    tool_call: call.clone(),
+                    error: error.clone(),
+                });
+                Err(error)
+            };
+            (index, outcome)
+        });
+        index_of.insert(handle.id(), index);
+    }
+    let mut outcomes: Vec<Option<Result<Value, ToolError>>> = vec![None; calls.len()];
+    while let Some(joined) = tasks.join_next_with_id().await {
+        match joined {
+            Ok((_, (index, outcome))) => outcomes[index] = Some(outcome),
+            // Our pipeline catches tool panics itself; this is a task that died anyway.
+            Err(error) => {
+                if let Some(&index) = index_of.get(&error.id()) {
+                    let failure = if error.is_cancelled() {
+                        cancelled_error()
+                    } else {
+                        ToolError::new(ErrorCode::ToolPanicked, "the tool's task died")
+                            .with_detail(error.to_string())
+                    };
+                    channels[index].finish(ToolEvent::Failed {
+                        tool_call: calls[index].clone(),
+                        error: failure.clone(),
+                    });
+                    outcomes[index] = Some(Err(failure));
+                }
+            }
+        }
+    }
+    let results: Vec<ToolResult> = calls
+        .into_iter()
+        .zip(outcomes)
+        .map(|(tool_call, outcome)| ToolResult {
+            outcome: outcome.unwrap_or_else(|| Err(cancelled_error())),
+            tool_call,
+        })
+        .collect();
+    let mut state = session.state();
+    for result in &results {
+        state
+            .conversation
+            .push(Message::tool_result(&result.tool_call, &result.outcome));
+    }
+    results
+}
+
+fn cancelled_error() -> ToolError {
+    ToolError::new(
+        ErrorCode::Cancelled,
+        "the call was cancelled before it finished",
+    )
+}
+
+/// A running turn: its events, its cancellation, and its results.
+#[derive(Debug)]
+pub struct Turn {
+    events: EventStream,
+    signal: CancellationToken,
+    driver: tokio::task::JoinHandle<Vec<ToolResult>>,
+}
+
+impl Turn {
+    /// The turn's events, in the order they happened. The stream ends once every call's terminal
+    /// event has been read.
+    pub fn events(&mut self) -> &mut EventStream {
+        &mut self.events
+    }
+
+    /// Cancels the turn: every running call's [`ToolContext::signal`] fires; a call that has not
+    /// finished after the grace period is dropped. Cancelled calls fail with code 1011.
+    pub fn cancel(&self) {
+        self.signal.cancel();
+    }
+
+    /// The turn's cancellation token (cancel it from elsewhere, or tie it to a parent).
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.signal.clone()
+    }
+
+    /// Waits for every call and returns the results in the model's call order (they are already
+    /// written into the conversation). Events not yet read stay readable in [`Turn::events`]
+    /// until the turn is dropped.
+    pub async fn finish(&mut self) -> Vec<ToolResult> {
+        match (&mut self.driver).await {
+            Ok(results) => results,
+            // The driver runs no user code; should it die anyway, say so rather than hang.
+            Err(error) => {
+                tracing::error!(%error, "a turn's driver task died");
+                Vec::new()
+            }
+        }
+    }
+}
+
+impl SessionInner {
+    fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn tool(&self, name: &str) -> Option<&SessionTool> {
+        self.tools
+            .binary_search_by(|t| t.tool.name().cmp(name))
+            .ok()
+            .map(|index| &self.tools[index])
+    }
+
+    /// The whole pipeline for one call, ending in its terminal event.
+    async fn dispatch(
+        &self,
+        call: &Arc<ToolCall>,
+        events: &Arc<CallEvents>,
+        turn_signal: &CancellationToken,
+    ) -> Result<Value, ToolError> {
+        let mut fingerprint = None;
+        let outcome = self.run(call, events, turn_signal, &mut fingerprint).await;
+        match &outcome {
+            Ok(result) => events.finish(ToolEvent::Completed {
+                tool_call: call.clone(),
+                result: result.clone(),
+            }),
+            Err(error) => {
+                if error.is_recoverable() {
+                    let key = fingerprint
+                        .unwrap_or_else(|| format!("{}\u{0}{}", call.name, call.arguments));
+                    *self.state().failures.entry(key).or_insert(0) += 1;
+                }
+                events.finish(ToolEvent::Failed {
+                    tool_call: call.clone(),
+                    error: error.clone(),
+                });
+            }
+        }
+        outcome
+    }
+
+    async fn run(
+        &self,
+        call: &ToolCall,
+        events: &Arc<CallEvents>,
+        turn_signal: &CancellationToken,
+        fingerprint: &mut Option<String>,
+    ) -> Result<Value, ToolError> {
+        let config = &self.runtime.config;
+        let Some(session_tool) = self.tool(&call.name) else {
+            return Err(self.not_found(&call.name));
+        };
+        let definition = session_tool.tool.definition();
+        check_limits(&call.arguments, config.limits)?;
+        let arguments = definition.parse_and_validate(&call.arguments)?;
+        self.check_repetition(call, &arguments, fingerprint)?;
+
+        let call_signal = turn_signal.child_token();
+        let ctx = ToolContext::for_call(call.id.clone(), call_signal.clone(), events.clone());
+        let future = definition.start(&call.arguments, ctx)?;
+        let mut future = CatchUnwind(future);
+        let timeout = session_tool.timeout;
+        let outcome = tokio::select! {
+            biased;
+            outcome = &mut future => outcome,
+            () = turn_signal.cancelled() => {
+                let _ = tokio::time::timeout(config.cancel_grace, &mut future).await;
+                return Err(cancelled_error());
+            }
+            () = tokio::time::sleep(timeout) => {
+                call_signal.cancel();
+                let _ = tokio::time::timeout(config.cancel_grace, &mut future).await;
+                return Err(ToolError::new(
+                    ErrorCode::TimedOut,
+                    format!("the tool did not finish within {}", human(timeout)),
+                ));
+            }
+        };
+        // A tool that returns because its signal fired (the cooperative way to stop) was still
+        // cancelled: its result is whatever it had, not an answer.
+        if turn_signal.is_cancelled() {
+            return Err(cancelled_error());
+        }
+        let output = outcome?;
+        definition.check_output(&output)?;
+        Ok(output)
+    }
+
+    fn not_found(&self, name: &str) -> ToolError {
+        let registry = &self.runtime.registry;
+        if registry.has(name) {
+            return ToolError::new(
+                ErrorCode::ToolNotEnabled,
+                format!(
+                    "tool `{name}` is not enabled in this session; call one of the enabled tools"
+                ),
+            );
+        }
+        let names: Vec<&str> = self.tools.iter().map(|t| t.tool.name()).collect();
+        let suggestion = suggestion(name, &names);
+        ToolError::new(
+            ErrorCode::UnknownTool,
+            format!("no tool named `{name}`{suggestion}"),
+        )
+    }
+
+    /// Refuses a call that already failed recoverably too often with the same arguments this
+    /// user turn: the model is stuck in a loop, and another try will not help.
+    fn check_repetition(
+        &self,
+        call: &ToolCall,
+        arguments: &Value,
+        fingerprint: &mut Option<String>,
+    ) -> Result<(), ToolError> {
+        let state = self.state();
+        if state.failures.is_empty() {
+            return Ok(());
+        }
+        let key = format!("{}\u{0}{}", call.name, arguments);
+        let failures = state.failures.get(&key).copied().unwrap_or(0);
+        drop(state);
+        let limit = self.runtime.config.max_repeated_failures;
+        *fingerprint = Some(key);
+        if failures >= limit {
+            return Err(ToolError::new(
+                ErrorCode::RepeatedFailure,
+                format!(
+                    "`{}` already failed {failures} times with these same arguments in this turn; \
+                     trying again will not help: change the arguments or take another approach",
+                    call.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Size and nesting limits, checked on the text before anything is parsed.
+fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolError> {
+    if arguments.len() > limits.max_argument_bytes {
+        return Err(ToolError::new(
+            ErrorCode::ArgumentsTooLarge,
+            format!(
+                "the arguments are {} bytes, over the limit of {}; send less data",
+                arguments.len(),
+                limits.max_argument_bytes
+            ),
+        ));
+    }
+    let depth = schema::nesting_depth(arguments);
+    if depth > limits.max_argument_depth {
+        return Err(ToolError::new(
+            ErrorCode::ArgumentsTooLarge,
+            format!(
+                "the arguments nest {depth} levels deep, over the limit of {}; flatten them",
+                limits.max_argument_depth
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn human(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{} ms", duration.as_millis())
+    }
+}
+
+/// Polls a tool's future, turning a panic into 1009 for that call alone.
+struct CatchUnwind(crate::tool::ToolFuture);
+
+impl Future for CatchUnwind {
+    type Output = Result<Value, ToolError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let future = self.0.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(poll) => poll,
+            Err(payload) => Poll::Ready(Err(ToolError::new(
+                ErrorCode::ToolPanicked,
+                "the tool crashed (it panicked); this is a bug in the tool, not in the arguments",
+            )
+            .with_detail(panic_message(payload.as_ref())))),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-string payload".to_owned())
+}

@@ -1,0 +1,574 @@
+//! The runtime: construction, sessions, the one-call pipeline, events, error codes, cancellation,
+//! timeouts, limits, the livelock guard and conversation write-back.
+//!
+//! Contracts: `docs/events.md` (payloads and ordering) and `docs/error-codes.md` (one test per code
+//! the runtime raises: 1001–1006 and 1008–1011, 1015; 1007 comes with streamed arguments, 1012 and
+//! 1013 with safety tiers, 1014 with backpressure).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use pleach_core::{
+    ErrorCode, Limits, Message, Runtime, RuntimeError, SessionOptions, ToolCall, ToolContext,
+    ToolError, ToolEvent, ToolResult, define_pleach_plugin, define_tool, event, tool,
+};
+use serde_json::json;
+
+/// Adds two integers.
+#[tool]
+async fn rt_add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Panics, always.
+#[tool]
+async fn rt_panics() -> u8 {
+    panic!("the tool's own bug")
+}
+
+/// Fails recoverably with the given reason.
+#[tool]
+async fn rt_fails(reason: String) -> Result<u8, ToolError> {
+    Err(ToolError::failed(reason))
+}
+
+static SIGNAL_SEEN: AtomicBool = AtomicBool::new(false);
+
+/// Waits for its signal, notes it, and returns.
+#[tool]
+async fn rt_cooperative(ctx: ToolContext) -> &'static str {
+    ctx.signal.cancelled().await;
+    SIGNAL_SEEN.store(true, Ordering::SeqCst);
+    "stopped"
+}
+
+static IGNORED_DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+struct DropCounter;
+
+impl Drop for DropCounter {
+    fn drop(&mut self) {
+        IGNORED_DROPPED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Sleeps an hour, ignoring its signal.
+#[tool]
+async fn rt_stubborn() -> &'static str {
+    let _guard = DropCounter;
+    tokio::time::sleep(Duration::from_hours(1)).await;
+    "woke up"
+}
+
+/// Reports progress three times.
+#[tool]
+async fn rt_progress(ctx: ToolContext) -> u32 {
+    for percent in [25, 50, 75] {
+        assert!(ctx.progress(json!({ "percent": percent })));
+    }
+    100
+}
+
+static LATE_DELIVERED: AtomicBool = AtomicBool::new(true);
+
+/// Leaves a task behind that reports progress after the call ended.
+#[tool]
+async fn rt_leaky(ctx: ToolContext) -> &'static str {
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        LATE_DELIVERED.store(ctx.progress("too late"), Ordering::SeqCst);
+    });
+    "done"
+}
+
+static GATE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Waits until `rt_gate_open` runs.
+#[tool]
+async fn rt_gate_wait() -> &'static str {
+    GATE.notified().await;
+    "waited"
+}
+
+/// Lets `rt_gate_wait` finish.
+#[tool]
+async fn rt_gate_open() -> &'static str {
+    GATE.notify_one();
+    "opened"
+}
+
+fn runtime() -> Runtime {
+    let liar = define_tool("rt_liar", "Promises a string, returns a number.")
+        .output_schema(json!({ "type": "string" }))
+        .execute_json(|_, _| async { Ok::<_, ToolError>(json!(5)) })
+        .expect("valid definition");
+    Runtime::builder()
+        .plugin(define_pleach_plugin("test").contribute_tools([liar]))
+        .build()
+        .expect("valid runtime")
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall::new(id, name, arguments)
+}
+
+async fn one(name: &str, arguments: &str) -> ToolResult {
+    let session = runtime()
+        .create_session(SessionOptions::all())
+        .expect("session");
+    session.call(call("c1", name, arguments)).await
+}
+
+fn code(result: &ToolResult) -> ErrorCode {
+    match &result.outcome {
+        Ok(value) => panic!("expected an error, got {value}"),
+        Err(error) => error.code(),
+    }
+}
+
+#[test]
+fn a_duplicate_name_fails_runtime_construction_naming_both_sites() {
+    let clash = define_tool("rt_add", "Another add.")
+        .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+        .expect("valid definition");
+    let err = Runtime::builder()
+        .plugin(define_pleach_plugin("clashing").contribute_tools([clash]))
+        .build()
+        .expect_err("rt_add is taken");
+    let RuntimeError::Registry(registry) = &err else {
+        panic!("unexpected {err}");
+    };
+    let text = registry.to_string();
+    assert!(
+        text.contains("tool name `rt_add` is defined twice"),
+        "{text}"
+    );
+    assert_eq!(text.matches("runtime.rs:").count(), 2, "both sites: {text}");
+}
+
+#[test]
+fn configuration_for_an_unknown_tool_is_refused_with_a_suggestion() {
+    let err = Runtime::builder()
+        .tool_timeout("rt_ad", Duration::from_secs(1))
+        .build()
+        .expect_err("typo");
+    assert_eq!(
+        err.to_string(),
+        "runtime configures tool `rt_ad`, which is not registered; did you mean `rt_add`?"
+    );
+}
+
+#[test]
+fn sessions_enable_tools_by_name_and_refuse_unknown_names() {
+    let runtime = runtime();
+    let session = runtime
+        .create_session(SessionOptions::enabled(["rt_add", "rt_fails"]))
+        .expect("known names");
+    assert_eq!(
+        session.tool_names().collect::<Vec<_>>(),
+        ["rt_add", "rt_fails"]
+    );
+    let err = runtime
+        .create_session(SessionOptions::enabled([
+            "rt_add",
+            "rt_addd",
+            "nothing_like_it",
+        ]))
+        .expect_err("unknown names");
+    assert_eq!(
+        err.to_string(),
+        "unknown tools: `rt_addd`; did you mean `rt_add`?, `nothing_like_it`"
+    );
+}
+
+#[tokio::test]
+async fn a_good_call_completes() {
+    let result = one("rt_add", r#"{"a":40,"b":2}"#).await;
+    assert_eq!(result.outcome, Ok(json!(42)));
+}
+
+#[tokio::test]
+async fn code_1001_input_invalid_with_pointer_and_keyword() {
+    let result = one("rt_add", r#"{"a":"forty","b":2}"#).await;
+    let error = result.outcome.expect_err("a is not an integer");
+    assert_eq!(error.code(), ErrorCode::InputInvalid);
+    assert_eq!((error.path(), error.keyword()), (Some("/a"), Some("type")));
+    assert!(
+        error.message().contains("\"forty\""),
+        "what came: {}",
+        error.message()
+    );
+    assert!(
+        error.message().contains("integer"),
+        "what was expected: {}",
+        error.message()
+    );
+}
+
+#[tokio::test]
+async fn code_1002_output_invalid() {
+    assert_eq!(code(&one("rt_liar", "{}").await), ErrorCode::OutputInvalid);
+}
+
+#[tokio::test]
+async fn code_1003_unknown_tool_suggests_a_close_name() {
+    let result = one("rt_ad", "{}").await;
+    let error = result.outcome.expect_err("unknown");
+    assert_eq!(error.code(), ErrorCode::UnknownTool);
+    assert_eq!(
+        error.message(),
+        "no tool named `rt_ad`; did you mean `rt_add`?"
+    );
+}
+
+#[tokio::test]
+async fn code_1004_tool_not_enabled() {
+    let session = runtime()
+        .create_session(SessionOptions::enabled(["rt_fails"]))
+        .expect("session");
+    let result = session.call(call("c1", "rt_add", r#"{"a":1,"b":2}"#)).await;
+    assert_eq!(code(&result), ErrorCode::ToolNotEnabled);
+}
+
+#[tokio::test]
+async fn code_1005_arguments_not_json_or_duplicate_key() {
+    assert_eq!(
+        code(&one("rt_add", r#"{"a":1,"b":"#).await),
+        ErrorCode::ArgumentsNotJson
+    );
+    assert_eq!(
+        code(&one("rt_add", r#"{"a":1,"a":5,"b":2}"#).await),
+        ErrorCode::ArgumentsNotJson
+    );
+}
+
+#[tokio::test]
+async fn code_1006_arguments_over_the_size_or_depth_limit() {
+    let runtime = Runtime::builder()
+        .limits(Limits::new(64, 3))
+        .build()
+        .expect("runtime");
+    let session = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let big = format!(r#"{{"a":1,"b":2,"pad":"{}"}}"#, "x".repeat(100));
+    let result = session.call(call("c1", "rt_add", &big)).await;
+    assert_eq!(code(&result), ErrorCode::ArgumentsTooLarge);
+    assert!(
+        result
+            .outcome
+            .unwrap_err()
+            .message()
+            .contains("over the limit of 64")
+    );
+    let deep = r#"{"a":[[[1]]],"b":2}"#;
+    let result = session.call(call("c2", "rt_add", deep)).await;
+    assert_eq!(code(&result), ErrorCode::ArgumentsTooLarge);
+    // The default depth limit refuses hostile nesting before parsing.
+    let hostile = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    assert_eq!(
+        code(&one("rt_add", &hostile).await),
+        ErrorCode::ArgumentsTooLarge
+    );
+}
+
+#[tokio::test]
+async fn code_1008_tool_failed() {
+    let result = one("rt_fails", r#"{"reason":"the corpus is offline"}"#).await;
+    let error = result.outcome.expect_err("fails");
+    assert_eq!(
+        (error.code(), error.message()),
+        (ErrorCode::ToolFailed, "the corpus is offline")
+    );
+}
+
+#[tokio::test]
+async fn code_1009_tool_panicked_keeps_the_message_out_of_the_models_text() {
+    let error = one("rt_panics", "{}").await.outcome.expect_err("panics");
+    assert_eq!(error.code(), ErrorCode::ToolPanicked);
+    assert!(!error.is_recoverable());
+    assert!(!error.message().contains("own bug"), "{}", error.message());
+    assert_eq!(error.detail(), Some("the tool's own bug"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn code_1010_timeout_fires_the_signal_then_fails() {
+    SIGNAL_SEEN.store(false, Ordering::SeqCst);
+    let runtime = Runtime::builder()
+        .tool_timeout("rt_cooperative", Duration::from_secs(5))
+        .build()
+        .expect("runtime");
+    let session = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let result = session.call(call("c1", "rt_cooperative", "{}")).await;
+    assert_eq!(code(&result), ErrorCode::TimedOut);
+    assert!(result.outcome.unwrap_err().message().contains("within 5 s"));
+    assert!(
+        SIGNAL_SEEN.load(Ordering::SeqCst),
+        "the tool saw its signal"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn code_1011_cancelling_a_turn_fires_signals_and_drops_stubborn_tools_after_grace() {
+    SIGNAL_SEEN.store(false, Ordering::SeqCst);
+    let dropped_before = IGNORED_DROPPED.load(Ordering::SeqCst);
+    let runtime = Runtime::builder()
+        .cancel_grace(Duration::from_millis(500))
+        .build()
+        .expect("runtime");
+    let session = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let mut turn = session.run_turn(vec![
+        call("c1", "rt_cooperative", "{}"),
+        call("c2", "rt_stubborn", "{}"),
+        call("c3", "rt_add", r#"{"a":1,"b":1}"#),
+    ]);
+    // Let the calls start, then cancel.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let started = tokio::time::Instant::now();
+    turn.cancel();
+    let results = turn.finish().await;
+    assert!(
+        started.elapsed() <= Duration::from_millis(600),
+        "dropped after the grace period"
+    );
+    assert_eq!(code(&results[0]), ErrorCode::Cancelled);
+    assert_eq!(code(&results[1]), ErrorCode::Cancelled);
+    assert_eq!(
+        results[2].outcome,
+        Ok(json!(2)),
+        "a call that finished before stays finished"
+    );
+    assert!(
+        SIGNAL_SEEN.load(Ordering::SeqCst),
+        "the cooperative tool saw its signal"
+    );
+    assert_eq!(
+        IGNORED_DROPPED.load(Ordering::SeqCst),
+        dropped_before + 1,
+        "the stubborn tool was dropped"
+    );
+}
+
+#[tokio::test]
+async fn code_1015_a_repeated_failing_call_stops_being_recoverable() {
+    let runtime = Runtime::builder()
+        .max_repeated_failures(2)
+        .build()
+        .expect("runtime");
+    let session = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let failing = r#"{"reason":"nope"}"#;
+    for id in ["c1", "c2"] {
+        let result = session.call(call(id, "rt_fails", failing)).await;
+        assert_eq!(code(&result), ErrorCode::ToolFailed);
+    }
+    // Key order and spacing do not make it a different call.
+    let result = session
+        .call(call("c3", "rt_fails", r#"{ "reason" : "nope" }"#))
+        .await;
+    let error = result.outcome.expect_err("stuck");
+    assert_eq!(error.code(), ErrorCode::RepeatedFailure);
+    assert!(!error.is_recoverable());
+    assert!(
+        error.message().contains("already failed 2 times"),
+        "{}",
+        error.message()
+    );
+    // Other arguments are another call.
+    let other = session
+        .call(call("c4", "rt_fails", r#"{"reason":"else"}"#))
+        .await;
+    assert_eq!(code(&other), ErrorCode::ToolFailed);
+    // A new user turn starts afresh.
+    session.push_user_message("try again");
+    let again = session.call(call("c5", "rt_fails", failing)).await;
+    assert_eq!(code(&again), ErrorCode::ToolFailed);
+}
+
+#[tokio::test]
+async fn results_come_back_in_call_order_whatever_order_calls_finish() {
+    let session = runtime()
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let mut turn = session.run_turn(vec![
+        call("first", "rt_gate_wait", "{}"),
+        call("second", "rt_gate_open", "{}"),
+    ]);
+    let mut terminal_order = Vec::new();
+    while let Some(event) = turn.events().recv().await {
+        if event.is_terminal() {
+            terminal_order.push(event.tool_call_id().to_owned());
+        }
+    }
+    assert_eq!(
+        terminal_order,
+        ["second", "first"],
+        "events follow real completion"
+    );
+    let results = turn.finish().await;
+    let ids: Vec<&str> = results.iter().map(|r| r.tool_call.id.as_str()).collect();
+    assert_eq!(ids, ["first", "second"], "results follow the model's order");
+    let written: Vec<String> = session
+        .conversation()
+        .into_iter()
+        .filter_map(|m| match m {
+            Message::Tool { tool_call_id, .. } => Some(tool_call_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(written, ["first", "second"]);
+}
+
+#[tokio::test]
+async fn a_panicking_call_fails_alone() {
+    let session = runtime()
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let results = session
+        .run_turn(vec![
+            call("c1", "rt_add", r#"{"a":1,"b":2}"#),
+            call("c2", "rt_panics", "{}"),
+            call("c3", "rt_add", r#"{"a":3,"b":4}"#),
+        ])
+        .finish()
+        .await;
+    assert_eq!(results[0].outcome, Ok(json!(3)));
+    assert_eq!(code(&results[1]), ErrorCode::ToolPanicked);
+    assert_eq!(results[2].outcome, Ok(json!(7)));
+    // The session goes on.
+    let again = session.call(call("c4", "rt_add", r#"{"a":1,"b":1}"#)).await;
+    assert_eq!(again.outcome, Ok(json!(2)));
+}
+
+#[tokio::test]
+async fn the_conversation_records_calls_and_results_as_the_model_reads_them() {
+    let session = runtime()
+        .create_session(SessionOptions::all())
+        .expect("session");
+    session.push_user_message("add 1 and 2, then break something");
+    session
+        .run_turn(
+            pleach_core::AssistantStep::from(vec![
+                call("c1", "rt_add", r#"{"a":1,"b":2}"#),
+                call("c2", "rt_nope", "{}"),
+            ])
+            .with_text("On it."),
+        )
+        .finish()
+        .await;
+    let conversation = session.conversation();
+    assert_eq!(conversation.len(), 4);
+    assert!(
+        matches!(&conversation[1], Message::Assistant { content: Some(t), tool_calls } if t == "On it." && tool_calls.len() == 2)
+    );
+    assert_eq!(
+        conversation[2],
+        Message::Tool {
+            tool_call_id: "c1".into(),
+            name: "rt_add".into(),
+            content: "3".into(),
+            is_error: false
+        }
+    );
+    let Message::Tool {
+        content, is_error, ..
+    } = &conversation[3]
+    else {
+        panic!("a tool result");
+    };
+    assert!(is_error);
+    assert!(
+        content.starts_with("error 1003: no tool named `rt_nope`"),
+        "{content}"
+    );
+}
+
+#[tokio::test]
+async fn progress_deltas_stream_between_start_and_end_and_never_after() {
+    LATE_DELIVERED.store(true, Ordering::SeqCst);
+    let session = runtime()
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let mut turn = session.run_turn(vec![
+        call("p", "rt_progress", "{}"),
+        call("l", "rt_leaky", "{}"),
+    ]);
+    let mut events = Vec::new();
+    while let Some(event) = turn.events().recv().await {
+        events.push(event);
+    }
+    turn.finish().await;
+    let progress: Vec<String> = events
+        .iter()
+        .filter(|e| e.tool_call_id() == "p")
+        .map(|e| match e {
+            ToolEvent::Delta { delta, .. } => format!("delta {}", delta["percent"]),
+            other => other.event_type().to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        [
+            "tool.started",
+            "delta 25",
+            "delta 50",
+            "delta 75",
+            "tool.completed"
+        ]
+    );
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert!(
+        !LATE_DELIVERED.load(Ordering::SeqCst),
+        "progress after the terminal event is refused"
+    );
+}
+
+#[tokio::test]
+async fn dispatch_streams_one_calls_events_to_a_host_channel() {
+    let session = runtime()
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let (sender, mut stream) = event::channel();
+    session
+        .dispatch(call("c1", "rt_add", r#"{"a":1,"b":2}"#), &sender)
+        .await;
+    session
+        .dispatch(call("c2", "rt_add", "not json"), &sender)
+        .await;
+    let lines: Vec<String> = stream.drain().iter().map(ToolEvent::to_ndjson).collect();
+    assert_eq!(
+        lines[0],
+        "{\"type\":\"tool.started\",\"toolCall\":{\"id\":\"c1\",\"name\":\"rt_add\",\"args\":{\"a\":1,\"b\":2}}}\n"
+    );
+    assert_eq!(
+        lines[1],
+        "{\"type\":\"tool.completed\",\"toolCall\":{\"id\":\"c1\",\"name\":\"rt_add\",\"args\":{\"a\":1,\"b\":2}},\"result\":3}\n"
+    );
+    // Arguments that are not JSON travel as the string that came.
+    assert!(lines[2].contains("\"args\":\"not json\""), "{}", lines[2]);
+    assert!(
+        lines[3].starts_with("{\"type\":\"tool.failed\""),
+        "{}",
+        lines[3]
+    );
+    assert!(lines[3].contains("\"code\":1005"), "{}", lines[3]);
+}
+
+#[tokio::test]
+async fn dropping_the_session_cancels_its_turns() {
+    let session = runtime()
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let mut turn = session.run_turn(vec![call("c1", "rt_cooperative", "{}")]);
+    tokio::task::yield_now().await;
+    drop(session);
+    let results = tokio::time::timeout(Duration::from_secs(10), turn.finish())
+        .await
+        .expect("the turn ends when its session is dropped");
+    assert_eq!(code(&results[0]), ErrorCode::Cancelled);
+}
