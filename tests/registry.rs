@@ -46,8 +46,8 @@ fn macro_tools_are_registered_sorted_with_schemas() {
         &json!({
             "type": "object",
             "properties": {
-                "a": { "type": "integer", "format": "int64" },
-                "b": { "type": "integer", "format": "int64" }
+                "a": { "type": "integer", "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX },
+                "b": { "type": "integer", "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX }
             },
             "required": ["a", "b"],
             "additionalProperties": false

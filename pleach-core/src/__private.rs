@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaGenerator;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 pub use linkme;
@@ -31,8 +31,16 @@ use crate::tool::{
     UnifiedToolDefinition,
 };
 
-/// The code half of a generated definition: arguments text in, a started tool out.
-pub type InvokeFn = fn(&str, ToolContext) -> Result<ToolFuture, ToolError>;
+/// The code half of a generated definition.
+#[derive(Clone, Copy)]
+pub struct Code {
+    /// Arguments text in, a started tool out (the text read straight into the input).
+    pub invoke: fn(&str, ToolContext) -> Result<ToolFuture, ToolError>,
+    /// The same reading without starting anything.
+    pub check: fn(&str) -> Result<(), ToolError>,
+    /// Whether a successful read implies the input schema accepts the text.
+    pub checked_by_type: bool,
+}
 
 /// Builds the definition of a `#[tool]` fn.
 #[allow(clippy::too_many_arguments)]
@@ -41,7 +49,7 @@ pub fn definition(
     description: &str,
     input_schema: Value,
     output_schema: Option<Value>,
-    invoke: InvokeFn,
+    code: Code,
     file: &'static str,
     line: u32,
     column: u32,
@@ -51,9 +59,185 @@ pub fn definition(
         description: description.to_owned(),
         input_schema,
         output_schema,
-        invoke: Arc::new(invoke),
+        invoke: Arc::new(code.invoke),
+        check: Some(Arc::new(code.check)),
+        checked_by_type: code.checked_by_type,
         site: DefinitionSite::new(file, line, column),
     })
+}
+
+/// An integer parameter type, read leniently: JSON Schema's `integer` accepts `2.0`, so the
+/// typed reading does too (and refuses `2.5` and out-of-range values, as the schema does).
+pub trait Integer: TryFrom<i64> + TryFrom<u64> {}
+
+impl<T: TryFrom<i64> + TryFrom<u64>> Integer for T {}
+
+pub struct Lenient<T>(T);
+
+struct IntegerVisitor<T>(PhantomData<T>);
+
+impl<T: Integer> serde::de::Visitor<'_> for IntegerVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an integer in range")
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<T, E> {
+        T::try_from(v).map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<T, E> {
+        T::try_from(v).map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+    }
+
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<T, E> {
+        let unexpected =
+            || E::invalid_value(serde::de::Unexpected::Float(v), &"an integer in range");
+        // Exact conversions only: a whole number inside the 64-bit ranges.
+        let converted = if v.fract() != 0.0 || !v.is_finite() {
+            None
+        } else if (0.0..18_446_744_073_709_551_616.0).contains(&v) {
+            T::try_from(v as u64).ok()
+        } else if (-9_223_372_036_854_775_808.0..0.0).contains(&v) {
+            T::try_from(v as i64).ok()
+        } else {
+            None
+        };
+        converted.ok_or_else(unexpected)
+    }
+}
+
+impl<'de, T: Integer> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(IntegerVisitor(PhantomData))
+            .map(Lenient)
+    }
+}
+
+pub fn integer<'de, D: Deserializer<'de>, T: Integer>(deserializer: D) -> Result<T, D::Error> {
+    Lenient::deserialize(deserializer).map(|Lenient(v)| v)
+}
+
+pub fn optional_integer<'de, D: Deserializer<'de>, T: Integer>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    Option::<Lenient<T>>::deserialize(deserializer).map(|v| v.map(|Lenient(v)| v))
+}
+
+pub fn integer_list<'de, D: Deserializer<'de>, T: Integer>(
+    deserializer: D,
+) -> Result<Vec<T>, D::Error> {
+    Vec::<Lenient<T>>::deserialize(deserializer)
+        .map(|v| v.into_iter().map(|Lenient(v)| v).collect())
+}
+
+/// A number as `#[arg(min/max)]` compares it: exactly for integers, as `f64` otherwise. `None` for
+/// values the bound does not apply to (an absent `Option`, a string), as JSON Schema's
+/// `minimum` / `maximum` apply to numbers only.
+#[derive(Clone, Copy, PartialEq, PartialOrd)]
+pub enum Number {
+    Int(i128),
+    Float(f64),
+}
+
+pub trait Bounded {
+    fn number(&self) -> Option<Number>;
+}
+
+macro_rules! bounded_int {
+    ($($ty:ty),*) => {$(
+        impl Bounded for $ty {
+            fn number(&self) -> Option<Number> {
+                Some(Number::Int(i128::from(*self)))
+            }
+        }
+    )*};
+}
+
+bounded_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Bounded for f32 {
+    fn number(&self) -> Option<Number> {
+        Some(Number::Float(f64::from(*self)))
+    }
+}
+
+impl Bounded for f64 {
+    fn number(&self) -> Option<Number> {
+        Some(Number::Float(*self))
+    }
+}
+
+impl<T: Bounded> Bounded for Option<T> {
+    fn number(&self) -> Option<Number> {
+        self.as_ref().and_then(Bounded::number)
+    }
+}
+
+impl<T: Bounded + ?Sized> Bounded for Box<T> {
+    fn number(&self) -> Option<Number> {
+        (**self).number()
+    }
+}
+
+impl Bounded for String {
+    fn number(&self) -> Option<Number> {
+        None
+    }
+}
+
+impl Bounded for bool {
+    fn number(&self) -> Option<Number> {
+        None
+    }
+}
+
+impl<T> Bounded for Vec<T> {
+    fn number(&self) -> Option<Number> {
+        None
+    }
+}
+
+fn compare(value: Number, bound: Number) -> Option<std::cmp::Ordering> {
+    #[allow(clippy::cast_precision_loss)] // only for an integer against a fractional bound
+    match (value, bound) {
+        (Number::Int(a), Number::Int(b)) => Some(a.cmp(&b)),
+        (Number::Int(a), Number::Float(b)) => (a as f64).partial_cmp(&b),
+        (Number::Float(a), Number::Int(b)) => a.partial_cmp(&(b as f64)),
+        (Number::Float(a), Number::Float(b)) => a.partial_cmp(&b),
+    }
+}
+
+/// `value >= minimum`, or the bound does not apply.
+pub fn at_least<T: Bounded + ?Sized, B: Bounded>(value: &T, minimum: &B) -> bool {
+    match (value.number(), minimum.number()) {
+        (Some(v), Some(m)) => compare(v, m).is_some_and(std::cmp::Ordering::is_ge),
+        _ => true,
+    }
+}
+
+/// `value <= maximum`, or the bound does not apply.
+pub fn at_most<T: Bounded + ?Sized, B: Bounded>(value: &T, maximum: &B) -> bool {
+    match (value.number(), maximum.number()) {
+        (Some(v), Some(m)) => compare(v, m).is_some_and(std::cmp::Ordering::is_le),
+        _ => true,
+    }
+}
+
+/// The error of a value outside its `#[arg]` bounds (the runtime explains it with the validator).
+pub fn out_of_bounds(property: &str) -> ToolError {
+    ToolError::new(
+        crate::error::ErrorCode::InputInvalid,
+        format!("`{property}` is out of its bounds"),
+    )
+    .with_location(format!("/{property}"), "bounds")
 }
 
 /// The registry-level fields of a `#[unified_tool]`; `None` keeps the default.
@@ -161,6 +345,7 @@ impl ParamsSchema {
         attrs: ParamAttrs,
     ) -> &mut Self {
         let mut schema = T::argument_schema(&mut self.generator);
+        integer_range(&mut schema);
         let extra = [
             ("description", attrs.description.map(Value::from)),
             ("default", attrs.default),
@@ -210,6 +395,44 @@ impl ParamsSchema {
             root.insert("$defs".to_owned(), Value::Object(definitions));
         }
         Value::Object(root)
+    }
+}
+
+/// Adds the range of a fixed-width integer (`"format": "uint32"`, …) to its schema, so the schema
+/// refuses what the Rust type cannot hold instead of accepting it and failing later.
+fn integer_range(schema: &mut Value) {
+    let targets: Vec<&mut Map<String, Value>> = match schema {
+        Value::Object(object) => {
+            if object
+                .get("type")
+                .is_some_and(|t| t.as_str() == Some("array"))
+            {
+                match object.get_mut("items") {
+                    Some(Value::Object(items)) => vec![items],
+                    _ => Vec::new(),
+                }
+            } else {
+                vec![object]
+            }
+        }
+        _ => Vec::new(),
+    };
+    for object in targets {
+        let range: Option<(Value, Value)> = match object.get("format").and_then(Value::as_str) {
+            Some("int8") => Some((i8::MIN.into(), i8::MAX.into())),
+            Some("int16") => Some((i16::MIN.into(), i16::MAX.into())),
+            Some("int32") => Some((i32::MIN.into(), i32::MAX.into())),
+            Some("int64") => Some((i64::MIN.into(), i64::MAX.into())),
+            Some("uint8") => Some((0.into(), u8::MAX.into())),
+            Some("uint16") => Some((0.into(), u16::MAX.into())),
+            Some("uint32") => Some((0.into(), u32::MAX.into())),
+            Some("uint64") => Some((0.into(), u64::MAX.into())),
+            _ => None,
+        };
+        if let Some((minimum, maximum)) = range {
+            object.entry("minimum").or_insert(minimum);
+            object.entry("maximum").or_insert(maximum);
+        }
     }
 }
 

@@ -655,7 +655,8 @@ impl Session {
         });
         let channel = Arc::new(CallEvents::new(Arc::from(call.id.as_str()), events.clone()));
         let signal = self.inner.signal.child_token();
-        let outcome = self.inner.dispatch(&call, &channel, &signal).await;
+        let (outcome, failed) = self.inner.dispatch(&call, &channel, &signal).await;
+        self.inner.record_failures(failed);
         ToolResult {
             tool_call: call,
             outcome,
@@ -697,16 +698,20 @@ async fn drive_turn(
                     tool_call: call.clone(),
                     error: error.clone(),
                 });
-                Err(error)
+                (Err(error), None)
             };
             (index, outcome)
         });
         index_of.insert(handle.id(), index);
     }
     let mut outcomes: Vec<Option<Result<Value, ToolError>>> = vec![None; calls.len()];
+    let mut failures = Vec::new();
     while let Some(joined) = tasks.join_next_with_id().await {
         match joined {
-            Ok((_, (index, outcome))) => outcomes[index] = Some(outcome),
+            Ok((_, (index, (outcome, failed)))) => {
+                outcomes[index] = Some(outcome);
+                failures.extend(failed);
+            }
             // Our pipeline catches tool panics itself; this is a task that died anyway.
             Err(error) => {
                 if let Some(&index) = index_of.get(&error.id()) {
@@ -733,6 +738,7 @@ async fn drive_turn(
             tool_call,
         })
         .collect();
+    session.record_failures(failures);
     let mut state = session.state();
     for result in &results {
         state
@@ -803,32 +809,45 @@ impl SessionInner {
     }
 
     /// The whole pipeline for one call, ending in its terminal event.
+    /// The whole pipeline for one call, ending in its terminal event. Returns the outcome and,
+    /// for a recoverable failure, the call's fingerprint for the repeated-failure count (recorded
+    /// by the caller: a turn records its failures when it ends, since calls of one model step are
+    /// issued together and none of them repeats another).
     async fn dispatch(
         &self,
         call: &Arc<ToolCall>,
         events: &Arc<CallEvents>,
         turn_signal: &CancellationToken,
-    ) -> Result<Value, ToolError> {
+    ) -> (Result<Value, ToolError>, Option<String>) {
         let mut fingerprint = None;
         let outcome = self.run(call, events, turn_signal, &mut fingerprint).await;
-        match &outcome {
-            Ok(result) => events.finish(ToolEvent::Completed {
-                tool_call: call.clone(),
-                result: result.clone(),
-            }),
+        let failed = match &outcome {
+            Ok(result) => {
+                events.finish(ToolEvent::Completed {
+                    tool_call: call.clone(),
+                    result: result.clone(),
+                });
+                None
+            }
             Err(error) => {
-                if error.is_recoverable() {
-                    let key = fingerprint
-                        .unwrap_or_else(|| format!("{}\u{0}{}", call.name, call.arguments));
-                    *self.state().failures.entry(key).or_insert(0) += 1;
-                }
                 events.finish(ToolEvent::Failed {
                     tool_call: call.clone(),
                     error: error.clone(),
                 });
+                error
+                    .is_recoverable()
+                    .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(call)))
             }
+        };
+        (outcome, failed)
+    }
+
+    /// Counts recoverable failures toward the repeated-failure limit.
+    fn record_failures(&self, fingerprints: impl IntoIterator<Item = String>) {
+        let mut state = self.state();
+        for key in fingerprints {
+            *state.failures.entry(key).or_insert(0) += 1;
         }
-        outcome
     }
 
     async fn run(
@@ -844,8 +863,7 @@ impl SessionInner {
         };
         let definition = session_tool.tool.definition();
         check_limits(&call.arguments, config.limits)?;
-        let arguments = definition.parse_and_validate(&call.arguments)?;
-        self.check_repetition(call, &arguments, fingerprint)?;
+        self.check_repetition(call, fingerprint)?;
 
         let call_signal = turn_signal.child_token();
         let ctx = ToolContext::for_call(call.id.clone(), call_signal.clone(), events.clone());
@@ -901,14 +919,13 @@ impl SessionInner {
     fn check_repetition(
         &self,
         call: &ToolCall,
-        arguments: &Value,
         fingerprint: &mut Option<String>,
     ) -> Result<(), ToolError> {
         let state = self.state();
         if state.failures.is_empty() {
             return Ok(());
         }
-        let key = format!("{}\u{0}{}", call.name, arguments);
+        let key = fingerprint_of(call);
         let failures = state.failures.get(&key).copied().unwrap_or(0);
         drop(state);
         let limit = self.runtime.config.max_repeated_failures;
@@ -924,6 +941,15 @@ impl SessionInner {
             ));
         }
         Ok(())
+    }
+}
+
+/// The name and the canonical arguments (sorted keys, no spacing), or the raw text when it is not
+/// JSON: the same call, however the model spelled it.
+fn fingerprint_of(call: &ToolCall) -> String {
+    match schema::parse_arguments(&call.arguments) {
+        Ok(arguments) => format!("{}\u{0}{arguments}", call.name),
+        Err(_) => format!("{}\u{0}{}", call.name, call.arguments),
     }
 }
 

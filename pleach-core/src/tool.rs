@@ -27,6 +27,10 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Se
 pub(crate) type Invoke =
     Arc<dyn Fn(&str, ToolContext) -> Result<ToolFuture, ToolError> + Send + Sync + 'static>;
 
+/// Reads the arguments text into the tool's input without starting it: what the Rust type
+/// refuses that the schema allows (`1.0` for an integer, say) shows up here.
+pub(crate) type Check = Arc<dyn Fn(&str) -> Result<(), ToolError> + Send + Sync + 'static>;
+
 /// What a tool receives besides its input. Intentionally minimal, so the contract stays portable
 /// across hosts.
 ///
@@ -349,6 +353,10 @@ struct DefinitionInner {
     input: CompiledSchema,
     output: Option<CompiledSchema>,
     invoke: Invoke,
+    check: Option<Check>,
+    /// Reading the text into the input succeeds only for text the input schema accepts, so the
+    /// generic validator runs only to explain a failure.
+    checked_by_type: bool,
     site: DefinitionSite,
 }
 
@@ -359,6 +367,8 @@ pub(crate) struct DefinitionParts {
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
     pub(crate) invoke: Invoke,
+    pub(crate) check: Option<Check>,
+    pub(crate) checked_by_type: bool,
     pub(crate) site: DefinitionSite,
 }
 
@@ -371,6 +381,8 @@ impl ToolDefinition {
             input_schema,
             output_schema,
             invoke,
+            check,
+            checked_by_type,
             site,
         } = parts;
         if !is_valid_tool_name(&name) {
@@ -404,6 +416,8 @@ impl ToolDefinition {
                 input,
                 output,
                 invoke,
+                check,
+                checked_by_type,
                 site,
             }),
         })
@@ -451,9 +465,20 @@ impl ToolDefinition {
     /// assert_eq!(verdict.errors[0].keyword, "maximum");
     /// ```
     pub fn validate_arguments(&self, arguments: &str) -> ValidationResult {
-        match schema::parse_arguments(arguments) {
+        let verdict = match schema::parse_arguments(arguments) {
             Ok(value) => self.inner.input.validate(&value),
-            Err(error) => ValidationResult::invalid(vec![error]),
+            Err(error) => return ValidationResult::invalid(vec![error]),
+        };
+        match &self.inner.check {
+            Some(check) if verdict.valid => match check(arguments) {
+                Ok(()) => verdict,
+                Err(refused) => ValidationResult::invalid(vec![schema::ValidationError {
+                    path: refused.path().unwrap_or_default().to_owned(),
+                    keyword: "type".to_owned(),
+                    message: refused.message().to_owned(),
+                }]),
+            },
+            _ => verdict,
         }
     }
 
@@ -478,22 +503,31 @@ impl ToolDefinition {
     /// # }
     /// ```
     pub async fn call(&self, arguments: &str, ctx: ToolContext) -> Result<Value, ToolError> {
-        self.parse_and_validate(arguments)?;
         let output = self.start(arguments, ctx)?.await?;
         self.check_output(&output)?;
         Ok(output)
     }
 
     /// Parses the arguments (duplicate keys refused: 1005) and validates them (1001).
-    pub(crate) fn parse_and_validate(&self, arguments: &str) -> Result<Value, ToolError> {
+    fn parse_and_validate(&self, arguments: &str) -> Result<Value, ToolError> {
         let value =
             schema::parse_arguments(arguments).map_err(schema::ValidationError::into_tool_error)?;
         self.inner.input.check_input(&value)?;
         Ok(value)
     }
 
-    /// Reads the (validated) arguments into the tool's input and starts its code.
+    /// Validates the arguments and starts the tool's code.
+    ///
+    /// When the input type checks everything its schema says (`checked_by_type`), the text is
+    /// read straight into it, and the generic parser and validator run only to explain a refusal;
+    /// the verdict is the same either way (tests compare the two on generated inputs). Otherwise
+    /// the arguments are parsed and validated first.
     pub(crate) fn start(&self, arguments: &str, ctx: ToolContext) -> Result<ToolFuture, ToolError> {
+        if self.inner.checked_by_type {
+            return (self.inner.invoke)(arguments, ctx)
+                .map_err(|refused| self.parse_and_validate(arguments).err().unwrap_or(refused));
+        }
+        self.parse_and_validate(arguments)?;
         (self.inner.invoke)(arguments, ctx)
     }
 
@@ -660,12 +694,16 @@ impl ToolBuilder {
                 }
             }) as ToolFuture)
         });
+        let check: Check =
+            Arc::new(|arguments: &str| schema::deserialize_input::<I>(arguments).map(drop));
         ToolDefinition::from_parts(DefinitionParts {
             name: self.name,
             description: self.description,
             input_schema,
             output_schema,
             invoke,
+            check: Some(check),
+            checked_by_type: false,
             site: self.site,
         })
     }
@@ -704,6 +742,8 @@ impl ToolBuilder {
             input_schema,
             output_schema: self.output_schema,
             invoke,
+            check: None,
+            checked_by_type: false,
             site: self.site,
         })
     }

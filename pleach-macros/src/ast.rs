@@ -192,6 +192,66 @@ pub(crate) fn is_tool_context_ref(ty: &Type) -> bool {
     matches!(ty, Type::Reference(r) if is_tool_context(&r.elem))
 }
 
+/// How a plain-data parameter is shaped, for reading it exactly as its schema reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PlainShape {
+    /// A JSON scalar or `String`.
+    Scalar { integer: bool },
+    /// `Option` of one.
+    Optional { integer: bool },
+    /// `Vec` of one.
+    List { integer: bool },
+}
+
+impl PlainShape {
+    /// Whether the scalar is an integer type (read leniently: JSON Schema counts `2.0` as an
+    /// integer, serde does not).
+    pub(crate) fn integer(self) -> bool {
+        match self {
+            PlainShape::Scalar { integer }
+            | PlainShape::Optional { integer }
+            | PlainShape::List { integer } => integer,
+        }
+    }
+}
+
+/// The shape of `ty` when serde (with lenient integers) checks everything its schema says: JSON
+/// scalars, `String`, and one `Option` or `Vec` of those. `None` for anything else (a user type
+/// may carry `#[schemars]` constraints serde ignores; a map may repeat a key): those go through
+/// the generic validator.
+pub(crate) fn plain_shape(ty: &Type) -> Option<PlainShape> {
+    let segment = last_segment(ty)?;
+    let name = segment.ident.to_string();
+    match &segment.arguments {
+        PathArguments::None => scalar(&name).map(|integer| PlainShape::Scalar { integer }),
+        PathArguments::AngleBracketed(args) if args.args.len() == 1 => {
+            let Some(GenericArgument::Type(inner)) = args.args.first() else {
+                return None;
+            };
+            let inner = last_segment(inner)?;
+            if !inner.arguments.is_none() {
+                return None;
+            }
+            let integer = scalar(&inner.ident.to_string())?;
+            match name.as_str() {
+                "Option" => Some(PlainShape::Optional { integer }),
+                "Vec" => Some(PlainShape::List { integer }),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `Some(is_integer)` for the scalar type names serde reads as JSON scalars.
+fn scalar(name: &str) -> Option<bool> {
+    match name {
+        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" => Some(true),
+        "bool" | "f32" | "f64" | "String" => Some(false),
+        _ => None,
+    }
+}
+
 /// `Option<T>`.
 fn is_option(ty: &Type) -> bool {
     last_segment(ty).is_some_and(|s| {

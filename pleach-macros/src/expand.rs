@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, LitStr};
 
 use crate::ast::{self, Output, ParamKind, ToolFn};
-use crate::attr::{self, Shape, ToolAttrs};
+use crate::attr::{self, ArgAttrs, Shape, ToolAttrs};
 use crate::check::{self, Errors};
 use crate::fallback;
 
@@ -62,7 +62,13 @@ fn generate(
     let description = &checked.description;
     let p = quote!(::pleach_core::__private);
 
-    let (input_items, input_schema, parse_input, call_args) = input_parts(tool, &p);
+    let InputParts {
+        items: input_items,
+        schema: input_schema,
+        parse: parse_fn,
+        call_args,
+        checked_by_type,
+    } = input_parts(tool, &p);
     let (output_ty, convert) = output_parts(&tool.output);
     let fn_span = fn_ident.span();
     // Spelled out (not through `#p`) so the whole path carries the fn's span: a tool whose future
@@ -77,6 +83,16 @@ fn generate(
     };
 
     let unified_fields = unified_fields(shape, attrs, &p);
+    let handle_impl = handle_impl(&HandleParts {
+        fn_ident,
+        method_vis: &method_vis,
+        name,
+        description,
+        output_ty: &output_ty,
+        site: &site,
+        unified_fields: &unified_fields,
+        checked_by_type,
+    });
     let handle_doc = format!(
         " The `{}` handle of [`{fn_ident}`](fn@{fn_ident}): the tool `{name}`'s definition, for explicit registration and tests.",
         shape.attribute()
@@ -105,73 +121,24 @@ fn generate(
                 #input_schema
             }
 
+            #parse_fn
+
+            fn __pleach_check(
+                __pleach_arguments: &str,
+            ) -> ::core::result::Result<(), ::pleach_core::ToolError> {
+                __pleach_parse(__pleach_arguments).map(::core::mem::drop)
+            }
+
             fn __pleach_invoke(
                 __pleach_arguments: &str,
                 __pleach_ctx: ::pleach_core::ToolContext,
             ) -> ::core::result::Result<#p::ToolFuture, ::pleach_core::ToolError> {
-                #parse_input
+                let __pleach_args = __pleach_parse(__pleach_arguments)?;
                 let __pleach_future = #fn_ident(#(#call_args),*);
                 ::core::result::Result::Ok(#started)
             }
 
-            impl #fn_ident {
-                /// The tool's name, as the model calls it.
-                #method_vis const NAME: &'static str = #name;
-
-                /// The registry-level definition, built once (schemas generated, validators
-                /// compiled) and shared.
-                #method_vis fn try_unified() -> ::core::result::Result<
-                    ::pleach_core::UnifiedToolDefinition,
-                    ::pleach_core::DefinitionError,
-                > {
-                    static DEFINITION: ::std::sync::OnceLock<
-                        ::core::result::Result<
-                            ::pleach_core::UnifiedToolDefinition,
-                            ::pleach_core::DefinitionError,
-                        >,
-                    > = ::std::sync::OnceLock::new();
-                    DEFINITION
-                        .get_or_init(|| {
-                            let definition = #p::definition(
-                                #name,
-                                #description,
-                                __pleach_input_schema(),
-                                (&&#p::OutputProbe::<#output_ty>::new()).output_schema(),
-                                __pleach_invoke,
-                                #site,
-                            )?;
-                            ::core::result::Result::Ok(#p::unified(definition, &#unified_fields))
-                        })
-                        .clone()
-                }
-
-                /// The registry-level definition.
-                ///
-                /// # Panics
-                ///
-                /// If the definition is refused (an `#[input]` type whose schema is not an
-                /// object); `try_unified` returns that error, and the registry reports it.
-                #method_vis fn unified() -> ::pleach_core::UnifiedToolDefinition {
-                    match Self::try_unified() {
-                        ::core::result::Result::Ok(tool) => tool,
-                        ::core::result::Result::Err(error) => ::core::panic!("{}", error),
-                    }
-                }
-
-                /// The basic definition (name, description, schemas, code).
-                ///
-                /// # Panics
-                ///
-                /// As `unified`.
-                #method_vis fn definition() -> ::pleach_core::ToolDefinition {
-                    Self::unified().definition().clone()
-                }
-
-                #[doc(hidden)]
-                #method_vis fn __pleach_entry() -> &'static #p::ToolEntry {
-                    &__PLEACH_ENTRY
-                }
-            }
+            #handle_impl
 
             #[#p::linkme::distributed_slice(#p::TOOLS)]
             #[linkme(crate = #p::linkme)]
@@ -186,10 +153,116 @@ fn generate(
 
 /// The arguments struct (or nothing, for `#[input]`), the schema expression, the statement that
 /// parses the arguments, and the expressions passed to the fn.
-fn input_parts(
-    tool: &ToolFn,
-    p: &TokenStream,
-) -> (TokenStream, TokenStream, TokenStream, Vec<TokenStream>) {
+/// What the handle's `impl` block is made of.
+struct HandleParts<'a> {
+    fn_ident: &'a syn::Ident,
+    method_vis: &'a TokenStream,
+    name: &'a str,
+    description: &'a str,
+    output_ty: &'a syn::Type,
+    site: &'a TokenStream,
+    unified_fields: &'a TokenStream,
+    checked_by_type: bool,
+}
+
+/// `impl my_tool { NAME, try_unified, unified, definition, __pleach_entry }`.
+fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
+    let HandleParts {
+        fn_ident,
+        method_vis,
+        name,
+        description,
+        output_ty,
+        site,
+        unified_fields,
+        checked_by_type,
+    } = parts;
+    let p = quote!(::pleach_core::__private);
+    quote! {
+    impl #fn_ident {
+        /// The tool's name, as the model calls it.
+        #method_vis const NAME: &'static str = #name;
+
+        /// The registry-level definition, built once (schemas generated, validators
+        /// compiled) and shared.
+        #method_vis fn try_unified() -> ::core::result::Result<
+            ::pleach_core::UnifiedToolDefinition,
+            ::pleach_core::DefinitionError,
+        > {
+            static DEFINITION: ::std::sync::OnceLock<
+                ::core::result::Result<
+                    ::pleach_core::UnifiedToolDefinition,
+                    ::pleach_core::DefinitionError,
+                >,
+            > = ::std::sync::OnceLock::new();
+            DEFINITION
+                .get_or_init(|| {
+                    let definition = #p::definition(
+                        #name,
+                        #description,
+                        __pleach_input_schema(),
+                        (&&#p::OutputProbe::<#output_ty>::new()).output_schema(),
+                        #p::Code {
+                            invoke: __pleach_invoke,
+                            check: __pleach_check,
+                            checked_by_type: #checked_by_type,
+                        },
+                        #site,
+                    )?;
+                    ::core::result::Result::Ok(#p::unified(definition, &#unified_fields))
+                })
+                .clone()
+        }
+
+        /// The registry-level definition.
+        ///
+        /// # Panics
+        ///
+        /// If the definition is refused (an `#[input]` type whose schema is not an
+        /// object); `try_unified` returns that error, and the registry reports it.
+        #method_vis fn unified() -> ::pleach_core::UnifiedToolDefinition {
+            match Self::try_unified() {
+                ::core::result::Result::Ok(tool) => tool,
+                ::core::result::Result::Err(error) => ::core::panic!("{}", error),
+            }
+        }
+
+        /// The basic definition (name, description, schemas, code).
+        ///
+        /// # Panics
+        ///
+        /// As `unified`.
+        #method_vis fn definition() -> ::pleach_core::ToolDefinition {
+            Self::unified().definition().clone()
+        }
+
+        #[doc(hidden)]
+        #method_vis fn __pleach_entry() -> &'static #p::ToolEntry {
+            &__PLEACH_ENTRY
+        }
+    }
+    }
+}
+
+/// What the parameters turn into.
+struct InputParts {
+    /// The arguments struct and its default fns (nothing for `#[input]`).
+    items: TokenStream,
+    /// The expression building the input schema.
+    schema: TokenStream,
+    /// `fn __pleach_parse(&str) -> Result<Input, ToolError>`: the text read into the input, with
+    /// the `#[arg]` bounds serde does not enforce.
+    parse: TokenStream,
+    /// What is passed to the fn, in order.
+    call_args: Vec<TokenStream>,
+    /// Whether a successful `__pleach_parse` implies the input schema accepts the text, so the
+    /// runtime may skip the generic validator (it still runs it to explain a failure).
+    checked_by_type: bool,
+}
+
+fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
+    let mut bound_checks = Vec::new();
+    let mut checked_by_type = true;
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
     let mut schema_params = Vec::new();
@@ -197,68 +270,20 @@ fn input_parts(
     let mut input_type = None;
 
     for param in &tool.params {
-        let ident = &param.ident;
-        let ty = &param.ty;
         match &param.kind {
             ParamKind::Context => call_args.push(quote!(__pleach_ctx)),
             ParamKind::Input => {
-                input_type = Some(ty.clone());
-                call_args.push(quote!(__pleach_input));
+                input_type = Some(param.ty.clone());
+                call_args.push(quote!(__pleach_args));
             }
             ParamKind::Argument { attrs, optional } => {
-                let property = &param.property;
-                let mut serde_attrs = vec![quote!(rename = #property)];
-                let default_value = if let Some(default) = &attrs.default {
-                    let default_fn = format_ident!("__pleach_default_{}", param.property);
-                    let default_fn_name = default_fn.to_string();
-                    // A string literal becomes the owned type through `From`; anything else is
-                    // taken as an expression of the parameter's type.
-                    let value = match default {
-                        Expr::Lit(ExprLit {
-                            lit: Lit::Str(lit), ..
-                        }) => {
-                            quote_spanned!(lit.span()=> <#ty as ::pleach_core::__private::DefaultFromStr>::default_from_str(#lit))
-                        }
-                        other => quote_spanned!(other.span()=> #other),
-                    };
-                    defaults.push(quote! {
-                        fn #default_fn() -> #ty {
-                            #value
-                        }
-                    });
-                    serde_attrs.push(quote!(default = #default_fn_name));
-                    quote!(#p::json_value(&#default_fn()))
-                } else {
-                    quote!(::core::option::Option::None)
-                };
-                fields.push(quote! {
-                    #[serde(#(#serde_attrs),*)]
-                    #ident: #ty
-                });
-                let required = !optional && attrs.default.is_none();
-                let description = option(attrs.description.as_ref());
-                let bound = |expr: &Option<Expr>| {
-                    expr.as_ref().map_or_else(
-                        || quote!(::core::option::Option::None),
-                        |e| quote!(#p::json_value(&(#e))),
-                    )
-                };
-                let (minimum, maximum) = (bound(&attrs.min), bound(&attrs.max));
-                // The bound check sits on the parameter's type: a type without a schema is
-                // reported there, with the fix.
-                let param_call = quote_spanned!(ty.span()=> __pleach_schema.param::<#ty>);
-                schema_params.push(quote! {
-                    #param_call(
-                        #property,
-                        #required,
-                        #p::ParamAttrs {
-                            description: #description,
-                            default: #default_value,
-                            minimum: #minimum,
-                            maximum: #maximum,
-                        },
-                    );
-                });
+                let argument = argument_parts(param, attrs, *optional, p);
+                checked_by_type &= argument.plain;
+                fields.push(argument.field);
+                defaults.extend(argument.default_fn);
+                schema_params.push(argument.schema);
+                bound_checks.extend(argument.bound_checks);
+                let ident = &param.ident;
                 call_args.push(quote!(__pleach_args.#ident));
             }
         }
@@ -268,10 +293,24 @@ fn input_parts(
         // Paths spelled out so every token carries the type's span: a missing trait is
         // reported on the type.
         let schema = quote_spanned!(ty.span()=> ::pleach_core::__private::input_schema::<#ty>());
-        let parse = quote_spanned!(ty.span()=>
-            let __pleach_input: #ty = ::pleach_core::__private::parse_input(__pleach_arguments)?;
+        let read = quote_spanned!(ty.span()=>
+            ::pleach_core::__private::parse_input::<#ty>(__pleach_arguments)
         );
-        return (TokenStream::new(), schema, parse, call_args);
+        let parse = quote! {
+            fn __pleach_parse(
+                __pleach_arguments: &str,
+            ) -> ::core::result::Result<#ty, ::pleach_core::ToolError> {
+                #read
+            }
+        };
+        // A user type may carry schema constraints (ranges, patterns) serde does not check.
+        return InputParts {
+            items: TokenStream::new(),
+            schema,
+            parse,
+            call_args,
+            checked_by_type: false,
+        };
     }
 
     let items = quote! {
@@ -289,9 +328,138 @@ fn input_parts(
         __pleach_schema.finish()
     };
     let parse = quote! {
-        let __pleach_args: __PleachArgs = #p::parse_input(__pleach_arguments)?;
+        fn __pleach_parse(
+            __pleach_arguments: &str,
+        ) -> ::core::result::Result<__PleachArgs, ::pleach_core::ToolError> {
+            let __pleach_args: __PleachArgs = #p::parse_input(__pleach_arguments)?;
+            #(#bound_checks)*
+            ::core::result::Result::Ok(__pleach_args)
+        }
     };
-    (items, schema, parse, call_args)
+    InputParts {
+        items,
+        schema,
+        parse,
+        call_args,
+        checked_by_type,
+    }
+}
+
+/// What one model-facing parameter turns into.
+struct ArgumentParts {
+    /// Its field of the arguments struct, with its serde attributes.
+    field: TokenStream,
+    /// The fn giving its `#[arg(default)]`, if any.
+    default_fn: Option<TokenStream>,
+    /// Its entry in the input schema.
+    schema: TokenStream,
+    /// Its `#[arg(min/max)]` checks on the read value.
+    bound_checks: Vec<TokenStream>,
+    /// Whether serde checks everything its schema says.
+    plain: bool,
+}
+
+fn argument_parts(
+    param: &ast::Param,
+    attrs: &ArgAttrs,
+    optional: bool,
+    p: &TokenStream,
+) -> ArgumentParts {
+    let ident = &param.ident;
+    let ty = &param.ty;
+    let property = &param.property;
+    let mut serde_attrs = vec![quote!(rename = #property)];
+    let (default_fn, default_value) = match &attrs.default {
+        Some(default) => {
+            let name = format_ident!("__pleach_default_{}", param.property);
+            let name_text = name.to_string();
+            // A string literal goes through our conversion (its error names the fix); anything
+            // else is an expression of the parameter's type.
+            let value = match default {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(lit), ..
+                }) => {
+                    quote_spanned!(lit.span()=> <#ty as ::pleach_core::__private::DefaultFromStr>::default_from_str(#lit))
+                }
+                other => quote_spanned!(other.span()=> #other),
+            };
+            serde_attrs.push(quote!(default = #name_text));
+            (
+                Some(quote! {
+                    fn #name() -> #ty {
+                        #value
+                    }
+                }),
+                quote!(#p::json_value(&#name())),
+            )
+        }
+        None => (None, quote!(::core::option::Option::None)),
+    };
+    let shape = ast::plain_shape(ty);
+    if let Some(shape) = shape.filter(|shape| shape.integer()) {
+        let reader = match shape {
+            ast::PlainShape::Scalar { .. } => "::pleach_core::__private::integer",
+            ast::PlainShape::Optional { .. } => "::pleach_core::__private::optional_integer",
+            ast::PlainShape::List { .. } => "::pleach_core::__private::integer_list",
+        };
+        serde_attrs.push(quote!(deserialize_with = #reader));
+        // `deserialize_with` loses serde's "a missing `Option` is `None`".
+        if matches!(shape, ast::PlainShape::Optional { .. }) && attrs.default.is_none() {
+            serde_attrs.push(quote!(default));
+        }
+    }
+    let field = quote! {
+        #[serde(#(#serde_attrs),*)]
+        #ident: #ty
+    };
+
+    let required = !optional && attrs.default.is_none();
+    let description = option(attrs.description.as_ref());
+    let bound = |expr: &Option<Expr>| {
+        expr.as_ref().map_or_else(
+            || quote!(::core::option::Option::None),
+            |e| quote!(#p::json_value(&(#e))),
+        )
+    };
+    let (minimum, maximum) = (bound(&attrs.min), bound(&attrs.max));
+    // The bound check sits on the parameter's type: a type without a schema is reported there,
+    // with the fix.
+    let param_call = quote_spanned!(ty.span()=> __pleach_schema.param::<#ty>);
+    let schema = quote! {
+        #param_call(
+            #property,
+            #required,
+            #p::ParamAttrs {
+                description: #description,
+                default: #default_value,
+                minimum: #minimum,
+                maximum: #maximum,
+            },
+        );
+    };
+
+    let bound_checks = [
+        (&attrs.min, quote!(at_least)),
+        (&attrs.max, quote!(at_most)),
+    ]
+    .into_iter()
+    .filter_map(|(limit, check)| {
+        limit.as_ref().map(|limit| {
+            quote! {
+                if !#p::#check(&__pleach_args.#ident, &(#limit)) {
+                    return ::core::result::Result::Err(#p::out_of_bounds(#property));
+                }
+            }
+        })
+    })
+    .collect();
+    ArgumentParts {
+        field,
+        default_fn,
+        schema,
+        bound_checks,
+        plain: shape.is_some(),
+    }
 }
 
 /// The output type (for the output schema) and the statement turning `__pleach_ret` into the

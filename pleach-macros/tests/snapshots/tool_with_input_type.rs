@@ -15,6 +15,16 @@ const _: () = {
     fn __pleach_input_schema() -> ::pleach_core::__private::serde_json::Value {
         ::pleach_core::__private::input_schema::<Greeting>()
     }
+    fn __pleach_parse(
+        __pleach_arguments: &str,
+    ) -> ::core::result::Result<Greeting, ::pleach_core::ToolError> {
+        ::pleach_core::__private::parse_input::<Greeting>(__pleach_arguments)
+    }
+    fn __pleach_check(
+        __pleach_arguments: &str,
+    ) -> ::core::result::Result<(), ::pleach_core::ToolError> {
+        __pleach_parse(__pleach_arguments).map(::core::mem::drop)
+    }
     fn __pleach_invoke(
         __pleach_arguments: &str,
         __pleach_ctx: ::pleach_core::ToolContext,
@@ -22,10 +32,8 @@ const _: () = {
         ::pleach_core::__private::ToolFuture,
         ::pleach_core::ToolError,
     > {
-        let __pleach_input: Greeting = ::pleach_core::__private::parse_input(
-            __pleach_arguments,
-        )?;
-        let __pleach_future = greet_someone(__pleach_input);
+        let __pleach_args = __pleach_parse(__pleach_arguments)?;
+        let __pleach_future = greet_someone(__pleach_args);
         ::core::result::Result::Ok(
             ::pleach_core::__private::boxed(async move {
                 let __pleach_ret = __pleach_future.await;
@@ -56,7 +64,11 @@ const _: () = {
                         __pleach_input_schema(),
                         (&&::pleach_core::__private::OutputProbe::<Greeted>::new())
                             .output_schema(),
-                        __pleach_invoke,
+                        ::pleach_core::__private::Code {
+                            invoke: __pleach_invoke,
+                            check: __pleach_check,
+                            checked_by_type: false,
+                        },
                         file!(),
                         line!(),
                         column!(),

@@ -23,7 +23,11 @@ const _: () = {
     struct __PleachArgs {
         #[serde(rename = "query")]
         query: String,
-        #[serde(rename = "limit", default = "__pleach_default_limit")]
+        #[serde(
+            rename = "limit",
+            default = "__pleach_default_limit",
+            deserialize_with = "::pleach_core::__private::integer"
+        )]
         limit: u32,
         #[serde(rename = "language")]
         language: Option<String>,
@@ -76,6 +80,29 @@ const _: () = {
             );
         __pleach_schema.finish()
     }
+    fn __pleach_parse(
+        __pleach_arguments: &str,
+    ) -> ::core::result::Result<__PleachArgs, ::pleach_core::ToolError> {
+        let __pleach_args: __PleachArgs = ::pleach_core::__private::parse_input(
+            __pleach_arguments,
+        )?;
+        if !::pleach_core::__private::at_least(&__pleach_args.limit, &(1)) {
+            return ::core::result::Result::Err(
+                ::pleach_core::__private::out_of_bounds("limit"),
+            );
+        }
+        if !::pleach_core::__private::at_most(&__pleach_args.limit, &(50)) {
+            return ::core::result::Result::Err(
+                ::pleach_core::__private::out_of_bounds("limit"),
+            );
+        }
+        ::core::result::Result::Ok(__pleach_args)
+    }
+    fn __pleach_check(
+        __pleach_arguments: &str,
+    ) -> ::core::result::Result<(), ::pleach_core::ToolError> {
+        __pleach_parse(__pleach_arguments).map(::core::mem::drop)
+    }
     fn __pleach_invoke(
         __pleach_arguments: &str,
         __pleach_ctx: ::pleach_core::ToolContext,
@@ -83,9 +110,7 @@ const _: () = {
         ::pleach_core::__private::ToolFuture,
         ::pleach_core::ToolError,
     > {
-        let __pleach_args: __PleachArgs = ::pleach_core::__private::parse_input(
-            __pleach_arguments,
-        )?;
+        let __pleach_args = __pleach_parse(__pleach_arguments)?;
         let __pleach_future = search_corpus(
             __pleach_args.query,
             __pleach_args.limit,
@@ -134,7 +159,11 @@ const _: () = {
                         __pleach_input_schema(),
                         (&&::pleach_core::__private::OutputProbe::<Vec<String>>::new())
                             .output_schema(),
-                        __pleach_invoke,
+                        ::pleach_core::__private::Code {
+                            invoke: __pleach_invoke,
+                            check: __pleach_check,
+                            checked_by_type: true,
+                        },
                         file!(),
                         line!(),
                         column!(),

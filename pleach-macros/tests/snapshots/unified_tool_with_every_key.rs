@@ -36,6 +36,19 @@ const _: () = {
             );
         __pleach_schema.finish()
     }
+    fn __pleach_parse(
+        __pleach_arguments: &str,
+    ) -> ::core::result::Result<__PleachArgs, ::pleach_core::ToolError> {
+        let __pleach_args: __PleachArgs = ::pleach_core::__private::parse_input(
+            __pleach_arguments,
+        )?;
+        ::core::result::Result::Ok(__pleach_args)
+    }
+    fn __pleach_check(
+        __pleach_arguments: &str,
+    ) -> ::core::result::Result<(), ::pleach_core::ToolError> {
+        __pleach_parse(__pleach_arguments).map(::core::mem::drop)
+    }
     fn __pleach_invoke(
         __pleach_arguments: &str,
         __pleach_ctx: ::pleach_core::ToolContext,
@@ -43,9 +56,7 @@ const _: () = {
         ::pleach_core::__private::ToolFuture,
         ::pleach_core::ToolError,
     > {
-        let __pleach_args: __PleachArgs = ::pleach_core::__private::parse_input(
-            __pleach_arguments,
-        )?;
+        let __pleach_args = __pleach_parse(__pleach_arguments)?;
         let __pleach_future = dangerous_lookup(__pleach_args.account_id);
         ::core::result::Result::Ok(
             ::pleach_core::__private::boxed(async move {
@@ -89,7 +100,11 @@ const _: () = {
                         __pleach_input_schema(),
                         (&&::pleach_core::__private::OutputProbe::<String>::new())
                             .output_schema(),
-                        __pleach_invoke,
+                        ::pleach_core::__private::Code {
+                            invoke: __pleach_invoke,
+                            check: __pleach_check,
+                            checked_by_type: true,
+                        },
                         file!(),
                         line!(),
                         column!(),
