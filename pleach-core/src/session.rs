@@ -389,6 +389,7 @@ impl Runtime {
                 runtime: self.inner.clone(),
                 tools,
                 state: Mutex::new(SessionState::default()),
+                any_failures: std::sync::atomic::AtomicBool::new(false),
                 signal: CancellationToken::new(),
             }),
         })
@@ -466,6 +467,8 @@ struct SessionInner {
     /// Sorted by name.
     tools: Vec<SessionTool>,
     state: Mutex<SessionState>,
+    /// Whether `state.failures` may be non-empty: lets the common case skip the lock.
+    any_failures: std::sync::atomic::AtomicBool,
     /// Fires when the session is dropped: every running turn is cancelled.
     signal: CancellationToken,
 }
@@ -598,7 +601,7 @@ impl Session {
                 sink.send(ToolEvent::Started {
                     tool_call: call.clone(),
                 });
-                Arc::new(CallEvents::new(Arc::from(call.id.as_str()), sink.clone()))
+                Arc::new(CallEvents::new(call.clone(), sink.clone()))
             })
             .collect();
         let driver = drive_turn(self.inner.clone(), calls, channels, signal.clone());
@@ -653,9 +656,12 @@ impl Session {
         events.send(ToolEvent::Started {
             tool_call: call.clone(),
         });
-        let channel = Arc::new(CallEvents::new(Arc::from(call.id.as_str()), events.clone()));
-        let signal = self.inner.signal.child_token();
-        let (outcome, failed) = self.inner.dispatch(&call, &channel, &signal).await;
+        let channel = Arc::new(CallEvents::new(call.clone(), events.clone()));
+        // The call gets its own child token in `run`; the session's is the "turn" here.
+        let (outcome, failed) = self
+            .inner
+            .dispatch(&call, &channel, &self.inner.signal)
+            .await;
         self.inner.record_failures(failed);
         ToolResult {
             tool_call: call,
@@ -844,10 +850,16 @@ impl SessionInner {
 
     /// Counts recoverable failures toward the repeated-failure limit.
     fn record_failures(&self, fingerprints: impl IntoIterator<Item = String>) {
+        let mut fingerprints = fingerprints.into_iter().peekable();
+        if fingerprints.peek().is_none() {
+            return;
+        }
         let mut state = self.state();
         for key in fingerprints {
             *state.failures.entry(key).or_insert(0) += 1;
         }
+        self.any_failures
+            .store(true, std::sync::atomic::Ordering::Release);
     }
 
     async fn run(
@@ -869,21 +881,13 @@ impl SessionInner {
         let ctx = ToolContext::for_call(call.id.clone(), call_signal.clone(), events.clone());
         let future = definition.start(&call.arguments, ctx)?;
         let mut future = CatchUnwind(future);
-        let timeout = session_tool.timeout;
-        let outcome = tokio::select! {
-            biased;
-            outcome = &mut future => outcome,
-            () = turn_signal.cancelled() => {
-                let _ = tokio::time::timeout(config.cancel_grace, &mut future).await;
-                return Err(cancelled_error());
-            }
-            () = tokio::time::sleep(timeout) => {
-                call_signal.cancel();
-                let _ = tokio::time::timeout(config.cancel_grace, &mut future).await;
-                return Err(ToolError::new(
-                    ErrorCode::TimedOut,
-                    format!("the tool did not finish within {}", human(timeout)),
-                ));
+        // Most tools finish on their first poll: only a tool that waits arms the timer.
+        let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut future).poll(cx))).await;
+        let outcome = match first {
+            Poll::Ready(outcome) => outcome,
+            Poll::Pending => {
+                self.wait(&mut future, session_tool.timeout, turn_signal, &call_signal)
+                    .await?
             }
         };
         // A tool that returns because its signal fired (the cooperative way to stop) was still
@@ -894,6 +898,34 @@ impl SessionInner {
         let output = outcome?;
         definition.check_output(&output)?;
         Ok(output)
+    }
+
+    /// Waits for a tool that did not finish on its first poll, against its timeout and the
+    /// turn's cancellation; either fires its signal and drops it after the grace period.
+    async fn wait(
+        &self,
+        future: &mut CatchUnwind,
+        timeout: Duration,
+        turn_signal: &CancellationToken,
+        call_signal: &CancellationToken,
+    ) -> Result<Result<Value, ToolError>, ToolError> {
+        let grace = self.runtime.config.cancel_grace;
+        tokio::select! {
+            biased;
+            outcome = &mut *future => Ok(outcome),
+            () = turn_signal.cancelled() => {
+                let _ = tokio::time::timeout(grace, &mut *future).await;
+                Err(cancelled_error())
+            }
+            () = tokio::time::sleep(timeout) => {
+                call_signal.cancel();
+                let _ = tokio::time::timeout(grace, &mut *future).await;
+                Err(ToolError::new(
+                    ErrorCode::TimedOut,
+                    format!("the tool did not finish within {}", human(timeout)),
+                ))
+            }
+        }
     }
 
     fn not_found(&self, name: &str) -> ToolError {
@@ -921,6 +953,9 @@ impl SessionInner {
         call: &ToolCall,
         fingerprint: &mut Option<String>,
     ) -> Result<(), ToolError> {
+        if !self.any_failures.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(());
+        }
         let state = self.state();
         if state.failures.is_empty() {
             return Ok(());

@@ -127,15 +127,15 @@ impl ToolContext {
 /// reports later (from a task it left behind, say) follows that event.
 #[derive(Debug)]
 pub(crate) struct CallEvents {
-    tool_call_id: Arc<str>,
+    call: Arc<ToolCall>,
     sink: crate::event::EventSender,
     open: std::sync::Mutex<bool>,
 }
 
 impl CallEvents {
-    pub(crate) fn new(tool_call_id: Arc<str>, sink: crate::event::EventSender) -> Self {
+    pub(crate) fn new(call: Arc<ToolCall>, sink: crate::event::EventSender) -> Self {
         CallEvents {
-            tool_call_id,
+            call,
             sink,
             open: std::sync::Mutex::new(true),
         }
@@ -148,7 +148,7 @@ impl CallEvents {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if *open {
             self.sink.send(crate::event::ToolEvent::Delta {
-                tool_call_id: self.tool_call_id.clone(),
+                tool_call_id: Arc::from(self.call.id.as_str()),
                 delta,
             });
         }
