@@ -219,6 +219,11 @@ impl EventSender {
         EventSender { sender: None }
     }
 
+    /// Whether events sent here can reach a stream (`false` for [`EventSender::discard`]).
+    pub(crate) fn is_connected(&self) -> bool {
+        self.sender.is_some()
+    }
+
     /// Sends `event`.
     pub fn send(&self, event: ToolEvent) {
         if let Some(sender) = &self.sender {

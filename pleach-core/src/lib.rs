@@ -55,6 +55,9 @@
 //! | [`UnifiedToolDefinition`], [`create_unified_tool`] | the registry-level shape at run time |
 //! | [`ToolContext`] | `tool_call_id` and the cancellation `signal` |
 //! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`set_orchestrator_registry`] | the registry |
+//! | [`Runtime`], [`Session`], [`Turn`], [`define_pleach_plugin`] | the runtime: sessions, turns of calls, plugins |
+//! | [`ToolEvent`], [`EventStream`] | `tool.started` / `tool.delta` / `tool.completed` / `tool.failed` (`docs/events.md`) |
+//! | [`Message`] | the conversation a session writes results back into |
 //! | [`validate_tool_call`], [`ValidationResult`] | checking a call without running it |
 //! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
 //! | [`SafetyTier`] | `critical` / `standard` / `advisory` |

@@ -700,7 +700,7 @@ async fn drive_turn(
                 session.dispatch(&call, &events, &signal).await
             } else {
                 let error = cancelled_error();
-                events.finish(ToolEvent::Failed {
+                events.finish(|| ToolEvent::Failed {
                     tool_call: call.clone(),
                     error: error.clone(),
                 });
@@ -727,7 +727,7 @@ async fn drive_turn(
                         ToolError::new(ErrorCode::ToolPanicked, "the tool's task died")
                             .with_detail(error.to_string())
                     };
-                    channels[index].finish(ToolEvent::Failed {
+                    channels[index].finish(|| ToolEvent::Failed {
                         tool_call: calls[index].clone(),
                         error: failure.clone(),
                     });
@@ -829,14 +829,14 @@ impl SessionInner {
         let outcome = self.run(call, events, turn_signal, &mut fingerprint).await;
         let failed = match &outcome {
             Ok(result) => {
-                events.finish(ToolEvent::Completed {
+                events.finish(|| ToolEvent::Completed {
                     tool_call: call.clone(),
                     result: result.clone(),
                 });
                 None
             }
             Err(error) => {
-                events.finish(ToolEvent::Failed {
+                events.finish(|| ToolEvent::Failed {
                     tool_call: call.clone(),
                     error: error.clone(),
                 });
@@ -877,7 +877,13 @@ impl SessionInner {
         check_limits(&call.arguments, config.limits)?;
         self.check_repetition(call, fingerprint)?;
 
-        let call_signal = turn_signal.child_token();
+        // The call's own token, fired by its timeout or by the turn's cancellation (in `wait`, or
+        // here when the turn is already over): a standalone token costs one allocation, a child
+        // token a lock on the turn's as well, on the path every call takes.
+        let call_signal = CancellationToken::new();
+        if turn_signal.is_cancelled() {
+            call_signal.cancel();
+        }
         let ctx = ToolContext::for_call(call.id.clone(), call_signal.clone(), events.clone());
         let future = definition.start(&call.arguments, ctx)?;
         let mut future = CatchUnwind(future);
@@ -914,6 +920,7 @@ impl SessionInner {
             biased;
             outcome = &mut *future => Ok(outcome),
             () = turn_signal.cancelled() => {
+                call_signal.cancel();
                 let _ = tokio::time::timeout(grace, &mut *future).await;
                 Err(cancelled_error())
             }

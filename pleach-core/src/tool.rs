@@ -156,14 +156,18 @@ impl CallEvents {
     }
 
     /// Sends the terminal event and closes the channel, atomically with respect to `delta`.
-    pub(crate) fn finish(&self, event: crate::event::ToolEvent) {
+    /// The event is built only when someone listens.
+    pub(crate) fn finish(&self, event: impl FnOnce() -> crate::event::ToolEvent) {
+        if !self.sink.is_connected() {
+            return;
+        }
         let mut open = self
             .open
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if *open {
             *open = false;
-            self.sink.send(event);
+            self.sink.send(event());
         }
     }
 }
