@@ -1,0 +1,208 @@
+//! `pleach-bench`: what pleach's runtime costs, measured in one process beside a no-framework
+//! baseline and beside other Rust tool runtimes (rmcp, rig) running the same tool.
+//!
+//! ```text
+//! cargo run --release -p pleach-bench -- dispatch [--quick] [--profile]
+//! ```
+//!
+//! Each subcommand prints a short table for people and ends with one `key=value` line for
+//! scripts. Only `dispatch` exists so far; see `docs/performance.md` for what it measures and the
+//! numbers it gave.
+
+mod dispatch;
+mod measure;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: pleach-bench <dispatch|batch|stream|soak> [--quick] [--profile]
+
+subcommands:
+  dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
+             raw serde + direct call, pleach `Session::dispatch`, rmcp `ToolRouter::call`,
+             rig `ErasedTool::execute`
+  batch      not built yet (exits with code 2)
+  stream     not built yet (exits with code 2)
+  soak       not built yet (exits with code 2)
+
+options:
+  --quick    fewer batches: a rough number in a few seconds
+  --profile  dispatch only: also time the parts of pleach's pipeline reachable from outside
+  -h, --help print this help
+
+The last line of output is machine-readable, e.g.
+  dispatch raw_ns=<median> pleach_ns=<median> rmcp_ns=<median> rig_ns=<median>";
+
+/// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
+const EXIT_USAGE: u8 = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Subcommand {
+    Dispatch,
+    Batch,
+    Stream,
+    Soak,
+}
+
+impl Subcommand {
+    fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "dispatch" => Some(Subcommand::Dispatch),
+            "batch" => Some(Subcommand::Batch),
+            "stream" => Some(Subcommand::Stream),
+            "soak" => Some(Subcommand::Soak),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Subcommand::Dispatch => "dispatch",
+            Subcommand::Batch => "batch",
+            Subcommand::Stream => "stream",
+            Subcommand::Soak => "soak",
+        }
+    }
+}
+
+/// A parsed command line.
+#[derive(Debug, PartialEq, Eq)]
+enum Command {
+    Help,
+    Run {
+        subcommand: Subcommand,
+        options: Options,
+    },
+}
+
+/// What every subcommand may be asked for.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Options {
+    quick: bool,
+    profile: bool,
+}
+
+/// Parses the arguments after the program name; `Err` holds the message for the user.
+fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
+    let mut subcommand = None;
+    let mut options = Options::default();
+    for arg in args {
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--quick" => options.quick = true,
+            "--profile" => options.profile = true,
+            flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
+            name => match (subcommand, Subcommand::from_name(name)) {
+                (None, Some(parsed)) => subcommand = Some(parsed),
+                (None, None) => {
+                    return Err(format!(
+                        "unknown subcommand `{name}`; expected one of `dispatch`, `batch`, \
+                         `stream`, `soak`"
+                    ));
+                }
+                (Some(first), _) => {
+                    return Err(format!(
+                        "unexpected argument `{name}` after subcommand `{}`",
+                        first.name()
+                    ));
+                }
+            },
+        }
+    }
+    match subcommand {
+        Some(subcommand) => Ok(Command::Run {
+            subcommand,
+            options,
+        }),
+        None => Err("missing subcommand".to_owned()),
+    }
+}
+
+fn main() -> ExitCode {
+    let command = match parse_args(std::env::args().skip(1)) {
+        Ok(command) => command,
+        Err(message) => {
+            eprintln!("pleach-bench: {message}\n\n{USAGE}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match command {
+        Command::Help => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Command::Run {
+            subcommand: Subcommand::Dispatch,
+            options,
+        } => match dispatch::run(options.quick, options.profile) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("pleach-bench dispatch: {error}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Run { subcommand, .. } => {
+            eprintln!(
+                "pleach-bench: subcommand `{}` is not built yet; only `dispatch` is",
+                subcommand.name()
+            );
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Command, String> {
+        parse_args(args.iter().map(|&arg| arg.to_owned()))
+    }
+
+    #[test]
+    fn reads_a_subcommand_and_its_flags_in_any_order() {
+        assert_eq!(
+            parse(&["--quick", "dispatch", "--profile"]),
+            Ok(Command::Run {
+                subcommand: Subcommand::Dispatch,
+                options: Options {
+                    quick: true,
+                    profile: true,
+                },
+            })
+        );
+        assert_eq!(
+            parse(&["soak"]),
+            Ok(Command::Run {
+                subcommand: Subcommand::Soak,
+                options: Options::default(),
+            })
+        );
+    }
+
+    #[test]
+    fn help_wins_over_everything_else() {
+        assert_eq!(parse(&["dispatch", "--help"]), Ok(Command::Help));
+        assert_eq!(parse(&["-h"]), Ok(Command::Help));
+    }
+
+    #[test]
+    fn refuses_what_it_does_not_know() {
+        assert!(parse(&[]).unwrap_err().contains("missing subcommand"));
+        assert!(
+            parse(&["dispach"])
+                .unwrap_err()
+                .contains("unknown subcommand")
+        );
+        assert!(
+            parse(&["dispatch", "--fast"])
+                .unwrap_err()
+                .contains("`--fast`")
+        );
+        assert!(
+            parse(&["dispatch", "batch"])
+                .unwrap_err()
+                .contains("after subcommand `dispatch`")
+        );
+    }
+}
