@@ -3,16 +3,16 @@
 //!
 //! `docs/events.md` is the contract: payloads, ordering rules, examples.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
 
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
 
 use crate::error::ToolError;
 use crate::tool::ToolCall;
@@ -189,20 +189,43 @@ impl Serialize for WireCall<'_> {
 /// drop(sender);
 /// assert!(stream.drain().is_empty());
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct EventSender {
-    sender: Option<mpsc::UnboundedSender<ToolEvent>>,
+    shared: Option<Arc<Shared>>,
+}
+
+/// The queue between senders and the stream. A mutex-guarded deque: one uncontended lock per
+/// send or receive, which is what the dispatch path can afford (a general-purpose channel costs
+/// several atomic read-modify-writes per message on each side).
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<ChannelState>,
+}
+
+#[derive(Debug, Default)]
+struct ChannelState {
+    queue: VecDeque<ToolEvent>,
+    waker: Option<Waker>,
+    senders: usize,
+    stream_dropped: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, ChannelState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// A connected sender and stream. Unbounded: a session never waits on a slow reader, so read the
 /// stream (or drop it) to bound memory.
 pub fn channel() -> (EventSender, EventStream) {
-    let (sender, receiver) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared::default());
+    shared.lock().senders = 1;
     (
         EventSender {
-            sender: Some(sender),
+            shared: Some(shared.clone()),
         },
-        EventStream { receiver },
+        EventStream { shared },
     )
 }
 
@@ -216,18 +239,57 @@ impl EventSender {
     /// });
     /// ```
     pub fn discard() -> EventSender {
-        EventSender { sender: None }
+        EventSender { shared: None }
     }
 
     /// Whether events sent here can reach a stream (`false` for [`EventSender::discard`]).
     pub(crate) fn is_connected(&self) -> bool {
-        self.sender.is_some()
+        self.shared.is_some()
     }
 
     /// Sends `event`.
     pub fn send(&self, event: ToolEvent) {
-        if let Some(sender) = &self.sender {
-            let _ = sender.send(event);
+        let Some(shared) = &self.shared else { return };
+        let waker = {
+            let mut state = shared.lock();
+            if state.stream_dropped {
+                return;
+            }
+            state.queue.push_back(event);
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl Clone for EventSender {
+    fn clone(&self) -> Self {
+        if let Some(shared) = &self.shared {
+            shared.lock().senders += 1;
+        }
+        EventSender {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl Drop for EventSender {
+    fn drop(&mut self) {
+        let Some(shared) = &self.shared else { return };
+        let waker = {
+            let mut state = shared.lock();
+            state.senders -= 1;
+            if state.senders == 0 {
+                state.waker.take()
+            } else {
+                None
+            }
+        };
+        // The last sender is gone: a waiting stream learns it is over.
+        if let Some(waker) = waker {
+            waker.wake();
         }
     }
 }
@@ -255,30 +317,47 @@ impl EventSender {
 /// ```
 #[derive(Debug)]
 pub struct EventStream {
-    receiver: mpsc::UnboundedReceiver<ToolEvent>,
+    shared: Arc<Shared>,
 }
 
 impl EventStream {
     /// The next event, or `None` when the stream is over.
     pub async fn recv(&mut self) -> Option<ToolEvent> {
-        self.receiver.recv().await
+        std::future::poll_fn(|cx| self.poll_event(cx)).await
     }
 
     /// The events already sent, without waiting.
     pub fn drain(&mut self) -> Vec<ToolEvent> {
-        let mut events = Vec::new();
-        while let Ok(event) = self.receiver.try_recv() {
-            events.push(event);
+        self.shared.lock().queue.drain(..).collect()
+    }
+
+    fn poll_event(&self, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
+        let mut state = self.shared.lock();
+        if let Some(event) = state.queue.pop_front() {
+            return Poll::Ready(Some(event));
         }
-        events
+        if state.senders == 0 {
+            return Poll::Ready(None);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl Drop for EventStream {
+    fn drop(&mut self) {
+        // Nobody will read: free what is queued and refuse what comes.
+        let mut state = self.shared.lock();
+        state.stream_dropped = true;
+        state.queue.clear();
     }
 }
 
 impl futures_core::Stream for EventStream {
     type Item = ToolEvent;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
-        self.receiver.poll_recv(cx)
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
+        self.poll_event(cx)
     }
 }
 
