@@ -86,3 +86,14 @@ fn a_definition_that_cannot_be_built_is_reported_not_dropped() {
     );
     assert!(pick::try_unified().is_err());
 }
+
+#[test]
+fn runtime_construction_refuses_the_duplicate() {
+    link_both();
+    let err = pleach_core::Runtime::builder()
+        .build()
+        .expect_err("the compile-time registry has a duplicate");
+    let text = err.to_string();
+    assert!(text.contains("tool name `shared_name` is defined twice"), "{text}");
+    assert!(text.contains("dup-a/src/lib.rs:") && text.contains("dup-b/src/lib.rs:"), "{text}");
+}
