@@ -94,6 +94,12 @@ fn runtime_construction_refuses_the_duplicate() {
         .build()
         .expect_err("the compile-time registry has a duplicate");
     let text = err.to_string();
-    assert!(text.contains("tool name `shared_name` is defined twice"), "{text}");
-    assert!(text.contains("dup-a/src/lib.rs:") && text.contains("dup-b/src/lib.rs:"), "{text}");
+    assert!(
+        text.contains("tool name `shared_name` is defined twice"),
+        "{text}"
+    );
+    assert!(
+        text.contains("dup-a/src/lib.rs:") && text.contains("dup-b/src/lib.rs:"),
+        "{text}"
+    );
 }

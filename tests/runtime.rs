@@ -572,3 +572,33 @@ async fn dropping_the_session_cancels_its_turns() {
         .expect("the turn ends when its session is dropped");
     assert_eq!(code(&results[0]), ErrorCode::Cancelled);
 }
+
+static HOARD: std::sync::Mutex<Vec<ToolContext>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps its context forever (and with it a way to send events).
+#[tool]
+async fn rt_hoarder(ctx: ToolContext) -> &'static str {
+    HOARD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(ctx);
+    "kept"
+}
+
+#[tokio::test]
+async fn a_turns_stream_ends_even_if_a_tool_keeps_its_context() {
+    let session = runtime()
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let mut turn = session.run_turn(vec![call("c1", "rt_hoarder", "{}")]);
+    let mut count = 0;
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while turn.events().recv().await.is_some() {
+            count += 1;
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream ends when the turn does");
+    assert_eq!(count, 2, "started and completed");
+    assert_eq!(turn.finish().await[0].outcome, Ok(json!("kept")));
+}

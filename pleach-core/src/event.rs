@@ -207,6 +207,8 @@ struct ChannelState {
     queue: VecDeque<ToolEvent>,
     waker: Option<Waker>,
     senders: usize,
+    /// Set when the producer declares the stream over, whoever still holds a sender.
+    closed: bool,
     stream_dropped: bool,
 }
 
@@ -247,12 +249,26 @@ impl EventSender {
         self.shared.is_some()
     }
 
+    /// Ends the stream once what is queued has been read, even if senders remain (a tool may
+    /// keep its context, and with it a sender, after its call ended).
+    pub(crate) fn close(&self) {
+        let Some(shared) = &self.shared else { return };
+        let waker = {
+            let mut state = shared.lock();
+            state.closed = true;
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
     /// Sends `event`.
     pub fn send(&self, event: ToolEvent) {
         let Some(shared) = &self.shared else { return };
         let waker = {
             let mut state = shared.lock();
-            if state.stream_dropped {
+            if state.stream_dropped || state.closed {
                 return;
             }
             state.queue.push_back(event);
@@ -336,7 +352,7 @@ impl EventStream {
         if let Some(event) = state.queue.pop_front() {
             return Poll::Ready(Some(event));
         }
-        if state.senders == 0 {
+        if state.senders == 0 || state.closed {
             return Poll::Ready(None);
         }
         state.waker = Some(cx.waker().clone());

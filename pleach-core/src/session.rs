@@ -604,10 +604,17 @@ impl Session {
                 Arc::new(CallEvents::new(call.clone(), sink.clone()))
             })
             .collect();
-        let driver = drive_turn(self.inner.clone(), calls, channels, signal.clone());
+        let driver = drive_turn(
+            self.inner.clone(),
+            calls.clone(),
+            channels,
+            sink,
+            signal.clone(),
+        );
         Turn {
             events,
             signal,
+            calls,
             driver: tokio::spawn(driver),
         }
     }
@@ -657,7 +664,7 @@ impl Session {
             tool_call: call.clone(),
         });
         let channel = Arc::new(CallEvents::new(call.clone(), events.clone()));
-        // The call gets its own child token in `run`; the session's is the "turn" here.
+        // The call gets its own token in `run`; the session's stands for the turn here.
         let (outcome, failed) = self
             .inner
             .dispatch(&call, &channel, &self.inner.signal)
@@ -675,6 +682,7 @@ async fn drive_turn(
     session: Arc<SessionInner>,
     calls: Vec<Arc<ToolCall>>,
     channels: Vec<Arc<CallEvents>>,
+    sink: EventSender,
     signal: CancellationToken,
 ) -> Vec<ToolResult> {
     let limit = Arc::new(tokio::sync::Semaphore::new(
@@ -745,12 +753,16 @@ async fn drive_turn(
         })
         .collect();
     session.record_failures(failures);
-    let mut state = session.state();
-    for result in &results {
-        state
-            .conversation
-            .push(Message::tool_result(&result.tool_call, &result.outcome));
+    {
+        let mut state = session.state();
+        for result in &results {
+            state
+                .conversation
+                .push(Message::tool_result(&result.tool_call, &result.outcome));
+        }
     }
+    // Every terminal event is sent and the conversation written: the turn's stream is over.
+    sink.close();
     results
 }
 
@@ -766,6 +778,7 @@ fn cancelled_error() -> ToolError {
 pub struct Turn {
     events: EventStream,
     signal: CancellationToken,
+    calls: Vec<Arc<ToolCall>>,
     driver: tokio::task::JoinHandle<Vec<ToolResult>>,
 }
 
@@ -788,15 +801,30 @@ impl Turn {
     }
 
     /// Waits for every call and returns the results in the model's call order (they are already
-    /// written into the conversation). Events not yet read stay readable in [`Turn::events`]
-    /// until the turn is dropped.
-    pub async fn finish(&mut self) -> Vec<ToolResult> {
-        match (&mut self.driver).await {
+    /// written into the conversation). Read the events first: finishing consumes the turn.
+    pub async fn finish(self) -> Vec<ToolResult> {
+        match self.driver.await {
             Ok(results) => results,
-            // The driver runs no user code; should it die anyway, say so rather than hang.
+            // The driver runs no user code; should it die anyway (or the runtime shut down), every
+            // call still gets its one result rather than vanishing.
             Err(error) => {
                 tracing::error!(%error, "a turn's driver task died");
-                Vec::new()
+                let failure = if error.is_cancelled() {
+                    cancelled_error()
+                } else {
+                    ToolError::new(
+                        ErrorCode::ToolPanicked,
+                        "the runtime failed while running this call",
+                    )
+                    .with_detail(error.to_string())
+                };
+                self.calls
+                    .into_iter()
+                    .map(|tool_call| ToolResult {
+                        tool_call,
+                        outcome: Err(failure.clone()),
+                    })
+                    .collect()
             }
         }
     }
