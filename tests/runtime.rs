@@ -321,7 +321,7 @@ async fn code_1011_cancelling_a_turn_fires_signals_and_drops_stubborn_tools_afte
     let session = runtime
         .create_session(SessionOptions::all())
         .expect("session");
-    let mut turn = session.run_turn(vec![
+    let turn = session.run_turn(vec![
         call("c1", "rt_cooperative", "{}"),
         call("c2", "rt_stubborn", "{}"),
         call("c3", "rt_add", r#"{"a":1,"b":1}"#),
@@ -564,7 +564,7 @@ async fn dropping_the_session_cancels_its_turns() {
     let session = runtime()
         .create_session(SessionOptions::all())
         .expect("session");
-    let mut turn = session.run_turn(vec![call("c1", "rt_cooperative", "{}")]);
+    let turn = session.run_turn(vec![call("c1", "rt_cooperative", "{}")]);
     tokio::task::yield_now().await;
     drop(session);
     let results = tokio::time::timeout(Duration::from_secs(10), turn.finish())
