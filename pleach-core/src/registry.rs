@@ -422,6 +422,25 @@ pub fn active_registry() -> Arc<dyn ToolRegistry> {
     installed.unwrap_or_else(|| compiled().registry.clone())
 }
 
+/// The active registry for a runtime: the installed one, else the compile-time one provided it
+/// has no problems (a runtime never starts on a silently chosen duplicate).
+pub(crate) fn checked_active_registry() -> Result<Arc<dyn ToolRegistry>, RegistryError> {
+    let installed = ACTIVE
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    match installed {
+        Some(registry) => Ok(registry),
+        None => {
+            let compiled = compiled();
+            match &compiled.error {
+                Some(error) => Err(error.clone()),
+                None => Ok(compiled.registry.clone()),
+            }
+        }
+    }
+}
+
 /// Fails (panics, for use in tests) unless every name in `names` is in [`tool_registry()`].
 ///
 /// A crate of tools that nothing references can be dropped by the linker, and its tools vanish

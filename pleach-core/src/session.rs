@@ -211,7 +211,11 @@ impl RuntimeBuilder {
                 .into_iter()
                 .cloned()
                 .collect(),
-            None => active_tools()?,
+            None => registry::checked_active_registry()?
+                .get_tool_definitions()
+                .into_iter()
+                .cloned()
+                .collect(),
         };
         let mut builder = ToolRegistryBuilder::new().register_all(base);
         for plugin in &self.plugins {
@@ -257,19 +261,6 @@ impl RuntimeBuilder {
             }),
         })
     }
-}
-
-/// The active registry's tools; the compile-time registry must be free of problems (duplicate
-/// names are an error here, never a silent choice).
-fn active_tools() -> Result<Vec<UnifiedToolDefinition>, RegistryError> {
-    let active = registry::active_registry();
-    let compiled = registry::tool_registry();
-    if active.size() == compiled.size()
-        && std::ptr::addr_eq(Arc::as_ptr(&active), std::ptr::from_ref(compiled))
-    {
-        registry::try_tool_registry().map_err(Clone::clone)?;
-    }
-    Ok(active.get_tool_definitions().into_iter().cloned().collect())
 }
 
 /// `; did you mean `x`?` for the closest of `names`, or nothing.
