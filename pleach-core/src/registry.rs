@@ -429,15 +429,13 @@ pub(crate) fn checked_active_registry() -> Result<Arc<dyn ToolRegistry>, Registr
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
-    match installed {
-        Some(registry) => Ok(registry),
-        None => {
-            let compiled = compiled();
-            match &compiled.error {
-                Some(error) => Err(error.clone()),
-                None => Ok(compiled.registry.clone()),
-            }
-        }
+    if let Some(registry) = installed {
+        return Ok(registry);
+    }
+    let compiled = compiled();
+    match &compiled.error {
+        Some(error) => Err(error.clone()),
+        None => Ok(compiled.registry.clone()),
     }
 }
 
