@@ -35,11 +35,13 @@ use crate::tool::{
 #[derive(Clone, Copy)]
 pub struct Code {
     /// Arguments text in, a started tool out (the text read straight into the input).
-    pub invoke: fn(&str, ToolContext) -> Result<ToolFuture, ToolError>,
+    pub invoke: fn(&str, Option<ToolContext>) -> Result<ToolFuture, ToolError>,
     /// The same reading without starting anything.
     pub check: fn(&str) -> Result<(), ToolError>,
     /// Whether a successful read implies the input schema accepts the text.
     pub checked_by_type: bool,
+    /// Whether the fn takes a `ToolContext`.
+    pub takes_context: bool,
 }
 
 /// Builds the definition of a `#[tool]` fn.
@@ -62,6 +64,7 @@ pub fn definition(
         invoke: Arc::new(code.invoke),
         check: Some(Arc::new(code.check)),
         checked_by_type: code.checked_by_type,
+        takes_context: code.takes_context,
         site: DefinitionSite::new(file, line, column),
     })
 }
@@ -486,6 +489,11 @@ pub fn json_value<T: Serialize + ?Sized>(value: &T) -> Option<Value> {
 /// Reads the arguments text into the tool's input.
 pub fn parse_input<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
     schema::deserialize_input(arguments)
+}
+
+/// The context a `#[tool]` fn that takes one receives (always provided for it by the runtime).
+pub fn context(ctx: Option<ToolContext>) -> ToolContext {
+    ctx.unwrap_or_else(ToolContext::detached)
 }
 
 /// Boxes a tool's future; the `Send` bound is spelled here so a non-`Send` tool is reported on

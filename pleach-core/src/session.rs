@@ -898,12 +898,18 @@ impl SessionInner {
 
         // The call's own token, fired by its timeout or by the turn's cancellation (in `wait`, or
         // here when the turn is already over): a standalone token costs one allocation, a child
-        // token a lock on the turn's as well, on the path every call takes.
-        let call_signal = CancellationToken::new();
-        if turn_signal.is_cancelled() {
-            call_signal.cancel();
-        }
-        let ctx = ToolContext::for_call(call.id.clone(), call_signal.clone(), events.clone());
+        // token a lock on the turn's as well. A tool that takes no context gets none of it: it
+        // could not see a signal, so it is simply dropped when its call is.
+        let call_signal = definition.takes_context().then(|| {
+            let token = CancellationToken::new();
+            if turn_signal.is_cancelled() {
+                token.cancel();
+            }
+            token
+        });
+        let ctx = call_signal
+            .as_ref()
+            .map(|token| ToolContext::for_call(call.id.clone(), token.clone(), events.clone()));
         let future = definition.start(&call.arguments, ctx)?;
         let mut future = CatchUnwind(future);
         // Most tools finish on their first poll: only a tool that waits arms the timer.
@@ -911,8 +917,13 @@ impl SessionInner {
         let outcome = match first {
             Poll::Ready(outcome) => outcome,
             Poll::Pending => {
-                self.wait(&mut future, session_tool.timeout, turn_signal, &call_signal)
-                    .await?
+                self.wait(
+                    &mut future,
+                    session_tool.timeout,
+                    turn_signal,
+                    call_signal.as_ref(),
+                )
+                .await?
             }
         };
         // A tool that returns because its signal fired (the cooperative way to stop) was still
@@ -932,25 +943,34 @@ impl SessionInner {
         future: &mut CatchUnwind,
         timeout: Duration,
         turn_signal: &CancellationToken,
-        call_signal: &CancellationToken,
+        call_signal: Option<&CancellationToken>,
     ) -> Result<Result<Value, ToolError>, ToolError> {
-        let grace = self.runtime.config.cancel_grace;
         tokio::select! {
             biased;
             outcome = &mut *future => Ok(outcome),
             () = turn_signal.cancelled() => {
-                call_signal.cancel();
-                let _ = tokio::time::timeout(grace, &mut *future).await;
+                let _ = tokio::time::timeout(self.fire(call_signal), &mut *future).await;
                 Err(cancelled_error())
             }
             () = tokio::time::sleep(timeout) => {
-                call_signal.cancel();
-                let _ = tokio::time::timeout(grace, &mut *future).await;
+                let _ = tokio::time::timeout(self.fire(call_signal), &mut *future).await;
                 Err(ToolError::new(
                     ErrorCode::TimedOut,
                     format!("the tool did not finish within {}", human(timeout)),
                 ))
             }
+        }
+    }
+
+    /// Fires a call's signal and returns how long the tool may take to stop on its own: the grace
+    /// period, or nothing for a tool without a signal (it could not notice).
+    fn fire(&self, call_signal: Option<&CancellationToken>) -> Duration {
+        match call_signal {
+            Some(signal) => {
+                signal.cancel();
+                self.runtime.config.cancel_grace
+            }
+            None => Duration::ZERO,
         }
     }
 

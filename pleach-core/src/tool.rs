@@ -24,8 +24,12 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Se
 
 /// Turns the arguments text into the tool's input and starts its code. Deserialization happens
 /// before the future exists, so a typed tool reads the text straight into its input type.
-pub(crate) type Invoke =
-    Arc<dyn Fn(&str, ToolContext) -> Result<ToolFuture, ToolError> + Send + Sync + 'static>;
+///
+/// The context is `None` only for a tool that takes none (`takes_context` false): the runtime then
+/// builds no context, token or id for it.
+pub(crate) type Invoke = Arc<
+    dyn Fn(&str, Option<ToolContext>) -> Result<ToolFuture, ToolError> + Send + Sync + 'static,
+>;
 
 /// Reads the arguments text into the tool's input without starting it: what the Rust type
 /// refuses that the schema allows (`1.0` for an integer, say) shows up here.
@@ -82,6 +86,12 @@ impl ToolContext {
             signal,
             progress: None,
         }
+    }
+
+    /// A context for code that asked for one where none was provided (it never happens for a
+    /// definition that declares it takes one; this keeps that path total).
+    pub(crate) fn detached() -> Self {
+        ToolContext::new("")
     }
 
     /// A context whose progress reports go to the call's event stream.
@@ -361,6 +371,8 @@ struct DefinitionInner {
     /// Reading the text into the input succeeds only for text the input schema accepts, so the
     /// generic validator runs only to explain a failure.
     checked_by_type: bool,
+    /// Whether the code reads a `ToolContext` (a `#[tool]` fn without one does not).
+    takes_context: bool,
     site: DefinitionSite,
 }
 
@@ -373,6 +385,7 @@ pub(crate) struct DefinitionParts {
     pub(crate) invoke: Invoke,
     pub(crate) check: Option<Check>,
     pub(crate) checked_by_type: bool,
+    pub(crate) takes_context: bool,
     pub(crate) site: DefinitionSite,
 }
 
@@ -387,6 +400,7 @@ impl ToolDefinition {
             invoke,
             check,
             checked_by_type,
+            takes_context,
             site,
         } = parts;
         if !is_valid_tool_name(&name) {
@@ -422,6 +436,7 @@ impl ToolDefinition {
                 invoke,
                 check,
                 checked_by_type,
+                takes_context,
                 site,
             }),
         })
@@ -507,7 +522,7 @@ impl ToolDefinition {
     /// # }
     /// ```
     pub async fn call(&self, arguments: &str, ctx: ToolContext) -> Result<Value, ToolError> {
-        let output = self.start(arguments, ctx)?.await?;
+        let output = self.start(arguments, Some(ctx))?.await?;
         self.check_output(&output)?;
         Ok(output)
     }
@@ -526,13 +541,22 @@ impl ToolDefinition {
     /// read straight into it, and the generic parser and validator run only to explain a refusal;
     /// the verdict is the same either way (tests compare the two on generated inputs). Otherwise
     /// the arguments are parsed and validated first.
-    pub(crate) fn start(&self, arguments: &str, ctx: ToolContext) -> Result<ToolFuture, ToolError> {
+    pub(crate) fn start(
+        &self,
+        arguments: &str,
+        ctx: Option<ToolContext>,
+    ) -> Result<ToolFuture, ToolError> {
         if self.inner.checked_by_type {
             return (self.inner.invoke)(arguments, ctx)
                 .map_err(|refused| self.parse_and_validate(arguments).err().unwrap_or(refused));
         }
         self.parse_and_validate(arguments)?;
         (self.inner.invoke)(arguments, ctx)
+    }
+
+    /// Whether the tool's code reads its [`ToolContext`].
+    pub(crate) fn takes_context(&self) -> bool {
+        self.inner.takes_context
     }
 
     /// Validates a result against the output schema, if there is one (1002).
@@ -690,7 +714,7 @@ impl ToolBuilder {
         let output_schema = self.output_schema.or_else(schema::output_schema_for::<O>);
         let invoke: Invoke = Arc::new(move |arguments: &str, ctx| {
             let input: I = schema::deserialize_input(arguments)?;
-            let future = f(input, ctx);
+            let future = f(input, ctx.unwrap_or_else(ToolContext::detached));
             Ok(Box::pin(async move {
                 match future.await {
                     Ok(output) => schema::output_to_value(&output),
@@ -708,6 +732,7 @@ impl ToolBuilder {
             invoke,
             check: Some(check),
             checked_by_type: false,
+            takes_context: true,
             site: self.site,
         })
     }
@@ -737,7 +762,7 @@ impl ToolBuilder {
             .unwrap_or_else(|| serde_json::json!({ "type": "object" }));
         let invoke: Invoke = Arc::new(move |arguments: &str, ctx| {
             let input: Value = schema::deserialize_input(arguments)?;
-            let future = f(input, ctx);
+            let future = f(input, ctx.unwrap_or_else(ToolContext::detached));
             Ok(Box::pin(async move { future.await.map_err(Into::into) }) as ToolFuture)
         });
         ToolDefinition::from_parts(DefinitionParts {
@@ -748,6 +773,7 @@ impl ToolBuilder {
             invoke,
             check: None,
             checked_by_type: false,
+            takes_context: true,
             site: self.site,
         })
     }

@@ -92,6 +92,10 @@ fn generate(
         site: &site,
         unified_fields: &unified_fields,
         checked_by_type,
+        takes_context: tool
+            .params
+            .iter()
+            .any(|param| matches!(param.kind, ParamKind::Context)),
     });
     let handle_doc = format!(
         " The `{}` handle of [`{fn_ident}`](fn@{fn_ident}): the tool `{name}`'s definition, for explicit registration and tests.",
@@ -131,7 +135,7 @@ fn generate(
 
             fn __pleach_invoke(
                 __pleach_arguments: &str,
-                __pleach_ctx: ::pleach_core::ToolContext,
+                __pleach_ctx: ::core::option::Option<::pleach_core::ToolContext>,
             ) -> ::core::result::Result<#p::ToolFuture, ::pleach_core::ToolError> {
                 let __pleach_args = __pleach_parse(__pleach_arguments)?;
                 let __pleach_future = #fn_ident(#(#call_args),*);
@@ -163,6 +167,7 @@ struct HandleParts<'a> {
     site: &'a TokenStream,
     unified_fields: &'a TokenStream,
     checked_by_type: bool,
+    takes_context: bool,
 }
 
 /// `impl my_tool { NAME, try_unified, unified, definition, __pleach_entry }`.
@@ -176,6 +181,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
         site,
         unified_fields,
         checked_by_type,
+        takes_context,
     } = parts;
     let p = quote!(::pleach_core::__private);
     quote! {
@@ -206,6 +212,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
                             invoke: __pleach_invoke,
                             check: __pleach_check,
                             checked_by_type: #checked_by_type,
+                            takes_context: #takes_context,
                         },
                         #site,
                     )?;
@@ -271,7 +278,7 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
 
     for param in &tool.params {
         match &param.kind {
-            ParamKind::Context => call_args.push(quote!(__pleach_ctx)),
+            ParamKind::Context => call_args.push(quote!(#p::context(__pleach_ctx))),
             ParamKind::Input => {
                 input_type = Some(param.ty.clone());
                 call_args.push(quote!(__pleach_args));

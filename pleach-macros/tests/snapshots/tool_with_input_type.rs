@@ -27,7 +27,7 @@ const _: () = {
     }
     fn __pleach_invoke(
         __pleach_arguments: &str,
-        __pleach_ctx: ::pleach_core::ToolContext,
+        __pleach_ctx: ::core::option::Option<::pleach_core::ToolContext>,
     ) -> ::core::result::Result<
         ::pleach_core::__private::ToolFuture,
         ::pleach_core::ToolError,
@@ -68,6 +68,7 @@ const _: () = {
                             invoke: __pleach_invoke,
                             check: __pleach_check,
                             checked_by_type: false,
+                            takes_context: false,
                         },
                         file!(),
                         line!(),

@@ -105,7 +105,7 @@ const _: () = {
     }
     fn __pleach_invoke(
         __pleach_arguments: &str,
-        __pleach_ctx: ::pleach_core::ToolContext,
+        __pleach_ctx: ::core::option::Option<::pleach_core::ToolContext>,
     ) -> ::core::result::Result<
         ::pleach_core::__private::ToolFuture,
         ::pleach_core::ToolError,
@@ -115,7 +115,7 @@ const _: () = {
             __pleach_args.query,
             __pleach_args.limit,
             __pleach_args.language,
-            __pleach_ctx,
+            ::pleach_core::__private::context(__pleach_ctx),
         );
         ::core::result::Result::Ok(
             ::pleach_core::__private::boxed(async move {
@@ -163,6 +163,7 @@ const _: () = {
                             invoke: __pleach_invoke,
                             check: __pleach_check,
                             checked_by_type: true,
+                            takes_context: true,
                         },
                         file!(),
                         line!(),
