@@ -27,9 +27,8 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Se
 ///
 /// The context is `None` only for a tool that takes none (`takes_context` false): the runtime then
 /// builds no context, token or id for it.
-pub(crate) type Invoke = Arc<
-    dyn Fn(&str, Option<ToolContext>) -> Result<ToolFuture, ToolError> + Send + Sync + 'static,
->;
+pub(crate) type Invoke =
+    Arc<dyn Fn(&str, Option<ToolContext>) -> Result<ToolFuture, ToolError> + Send + Sync + 'static>;
 
 /// Reads the arguments text into the tool's input without starting it: what the Rust type
 /// refuses that the schema allows (`1.0` for an integer, say) shows up here.
