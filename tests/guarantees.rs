@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use pleach_core::{
-    ErrorCode, Message, Runtime, SessionOptions, ToolCall, ToolContext, ToolEvent, tool,
+    BatchingHint, BatchingStrategy, ErrorCode, Message, Runtime, SessionOptions, ToolCall,
+    ToolContext, ToolEvent, define_pleach_plugin, tool,
 };
 use proptest::prelude::*;
 
@@ -92,6 +93,22 @@ fn expected(kind: &Kind) -> Result<i64, ErrorCode> {
     }
 }
 
+/// Every strategy is in play: slow calls in parallel (at most 2 at once), stubborn ones chunked
+/// by their `ms`, panicking and adding ones serial (inferred).
+fn runtime(concurrency: usize) -> Runtime {
+    let hints = define_pleach_plugin("mix").contribute_batching_hints([
+        BatchingHint::new("g_slow", BatchingStrategy::Parallel).with_max_concurrency(2),
+        BatchingHint::new("g_stubborn", BatchingStrategy::Chunked { key: "ms".into() }),
+    ]);
+    Runtime::builder()
+        .plugin(hints)
+        .max_concurrency(concurrency)
+        .cancel_grace(Duration::from_millis(100))
+        .default_timeout(Duration::from_secs(3))
+        .build()
+        .expect("runtime")
+}
+
 fn check_turn(kinds: &[Kind], cancel_after_ms: Option<u64>, concurrency: usize) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -99,12 +116,7 @@ fn check_turn(kinds: &[Kind], cancel_after_ms: Option<u64>, concurrency: usize) 
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let runtime = Runtime::builder()
-            .max_concurrency(concurrency)
-            .cancel_grace(Duration::from_millis(100))
-            .default_timeout(Duration::from_secs(3))
-            .build()
-            .expect("runtime");
+        let runtime = runtime(concurrency);
         let session = runtime
             .create_session(SessionOptions::all())
             .expect("session");

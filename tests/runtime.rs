@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use pleach_core::{
-    ErrorCode, Limits, Message, Runtime, RuntimeError, SessionOptions, ToolCall, ToolContext,
-    ToolError, ToolEvent, ToolResult, define_pleach_plugin, define_tool, event, tool,
+    BatchingHint, BatchingStrategy, ErrorCode, Limits, Message, Runtime, RuntimeError,
+    SessionOptions, ToolCall, ToolContext, ToolError, ToolEvent, ToolResult, define_pleach_plugin,
+    define_tool, event, tool,
 };
 use serde_json::json;
 
@@ -103,9 +104,29 @@ fn runtime() -> Runtime {
         .execute_json(|_, _| async { Ok::<_, ToolError>(json!(5)) })
         .expect("valid definition");
     Runtime::builder()
-        .plugin(define_pleach_plugin("test").contribute_tools([liar]))
+        .plugin(parallel_tools().contribute_tools([liar]))
         .build()
         .expect("valid runtime")
+}
+
+/// These tests are about the pipeline, not ordering: their tools run side by side (by inference
+/// most would be serial, the safe default; `tests/batching.rs` covers that).
+fn parallel_tools() -> pleach_core::PleachPlugin {
+    let names = [
+        "rt_add",
+        "rt_panics",
+        "rt_fails",
+        "rt_cooperative",
+        "rt_stubborn",
+        "rt_progress",
+        "rt_leaky",
+        "rt_gate_wait",
+        "rt_gate_open",
+        "rt_hoarder",
+    ];
+    define_pleach_plugin("test").contribute_batching_hints(
+        names.map(|name| BatchingHint::new(name, BatchingStrategy::Parallel)),
+    )
 }
 
 fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
@@ -315,6 +336,7 @@ async fn code_1011_cancelling_a_turn_fires_signals_and_drops_stubborn_tools_afte
     SIGNAL_SEEN.store(false, Ordering::SeqCst);
     let dropped_before = IGNORED_DROPPED.load(Ordering::SeqCst);
     let runtime = Runtime::builder()
+        .plugin(parallel_tools())
         .cancel_grace(Duration::from_millis(500))
         .build()
         .expect("runtime");

@@ -70,6 +70,7 @@
 #[allow(unused_extern_crates)] // used by macro expansions in doctests and unit tests
 extern crate self as pleach_core;
 
+pub mod batch;
 pub mod conversation;
 pub mod error;
 pub mod event;
@@ -83,6 +84,10 @@ pub mod tool;
 #[doc(hidden)]
 pub mod __private;
 
+pub use batch::{
+    BatchingConfig, BatchingHint, BatchingStrategy, Lane, Semaphore, ToolBatchExecutor,
+    get_batching_strategy_for_tool, infer_batching_strategy,
+};
 pub use conversation::Message;
 pub use error::{ErrorCode, ToolError};
 pub use event::{EventSender, EventStream, ToolEvent};

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::batch::BatchingHint;
 use crate::tool::UnifiedToolDefinition;
 
 /// A bundle of tools and configuration a host (or a library) contributes to a
@@ -34,6 +35,7 @@ pub struct PleachPlugin {
     pub(crate) name: String,
     pub(crate) tools: Vec<UnifiedToolDefinition>,
     pub(crate) tool_timeouts: Vec<(String, Duration)>,
+    pub(crate) batching_hints: Vec<BatchingHint>,
 }
 
 /// Starts a plugin named `name` (the name appears in configuration errors).
@@ -47,6 +49,7 @@ pub fn define_pleach_plugin(name: impl Into<String>) -> PleachPlugin {
         name: name.into(),
         tools: Vec::new(),
         tool_timeouts: Vec::new(),
+        batching_hints: Vec::new(),
     }
 }
 
@@ -62,6 +65,25 @@ impl PleachPlugin {
         tools: impl IntoIterator<Item = T>,
     ) -> Self {
         self.tools.extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Overrides inferred batching strategies, keyed by tool name: the spec's
+    /// `contributeBatchingHints` hook. A hint for a tool the runtime does not have is an error at
+    /// build.
+    ///
+    /// ```
+    /// use pleach_core::{define_pleach_plugin, BatchingHint, BatchingStrategy};
+    /// let plugin = define_pleach_plugin("docs").contribute_batching_hints([
+    ///     BatchingHint::new("fetch_document", BatchingStrategy::Parallel).with_max_concurrency(5),
+    /// ]);
+    /// # let _ = plugin;
+    /// ```
+    pub fn contribute_batching_hints(
+        mut self,
+        hints: impl IntoIterator<Item = BatchingHint>,
+    ) -> Self {
+        self.batching_hints.extend(hints);
         self
     }
 

@@ -22,6 +22,9 @@ use serde_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::batch::{
+    BatchingConfig, BatchingHint, BatchingStrategy, Gates, Lane, infer_batching_strategy,
+};
 use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, EventStream, ToolEvent};
@@ -185,7 +188,9 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Sets how many calls of one turn run at once (default [`DEFAULT_MAX_CONCURRENCY`]).
+    /// Sets how many calls of one turn run at once (default [`DEFAULT_MAX_CONCURRENCY`]): the
+    /// global cap of [`BatchingConfig`]. Each tool's calls also follow its
+    /// [`BatchingStrategy`].
     pub fn max_concurrency(mut self, calls: usize) -> Self {
         self.max_concurrency = Some(calls.max(1));
         self
@@ -223,6 +228,21 @@ impl RuntimeBuilder {
         }
         let registry = builder.build()?;
 
+        let mut hints = HashMap::new();
+        for plugin in &self.plugins {
+            for hint in &plugin.batching_hints {
+                if !registry.has(&hint.tool_name) {
+                    let names: Vec<&str> = registry.names().collect();
+                    return Err(RuntimeError::UnknownToolInConfig {
+                        suggestion: suggestion(&hint.tool_name, &names),
+                        tool: hint.tool_name.clone(),
+                        source_name: format!("plugin `{}`", plugin.name),
+                    });
+                }
+                hints.insert(hint.tool_name.clone(), hint.clone());
+            }
+        }
+
         let mut timeouts = HashMap::new();
         let configured = self
             .tool_timeouts
@@ -256,7 +276,10 @@ impl RuntimeBuilder {
                     max_repeated_failures: self
                         .max_repeated_failures
                         .unwrap_or(DEFAULT_MAX_REPEATED_FAILURES),
-                    max_concurrency: self.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY),
+                    batching: BatchingConfig::new(
+                        self.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY),
+                    ),
+                    hints,
                 },
             }),
         })
@@ -280,7 +303,8 @@ struct Config {
     tool_timeouts: HashMap<String, Duration>,
     cancel_grace: Duration,
     max_repeated_failures: u32,
-    max_concurrency: usize,
+    batching: BatchingConfig,
+    hints: HashMap<String, BatchingHint>,
 }
 
 #[derive(Debug)]
@@ -325,6 +349,37 @@ impl Runtime {
         &self.inner.registry
     }
 
+    /// The batching strategy of the tool named `name`: a plugin's hint, else the one inferred from
+    /// its definition ([`infer_batching_strategy`]).
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{define_pleach_plugin, tool, BatchingHint, BatchingStrategy, Runtime};
+    ///
+    /// /// Sends a message.
+    /// #[tool]
+    /// async fn send_message(to: String) -> String { to }
+    ///
+    /// let plugin = define_pleach_plugin("mail")
+    ///     .contribute_batching_hints([BatchingHint::new("send_message", BatchingStrategy::Parallel)]);
+    /// let runtime = Runtime::builder().plugin(plugin).build().unwrap();
+    /// assert_eq!(runtime.batching_strategy("send_message"), Some(BatchingStrategy::Parallel));
+    /// assert_eq!(Runtime::builder().build().unwrap().batching_strategy("send_message"), Some(BatchingStrategy::Serial));
+    /// ```
+    pub fn batching_strategy(&self, name: &str) -> Option<BatchingStrategy> {
+        self.batching(name).map(|(strategy, _)| strategy)
+    }
+
+    fn batching(&self, name: &str) -> Option<(BatchingStrategy, Option<usize>)> {
+        match self.inner.config.hints.get(name) {
+            Some(hint) => Some((hint.strategy.clone(), hint.max_concurrency)),
+            None => self
+                .inner
+                .registry
+                .definition(name)
+                .map(|definition| (infer_batching_strategy(definition), None)),
+        }
+    }
+
     /// Creates a session with the tools `options` enables (the spec's
     /// `createSession({ tools: { enabled: [...] } })`). An unknown name is an error listing close
     /// matches.
@@ -366,13 +421,20 @@ impl Runtime {
         let config = &self.inner.config;
         let tools = tools
             .into_iter()
-            .map(|tool| SessionTool {
-                timeout: config
-                    .tool_timeouts
-                    .get(tool.name())
-                    .copied()
-                    .unwrap_or(config.default_timeout),
-                tool,
+            .map(|tool| {
+                let (strategy, max_concurrency) = self
+                    .batching(tool.name())
+                    .unwrap_or((BatchingStrategy::Serial, None));
+                SessionTool {
+                    timeout: config
+                        .tool_timeouts
+                        .get(tool.name())
+                        .copied()
+                        .unwrap_or(config.default_timeout),
+                    strategy,
+                    max_concurrency,
+                    tool,
+                }
             })
             .collect();
         Ok(Session {
@@ -443,6 +505,8 @@ pub enum SessionError {
 struct SessionTool {
     tool: UnifiedToolDefinition,
     timeout: Duration,
+    strategy: BatchingStrategy,
+    max_concurrency: Option<usize>,
 }
 
 #[derive(Debug, Default)]
@@ -676,26 +740,37 @@ async fn drive_turn(
     sink: EventSender,
     signal: CancellationToken,
 ) -> Vec<ToolResult> {
-    let limit = Arc::new(tokio::sync::Semaphore::new(
-        session.runtime.config.max_concurrency,
-    ));
+    let lanes: Vec<Lane> = calls
+        .iter()
+        .map(|call| match session.tool(&call.name) {
+            Some(tool) => Lane::for_call(
+                &call.name,
+                &tool.strategy,
+                tool.max_concurrency,
+                &call.arguments,
+            ),
+            // It fails at lookup, at once; nothing to order.
+            None => Lane::Parallel { limit: None },
+        })
+        .collect();
+    let gates = Arc::new(Gates::new(&lanes, session.runtime.config.batching));
     let mut tasks = JoinSet::new();
     let mut index_of = HashMap::new();
     for (index, (call, events)) in calls.iter().zip(&channels).enumerate() {
-        let (session, call, events, signal, limit) = (
+        let (session, call, events, signal, gates) = (
             session.clone(),
             call.clone(),
             events.clone(),
             signal.clone(),
-            limit.clone(),
+            gates.clone(),
         );
         let handle = tasks.spawn(async move {
-            let permit = tokio::select! {
+            let pass = tokio::select! {
                 biased;
                 () = signal.cancelled() => None,
-                permit = limit.acquire_owned() => permit.ok(),
+                pass = gates.enter(index) => Some(pass),
             };
-            let outcome = if let Some(_permit) = permit {
+            let outcome = if let Some(_pass) = pass {
                 session.dispatch(&call, &events, &signal).await
             } else {
                 let error = cancelled_error();

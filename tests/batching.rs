@@ -1,0 +1,368 @@
+//! Batching (`docs/batching.md`): serial calls run alone in call order, parallel calls never exceed
+//! their caps, chunked calls never overlap within a key and do across keys, hints override
+//! inference, and big steps finish with results in call order. Deterministic: Tokio's paused clock
+//! (time only moves when every task waits), no real sleeps.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use pleach_core::{
+    BatchingConfig, BatchingHint, BatchingStrategy, Lane, Runtime, SessionOptions,
+    ToolBatchExecutor, ToolCall, define_pleach_plugin, get_batching_strategy_for_tool, tool,
+};
+
+/// What ran when: `(call id, "start" | "end", virtual ms)`.
+static LOG: Mutex<Vec<(String, &'static str, u64)>> = Mutex::new(Vec::new());
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static MAX_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static START: Mutex<Option<tokio::time::Instant>> = Mutex::new(None);
+
+fn now_ms() -> u64 {
+    let start = START
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    start.map_or(0, |s| {
+        u64::try_from(s.elapsed().as_millis()).unwrap_or(u64::MAX)
+    })
+}
+
+async fn work(id: String, ms: u64) {
+    let now = IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+    MAX_IN_FLIGHT.fetch_max(now, Ordering::SeqCst);
+    LOG.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push((id.clone(), "start", now_ms()));
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    LOG.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push((id, "end", now_ms()));
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Reads a record (parallel by inference: a read verb).
+#[tool]
+async fn read_record(label: String, ms: u64) -> String {
+    work(label.clone(), ms).await;
+    label
+}
+
+/// Writes a record (serial by inference).
+#[tool]
+async fn commit_ledger(label: String, ms: u64) -> String {
+    work(label.clone(), ms).await;
+    label
+}
+
+/// Updates a file (chunked on `path` by inference).
+#[tool]
+async fn update_file(label: String, path: String, ms: u64) -> String {
+    work(label, ms).await;
+    path
+}
+
+/// Publishes a post (serial by inference; a hint makes it parallel in one test).
+#[tool]
+async fn publish_post(label: String, ms: u64) -> String {
+    work(label.clone(), ms).await;
+    label
+}
+
+fn reset() {
+    LOG.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clear();
+    IN_FLIGHT.store(0, Ordering::SeqCst);
+    MAX_IN_FLIGHT.store(0, Ordering::SeqCst);
+    *START
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tokio::time::Instant::now());
+}
+
+fn call(id: &str, name: &str, extra: &str) -> ToolCall {
+    ToolCall::new(id, name, format!(r#"{{"label":"{id}",{extra}}}"#))
+}
+
+fn span(id: &str) -> (u64, u64) {
+    let log = LOG
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let at = |what| {
+        log.iter()
+            .find(|(i, w, _)| i == id && *w == what)
+            .map_or_else(|| panic!("{id} has no {what}"), |(_, _, t)| *t)
+    };
+    (at("start"), at("end"))
+}
+
+// The tests share the counters above, so they run one at a time.
+static SERIAL_TESTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn run(runtime: &Runtime, calls: Vec<ToolCall>) -> Vec<String> {
+    let session = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    session
+        .run_turn(calls)
+        .finish()
+        .await
+        .into_iter()
+        .map(|r| {
+            r.outcome
+                .expect("ok")
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn inference_follows_the_documented_rules() {
+    assert_eq!(
+        get_batching_strategy_for_tool("read_record"),
+        Some(BatchingStrategy::Parallel)
+    );
+    assert_eq!(
+        get_batching_strategy_for_tool("commit_ledger"),
+        Some(BatchingStrategy::Serial)
+    );
+    assert_eq!(
+        get_batching_strategy_for_tool("update_file"),
+        Some(BatchingStrategy::Chunked { key: "path".into() })
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_serial_call_runs_alone_in_call_order() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    reset();
+    let runtime = Runtime::builder().build().expect("runtime");
+    let ids = run(
+        &runtime,
+        vec![
+            call("r1", "read_record", r#""ms":30"#),
+            call("r2", "read_record", r#""ms":10"#),
+            call("w", "commit_ledger", r#""ms":5"#),
+            call("r3", "read_record", r#""ms":1"#),
+        ],
+    )
+    .await;
+    assert_eq!(ids, ["r1", "r2", "w", "r3"], "results in call order");
+    let (r1, r2, w, r3) = (span("r1"), span("r2"), span("w"), span("r3"));
+    assert_eq!((r1.0, r2.0), (0, 0), "the reads before the write overlap");
+    assert!(
+        w.0 >= r1.1.max(r2.1),
+        "the write starts after every earlier call: {w:?} {r1:?} {r2:?}"
+    );
+    assert!(
+        r3.0 >= w.1,
+        "a later call waits for the write: {r3:?} {w:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_parallel_caps_are_never_exceeded() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    for (global, per_tool, expected) in [(8, None, 8), (8, Some(3), 3), (2, Some(5), 2)] {
+        reset();
+        let mut plugin = define_pleach_plugin("caps");
+        if let Some(cap) = per_tool {
+            plugin = plugin.contribute_batching_hints([BatchingHint::new(
+                "read_record",
+                BatchingStrategy::Parallel,
+            )
+            .with_max_concurrency(cap)]);
+        }
+        let runtime = Runtime::builder()
+            .plugin(plugin)
+            .max_concurrency(global)
+            .build()
+            .expect("runtime");
+        let calls = (0..50)
+            .map(|i| call(&format!("r{i}"), "read_record", r#""ms":10"#))
+            .collect();
+        let ids = run(&runtime, calls).await;
+        assert_eq!(ids.len(), 50);
+        assert_eq!(
+            MAX_IN_FLIGHT.load(Ordering::SeqCst),
+            expected,
+            "global {global}, per tool {per_tool:?}: the cap is reached and never exceeded"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn chunked_calls_never_overlap_within_a_key_and_do_across_keys() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    reset();
+    let runtime = Runtime::builder().build().expect("runtime");
+    let paths = ["a", "b", "a", "c", "b", "a"];
+    let calls = paths
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            call(
+                &format!("u{i}"),
+                "update_file",
+                &format!(r#""path":"{path}","ms":10"#),
+            )
+        })
+        .collect();
+    run(&runtime, calls).await;
+    for key in ["a", "b"] {
+        let mut spans: Vec<(u64, u64)> = paths
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| **p == key)
+            .map(|(i, _)| span(&format!("u{i}")))
+            .collect();
+        let in_call_order = spans.clone();
+        spans.sort_unstable();
+        assert_eq!(spans, in_call_order, "key {key} runs in call order");
+        for pair in spans.windows(2) {
+            assert!(
+                pair[1].0 >= pair[0].1,
+                "key {key} never overlaps itself: {spans:?}"
+            );
+        }
+    }
+    assert_eq!(
+        (span("u0").0, span("u1").0, span("u3").0),
+        (0, 0, 0),
+        "different keys overlap"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hint_overrides_inference() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    let calls = || {
+        (0..4)
+            .map(|i| call(&format!("p{i}"), "publish_post", r#""ms":10"#))
+            .collect::<Vec<_>>()
+    };
+    reset();
+    run(&Runtime::builder().build().expect("runtime"), calls()).await;
+    assert_eq!(
+        MAX_IN_FLIGHT.load(Ordering::SeqCst),
+        1,
+        "serial by inference"
+    );
+    reset();
+    let hinted = Runtime::builder()
+        .plugin(
+            define_pleach_plugin("posts").contribute_batching_hints([BatchingHint::new(
+                "publish_post",
+                BatchingStrategy::Parallel,
+            )]),
+        )
+        .build()
+        .expect("runtime");
+    assert_eq!(
+        hinted.batching_strategy("publish_post"),
+        Some(BatchingStrategy::Parallel)
+    );
+    run(&hinted, calls()).await;
+    assert_eq!(MAX_IN_FLIGHT.load(Ordering::SeqCst), 4, "parallel by hint");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_mixed_step() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    reset();
+    let runtime = Runtime::builder().build().expect("runtime");
+    let ids = run(
+        &runtime,
+        vec![
+            call("u0", "update_file", r#""path":"x","ms":20"#),
+            call("r0", "read_record", r#""ms":5"#),
+            call("u1", "update_file", r#""path":"x","ms":5"#),
+            call("w", "commit_ledger", r#""ms":5"#),
+            call("u2", "update_file", r#""path":"y","ms":5"#),
+            call("r1", "read_record", r#""ms":5"#),
+        ],
+    )
+    .await;
+    assert_eq!(ids, ["x", "r0", "x", "w", "y", "r1"]);
+    assert!(span("u1").0 >= span("u0").1, "same path in order");
+    assert_eq!(span("r0").0, 0, "a read beside the first write of x");
+    let w = span("w");
+    assert!(
+        w.0 >= span("u1").1 && w.0 >= span("r0").1,
+        "the serial call waits for all before it"
+    );
+    assert!(
+        span("u2").0 >= w.1 && span("r1").0 >= w.1,
+        "and everything after waits for it"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_step_of_ten_thousand_calls() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    reset();
+    let runtime = Runtime::builder()
+        .max_concurrency(64)
+        .build()
+        .expect("runtime");
+    let calls: Vec<ToolCall> = (0..10_000)
+        .map(|i| match i % 10 {
+            0 => call(&format!("c{i}"), "commit_ledger", r#""ms":1"#),
+            1..=3 => call(
+                &format!("c{i}"),
+                "update_file",
+                &format!(r#""path":"p{}","ms":1"#, i % 7),
+            ),
+            _ => call(&format!("c{i}"), "read_record", r#""ms":1"#),
+        })
+        .collect();
+    let session = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let results = session.run_turn(calls.clone()).finish().await;
+    assert_eq!(results.len(), 10_000);
+    for (result, call) in results.iter().zip(&calls) {
+        assert_eq!(result.tool_call.id, call.id);
+        assert!(result.outcome.is_ok(), "{}: {:?}", call.id, result.outcome);
+    }
+    assert!(MAX_IN_FLIGHT.load(Ordering::SeqCst) <= 64);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_executor_orders_any_work() {
+    let executor = ToolBatchExecutor::new(BatchingConfig::new(3));
+    let order = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let lanes = vec![
+        Lane::Parallel { limit: None },
+        Lane::Chunked { group: "g".into() },
+        Lane::Chunked { group: "g".into() },
+        Lane::Serial,
+        Lane::Parallel { limit: None },
+    ];
+    let out = executor
+        .run(lanes, |index| {
+            let order = order.clone();
+            async move {
+                tokio::time::sleep(Duration::from_millis(10 - 2 * index as u64)).await;
+                order
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(index);
+                index
+            }
+        })
+        .await;
+    assert_eq!(out, [Some(0), Some(1), Some(2), Some(3), Some(4)]);
+    let order = order
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    let position = |i| order.iter().position(|&x| x == i).expect("ran");
+    assert!(position(1) < position(2), "a group runs in order");
+    assert!(
+        position(3) > position(0).max(position(2)),
+        "serial after all before"
+    );
+    assert!(position(4) > position(3), "and before all after");
+}
