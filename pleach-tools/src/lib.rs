@@ -35,8 +35,10 @@
 //! | --- | --- | --- | --- | --- |
 //! | [`math`](fn@math::math) | evaluates an arithmetic expression to a finite number | none | parallel (pure) | `math` |
 //! | [`unit_convert`](fn@unit_convert::unit_convert) | converts a value between units of one dimension | none | parallel (pure) | `unit-convert` |
+//! | [`datetime`](fn@datetime::datetime) | the current time, parsing, formatting, span arithmetic and differences in IANA time zones | none | parallel (pure) | `datetime` |
+//! | [`parse_structured`](fn@parse_structured::parse_structured) | reads JSON, YAML, TOML or CSV text into a JSON value, within size and depth limits | none | parallel (pure) | `parse` |
 //!
-//! Both features are on by default. With `default-features = false`, pick tools one by one:
+//! All four features are on by default. With `default-features = false`, pick tools one by one:
 //!
 //! ```toml
 //! pleach-tools = { version = "0.1", default-features = false, features = ["math"] }
@@ -45,15 +47,29 @@
 //! Errors a model can fix by changing its arguments (a malformed expression, an unknown unit)
 //! are code 1001 with a message saying what is wrong and how to fix it.
 
+#[cfg(feature = "datetime")]
+pub mod datetime;
 #[cfg(feature = "math")]
 pub mod math;
+#[cfg(feature = "parse")]
+pub mod parse_structured;
 #[cfg(feature = "unit-convert")]
 pub mod unit_convert;
 
 #[cfg(any(feature = "math", feature = "unit-convert"))]
 mod number;
-#[cfg(any(feature = "math", feature = "unit-convert"))]
+#[cfg(any(feature = "math", feature = "unit-convert", feature = "datetime"))]
 mod suggest;
+#[cfg(all(
+    test,
+    any(
+        feature = "math",
+        feature = "unit-convert",
+        feature = "datetime",
+        feature = "parse"
+    )
+))]
+mod test_support;
 
 /// Keeps every enabled tool of this crate in the binary, so [`pleach_core::tool_registry()`]
 /// lists them. Call it once, anywhere (`main` is a good place); calling it again does nothing.
@@ -73,6 +89,10 @@ pub fn link() {
         math::math::__pleach_entry(),
         #[cfg(feature = "unit-convert")]
         unit_convert::unit_convert::__pleach_entry(),
+        #[cfg(feature = "datetime")]
+        datetime::datetime::__pleach_entry(),
+        #[cfg(feature = "parse")]
+        parse_structured::parse_structured::__pleach_entry(),
     ));
 }
 
@@ -81,8 +101,8 @@ pub fn link() {
 ///
 /// ```
 /// let names = pleach_tools::tool_names();
-/// # #[cfg(all(feature = "math", feature = "unit-convert"))]
-/// assert_eq!(names, ["math", "unit_convert"]); // with the default features
+/// # #[cfg(all(feature = "math", feature = "unit-convert", feature = "datetime", feature = "parse"))]
+/// assert_eq!(names, ["math", "unit_convert", "datetime", "parse_structured"]); // the defaults
 /// ```
 pub fn tool_names() -> &'static [&'static str] {
     &[
@@ -90,6 +110,10 @@ pub fn tool_names() -> &'static [&'static str] {
         math::math::NAME,
         #[cfg(feature = "unit-convert")]
         unit_convert::unit_convert::NAME,
+        #[cfg(feature = "datetime")]
+        datetime::datetime::NAME,
+        #[cfg(feature = "parse")]
+        parse_structured::parse_structured::NAME,
     ]
 }
 

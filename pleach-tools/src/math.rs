@@ -699,20 +699,7 @@ mod tests {
     /// The message of the error `expression` must fail with (code 1001, lowercase first letter).
     #[track_caller]
     fn error(expression: &str) -> String {
-        match evaluate(expression) {
-            Ok(value) => panic!("{expression:?} gave {value}, expected an error"),
-            Err(err) => {
-                assert_eq!(err.code(), ErrorCode::InputInvalid, "{}", err.message());
-                assert!(err.is_recoverable());
-                let first = err.message().chars().next();
-                assert!(
-                    first.is_some_and(|c| !c.is_uppercase()),
-                    "{}",
-                    err.message()
-                );
-                err.message().to_owned()
-            }
-        }
+        crate::test_support::refusal(evaluate(expression), &expression)
     }
 
     #[track_caller]

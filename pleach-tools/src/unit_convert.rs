@@ -538,19 +538,7 @@ mod tests {
     /// The message of the error the conversion must fail with (code 1001, lowercase first).
     #[track_caller]
     fn error(value: f64, from: &str, to: &str) -> String {
-        match convert(value, from, to) {
-            Ok(out) => panic!("{value} {from} -> {to} gave {out:?}, expected an error"),
-            Err(err) => {
-                assert_eq!(err.code(), ErrorCode::InputInvalid, "{}", err.message());
-                let first = err.message().chars().next();
-                assert!(
-                    first.is_some_and(|c| !c.is_uppercase()),
-                    "{}",
-                    err.message()
-                );
-                err.message().to_owned()
-            }
-        }
+        crate::test_support::refusal(convert(value, from, to), &(value, from, to))
     }
 
     #[track_caller]
