@@ -366,3 +366,79 @@ async fn the_executor_orders_any_work() {
     );
     assert!(position(4) > position(3), "and before all after");
 }
+
+static BP_GATE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+static BP_ENTERED: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Holds its slot until the test opens the gate.
+#[tool]
+async fn read_blocker() -> &'static str {
+    BP_ENTERED.notify_one();
+    BP_GATE.notified().await;
+    "released"
+}
+
+fn backpressure_runtime(policy: pleach_core::OverloadPolicy) -> Runtime {
+    Runtime::builder()
+        .max_in_flight(1)
+        .overload_policy(policy)
+        .build()
+        .expect("runtime")
+}
+
+#[tokio::test(start_paused = true)]
+async fn backpressure_fails_fast_with_1014_when_configured() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    let runtime = backpressure_runtime(pleach_core::OverloadPolicy::FailFast);
+    let first = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let second = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let turn = first.run_turn(vec![ToolCall::new("c1", "read_blocker", "{}")]);
+    BP_ENTERED.notified().await;
+    let refused = second.call(call("c2", "read_record", r#""ms":1"#)).await;
+    let error = refused.outcome.expect_err("the runtime is full");
+    assert_eq!(error.code(), pleach_core::ErrorCode::Overloaded);
+    assert!(error.is_recoverable());
+    assert!(
+        error.message().contains("at capacity (1 calls running)"),
+        "{}",
+        error.message()
+    );
+    BP_GATE.notify_one();
+    assert!(turn.finish().await[0].outcome.is_ok());
+    // With the slot free again, the same call runs.
+    assert!(
+        second
+            .call(call("c3", "read_record", r#""ms":1"#))
+            .await
+            .outcome
+            .is_ok()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn backpressure_waits_across_sessions_by_default() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    let runtime = backpressure_runtime(pleach_core::OverloadPolicy::Wait);
+    let first = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let second = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let turn = first.run_turn(vec![ToolCall::new("c1", "read_blocker", "{}")]);
+    BP_ENTERED.notified().await;
+    let mut waiting = Box::pin(second.call(call("c2", "read_record", r#""ms":1"#)));
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), &mut waiting)
+            .await
+            .is_err(),
+        "the second session's call waits while the only slot is taken"
+    );
+    BP_GATE.notify_one();
+    assert!(waiting.await.outcome.is_ok(), "and runs once it is free");
+    assert!(turn.finish().await[0].outcome.is_ok());
+}

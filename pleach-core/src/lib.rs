@@ -99,8 +99,8 @@ pub use registry::{
 pub use safety::SafetyTier;
 pub use schema::{ValidationError, ValidationResult, validate_tool_call};
 pub use session::{
-    AssistantStep, Limits, Runtime, RuntimeBuilder, RuntimeError, Session, SessionError,
-    SessionOptions, ToolResult, ToolsOptions, Turn,
+    AssistantStep, Limits, OverloadPolicy, Runtime, RuntimeBuilder, RuntimeError, Session,
+    SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
 };
 pub use tool::{
     DefinitionError, DefinitionSite, ToolBuilder, ToolCall, ToolContext, ToolDefinition,

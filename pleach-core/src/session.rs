@@ -117,6 +117,8 @@ pub struct RuntimeBuilder {
     cancel_grace: Option<Duration>,
     max_repeated_failures: Option<u32>,
     max_concurrency: Option<usize>,
+    max_in_flight: Option<usize>,
+    overload: OverloadPolicy,
 }
 
 impl fmt::Debug for RuntimeBuilder {
@@ -138,6 +140,26 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_mins(2);
 /// How many times a call may fail recoverably with the same arguments in one user turn before
 /// the next identical call fails as not recoverable.
 pub const DEFAULT_MAX_REPEATED_FAILURES: u32 = 3;
+/// How many calls run at once across all of a runtime's sessions by default.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+
+/// What a call does when the runtime already runs [`RuntimeBuilder::max_in_flight`] calls.
+///
+/// ```
+/// use pleach_core::{OverloadPolicy, Runtime};
+/// let runtime = Runtime::builder().max_in_flight(64).overload_policy(OverloadPolicy::FailFast).build();
+/// # let _ = runtime;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OverloadPolicy {
+    /// Wait for a slot (cancellation and the call's timeout still apply to the wait).
+    #[default]
+    Wait,
+    /// Fail at once with 1014 (`Overloaded`, recoverable): the model or the host retries later.
+    FailFast,
+}
+
 /// How many calls of one turn run at once by default.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 16;
 
@@ -193,6 +215,21 @@ impl RuntimeBuilder {
     /// [`BatchingStrategy`].
     pub fn max_concurrency(mut self, calls: usize) -> Self {
         self.max_concurrency = Some(calls.max(1));
+        self
+    }
+
+    /// Caps the calls running at once across all the runtime's sessions (default
+    /// [`DEFAULT_MAX_IN_FLIGHT`]); what happens to a call beyond it is the
+    /// [`OverloadPolicy`].
+    pub fn max_in_flight(mut self, calls: usize) -> Self {
+        self.max_in_flight = Some(calls.max(1));
+        self
+    }
+
+    /// Sets what a call does when the runtime is at capacity: wait for a slot (the default) or
+    /// fail at once with 1014.
+    pub fn overload_policy(mut self, policy: OverloadPolicy) -> Self {
+        self.overload = policy;
         self
     }
 
@@ -265,8 +302,12 @@ impl RuntimeBuilder {
             timeouts.insert(tool, timeout);
         }
 
+        let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
+                in_flight: Arc::new(tokio::sync::Semaphore::new(max_in_flight)),
+                max_in_flight,
+                overload: self.overload,
                 registry,
                 config: Config {
                     limits: self.limits,
@@ -311,6 +352,10 @@ struct Config {
 struct RuntimeInner {
     registry: Registry,
     config: Config,
+    /// Slots for running calls, shared by every session: the runtime-wide backpressure.
+    in_flight: Arc<tokio::sync::Semaphore>,
+    max_in_flight: usize,
+    overload: OverloadPolicy,
 }
 
 /// The tool runtime: a checked registry and its configuration, from which sessions are made.
@@ -985,6 +1030,7 @@ impl SessionInner {
         let ctx = call_signal
             .as_ref()
             .map(|token| ToolContext::for_call(call.id.clone(), token.clone(), events.clone()));
+        let _slot = self.slot(turn_signal).await?;
         let future = definition.start(&call.arguments, ctx)?;
         let mut future = CatchUnwind(future);
         // Most tools finish on their first poll: only a tool that waits arms the timer.
@@ -1034,6 +1080,34 @@ impl SessionInner {
                     format!("the tool did not finish within {}", human(timeout)),
                 ))
             }
+        }
+    }
+
+    /// A runtime-wide slot for a running call, by the overload policy.
+    async fn slot(
+        &self,
+        turn_signal: &CancellationToken,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, ToolError> {
+        let slots = &self.runtime.in_flight;
+        let overloaded = || {
+            ToolError::new(
+                ErrorCode::Overloaded,
+                format!(
+                    "the runtime is at capacity ({} calls running); try again shortly",
+                    self.runtime.max_in_flight
+                ),
+            )
+        };
+        if let Ok(permit) = slots.clone().try_acquire_owned() {
+            return Ok(permit);
+        }
+        match self.runtime.overload {
+            OverloadPolicy::FailFast => Err(overloaded()),
+            OverloadPolicy::Wait => tokio::select! {
+                biased;
+                () = turn_signal.cancelled() => Err(cancelled_error()),
+                permit = slots.clone().acquire_owned() => permit.map_err(|_| overloaded()),
+            },
         }
     }
 
