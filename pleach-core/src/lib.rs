@@ -56,6 +56,7 @@
 //! | [`ToolContext`] | `tool_call_id` and the cancellation `signal` |
 //! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`set_orchestrator_registry`] | the registry |
 //! | [`Runtime`], [`Session`], [`Turn`], [`define_pleach_plugin`] | the runtime: sessions, turns of calls, plugins |
+//! | [`BatchingStrategy`], [`infer_batching_strategy`], [`get_batching_strategy_for_tool`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
 //! | [`ToolEvent`], [`EventStream`] | `tool.started` / `tool.delta` / `tool.completed` / `tool.failed` (`docs/events.md`) |
 //! | [`Message`] | the conversation a session writes results back into |
 //! | [`validate_tool_call`], [`ValidationResult`] | checking a call without running it |
