@@ -1,0 +1,481 @@
+//! The runtime and its sessions: [`Runtime::builder`] wires the registry, plugins, limits and
+//! timeouts; [`Runtime::create_session`] takes the spec's `{ tools: { enabled: [...] } }`; a
+//! session runs a turn's calls through the pipeline (find → limits → parse → validate → execute
+//! with a [`ToolContext`](crate::ToolContext) → validate the output), streams their events, and writes results back
+//! into the conversation in the model's call order.
+//!
+//! The guarantees (ARCHITECTURE.md, "Runtime guarantees") and the tests that prove them are listed
+//! in `docs/events.md`.
+
+mod pipeline;
+mod runtime;
+
+pub use runtime::{
+    DEFAULT_CANCEL_GRACE, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_REPEATED_FAILURES, DEFAULT_TIMEOUT, Limits, OverloadPolicy, Runtime,
+    RuntimeBuilder, RuntimeError,
+};
+
+use self::runtime::RuntimeInner;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::batch::{BatchingStrategy, Gates, Lane};
+use crate::conversation::Message;
+use crate::error::{ErrorCode, ToolError};
+use crate::event::{EventSender, EventStream, ToolEvent};
+use crate::tool::{CallEvents, ToolCall, UnifiedToolDefinition};
+
+/// The spec's session options: `{ tools: { enabled: [...] } }`.
+///
+/// ```
+/// use pleach_core::SessionOptions;
+/// let from_json: SessionOptions =
+///     serde_json::from_str(r#"{ "tools": { "enabled": ["search_corpus", "calculator"] } }"#).unwrap();
+/// assert_eq!(from_json, SessionOptions::enabled(["search_corpus", "calculator"]));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct SessionOptions {
+    /// Which tools the session may call.
+    #[serde(default)]
+    pub tools: ToolsOptions,
+}
+
+/// The tools part of [`SessionOptions`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct ToolsOptions {
+    /// Tool names; `"*"` enables every tool of the runtime.
+    #[serde(default)]
+    pub enabled: Vec<String>,
+}
+
+impl SessionOptions {
+    /// Options enabling the tools named.
+    pub fn enabled<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
+        SessionOptions {
+            tools: ToolsOptions {
+                enabled: names.into_iter().map(Into::into).collect(),
+            },
+        }
+    }
+
+    /// Options enabling every tool of the runtime.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::SessionOptions::all().tools.enabled, ["*"]);
+    /// ```
+    pub fn all() -> Self {
+        SessionOptions::enabled(["*"])
+    }
+}
+
+/// Why a session could not be created.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// Enabled names that are not registered, each with a suggestion when one is close.
+    #[error("unknown tools: {}", .0.join(", "))]
+    UnknownTools(Vec<String>),
+}
+
+#[derive(Debug)]
+struct SessionTool {
+    tool: UnifiedToolDefinition,
+    timeout: Duration,
+    strategy: BatchingStrategy,
+    max_concurrency: Option<usize>,
+}
+
+#[derive(Debug, Default)]
+struct SessionState {
+    conversation: Vec<Message>,
+    /// Recoverable failures this user turn, by call fingerprint (name + canonical arguments).
+    failures: HashMap<String, u32>,
+}
+
+#[derive(Debug)]
+struct SessionInner {
+    runtime: Arc<RuntimeInner>,
+    /// Sorted by name.
+    tools: Vec<SessionTool>,
+    state: Mutex<SessionState>,
+    /// Whether `state.failures` may be non-empty: lets the common case skip the lock.
+    any_failures: std::sync::atomic::AtomicBool,
+    /// Fires when the session is dropped: every running turn is cancelled.
+    signal: CancellationToken,
+}
+
+/// A conversation with a set of enabled tools. Runs turns of tool calls and keeps the
+/// conversation they write back into. Dropping the session cancels its running turns.
+///
+/// ```rust,standalone_crate
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::{tool, Message, Runtime, SessionOptions, ToolCall};
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::enabled(["add"])).unwrap();
+/// session.push_user_message("what is 1 + 2?");
+/// session.run_turn(vec![ToolCall::new("c1", "add", r#"{"a":1,"b":2}"#)]).finish().await;
+/// let conversation = session.conversation();
+/// assert!(matches!(&conversation[2], Message::Tool { content, .. } if content == "3"));
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Session {
+    inner: Arc<SessionInner>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.inner.signal.cancel();
+    }
+}
+
+/// What the model said in one step: optional text and the calls to run.
+///
+/// ```
+/// use pleach_core::{AssistantStep, ToolCall};
+/// let step = AssistantStep::from(vec![ToolCall::new("c1", "add", "{}")]).with_text("Let me add.");
+/// assert_eq!(step.text.as_deref(), Some("Let me add."));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AssistantStep {
+    /// The model's text, if any.
+    pub text: Option<String>,
+    /// The calls, in the model's order.
+    pub calls: Vec<ToolCall>,
+}
+
+impl AssistantStep {
+    /// Adds the model's text.
+    #[must_use]
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+}
+
+impl From<Vec<ToolCall>> for AssistantStep {
+    fn from(calls: Vec<ToolCall>) -> Self {
+        AssistantStep { text: None, calls }
+    }
+}
+
+/// One call's outcome: the result, or the error with its code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// The call.
+    pub tool_call: Arc<ToolCall>,
+    /// What came of it.
+    pub outcome: Result<Value, ToolError>,
+}
+
+impl Session {
+    /// The tools this session may call, sorted by name.
+    ///
+    /// ```rust,standalone_crate
+    /// let runtime = pleach_core::Runtime::builder().build().unwrap();
+    /// let session = runtime.create_session(pleach_core::SessionOptions::default()).unwrap();
+    /// assert_eq!(session.tool_names().count(), 0);
+    /// ```
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.inner.tools.iter().map(|t| t.tool.name())
+    }
+
+    /// The conversation so far.
+    pub fn conversation(&self) -> Vec<Message> {
+        self.inner.state().conversation.clone()
+    }
+
+    /// Appends the user's message. A new user turn starts: the repeated-failure counts reset.
+    pub fn push_user_message(&self, content: impl Into<String>) {
+        let mut state = self.inner.state();
+        state.failures.clear();
+        state.conversation.push(Message::User {
+            content: content.into(),
+        });
+    }
+
+    /// Appends a message of the model's that calls no tool.
+    pub fn push_assistant_message(&self, content: impl Into<String>) {
+        self.inner.state().conversation.push(Message::Assistant {
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+        });
+    }
+
+    /// Runs one model step's calls: appends the assistant message with the calls, emits
+    /// `tool.started` for each (in order), runs them (up to the runtime's concurrency), emits each
+    /// one's terminal event as it finishes, and appends one result message per call in the
+    /// model's order. Returns at once; read the [`Turn`]'s events, then `finish` it.
+    ///
+    /// Every call ends in exactly one `tool.completed` or `tool.failed` and exactly one result
+    /// message: unknown tools, bad JSON, panics, timeouts and cancellation included.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime (the calls run as Tokio tasks).
+    pub fn run_turn(&self, step: impl Into<AssistantStep>) -> Turn {
+        let step = step.into();
+        let calls: Vec<Arc<ToolCall>> = step.calls.iter().cloned().map(Arc::new).collect();
+        self.inner.state().conversation.push(Message::Assistant {
+            content: step.text,
+            tool_calls: step.calls,
+        });
+        let (sink, events) = crate::event::channel();
+        let signal = self.inner.signal.child_token();
+        let channels: Vec<Arc<CallEvents>> = calls
+            .iter()
+            .map(|call| {
+                sink.send(ToolEvent::Started {
+                    tool_call: call.clone(),
+                });
+                Arc::new(CallEvents::new(call.clone(), sink.clone()))
+            })
+            .collect();
+        let driver = drive_turn(
+            self.inner.clone(),
+            calls.clone(),
+            channels,
+            sink,
+            signal.clone(),
+        );
+        Turn {
+            events,
+            signal,
+            calls,
+            driver: tokio::spawn(driver),
+        }
+    }
+
+    /// Runs one call in the caller's task, without a turn: the same pipeline and error codes,
+    /// no events and no conversation write-back. For hosts that dispatch calls themselves.
+    ///
+    /// ```rust,standalone_crate
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall};
+    ///
+    /// /// Adds two integers.
+    /// #[tool]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::all()).unwrap();
+    /// let result = session.call(ToolCall::new("c1", "add", r#"{"a":2,"b":2}"#)).await;
+    /// assert_eq!(result.outcome, Ok(serde_json::json!(4)));
+    /// # }
+    /// ```
+    pub async fn call(&self, call: ToolCall) -> ToolResult {
+        self.dispatch(call, &EventSender::discard()).await
+    }
+
+    /// Runs one call in the caller's task, sending its events (`tool.started`, any
+    /// `tool.delta`, then its terminal event) to `events`; no conversation write-back. For hosts
+    /// that schedule calls and stream events themselves.
+    ///
+    /// ```rust,standalone_crate
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{event, tool, Runtime, SessionOptions, ToolCall};
+    ///
+    /// /// Adds two integers.
+    /// #[tool]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::all()).unwrap();
+    /// let (sender, mut stream) = event::channel();
+    /// session.dispatch(ToolCall::new("c1", "add", r#"{"a":2,"b":2}"#), &sender).await;
+    /// let types: Vec<_> = stream.drain().iter().map(|e| e.event_type()).collect();
+    /// assert_eq!(types, ["tool.started", "tool.completed"]);
+    /// # }
+    /// ```
+    pub async fn dispatch(&self, call: ToolCall, events: &EventSender) -> ToolResult {
+        let call = Arc::new(call);
+        events.send(ToolEvent::Started {
+            tool_call: call.clone(),
+        });
+        let channel = Arc::new(CallEvents::new(call.clone(), events.clone()));
+        // The call gets its own token in `run`; the session's stands for the turn here.
+        let (outcome, failed) = self
+            .inner
+            .dispatch(&call, &channel, &self.inner.signal)
+            .await;
+        self.inner.record_failures(failed);
+        ToolResult {
+            tool_call: call,
+            outcome,
+        }
+    }
+}
+
+/// Runs a turn's calls and writes their results back in call order.
+async fn drive_turn(
+    session: Arc<SessionInner>,
+    calls: Vec<Arc<ToolCall>>,
+    channels: Vec<Arc<CallEvents>>,
+    sink: EventSender,
+    signal: CancellationToken,
+) -> Vec<ToolResult> {
+    let lanes: Vec<Lane> = calls
+        .iter()
+        .map(|call| match session.tool(&call.name) {
+            Some(tool) => Lane::for_call(
+                &call.name,
+                &tool.strategy,
+                tool.max_concurrency,
+                &call.arguments,
+            ),
+            // It fails at lookup, at once; nothing to order.
+            None => Lane::Parallel { limit: None },
+        })
+        .collect();
+    let gates = Arc::new(Gates::new(&lanes, session.runtime.config.batching));
+    let mut tasks = JoinSet::new();
+    let mut index_of = HashMap::new();
+    for (index, (call, events)) in calls.iter().zip(&channels).enumerate() {
+        let (session, call, events, signal, gates) = (
+            session.clone(),
+            call.clone(),
+            events.clone(),
+            signal.clone(),
+            gates.clone(),
+        );
+        let handle = tasks.spawn(async move {
+            let pass = tokio::select! {
+                biased;
+                () = signal.cancelled() => None,
+                pass = gates.enter(index) => Some(pass),
+            };
+            let outcome = if let Some(_pass) = pass {
+                session.dispatch(&call, &events, &signal).await
+            } else {
+                let error = cancelled_error();
+                events.finish(|| ToolEvent::Failed {
+                    tool_call: call.clone(),
+                    error: error.clone(),
+                });
+                (Err(error), None)
+            };
+            (index, outcome)
+        });
+        index_of.insert(handle.id(), index);
+    }
+    let mut outcomes: Vec<Option<Result<Value, ToolError>>> = vec![None; calls.len()];
+    let mut failures = Vec::new();
+    while let Some(joined) = tasks.join_next_with_id().await {
+        match joined {
+            Ok((_, (index, (outcome, failed)))) => {
+                outcomes[index] = Some(outcome);
+                failures.extend(failed);
+            }
+            // Our pipeline catches tool panics itself; this is a task that died anyway.
+            Err(error) => {
+                if let Some(&index) = index_of.get(&error.id()) {
+                    let failure = if error.is_cancelled() {
+                        cancelled_error()
+                    } else {
+                        ToolError::new(ErrorCode::ToolPanicked, "the tool's task died")
+                            .with_detail(error.to_string())
+                    };
+                    channels[index].finish(|| ToolEvent::Failed {
+                        tool_call: calls[index].clone(),
+                        error: failure.clone(),
+                    });
+                    outcomes[index] = Some(Err(failure));
+                }
+            }
+        }
+    }
+    let results: Vec<ToolResult> = calls
+        .into_iter()
+        .zip(outcomes)
+        .map(|(tool_call, outcome)| ToolResult {
+            outcome: outcome.unwrap_or_else(|| Err(cancelled_error())),
+            tool_call,
+        })
+        .collect();
+    session.record_failures(failures);
+    {
+        let mut state = session.state();
+        for result in &results {
+            state
+                .conversation
+                .push(Message::tool_result(&result.tool_call, &result.outcome));
+        }
+    }
+    // Every terminal event is sent and the conversation written: the turn's stream is over.
+    sink.close();
+    results
+}
+
+fn cancelled_error() -> ToolError {
+    ToolError::new(
+        ErrorCode::Cancelled,
+        "the call was cancelled before it finished",
+    )
+}
+
+/// A running turn: its events, its cancellation, and its results.
+#[derive(Debug)]
+pub struct Turn {
+    events: EventStream,
+    signal: CancellationToken,
+    calls: Vec<Arc<ToolCall>>,
+    driver: tokio::task::JoinHandle<Vec<ToolResult>>,
+}
+
+impl Turn {
+    /// The turn's events, in the order they happened. The stream ends once every call's terminal
+    /// event has been read.
+    pub fn events(&mut self) -> &mut EventStream {
+        &mut self.events
+    }
+
+    /// Cancels the turn: every running call's [`ToolContext::signal`](crate::ToolContext::signal) fires; a call that has not
+    /// finished after the grace period is dropped. Cancelled calls fail with code 1011.
+    pub fn cancel(&self) {
+        self.signal.cancel();
+    }
+
+    /// The turn's cancellation token (cancel it from elsewhere, or tie it to a parent).
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.signal.clone()
+    }
+
+    /// Waits for every call and returns the results in the model's call order (they are already
+    /// written into the conversation). Read the events first: finishing consumes the turn.
+    pub async fn finish(self) -> Vec<ToolResult> {
+        match self.driver.await {
+            Ok(results) => results,
+            // The driver runs no user code; should it die anyway (or the runtime shut down), every
+            // call still gets its one result rather than vanishing.
+            Err(error) => {
+                tracing::error!(%error, "a turn's driver task died");
+                let failure = if error.is_cancelled() {
+                    cancelled_error()
+                } else {
+                    ToolError::new(
+                        ErrorCode::ToolPanicked,
+                        "the runtime failed while running this call",
+                    )
+                    .with_detail(error.to_string())
+                };
+                self.calls
+                    .into_iter()
+                    .map(|tool_call| ToolResult {
+                        tool_call,
+                        outcome: Err(failure.clone()),
+                    })
+                    .collect()
+            }
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! The pipeline of one call: lookup, limits, the repeated-failure check, a runtime-wide slot,
+//! validation and start, the wait against timeout and cancellation, output validation, and the
+//! terminal event.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::runtime::suggestion;
+use super::{Limits, OverloadPolicy, SessionInner, SessionState, SessionTool, cancelled_error};
+use crate::error::{ErrorCode, ToolError};
+use crate::event::ToolEvent;
+use crate::schema;
+use crate::tool::{CallEvents, ToolCall, ToolContext};
+
+impl SessionInner {
+    pub(super) fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn tool(&self, name: &str) -> Option<&SessionTool> {
+        self.tools
+            .binary_search_by(|t| t.tool.name().cmp(name))
+            .ok()
+            .map(|index| &self.tools[index])
+    }
+
+    /// The whole pipeline for one call, ending in its terminal event.
+    /// The whole pipeline for one call, ending in its terminal event. Returns the outcome and,
+    /// for a recoverable failure, the call's fingerprint for the repeated-failure count (recorded
+    /// by the caller: a turn records its failures when it ends, since calls of one model step are
+    /// issued together and none of them repeats another).
+    pub(super) async fn dispatch(
+        &self,
+        call: &Arc<ToolCall>,
+        events: &Arc<CallEvents>,
+        turn_signal: &CancellationToken,
+    ) -> (Result<Value, ToolError>, Option<String>) {
+        let mut fingerprint = None;
+        let outcome = self.run(call, events, turn_signal, &mut fingerprint).await;
+        let failed = match &outcome {
+            Ok(result) => {
+                events.finish(|| ToolEvent::Completed {
+                    tool_call: call.clone(),
+                    result: result.clone(),
+                });
+                None
+            }
+            Err(error) => {
+                events.finish(|| ToolEvent::Failed {
+                    tool_call: call.clone(),
+                    error: error.clone(),
+                });
+                error
+                    .is_recoverable()
+                    .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(call)))
+            }
+        };
+        (outcome, failed)
+    }
+
+    /// Counts recoverable failures toward the repeated-failure limit.
+    pub(super) fn record_failures(&self, fingerprints: impl IntoIterator<Item = String>) {
+        let mut fingerprints = fingerprints.into_iter().peekable();
+        if fingerprints.peek().is_none() {
+            return;
+        }
+        let mut state = self.state();
+        for key in fingerprints {
+            *state.failures.entry(key).or_insert(0) += 1;
+        }
+        self.any_failures
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    async fn run(
+        &self,
+        call: &ToolCall,
+        events: &Arc<CallEvents>,
+        turn_signal: &CancellationToken,
+        fingerprint: &mut Option<String>,
+    ) -> Result<Value, ToolError> {
+        let config = &self.runtime.config;
+        let Some(session_tool) = self.tool(&call.name) else {
+            return Err(self.not_found(&call.name));
+        };
+        let definition = session_tool.tool.definition();
+        check_limits(&call.arguments, config.limits)?;
+        self.check_repetition(call, fingerprint)?;
+
+        // The call's own token, fired by its timeout or by the turn's cancellation (in `wait`, or
+        // here when the turn is already over): a standalone token costs one allocation, a child
+        // token a lock on the turn's as well. A tool that takes no context gets none of it: it
+        // could not see a signal, so it is simply dropped when its call is.
+        let call_signal = definition.takes_context().then(|| {
+            let token = CancellationToken::new();
+            if turn_signal.is_cancelled() {
+                token.cancel();
+            }
+            token
+        });
+        let ctx = call_signal
+            .as_ref()
+            .map(|token| ToolContext::for_call(call.id.clone(), token.clone(), events.clone()));
+        let _slot = self.slot(turn_signal).await?;
+        let future = definition.start(&call.arguments, ctx)?;
+        let mut future = CatchUnwind(future);
+        // Most tools finish on their first poll: only a tool that waits arms the timer.
+        let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut future).poll(cx))).await;
+        let outcome = match first {
+            Poll::Ready(outcome) => outcome,
+            Poll::Pending => {
+                self.wait(
+                    &mut future,
+                    session_tool.timeout,
+                    turn_signal,
+                    call_signal.as_ref(),
+                )
+                .await?
+            }
+        };
+        // A tool that returns because its signal fired (the cooperative way to stop) was still
+        // cancelled: its result is whatever it had, not an answer.
+        if turn_signal.is_cancelled() {
+            return Err(cancelled_error());
+        }
+        let output = outcome?;
+        definition.check_output(&output)?;
+        Ok(output)
+    }
+
+    /// Waits for a tool that did not finish on its first poll, against its timeout and the
+    /// turn's cancellation; either fires its signal and drops it after the grace period.
+    async fn wait(
+        &self,
+        future: &mut CatchUnwind,
+        timeout: Duration,
+        turn_signal: &CancellationToken,
+        call_signal: Option<&CancellationToken>,
+    ) -> Result<Result<Value, ToolError>, ToolError> {
+        tokio::select! {
+            biased;
+            outcome = &mut *future => Ok(outcome),
+            () = turn_signal.cancelled() => {
+                let _ = tokio::time::timeout(self.fire(call_signal), &mut *future).await;
+                Err(cancelled_error())
+            }
+            () = tokio::time::sleep(timeout) => {
+                let _ = tokio::time::timeout(self.fire(call_signal), &mut *future).await;
+                Err(ToolError::new(
+                    ErrorCode::TimedOut,
+                    format!("the tool did not finish within {}", human(timeout)),
+                ))
+            }
+        }
+    }
+
+    /// A runtime-wide slot for a running call, by the overload policy.
+    async fn slot(
+        &self,
+        turn_signal: &CancellationToken,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, ToolError> {
+        let slots = &self.runtime.in_flight;
+        let overloaded = || {
+            ToolError::new(
+                ErrorCode::Overloaded,
+                format!(
+                    "the runtime is at capacity ({} calls running); try again shortly",
+                    self.runtime.max_in_flight
+                ),
+            )
+        };
+        if let Ok(permit) = slots.clone().try_acquire_owned() {
+            return Ok(permit);
+        }
+        match self.runtime.overload {
+            OverloadPolicy::FailFast => Err(overloaded()),
+            OverloadPolicy::Wait => tokio::select! {
+                biased;
+                () = turn_signal.cancelled() => Err(cancelled_error()),
+                permit = slots.clone().acquire_owned() => permit.map_err(|_| overloaded()),
+            },
+        }
+    }
+
+    /// Fires a call's signal and returns how long the tool may take to stop on its own: the grace
+    /// period, or nothing for a tool without a signal (it could not notice).
+    fn fire(&self, call_signal: Option<&CancellationToken>) -> Duration {
+        match call_signal {
+            Some(signal) => {
+                signal.cancel();
+                self.runtime.config.cancel_grace
+            }
+            None => Duration::ZERO,
+        }
+    }
+
+    fn not_found(&self, name: &str) -> ToolError {
+        let registry = &self.runtime.registry;
+        if registry.has(name) {
+            return ToolError::new(
+                ErrorCode::ToolNotEnabled,
+                format!(
+                    "tool `{name}` is not enabled in this session; call one of the enabled tools"
+                ),
+            );
+        }
+        let names: Vec<&str> = self.tools.iter().map(|t| t.tool.name()).collect();
+        let suggestion = suggestion(name, &names);
+        ToolError::new(
+            ErrorCode::UnknownTool,
+            format!("no tool named `{name}`{suggestion}"),
+        )
+    }
+
+    /// Refuses a call that already failed recoverably too often with the same arguments this
+    /// user turn: the model is stuck in a loop, and another try will not help.
+    fn check_repetition(
+        &self,
+        call: &ToolCall,
+        fingerprint: &mut Option<String>,
+    ) -> Result<(), ToolError> {
+        if !self.any_failures.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(());
+        }
+        let state = self.state();
+        if state.failures.is_empty() {
+            return Ok(());
+        }
+        let key = fingerprint_of(call);
+        let failures = state.failures.get(&key).copied().unwrap_or(0);
+        drop(state);
+        let limit = self.runtime.config.max_repeated_failures;
+        *fingerprint = Some(key);
+        if failures >= limit {
+            return Err(ToolError::new(
+                ErrorCode::RepeatedFailure,
+                format!(
+                    "`{}` already failed {failures} times with these same arguments in this turn; \
+                     trying again will not help: change the arguments or take another approach",
+                    call.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The name and the canonical arguments (sorted keys, no spacing), or the raw text when it is not
+/// JSON: the same call, however the model spelled it.
+fn fingerprint_of(call: &ToolCall) -> String {
+    match schema::parse_arguments(&call.arguments) {
+        Ok(arguments) => format!("{}\u{0}{arguments}", call.name),
+        Err(_) => format!("{}\u{0}{}", call.name, call.arguments),
+    }
+}
+
+/// Size and nesting limits, checked on the text before anything is parsed.
+fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolError> {
+    if arguments.len() > limits.max_argument_bytes {
+        return Err(ToolError::new(
+            ErrorCode::ArgumentsTooLarge,
+            format!(
+                "the arguments are {} bytes, over the limit of {}; send less data",
+                arguments.len(),
+                limits.max_argument_bytes
+            ),
+        ));
+    }
+    let depth = schema::nesting_depth(arguments);
+    if depth > limits.max_argument_depth {
+        return Err(ToolError::new(
+            ErrorCode::ArgumentsTooLarge,
+            format!(
+                "the arguments nest {depth} levels deep, over the limit of {}; flatten them",
+                limits.max_argument_depth
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn human(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{} ms", duration.as_millis())
+    }
+}
+
+/// Polls a tool's future, turning a panic into 1009 for that call alone.
+struct CatchUnwind(crate::tool::ToolFuture);
+
+impl Future for CatchUnwind {
+    type Output = Result<Value, ToolError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let future = self.0.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(poll) => poll,
+            Err(payload) => Poll::Ready(Err(ToolError::new(
+                ErrorCode::ToolPanicked,
+                "the tool crashed (it panicked); this is a bug in the tool, not in the arguments",
+            )
+            .with_detail(panic_message(payload.as_ref())))),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-string payload".to_owned())
+}

@@ -1,0 +1,476 @@
+//! The runtime: its builder, configuration and checks, and session creation.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::batch::{BatchingConfig, BatchingHint, BatchingStrategy, infer_batching_strategy};
+use crate::plugin::PleachPlugin;
+use crate::registry::{self, Registry, RegistryError, ToolRegistry, ToolRegistryBuilder};
+use crate::tool::UnifiedToolDefinition;
+
+use super::{Session, SessionError, SessionInner, SessionOptions, SessionState, SessionTool};
+
+/// Limits on a call's arguments, enforced before they are parsed into a value.
+///
+/// ```
+/// let limits = pleach_core::Limits::default();
+/// assert_eq!(limits.max_argument_bytes, 1024 * 1024);
+/// assert_eq!(limits.max_argument_depth, 64);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The longest arguments text accepted, in bytes (default 1 MiB).
+    pub max_argument_bytes: usize,
+    /// The deepest nesting of arrays and objects accepted (default 64).
+    pub max_argument_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_argument_bytes: 1024 * 1024,
+            max_argument_depth: 64,
+        }
+    }
+}
+
+impl Limits {
+    /// Limits with the given size and depth.
+    ///
+    /// ```
+    /// let limits = pleach_core::Limits::new(4096, 8);
+    /// assert_eq!(limits.max_argument_depth, 8);
+    /// ```
+    pub fn new(max_argument_bytes: usize, max_argument_depth: usize) -> Self {
+        Limits {
+            max_argument_bytes,
+            max_argument_depth,
+        }
+    }
+}
+
+/// Why a runtime could not be built.
+///
+/// ```rust,standalone_crate
+/// use pleach_core::{define_pleach_plugin, Runtime, RuntimeError};
+/// use std::time::Duration;
+///
+/// let typo = define_pleach_plugin("ops").tool_timeout("serch_corpus", Duration::from_secs(1));
+/// let err = Runtime::builder()
+///     .registry(pleach_core::ToolRegistryBuilder::new().build().unwrap())
+///     .plugin(typo)
+///     .build()
+///     .unwrap_err();
+/// assert!(matches!(err, RuntimeError::UnknownToolInConfig { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// The tools do not form a valid registry (duplicate names, definitions that failed).
+    #[error("{0}")]
+    Registry(#[from] RegistryError),
+    /// Configuration names a tool that does not exist.
+    #[error("{source_name} configures tool `{tool}`, which is not registered{suggestion}")]
+    UnknownToolInConfig {
+        /// The unknown name.
+        tool: String,
+        /// Where the configuration came from (`runtime` or `plugin <name>`).
+        source_name: String,
+        /// `; did you mean …?`, or empty.
+        suggestion: String,
+    },
+}
+
+/// Builds a [`Runtime`]; see [`Runtime::builder`].
+#[derive(Default)]
+#[must_use = "a runtime builder does nothing until `build` is called"]
+pub struct RuntimeBuilder {
+    registry: Option<Arc<dyn ToolRegistry>>,
+    plugins: Vec<PleachPlugin>,
+    limits: Limits,
+    default_timeout: Option<Duration>,
+    tool_timeouts: Vec<(String, Duration)>,
+    cancel_grace: Option<Duration>,
+    max_repeated_failures: Option<u32>,
+    max_concurrency: Option<usize>,
+    max_in_flight: Option<usize>,
+    overload: OverloadPolicy,
+}
+
+impl fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("registry", &self.registry.as_ref().map(|r| r.size()))
+            .field("plugins", &self.plugins)
+            .field("limits", &self.limits)
+            .field("default_timeout", &self.default_timeout)
+            .field("tool_timeouts", &self.tool_timeouts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default grace period between a call's signal firing and the call being dropped.
+pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(2);
+/// The default timeout of a call.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_mins(2);
+/// How many times a call may fail recoverably with the same arguments in one user turn before
+/// the next identical call fails as not recoverable.
+pub const DEFAULT_MAX_REPEATED_FAILURES: u32 = 3;
+/// How many calls run at once across all of a runtime's sessions by default.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+
+/// What a call does when the runtime already runs [`RuntimeBuilder::max_in_flight`] calls.
+///
+/// ```
+/// use pleach_core::{OverloadPolicy, Runtime};
+/// let runtime = Runtime::builder().max_in_flight(64).overload_policy(OverloadPolicy::FailFast).build();
+/// # let _ = runtime;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OverloadPolicy {
+    /// Wait for a slot (cancellation and the call's timeout still apply to the wait).
+    #[default]
+    Wait,
+    /// Fail at once with 1014 (`Overloaded`, recoverable): the model or the host retries later.
+    FailFast,
+}
+
+/// How many calls of one turn run at once by default.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 16;
+
+impl RuntimeBuilder {
+    /// Looks tools up in `registry` instead of the active registry
+    /// ([`set_orchestrator_registry`](crate::set_orchestrator_registry), else
+    /// [`tool_registry()`](crate::tool_registry)).
+    pub fn registry(mut self, registry: impl ToolRegistry + 'static) -> Self {
+        self.registry = Some(Arc::new(registry));
+        self
+    }
+
+    /// Adds a plugin: its tools join the registry, its configuration applies.
+    pub fn plugin(mut self, plugin: PleachPlugin) -> Self {
+        self.plugins.push(plugin);
+        self
+    }
+
+    /// Sets the argument limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets the timeout of every call without its own (default [`DEFAULT_TIMEOUT`]).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the timeout of one tool, by name.
+    pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
+        self.tool_timeouts.push((tool_name.into(), timeout));
+        self
+    }
+
+    /// Sets how long a call may take to finish after its signal fires (cancellation or timeout)
+    /// before it is dropped (default [`DEFAULT_CANCEL_GRACE`]).
+    pub fn cancel_grace(mut self, grace: Duration) -> Self {
+        self.cancel_grace = Some(grace);
+        self
+    }
+
+    /// Sets how many recoverable failures with the same arguments a tool may have in one user
+    /// turn (default [`DEFAULT_MAX_REPEATED_FAILURES`]); the next identical call fails with 1015.
+    pub fn max_repeated_failures(mut self, failures: u32) -> Self {
+        self.max_repeated_failures = Some(failures);
+        self
+    }
+
+    /// Sets how many calls of one turn run at once (default [`DEFAULT_MAX_CONCURRENCY`]): the
+    /// global cap of [`BatchingConfig`]. Each tool's calls also follow its
+    /// [`BatchingStrategy`].
+    pub fn max_concurrency(mut self, calls: usize) -> Self {
+        self.max_concurrency = Some(calls.max(1));
+        self
+    }
+
+    /// Caps the calls running at once across all the runtime's sessions (default
+    /// [`DEFAULT_MAX_IN_FLIGHT`]); what happens to a call beyond it is the
+    /// [`OverloadPolicy`].
+    pub fn max_in_flight(mut self, calls: usize) -> Self {
+        self.max_in_flight = Some(calls.max(1));
+        self
+    }
+
+    /// Sets what a call does when the runtime is at capacity: wait for a slot (the default) or
+    /// fail at once with 1014.
+    pub fn overload_policy(mut self, policy: OverloadPolicy) -> Self {
+        self.overload = policy;
+        self
+    }
+
+    /// Checks everything and builds the runtime: tool names unique across the registry and the
+    /// plugins (an error names both definition sites), configuration naming only existing tools.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{tool, Runtime};
+    ///
+    /// /// Adds two integers.
+    /// #[tool]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let runtime = Runtime::builder().build().unwrap();
+    /// assert!(runtime.registry().has("add"));
+    /// ```
+    pub fn build(self) -> Result<Runtime, RuntimeError> {
+        let base: Vec<UnifiedToolDefinition> = match self.registry {
+            Some(registry) => registry
+                .get_tool_definitions()
+                .into_iter()
+                .cloned()
+                .collect(),
+            None => registry::checked_active_registry()?
+                .get_tool_definitions()
+                .into_iter()
+                .cloned()
+                .collect(),
+        };
+        let mut builder = ToolRegistryBuilder::new().register_all(base);
+        for plugin in &self.plugins {
+            builder = builder.register_all(plugin.tools.iter().cloned());
+        }
+        let registry = builder.build()?;
+
+        let mut hints = HashMap::new();
+        for plugin in &self.plugins {
+            for hint in &plugin.batching_hints {
+                if !registry.has(&hint.tool_name) {
+                    let names: Vec<&str> = registry.names().collect();
+                    return Err(RuntimeError::UnknownToolInConfig {
+                        suggestion: suggestion(&hint.tool_name, &names),
+                        tool: hint.tool_name.clone(),
+                        source_name: format!("plugin `{}`", plugin.name),
+                    });
+                }
+                hints.insert(hint.tool_name.clone(), hint.clone());
+            }
+        }
+
+        let mut timeouts = HashMap::new();
+        let configured = self
+            .tool_timeouts
+            .into_iter()
+            .map(|(tool, timeout)| ("runtime".to_owned(), tool, timeout))
+            .chain(self.plugins.iter().flat_map(|plugin| {
+                plugin.tool_timeouts.iter().map(|(tool, timeout)| {
+                    (format!("plugin `{}`", plugin.name), tool.clone(), *timeout)
+                })
+            }));
+        for (source_name, tool, timeout) in configured {
+            if !registry.has(&tool) {
+                let names: Vec<&str> = registry.names().collect();
+                return Err(RuntimeError::UnknownToolInConfig {
+                    suggestion: suggestion(&tool, &names),
+                    tool,
+                    source_name,
+                });
+            }
+            timeouts.insert(tool, timeout);
+        }
+
+        let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
+        Ok(Runtime {
+            inner: Arc::new(RuntimeInner {
+                in_flight: Arc::new(tokio::sync::Semaphore::new(max_in_flight)),
+                max_in_flight,
+                overload: self.overload,
+                registry,
+                config: Config {
+                    limits: self.limits,
+                    default_timeout: self.default_timeout.unwrap_or(DEFAULT_TIMEOUT),
+                    tool_timeouts: timeouts,
+                    cancel_grace: self.cancel_grace.unwrap_or(DEFAULT_CANCEL_GRACE),
+                    max_repeated_failures: self
+                        .max_repeated_failures
+                        .unwrap_or(DEFAULT_MAX_REPEATED_FAILURES),
+                    batching: BatchingConfig::new(
+                        self.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY),
+                    ),
+                    hints,
+                },
+            }),
+        })
+    }
+}
+
+/// `; did you mean `x`?` for the closest of `names`, or nothing.
+pub(super) fn suggestion(name: &str, names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|candidate| (strsim::damerau_levenshtein(name, candidate), *candidate))
+        .filter(|(distance, candidate)| *distance <= (candidate.len().max(name.len()) / 3).max(1))
+        .min()
+        .map_or_else(String::new, |(_, near)| format!("; did you mean `{near}`?"))
+}
+
+#[derive(Debug)]
+pub(super) struct Config {
+    pub(super) limits: Limits,
+    pub(super) default_timeout: Duration,
+    pub(super) tool_timeouts: HashMap<String, Duration>,
+    pub(super) cancel_grace: Duration,
+    pub(super) max_repeated_failures: u32,
+    pub(super) batching: BatchingConfig,
+    pub(super) hints: HashMap<String, BatchingHint>,
+}
+
+#[derive(Debug)]
+pub(super) struct RuntimeInner {
+    pub(super) registry: Registry,
+    pub(super) config: Config,
+    /// Slots for running calls, shared by every session: the runtime-wide backpressure.
+    pub(super) in_flight: Arc<tokio::sync::Semaphore>,
+    pub(super) max_in_flight: usize,
+    pub(super) overload: OverloadPolicy,
+}
+
+/// The tool runtime: a checked registry and its configuration, from which sessions are made.
+/// Cheap to clone.
+///
+/// ```rust,standalone_crate
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::{tool, Runtime, SessionOptions, ToolCall};
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let runtime = Runtime::builder().build().unwrap();
+/// let session = runtime.create_session(SessionOptions::enabled(["add"])).unwrap();
+/// let results = session
+///     .run_turn(vec![ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#)])
+///     .finish()
+///     .await;
+/// assert_eq!(results[0].outcome, Ok(serde_json::json!(3)));
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Runtime {
+    inner: Arc<RuntimeInner>,
+}
+
+impl Runtime {
+    /// Starts configuring a runtime.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// Every tool the runtime knows.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The batching strategy of the tool named `name`: a plugin's hint, else the one inferred from
+    /// its definition ([`infer_batching_strategy`]).
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{define_pleach_plugin, tool, BatchingHint, BatchingStrategy, Runtime};
+    ///
+    /// /// Sends a message.
+    /// #[tool]
+    /// async fn send_message(to: String) -> String { to }
+    ///
+    /// let plugin = define_pleach_plugin("mail")
+    ///     .contribute_batching_hints([BatchingHint::new("send_message", BatchingStrategy::Parallel)]);
+    /// let runtime = Runtime::builder().plugin(plugin).build().unwrap();
+    /// assert_eq!(runtime.batching_strategy("send_message"), Some(BatchingStrategy::Parallel));
+    /// assert_eq!(Runtime::builder().build().unwrap().batching_strategy("send_message"), Some(BatchingStrategy::Serial));
+    /// ```
+    pub fn batching_strategy(&self, name: &str) -> Option<BatchingStrategy> {
+        self.batching(name).map(|(strategy, _)| strategy)
+    }
+
+    fn batching(&self, name: &str) -> Option<(BatchingStrategy, Option<usize>)> {
+        match self.inner.config.hints.get(name) {
+            Some(hint) => Some((hint.strategy.clone(), hint.max_concurrency)),
+            None => self
+                .inner
+                .registry
+                .definition(name)
+                .map(|definition| (infer_batching_strategy(definition), None)),
+        }
+    }
+
+    /// Creates a session with the tools `options` enables (the spec's
+    /// `createSession({ tools: { enabled: [...] } })`). An unknown name is an error listing close
+    /// matches.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{Runtime, SessionOptions};
+    /// let runtime = Runtime::builder().build().unwrap();
+    /// let err = runtime.create_session(SessionOptions::enabled(["no_such_tool"])).unwrap_err();
+    /// assert!(err.to_string().contains("`no_such_tool`"));
+    /// ```
+    pub fn create_session(&self, options: SessionOptions) -> Result<Session, SessionError> {
+        let registry = &self.inner.registry;
+        let mut tools = Vec::new();
+        let mut unknown = Vec::new();
+        let enabled = options.tools.enabled;
+        if enabled.iter().any(|name| name == "*") {
+            tools.extend(registry.tools().iter().cloned());
+        }
+        for name in enabled.iter().filter(|name| *name != "*") {
+            match registry.get(name) {
+                Some(tool) => tools.push(tool.clone()),
+                None => unknown.push(name.clone()),
+            }
+        }
+        if !unknown.is_empty() {
+            let names: Vec<&str> = registry.names().collect();
+            return Err(SessionError::UnknownTools(
+                unknown
+                    .into_iter()
+                    .map(|name| {
+                        let suggestion = suggestion(&name, &names);
+                        format!("`{name}`{suggestion}")
+                    })
+                    .collect(),
+            ));
+        }
+        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        tools.dedup_by(|a, b| a.name() == b.name());
+        let config = &self.inner.config;
+        let tools = tools
+            .into_iter()
+            .map(|tool| {
+                let (strategy, max_concurrency) = self
+                    .batching(tool.name())
+                    .unwrap_or((BatchingStrategy::Serial, None));
+                SessionTool {
+                    timeout: config
+                        .tool_timeouts
+                        .get(tool.name())
+                        .copied()
+                        .unwrap_or(config.default_timeout),
+                    strategy,
+                    max_concurrency,
+                    tool,
+                }
+            })
+            .collect();
+        Ok(Session {
+            inner: Arc::new(SessionInner {
+                runtime: self.inner.clone(),
+                tools,
+                state: Mutex::new(SessionState::default()),
+                any_failures: std::sync::atomic::AtomicBool::new(false),
+                signal: CancellationToken::new(),
+            }),
+        })
+    }
+}
