@@ -3,12 +3,14 @@
 //!
 //! ```text
 //! cargo run --release -p pleach-bench -- dispatch [--quick] [--profile]
+//! cargo run --release -p pleach-bench -- batch [--quick]
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
-//! scripts. Only `dispatch` exists so far; see `docs/performance.md` for what it measures and the
+//! scripts. `dispatch` and `batch` exist so far; see `docs/performance.md` for what it measures and the
 //! numbers it gave.
 
+mod batch;
 mod dispatch;
 mod measure;
 
@@ -21,17 +23,19 @@ subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
              raw serde + direct call, pleach `Session::dispatch`, rmcp `ToolRouter::call`,
              rig `ErasedTool::execute`
-  batch      not built yet (exits with code 2)
+  batch      one step of 100,000 no-op calls `read_noop(n)` under parallel batching, cap 64:
+             bare `buffer_unordered(64)`, pleach `Session::run_turn` with its events read
   stream     not built yet (exits with code 2)
   soak       not built yet (exits with code 2)
 
 options:
-  --quick    fewer batches: a rough number in a few seconds
+  --quick    fewer batches (rounds, for batch): a rough number in a few seconds
   --profile  dispatch only: also time the parts of pleach's pipeline reachable from outside
   -h, --help print this help
 
 The last line of output is machine-readable, e.g.
-  dispatch raw_ns=<median> pleach_ns=<median> rmcp_ns=<median> rig_ns=<median>";
+  dispatch raw_ns=<median> pleach_ns=<median> rmcp_ns=<median> rig_ns=<median>
+  batch calls=100000 bare_ms=<median> pleach_ms=<median> peak_rss_mb=<n>";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -141,9 +145,26 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Run {
+            subcommand: Subcommand::Batch,
+            options: Options { profile: true, .. },
+        } => {
+            eprintln!("pleach-bench: `--profile` is for `dispatch` only\n\n{USAGE}");
+            ExitCode::from(EXIT_USAGE)
+        }
+        Command::Run {
+            subcommand: Subcommand::Batch,
+            options,
+        } => match batch::run(options.quick) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("pleach-bench batch: {error}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Run { subcommand, .. } => {
             eprintln!(
-                "pleach-bench: subcommand `{}` is not built yet; only `dispatch` is",
+                "pleach-bench: subcommand `{}` is not built yet; only `dispatch` and `batch` are",
                 subcommand.name()
             );
             ExitCode::from(EXIT_USAGE)
