@@ -43,6 +43,16 @@ async fn rt_cooperative(ctx: ToolContext) -> &'static str {
     "stopped"
 }
 
+static TIMEOUT_SIGNAL_SEEN: AtomicBool = AtomicBool::new(false);
+
+/// Waits for its signal, notes it, and returns (its own flag: tests run in parallel).
+#[tool]
+async fn rt_cooperative_timeout(ctx: ToolContext) -> &'static str {
+    ctx.signal.cancelled().await;
+    TIMEOUT_SIGNAL_SEEN.store(true, Ordering::SeqCst);
+    "stopped"
+}
+
 static IGNORED_DROPPED: AtomicUsize = AtomicUsize::new(0);
 
 struct DropCounter;
@@ -314,19 +324,21 @@ async fn code_1009_tool_panicked_keeps_the_message_out_of_the_models_text() {
 
 #[tokio::test(start_paused = true)]
 async fn code_1010_timeout_fires_the_signal_then_fails() {
-    SIGNAL_SEEN.store(false, Ordering::SeqCst);
+    TIMEOUT_SIGNAL_SEEN.store(false, Ordering::SeqCst);
     let runtime = Runtime::builder()
-        .tool_timeout("rt_cooperative", Duration::from_secs(5))
+        .tool_timeout("rt_cooperative_timeout", Duration::from_secs(5))
         .build()
         .expect("runtime");
     let session = runtime
         .create_session(SessionOptions::all())
         .expect("session");
-    let result = session.call(call("c1", "rt_cooperative", "{}")).await;
+    let result = session
+        .call(call("c1", "rt_cooperative_timeout", "{}"))
+        .await;
     assert_eq!(code(&result), ErrorCode::TimedOut);
     assert!(result.outcome.unwrap_err().message().contains("within 5 s"));
     assert!(
-        SIGNAL_SEEN.load(Ordering::SeqCst),
+        TIMEOUT_SIGNAL_SEEN.load(Ordering::SeqCst),
         "the tool saw its signal"
     );
 }

@@ -394,8 +394,8 @@ pub(crate) struct Gates {
     /// For each item, its per-tool limit, if any.
     limits: Vec<Option<Arc<TokioSemaphore>>>,
     global: Arc<TokioSemaphore>,
-    done_senders: Vec<watch::Sender<bool>>,
-    done: Vec<watch::Receiver<bool>>,
+    /// Completion signals, only for items another item waits for.
+    done: Vec<Option<watch::Sender<bool>>>,
 }
 
 /// Held while an item runs; its drop marks the item done (also when it fails, panics or is
@@ -410,7 +410,9 @@ pub(crate) struct Pass {
 
 impl Drop for Pass {
     fn drop(&mut self) {
-        self.gates.done_senders[self.index].send_replace(true);
+        if let Some(done) = &self.gates.done[self.index] {
+            done.send_replace(true);
+        }
     }
 }
 
@@ -455,12 +457,18 @@ impl Gates {
             waits_for.push(deps);
             limits.push(limit);
         }
-        let (done_senders, done) = (0..lanes.len()).map(|_| watch::channel(false)).unzip();
+        let mut awaited = vec![false; lanes.len()];
+        for &dependency in waits_for.iter().flatten() {
+            awaited[dependency] = true;
+        }
+        let done = awaited
+            .into_iter()
+            .map(|awaited| awaited.then(|| watch::channel(false).0))
+            .collect();
         Gates {
             waits_for,
             limits,
             global: Arc::new(TokioSemaphore::new(config.max_concurrency.max(1))),
-            done_senders,
             done,
         }
     }
@@ -468,9 +476,10 @@ impl Gates {
     /// Waits until item `index` may run: its dependencies done, then its permits.
     pub(crate) async fn enter(self: &Arc<Self>, index: usize) -> Pass {
         for &dependency in &self.waits_for[index] {
-            let mut done = self.done[dependency].clone();
-            // The sender lives as long as `self`, so this only ends when the item is done.
-            let _ = done.wait_for(|done| *done).await;
+            if let Some(done) = &self.done[dependency] {
+                // The sender lives as long as `self`, so this only ends when the item is done.
+                let _ = done.subscribe().wait_for(|done| *done).await;
+            }
         }
         let limit = match &self.limits[index] {
             Some(limit) => limit.clone().acquire_owned().await.ok(),

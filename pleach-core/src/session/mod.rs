@@ -339,7 +339,6 @@ async fn drive_turn(
         .collect();
     let gates = Arc::new(Gates::new(&lanes, session.runtime.config.batching));
     let mut tasks = JoinSet::new();
-    let mut index_of = HashMap::new();
     for (index, (call, events)) in calls.iter().zip(&channels).enumerate() {
         let (session, call, events, signal, gates) = (
             session.clone(),
@@ -348,7 +347,7 @@ async fn drive_turn(
             signal.clone(),
             gates.clone(),
         );
-        let handle = tasks.spawn(async move {
+        tasks.spawn(async move {
             let pass = tokio::select! {
                 biased;
                 () = signal.cancelled() => None,
@@ -366,32 +365,33 @@ async fn drive_turn(
             };
             (index, outcome)
         });
-        index_of.insert(handle.id(), index);
     }
     let mut outcomes: Vec<Option<Result<Value, ToolError>>> = vec![None; calls.len()];
     let mut failures = Vec::new();
-    while let Some(joined) = tasks.join_next_with_id().await {
+    let mut died = None;
+    while let Some(joined) = tasks.join_next().await {
         match joined {
-            Ok((_, (index, (outcome, failed)))) => {
+            Ok((index, (outcome, failed))) => {
                 outcomes[index] = Some(outcome);
                 failures.extend(failed);
             }
-            // Our pipeline catches tool panics itself; this is a task that died anyway.
-            Err(error) => {
-                if let Some(&index) = index_of.get(&error.id()) {
-                    let failure = if error.is_cancelled() {
-                        cancelled_error()
-                    } else {
-                        ToolError::new(ErrorCode::ToolPanicked, "the tool's task died")
-                            .with_detail(error.to_string())
-                    };
-                    channels[index].finish(|| ToolEvent::Failed {
-                        tool_call: calls[index].clone(),
-                        error: failure.clone(),
-                    });
-                    outcomes[index] = Some(Err(failure));
-                }
-            }
+            // The pipeline catches tool panics itself; a task that died anyway is reported
+            // below, on the calls left without an outcome.
+            Err(error) => died = Some(error.to_string()),
+        }
+    }
+    for (index, outcome) in outcomes.iter_mut().enumerate() {
+        if outcome.is_none() {
+            let failure = match &died {
+                Some(detail) => ToolError::new(ErrorCode::ToolPanicked, "the tool's task died")
+                    .with_detail(detail.clone()),
+                None => cancelled_error(),
+            };
+            channels[index].finish(|| ToolEvent::Failed {
+                tool_call: calls[index].clone(),
+                error: failure.clone(),
+            });
+            *outcome = Some(Err(failure));
         }
     }
     let results: Vec<ToolResult> = calls

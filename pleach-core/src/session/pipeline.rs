@@ -117,12 +117,14 @@ impl SessionInner {
         let outcome = match first {
             Poll::Ready(outcome) => outcome,
             Poll::Pending => {
-                self.wait(
+                // Boxed: the wait (a select with a timer) is the rare path, and inline it would
+                // make every call's future, moved into its task, several times larger.
+                Box::pin(self.wait(
                     &mut future,
                     session_tool.timeout,
                     turn_signal,
                     call_signal.as_ref(),
-                )
+                ))
                 .await?
             }
         };
