@@ -123,12 +123,7 @@ fn parse_vm_hwm_kb(status: &str) -> Option<u64> {
 }
 
 fn print_table(summaries: &[Summary], contenders: &[Box<dyn Contender>]) {
-    let width = summaries
-        .iter()
-        .map(|summary| summary.label.len())
-        .max()
-        .unwrap_or(0)
-        .max("column".len());
+    let width = crate::measure::label_width(summaries);
     println!();
     println!(
         "{:<width$}  {:>10}  {:>10}  {:>10}  {:>8}  one batch",

@@ -118,12 +118,7 @@ fn serde_json_preserves_order() -> bool {
 }
 
 fn print_table(summaries: &[Summary], contenders: &[Box<dyn Contender>]) {
-    let width = summaries
-        .iter()
-        .map(|summary| summary.label.len())
-        .max()
-        .unwrap_or(0)
-        .max("column".len());
+    let width = crate::measure::label_width(summaries);
     println!();
     println!(
         "{:<width$}  {:>10}  {:>10}  {:>10}  one call",

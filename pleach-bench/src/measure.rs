@@ -133,6 +133,16 @@ fn ns_per_call(elapsed: Duration, calls: u32) -> f64 {
     nanos / f64::from(calls.max(1))
 }
 
+/// The width of a table's first column: the longest label, at least as wide as its header.
+pub(crate) fn label_width(summaries: &[Summary]) -> usize {
+    summaries
+        .iter()
+        .map(|summary| summary.label.len())
+        .max()
+        .unwrap_or(0)
+        .max("column".len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
