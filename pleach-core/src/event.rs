@@ -134,12 +134,13 @@ impl fmt::Display for ToolEvent {
 
 impl Serialize for ToolEvent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let (fields, kind) = match self {
-            ToolEvent::Started { .. } => (2, "tool.started"),
-            _ => (3, self.event_type()),
+        let fields = if matches!(self, ToolEvent::Started { .. }) {
+            2
+        } else {
+            3
         };
         let mut s = serializer.serialize_struct("ToolEvent", fields)?;
-        s.serialize_field("type", kind)?;
+        s.serialize_field("type", self.event_type())?;
         match self {
             ToolEvent::Started { tool_call } => {
                 s.serialize_field("toolCall", &WireCall(tool_call))?;

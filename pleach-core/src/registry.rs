@@ -415,21 +415,21 @@ pub fn clear_orchestrator_registry() {
 /// # let _ = names;
 /// ```
 pub fn active_registry() -> Arc<dyn ToolRegistry> {
-    let installed = ACTIVE
+    installed_registry().unwrap_or_else(|| compiled().registry.clone())
+}
+
+/// The registry installed by [`set_orchestrator_registry`], if any.
+fn installed_registry() -> Option<Arc<dyn ToolRegistry>> {
+    ACTIVE
         .read()
         .unwrap_or_else(PoisonError::into_inner)
-        .clone();
-    installed.unwrap_or_else(|| compiled().registry.clone())
+        .clone()
 }
 
 /// The active registry for a runtime: the installed one, else the compile-time one provided it
 /// has no problems (a runtime never starts on a silently chosen duplicate).
 pub(crate) fn checked_active_registry() -> Result<Arc<dyn ToolRegistry>, RegistryError> {
-    let installed = ACTIVE
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
-    if let Some(registry) = installed {
+    if let Some(registry) = installed_registry() {
         return Ok(registry);
     }
     let compiled = compiled();

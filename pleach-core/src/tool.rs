@@ -164,9 +164,25 @@ impl CallEvents {
         *open
     }
 
-    /// Sends the terminal event and closes the channel, atomically with respect to `delta`.
-    /// The event is built only when someone listens.
-    pub(crate) fn finish(&self, event: impl FnOnce() -> crate::event::ToolEvent) {
+    /// Ends the call with `tool.completed`.
+    pub(crate) fn complete(&self, result: &Value) {
+        self.finish(|| crate::event::ToolEvent::Completed {
+            tool_call: self.call.clone(),
+            result: result.clone(),
+        });
+    }
+
+    /// Ends the call with `tool.failed`.
+    pub(crate) fn fail(&self, error: &ToolError) {
+        self.finish(|| crate::event::ToolEvent::Failed {
+            tool_call: self.call.clone(),
+            error: error.clone(),
+        });
+    }
+
+    /// Sends the terminal event and closes the channel, atomically with respect to `delta`. The
+    /// event is built only when someone listens.
+    fn finish(&self, event: impl FnOnce() -> crate::event::ToolEvent) {
         if !self.sink.is_connected() {
             return;
         }

@@ -60,7 +60,7 @@ pub(crate) enum Output {
 
 /// Removes `#[arg]` / `#[input]` from the parameters of `item` (also for the fallback, so a mistake
 /// elsewhere does not add "cannot find attribute" errors).
-pub(crate) fn strip_helper_attrs(item: &mut ItemFn) {
+fn strip_helper_attrs(item: &mut ItemFn) {
     for input in &mut item.sig.inputs {
         if let FnArg::Typed(pat_type) = input {
             pat_type

@@ -18,30 +18,28 @@ pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> Toke
     let mut errors = Errors::default();
     let attrs = attr::parse_tool_attrs(shape, args, &mut errors);
     let Ok(item_fn) = syn::parse2::<syn::ItemFn>(item.clone()) else {
-        {
-            let message = format!(
-                "`{}` goes on an `async fn`: `{} async fn my_tool(…) -> … {{ … }}`",
-                shape.attribute(),
-                shape.attribute()
-            );
-            let mut error = if item.is_empty() {
-                syn::Error::new(proc_macro2::Span::call_site(), message)
-            } else {
-                syn::Error::new_spanned(&item, message)
-            };
-            if let Err(attr_errors) = errors.into_result() {
-                error.combine(attr_errors);
-            }
-            return fallback::emit(item, &error);
+        let message = format!(
+            "`{}` goes on an `async fn`: `{} async fn my_tool(…) -> … {{ … }}`",
+            shape.attribute(),
+            shape.attribute()
+        );
+        let mut error = if item.is_empty() {
+            syn::Error::new(proc_macro2::Span::call_site(), message)
+        } else {
+            syn::Error::new_spanned(&item, message)
+        };
+        if let Err(attr_errors) = errors.into_result() {
+            error.combine(attr_errors);
         }
+        return fallback::emit(item, &error);
     };
-    let mut stripped = item_fn.clone();
-    ast::strip_helper_attrs(&mut stripped);
+    // `analyze` hands back the fn with the helper attributes removed, also when it finds
+    // mistakes: that is what the fallback emits.
     let tool = ast::analyze(item_fn, &mut errors);
     let checked = check::check(shape, &attrs, &tool, &mut errors);
     match errors.into_result() {
         Ok(()) => generate(shape, &attrs, &tool, &checked),
-        Err(errors) => fallback::emit_fn(&stripped, &errors),
+        Err(errors) => fallback::emit_fn(&tool.item, &errors),
     }
 }
 

@@ -201,6 +201,9 @@ impl Session {
     pub fn push_user_message(&self, content: impl Into<String>) {
         let mut state = self.inner.state();
         state.failures.clear();
+        self.inner
+            .any_failures
+            .store(false, std::sync::atomic::Ordering::Release);
         state.conversation.push(Message::User {
             content: content.into(),
         });
@@ -357,10 +360,7 @@ async fn drive_turn(
                 session.dispatch(&call, &events, &signal).await
             } else {
                 let error = cancelled_error();
-                events.finish(|| ToolEvent::Failed {
-                    tool_call: call.clone(),
-                    error: error.clone(),
-                });
+                events.fail(&error);
                 (Err(error), None)
             };
             (index, outcome)
@@ -380,26 +380,22 @@ async fn drive_turn(
             Err(error) => died = Some(error.to_string()),
         }
     }
-    for (index, outcome) in outcomes.iter_mut().enumerate() {
-        if outcome.is_none() {
-            let failure = match &died {
-                Some(detail) => ToolError::new(ErrorCode::ToolPanicked, "the tool's task died")
-                    .with_detail(detail.clone()),
-                None => cancelled_error(),
-            };
-            channels[index].finish(|| ToolEvent::Failed {
-                tool_call: calls[index].clone(),
-                error: failure.clone(),
-            });
-            *outcome = Some(Err(failure));
-        }
-    }
+    // A call left without an outcome belonged to a task that died; it still ends once.
     let results: Vec<ToolResult> = calls
         .into_iter()
         .zip(outcomes)
-        .map(|(tool_call, outcome)| ToolResult {
-            outcome: outcome.unwrap_or_else(|| Err(cancelled_error())),
-            tool_call,
+        .zip(&channels)
+        .map(|((tool_call, outcome), events)| {
+            let outcome = outcome.unwrap_or_else(|| {
+                let failure = match &died {
+                    Some(detail) => ToolError::new(ErrorCode::ToolPanicked, "the tool's task died")
+                        .with_detail(detail.clone()),
+                    None => cancelled_error(),
+                };
+                events.fail(&failure);
+                Err(failure)
+            });
+            ToolResult { tool_call, outcome }
         })
         .collect();
     session.record_failures(failures);

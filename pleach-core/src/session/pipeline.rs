@@ -16,7 +16,6 @@ use tokio_util::sync::CancellationToken;
 use super::runtime::suggestion;
 use super::{Limits, OverloadPolicy, SessionInner, SessionState, SessionTool, cancelled_error};
 use crate::error::{ErrorCode, ToolError};
-use crate::event::ToolEvent;
 use crate::schema;
 use crate::tool::{CallEvents, ToolCall, ToolContext};
 
@@ -32,7 +31,6 @@ impl SessionInner {
             .map(|index| &self.tools[index])
     }
 
-    /// The whole pipeline for one call, ending in its terminal event.
     /// The whole pipeline for one call, ending in its terminal event. Returns the outcome and,
     /// for a recoverable failure, the call's fingerprint for the repeated-failure count (recorded
     /// by the caller: a turn records its failures when it ends, since calls of one model step are
@@ -47,17 +45,11 @@ impl SessionInner {
         let outcome = self.run(call, events, turn_signal, &mut fingerprint).await;
         let failed = match &outcome {
             Ok(result) => {
-                events.finish(|| ToolEvent::Completed {
-                    tool_call: call.clone(),
-                    result: result.clone(),
-                });
+                events.complete(result);
                 None
             }
             Err(error) => {
-                events.finish(|| ToolEvent::Failed {
-                    tool_call: call.clone(),
-                    error: error.clone(),
-                });
+                events.fail(error);
                 error
                     .is_recoverable()
                     .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(call)))
@@ -94,6 +86,8 @@ impl SessionInner {
         let definition = session_tool.tool.definition();
         check_limits(&call.arguments, config.limits)?;
         self.check_repetition(call, fingerprint)?;
+        // Before anything is built for the call: a call refused for capacity costs nothing.
+        let _slot = self.slot(turn_signal).await?;
 
         // The call's own token, fired by its timeout or by the turn's cancellation (in `wait`, or
         // here when the turn is already over): a standalone token costs one allocation, a child
@@ -109,7 +103,6 @@ impl SessionInner {
         let ctx = call_signal
             .as_ref()
             .map(|token| ToolContext::for_call(call.id.clone(), token.clone(), events.clone()));
-        let _slot = self.slot(turn_signal).await?;
         let future = definition.start(&call.arguments, ctx)?;
         let mut future = CatchUnwind(future);
         // Most tools finish on their first poll: only a tool that waits arms the timer.

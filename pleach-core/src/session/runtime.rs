@@ -228,19 +228,12 @@ impl RuntimeBuilder {
     /// assert!(runtime.registry().has("add"));
     /// ```
     pub fn build(self) -> Result<Runtime, RuntimeError> {
-        let base: Vec<UnifiedToolDefinition> = match self.registry {
-            Some(registry) => registry
-                .get_tool_definitions()
-                .into_iter()
-                .cloned()
-                .collect(),
-            None => registry::checked_active_registry()?
-                .get_tool_definitions()
-                .into_iter()
-                .cloned()
-                .collect(),
+        let source = match self.registry {
+            Some(registry) => registry,
+            None => registry::checked_active_registry()?,
         };
-        let mut builder = ToolRegistryBuilder::new().register_all(base);
+        let mut builder = ToolRegistryBuilder::new()
+            .register_all(source.get_tool_definitions().into_iter().cloned());
         for plugin in &self.plugins {
             builder = builder.register_all(plugin.tools.iter().cloned());
         }
@@ -249,14 +242,9 @@ impl RuntimeBuilder {
         let mut hints = HashMap::new();
         for plugin in &self.plugins {
             for hint in &plugin.batching_hints {
-                if !registry.has(&hint.tool_name) {
-                    let names: Vec<&str> = registry.names().collect();
-                    return Err(RuntimeError::UnknownToolInConfig {
-                        suggestion: suggestion(&hint.tool_name, &names),
-                        tool: hint.tool_name.clone(),
-                        source_name: format!("plugin `{}`", plugin.name),
-                    });
-                }
+                require_tool(&registry, &hint.tool_name, || {
+                    format!("plugin `{}`", plugin.name)
+                })?;
                 hints.insert(hint.tool_name.clone(), hint.clone());
             }
         }
@@ -272,14 +260,7 @@ impl RuntimeBuilder {
                 })
             }));
         for (source_name, tool, timeout) in configured {
-            if !registry.has(&tool) {
-                let names: Vec<&str> = registry.names().collect();
-                return Err(RuntimeError::UnknownToolInConfig {
-                    suggestion: suggestion(&tool, &names),
-                    tool,
-                    source_name,
-                });
-            }
+            require_tool(&registry, &tool, || source_name)?;
             timeouts.insert(tool, timeout);
         }
 
@@ -306,6 +287,23 @@ impl RuntimeBuilder {
             }),
         })
     }
+}
+
+/// Refuses configuration for a tool the registry does not have (a typo, most likely).
+fn require_tool(
+    registry: &Registry,
+    tool: &str,
+    source_name: impl FnOnce() -> String,
+) -> Result<(), RuntimeError> {
+    if registry.has(tool) {
+        return Ok(());
+    }
+    let names: Vec<&str> = registry.names().collect();
+    Err(RuntimeError::UnknownToolInConfig {
+        suggestion: suggestion(tool, &names),
+        tool: tool.to_owned(),
+        source_name: source_name(),
+    })
 }
 
 /// `; did you mean `x`?` for the closest of `names`, or nothing.
@@ -392,17 +390,15 @@ impl Runtime {
     /// assert_eq!(Runtime::builder().build().unwrap().batching_strategy("send_message"), Some(BatchingStrategy::Serial));
     /// ```
     pub fn batching_strategy(&self, name: &str) -> Option<BatchingStrategy> {
-        self.batching(name).map(|(strategy, _)| strategy)
+        let tool = self.inner.registry.get(name)?;
+        Some(self.batching(tool).0)
     }
 
-    fn batching(&self, name: &str) -> Option<(BatchingStrategy, Option<usize>)> {
-        match self.inner.config.hints.get(name) {
-            Some(hint) => Some((hint.strategy.clone(), hint.max_concurrency)),
-            None => self
-                .inner
-                .registry
-                .definition(name)
-                .map(|definition| (infer_batching_strategy(definition), None)),
+    /// A tool's strategy and per-tool cap: its hint's, else inferred without a cap.
+    fn batching(&self, tool: &UnifiedToolDefinition) -> (BatchingStrategy, Option<usize>) {
+        match self.inner.config.hints.get(tool.name()) {
+            Some(hint) => (hint.strategy.clone(), hint.max_concurrency),
+            None => (infer_batching_strategy(tool.definition()), None),
         }
     }
 
@@ -448,9 +444,7 @@ impl Runtime {
         let tools = tools
             .into_iter()
             .map(|tool| {
-                let (strategy, max_concurrency) = self
-                    .batching(tool.name())
-                    .unwrap_or((BatchingStrategy::Serial, None));
+                let (strategy, max_concurrency) = self.batching(&tool);
                 SessionTool {
                     timeout: config
                         .tool_timeouts
