@@ -636,3 +636,61 @@ async fn a_turns_stream_ends_even_if_a_tool_keeps_its_context() {
     assert_eq!(count, 2, "started and completed");
     assert_eq!(turn.finish().await[0].outcome, Ok(json!("kept")));
 }
+
+/// Where `rt_labelled` says it runs: runtime configuration read through the context.
+struct Label(&'static str);
+
+/// How many calls `rt_labelled` served in this session: session state.
+#[derive(Default)]
+struct Served(AtomicUsize);
+
+/// Reports its configured label and how many calls this session made.
+#[tool]
+async fn rt_labelled(ctx: ToolContext) -> Result<String, ToolError> {
+    let label = ctx.get::<Label>().map_or("none", |l| l.0);
+    let served = ctx
+        .session_state::<Served>()
+        .ok_or_else(|| ToolError::failed("no session"))?;
+    let n = served.0.fetch_add(1, Ordering::SeqCst) + 1;
+    Ok(format!("{label} {n}"))
+}
+
+#[tokio::test]
+async fn tools_read_the_hosts_configuration_and_keep_state_per_session() {
+    let plugin = define_pleach_plugin("labels").provide(Label("plugin"));
+    let from_plugin = Runtime::builder()
+        .plugin(plugin.clone())
+        .build()
+        .expect("runtime");
+    let host_wins = Runtime::builder()
+        .plugin(plugin)
+        .provide(Label("host"))
+        .build()
+        .expect("runtime");
+    let bare = Runtime::builder().build().expect("runtime");
+
+    let one = from_plugin
+        .create_session(SessionOptions::enabled(["rt_labelled"]))
+        .expect("session");
+    let two = from_plugin
+        .create_session(SessionOptions::enabled(["rt_labelled"]))
+        .expect("session");
+    let labelled = |id| call(id, "rt_labelled", "{}");
+    assert_eq!(one.call(labelled("a")).await.outcome, Ok(json!("plugin 1")));
+    assert_eq!(one.call(labelled("b")).await.outcome, Ok(json!("plugin 2")));
+    assert_eq!(
+        two.call(labelled("c")).await.outcome,
+        Ok(json!("plugin 1")),
+        "state is per session"
+    );
+    assert_eq!(one.state::<Served>().0.load(Ordering::SeqCst), 2);
+
+    let host = host_wins
+        .create_session(SessionOptions::enabled(["rt_labelled"]))
+        .expect("session");
+    assert_eq!(host.call(labelled("d")).await.outcome, Ok(json!("host 1")));
+    let none = bare
+        .create_session(SessionOptions::enabled(["rt_labelled"]))
+        .expect("session");
+    assert_eq!(none.call(labelled("e")).await.outcome, Ok(json!("none 1")));
+}

@@ -53,7 +53,8 @@
 //! | [`unified_tool`](macro@unified_tool) | the registry-level shape (`createUnifiedTool`): adds `id`, `display_name`, `category`, `schema_key`, `safety_tier` |
 //! | [`ToolDefinition`], [`define_tool`] | the basic shape at run time, from typed code or a raw JSON Schema |
 //! | [`UnifiedToolDefinition`], [`create_unified_tool`] | the registry-level shape at run time |
-//! | [`ToolContext`] | `tool_call_id` and the cancellation `signal` |
+//! | [`ToolContext`] | `tool_call_id`, the cancellation `signal`, progress, the host's configuration and the session's state |
+//! | [`extensions`] | [`RuntimeBuilder::provide`] configuration and per-session state tools read through their context |
 //! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`set_orchestrator_registry`] | the registry |
 //! | [`Runtime`], [`Session`], [`Turn`], [`define_pleach_plugin`] | the runtime: sessions, turns of calls, plugins |
 //! | [`BatchingStrategy`], [`infer_batching_strategy`], [`get_batching_strategy_for_tool`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
@@ -75,6 +76,7 @@ pub mod batch;
 pub mod conversation;
 pub mod error;
 pub mod event;
+pub mod extensions;
 pub mod plugin;
 pub mod registry;
 pub mod safety;

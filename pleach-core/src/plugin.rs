@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::batch::BatchingHint;
+use crate::extensions::Extensions;
 use crate::tool::UnifiedToolDefinition;
 
 /// A bundle of tools and configuration a host (or a library) contributes to a
@@ -36,6 +37,7 @@ pub struct PleachPlugin {
     pub(crate) tools: Vec<UnifiedToolDefinition>,
     pub(crate) tool_timeouts: Vec<(String, Duration)>,
     pub(crate) batching_hints: Vec<BatchingHint>,
+    pub(crate) extensions: Extensions,
 }
 
 /// Starts a plugin named `name` (the name appears in configuration errors).
@@ -50,6 +52,7 @@ pub fn define_pleach_plugin(name: impl Into<String>) -> PleachPlugin {
         tools: Vec::new(),
         tool_timeouts: Vec::new(),
         batching_hints: Vec::new(),
+        extensions: Extensions::new(),
     }
 }
 
@@ -91,6 +94,21 @@ impl PleachPlugin {
     /// the call fails with code 1010.
     pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
         self.tool_timeouts.push((tool_name.into(), timeout));
+        self
+    }
+
+    /// Provides a value its tools read with [`ToolContext::get`](crate::ToolContext::get): their
+    /// configuration (a root folder, an allowlist). A value of the same type given to
+    /// [`RuntimeBuilder::provide`](crate::RuntimeBuilder::provide) wins over the plugin's, so the
+    /// host has the last word.
+    ///
+    /// ```
+    /// struct Endpoint(&'static str);
+    /// let plugin = pleach_core::define_pleach_plugin("weather").provide(Endpoint("https://example.test"));
+    /// # let _ = plugin;
+    /// ```
+    pub fn provide<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
         self
     }
 }

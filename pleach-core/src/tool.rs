@@ -56,6 +56,7 @@ pub struct ToolContext {
     /// Fires when the turn is cancelled or the call times out.
     pub signal: tokio_util::sync::CancellationToken,
     progress: Option<Arc<CallEvents>>,
+    scope: Option<Arc<crate::extensions::Scope>>,
 }
 
 impl ToolContext {
@@ -84,7 +85,60 @@ impl ToolContext {
             tool_call_id: tool_call_id.into(),
             signal,
             progress: None,
+            scope: None,
         }
+    }
+
+    /// The same context with `extensions` and `state` in place of the ones a session would give:
+    /// for calling a tool by hand (in a test, say) with the configuration and state it reads.
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    ///
+    /// let state = SessionState::new();
+    /// let ctx = ToolContext::new("c1").with_scope(Extensions::new().with(42_u32), state.clone());
+    /// assert_eq!(ctx.get::<u32>(), Some(&42));
+    /// *ctx.session_state::<std::sync::Mutex<u8>>().unwrap().lock().unwrap() = 7;
+    /// assert_eq!(*state.get::<std::sync::Mutex<u8>>().unwrap().lock().unwrap(), 7);
+    /// ```
+    #[must_use]
+    pub fn with_scope(
+        mut self,
+        extensions: crate::extensions::Extensions,
+        state: crate::extensions::SessionState,
+    ) -> Self {
+        self.scope = Some(Arc::new(crate::extensions::Scope { extensions, state }));
+        self
+    }
+
+    /// The runtime's value of type `T` (set with
+    /// [`RuntimeBuilder::provide`](crate::RuntimeBuilder::provide)), if there is one: how a tool
+    /// reads its configuration (a root folder, an allowlist, a client).
+    ///
+    /// ```
+    /// use pleach_core::{ToolContext, extensions::{Extensions, SessionState}};
+    ///
+    /// struct MaxRows(usize);
+    /// let ctx = ToolContext::new("c1");
+    /// assert!(ctx.get::<MaxRows>().is_none()); // outside a session: nothing provided
+    /// let ctx = ctx.with_scope(Extensions::new().with(MaxRows(50)), SessionState::new());
+    /// assert_eq!(ctx.get::<MaxRows>().map(|m| m.0), Some(50));
+    /// ```
+    pub fn get<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
+        self.scope.as_ref()?.extensions.get::<T>()
+    }
+
+    /// The session's `T`, created with `T::default()` on first use and shared by every later
+    /// call of the same session; `None` for a context made outside a session (and not given a
+    /// scope with [`ToolContext::with_scope`]). See [`SessionState`](crate::extensions::SessionState).
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// assert!(ToolContext::new("c1").session_state::<u32>().is_none());
+    /// ```
+    pub fn session_state<T: std::any::Any + Send + Sync + Default>(&self) -> Option<Arc<T>> {
+        Some(self.scope.as_ref()?.state.get_or_default::<T>())
     }
 
     /// A context for code that asked for one where none was provided (it never happens for a
@@ -98,11 +152,13 @@ impl ToolContext {
         tool_call_id: String,
         signal: CancellationToken,
         events: Arc<CallEvents>,
+        scope: Arc<crate::extensions::Scope>,
     ) -> Self {
         ToolContext {
             tool_call_id,
             signal,
             progress: Some(events),
+            scope: Some(scope),
         }
     }
 

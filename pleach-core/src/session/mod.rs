@@ -94,7 +94,7 @@ struct SessionTool {
 }
 
 #[derive(Debug, Default)]
-struct SessionState {
+struct SessionLog {
     conversation: Vec<Message>,
     /// Recoverable failures this user turn, by call fingerprint (name + canonical arguments).
     failures: HashMap<String, u32>,
@@ -105,11 +105,13 @@ struct SessionInner {
     runtime: Arc<RuntimeInner>,
     /// Sorted by name.
     tools: Vec<SessionTool>,
-    state: Mutex<SessionState>,
+    log: Mutex<SessionLog>,
     /// Whether `state.failures` may be non-empty: lets the common case skip the lock.
     any_failures: std::sync::atomic::AtomicBool,
     /// Fires when the session is dropped: every running turn is cancelled.
     signal: CancellationToken,
+    /// The runtime's extensions and this session's state, handed to each call's context.
+    scope: Arc<crate::extensions::Scope>,
 }
 
 /// A conversation with a set of enabled tools. Runs turns of tool calls and keeps the
@@ -192,14 +194,26 @@ impl Session {
         self.inner.tools.iter().map(|t| t.tool.name())
     }
 
+    /// The session's `T` (see [`SessionState`](crate::extensions::SessionState)): the state its
+    /// tools keep, such as a scratchpad's notes, created with `T::default()` on first use.
+    ///
+    /// ```rust,standalone_crate
+    /// let runtime = pleach_core::Runtime::builder().build().unwrap();
+    /// let session = runtime.create_session(pleach_core::SessionOptions::default()).unwrap();
+    /// assert_eq!(*session.state::<u32>(), 0);
+    /// ```
+    pub fn state<T: std::any::Any + Send + Sync + Default>(&self) -> Arc<T> {
+        self.inner.scope.state.get_or_default::<T>()
+    }
+
     /// The conversation so far.
     pub fn conversation(&self) -> Vec<Message> {
-        self.inner.state().conversation.clone()
+        self.inner.log().conversation.clone()
     }
 
     /// Appends the user's message. A new user turn starts: the repeated-failure counts reset.
     pub fn push_user_message(&self, content: impl Into<String>) {
-        let mut state = self.inner.state();
+        let mut state = self.inner.log();
         state.failures.clear();
         self.inner
             .any_failures
@@ -211,7 +225,7 @@ impl Session {
 
     /// Appends a message of the model's that calls no tool.
     pub fn push_assistant_message(&self, content: impl Into<String>) {
-        self.inner.state().conversation.push(Message::Assistant {
+        self.inner.log().conversation.push(Message::Assistant {
             content: Some(content.into()),
             tool_calls: Vec::new(),
         });
@@ -231,7 +245,7 @@ impl Session {
     pub fn run_turn(&self, step: impl Into<AssistantStep>) -> Turn {
         let step = step.into();
         let calls: Vec<Arc<ToolCall>> = step.calls.iter().cloned().map(Arc::new).collect();
-        self.inner.state().conversation.push(Message::Assistant {
+        self.inner.log().conversation.push(Message::Assistant {
             content: step.text,
             tool_calls: step.calls,
         });
@@ -400,7 +414,7 @@ async fn drive_turn(
         .collect();
     session.record_failures(failures);
     {
-        let mut state = session.state();
+        let mut state = session.log();
         for result in &results {
             state
                 .conversation

@@ -14,14 +14,14 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::runtime::suggestion;
-use super::{Limits, OverloadPolicy, SessionInner, SessionState, SessionTool, cancelled_error};
+use super::{Limits, OverloadPolicy, SessionInner, SessionLog, SessionTool, cancelled_error};
 use crate::error::{ErrorCode, ToolError};
 use crate::schema;
 use crate::tool::{CallEvents, ToolCall, ToolContext};
 
 impl SessionInner {
-    pub(super) fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    pub(super) fn log(&self) -> std::sync::MutexGuard<'_, SessionLog> {
+        self.log.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(super) fn tool(&self, name: &str) -> Option<&SessionTool> {
@@ -64,7 +64,7 @@ impl SessionInner {
         if fingerprints.peek().is_none() {
             return;
         }
-        let mut state = self.state();
+        let mut state = self.log();
         for key in fingerprints {
             *state.failures.entry(key).or_insert(0) += 1;
         }
@@ -100,9 +100,14 @@ impl SessionInner {
             }
             token
         });
-        let ctx = call_signal
-            .as_ref()
-            .map(|token| ToolContext::for_call(call.id.clone(), token.clone(), events.clone()));
+        let ctx = call_signal.as_ref().map(|token| {
+            ToolContext::for_call(
+                call.id.clone(),
+                token.clone(),
+                events.clone(),
+                self.scope.clone(),
+            )
+        });
         let future = definition.start(&call.arguments, ctx)?;
         let mut future = CatchUnwind(future);
         // Most tools finish on their first poll: only a tool that waits arms the timer.
@@ -225,7 +230,7 @@ impl SessionInner {
         if !self.any_failures.load(std::sync::atomic::Ordering::Acquire) {
             return Ok(());
         }
-        let state = self.state();
+        let state = self.log();
         if state.failures.is_empty() {
             return Ok(());
         }

@@ -8,11 +8,12 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::batch::{BatchingConfig, BatchingHint, BatchingStrategy, infer_batching_strategy};
+use crate::extensions::{Extensions, Scope, SessionState};
 use crate::plugin::PleachPlugin;
 use crate::registry::{self, Registry, RegistryError, ToolRegistry, ToolRegistryBuilder};
 use crate::tool::UnifiedToolDefinition;
 
-use super::{Session, SessionError, SessionInner, SessionOptions, SessionState, SessionTool};
+use super::{Session, SessionError, SessionInner, SessionLog, SessionOptions, SessionTool};
 
 /// Limits on a call's arguments, enforced before they are parsed into a value.
 ///
@@ -100,6 +101,7 @@ pub struct RuntimeBuilder {
     max_concurrency: Option<usize>,
     max_in_flight: Option<usize>,
     overload: OverloadPolicy,
+    extensions: Extensions,
 }
 
 impl fmt::Debug for RuntimeBuilder {
@@ -214,6 +216,34 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Provides a value tools read with [`ToolContext::get`](crate::ToolContext::get): their
+    /// configuration (a root folder, an allowlist, an HTTP client). One value per type; a second
+    /// replaces the first, and it wins over a plugin's value of the same type.
+    ///
+    /// ```rust,standalone_crate
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall, ToolContext};
+    ///
+    /// struct Currency(&'static str);
+    ///
+    /// /// Formats a price.
+    /// #[tool]
+    /// async fn price(ctx: ToolContext, cents: u64) -> String {
+    ///     let currency = ctx.get::<Currency>().map_or("USD", |c| c.0);
+    ///     format!("{}.{:02} {currency}", cents / 100, cents % 100)
+    /// }
+    ///
+    /// let runtime = Runtime::builder().provide(Currency("EUR")).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::enabled(["price"])).unwrap();
+    /// let out = session.call(ToolCall::new("c1", "price", r#"{"cents":1250}"#)).await.outcome.unwrap();
+    /// assert_eq!(out, "12.50 EUR");
+    /// # }
+    /// ```
+    pub fn provide<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
     /// Checks everything and builds the runtime: tool names unique across the registry and the
     /// plugins (an error names both definition sites), configuration naming only existing tools.
     ///
@@ -264,6 +294,12 @@ impl RuntimeBuilder {
             timeouts.insert(tool, timeout);
         }
 
+        let mut extensions = Extensions::new();
+        for plugin in &self.plugins {
+            extensions.extend(&plugin.extensions);
+        }
+        extensions.extend(&self.extensions);
+
         let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
@@ -271,6 +307,7 @@ impl RuntimeBuilder {
                 max_in_flight,
                 overload: self.overload,
                 registry,
+                extensions,
                 config: Config {
                     limits: self.limits,
                     default_timeout: self.default_timeout.unwrap_or(DEFAULT_TIMEOUT),
@@ -330,6 +367,7 @@ pub(super) struct Config {
 #[derive(Debug)]
 pub(super) struct RuntimeInner {
     pub(super) registry: Registry,
+    pub(super) extensions: Extensions,
     pub(super) config: Config,
     /// Slots for running calls, shared by every session: the runtime-wide backpressure.
     pub(super) in_flight: Arc<tokio::sync::Semaphore>,
@@ -461,9 +499,13 @@ impl Runtime {
             inner: Arc::new(SessionInner {
                 runtime: self.inner.clone(),
                 tools,
-                state: Mutex::new(SessionState::default()),
+                log: Mutex::new(SessionLog::default()),
                 any_failures: std::sync::atomic::AtomicBool::new(false),
                 signal: CancellationToken::new(),
+                scope: Arc::new(Scope {
+                    extensions: self.inner.extensions.clone(),
+                    state: SessionState::new(),
+                }),
             }),
         })
     }
