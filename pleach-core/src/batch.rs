@@ -264,6 +264,88 @@ impl Semaphore {
     }
 }
 
+/// The runtime-wide cap on running calls (backpressure across sessions). Taking and returning a
+/// slot is one atomic operation each when nobody waits, which a general-purpose semaphore cannot
+/// offer (returning a permit takes its waiters' lock). Waiters are woken in arrival order by a
+/// [`tokio::sync::Notify`]; a call arriving as a slot frees up may take it first, which only
+/// changes who runs, never how many.
+#[derive(Debug)]
+pub(crate) struct Slots {
+    used: std::sync::atomic::AtomicUsize,
+    waiting: std::sync::atomic::AtomicUsize,
+    max: usize,
+    freed: tokio::sync::Notify,
+}
+
+/// One taken slot, returned on drop.
+#[derive(Debug)]
+pub(crate) struct Slot<'a>(&'a Slots);
+
+impl Slots {
+    pub(crate) fn new(max: usize) -> Self {
+        Slots {
+            used: std::sync::atomic::AtomicUsize::new(0),
+            waiting: std::sync::atomic::AtomicUsize::new(0),
+            max: max.max(1),
+            freed: tokio::sync::Notify::new(),
+        }
+    }
+
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
+    /// A slot if one is free now.
+    pub(crate) fn try_take(&self) -> Option<Slot<'_>> {
+        use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+        let mut used = self.used.load(Relaxed);
+        loop {
+            if used >= self.max {
+                return None;
+            }
+            match self
+                .used
+                .compare_exchange_weak(used, used + 1, SeqCst, Relaxed)
+            {
+                Ok(_) => return Some(Slot(self)),
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    /// A slot, once one is free.
+    pub(crate) async fn take(&self) -> Slot<'_> {
+        use std::sync::atomic::Ordering::SeqCst;
+        loop {
+            if let Some(slot) = self.try_take() {
+                return slot;
+            }
+            // Announce the wait before the last check: a slot returned after that check sees
+            // `waiting` and notifies, and `Notify` keeps the permit if we are not parked yet.
+            self.waiting.fetch_add(1, SeqCst);
+            let freed = self.freed.notified();
+            let slot = self.try_take();
+            if slot.is_none() {
+                freed.await;
+            }
+            self.waiting.fetch_sub(1, SeqCst);
+            if let Some(slot) = slot {
+                return slot;
+            }
+        }
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.0.used.fetch_sub(1, SeqCst);
+        if self.0.waiting.load(SeqCst) > 0 {
+            self.0.freed.notify_one();
+        }
+    }
+}
+
 /// Where one call stands in its step, as the executor sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -345,7 +345,11 @@ impl EventStream {
 
     /// The events already sent, without waiting.
     pub fn drain(&mut self) -> Vec<ToolEvent> {
-        self.shared.lock().queue.drain(..).collect()
+        // Hand over the queue's buffer rather than copy it out; the senders get a fresh one of
+        // the same size, since they are likely to send about as much again.
+        let mut state = self.shared.lock();
+        let fresh = VecDeque::with_capacity(state.queue.len());
+        Vec::from(std::mem::replace(&mut state.queue, fresh))
     }
 
     fn poll_event(&self, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {

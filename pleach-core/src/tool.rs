@@ -188,8 +188,10 @@ impl ToolContext {
     }
 }
 
-/// The event channel of one call, closed when its terminal event is sent so that nothing a tool
-/// reports later (from a task it left behind, say) follows that event.
+/// The event channel of one call whose tool holds a context (and so can report progress at any
+/// time, even from a task it left behind): closed when the call's terminal event is sent, so that
+/// nothing follows that event. A call whose tool takes no context cannot send anything itself and
+/// needs no such gate: its terminal event goes straight to the sink ([`send_terminal`]).
 #[derive(Debug)]
 pub(crate) struct CallEvents {
     call: Arc<ToolCall>,
@@ -206,11 +208,14 @@ impl CallEvents {
         }
     }
 
-    fn delta(&self, delta: Value) -> bool {
-        let open = self
-            .open
+    fn lock_open(&self) -> std::sync::MutexGuard<'_, bool> {
+        self.open
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn delta(&self, delta: Value) -> bool {
+        let open = self.lock_open();
         if *open {
             self.sink.send(crate::event::ToolEvent::Delta {
                 tool_call_id: Arc::from(self.call.id.as_str()),
@@ -220,36 +225,46 @@ impl CallEvents {
         *open
     }
 
-    /// Ends the call with `tool.completed`.
-    pub(crate) fn complete(&self, result: &Value) {
-        self.finish(|| crate::event::ToolEvent::Completed {
-            tool_call: self.call.clone(),
+    /// Closes the channel without a terminal event (the call's future was dropped).
+    pub(crate) fn close(&self) {
+        *self.lock_open() = false;
+    }
+}
+
+/// Sends a call's terminal event (`tool.completed` or `tool.failed`) to `sink`, through the
+/// call's gate when its tool holds a context: atomically with respect to the tool's progress
+/// reports, and at most once. The event is built only when someone listens.
+pub(crate) fn send_terminal(
+    sink: &crate::event::EventSender,
+    call: &Arc<ToolCall>,
+    gate: Option<&CallEvents>,
+    outcome: &Result<Value, ToolError>,
+) {
+    if !sink.is_connected() {
+        if let Some(gate) = gate {
+            gate.close();
+        }
+        return;
+    }
+    let event = || match outcome {
+        Ok(result) => crate::event::ToolEvent::Completed {
+            tool_call: call.clone(),
             result: result.clone(),
-        });
-    }
-
-    /// Ends the call with `tool.failed`.
-    pub(crate) fn fail(&self, error: &ToolError) {
-        self.finish(|| crate::event::ToolEvent::Failed {
-            tool_call: self.call.clone(),
+        },
+        Err(error) => crate::event::ToolEvent::Failed {
+            tool_call: call.clone(),
             error: error.clone(),
-        });
-    }
-
-    /// Sends the terminal event and closes the channel, atomically with respect to `delta`. The
-    /// event is built only when someone listens.
-    fn finish(&self, event: impl FnOnce() -> crate::event::ToolEvent) {
-        if !self.sink.is_connected() {
-            return;
+        },
+    };
+    match gate {
+        Some(gate) => {
+            let mut open = gate.lock_open();
+            if *open {
+                *open = false;
+                sink.send(event());
+            }
         }
-        let mut open = self
-            .open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if *open {
-            *open = false;
-            self.sink.send(event());
-        }
+        None => sink.send(event()),
     }
 }
 

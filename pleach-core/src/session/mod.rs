@@ -31,7 +31,7 @@ use crate::batch::{BatchingStrategy, Gates, Lane};
 use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, EventStream, ToolEvent};
-use crate::tool::{CallEvents, ToolCall, UnifiedToolDefinition};
+use crate::tool::{ToolCall, UnifiedToolDefinition, send_terminal};
 
 /// The spec's session options: `{ tools: { enabled: [...] } }`.
 ///
@@ -251,22 +251,12 @@ impl Session {
         });
         let (sink, events) = crate::event::channel();
         let signal = self.inner.signal.child_token();
-        let channels: Vec<Arc<CallEvents>> = calls
-            .iter()
-            .map(|call| {
-                sink.send(ToolEvent::Started {
-                    tool_call: call.clone(),
-                });
-                Arc::new(CallEvents::new(call.clone(), sink.clone()))
-            })
-            .collect();
-        let driver = drive_turn(
-            self.inner.clone(),
-            calls.clone(),
-            channels,
-            sink,
-            signal.clone(),
-        );
+        for call in &calls {
+            sink.send(ToolEvent::Started {
+                tool_call: call.clone(),
+            });
+        }
+        let driver = drive_turn(self.inner.clone(), calls.clone(), sink, signal.clone());
         Turn {
             events,
             signal,
@@ -319,13 +309,11 @@ impl Session {
         events.send(ToolEvent::Started {
             tool_call: call.clone(),
         });
-        let channel = Arc::new(CallEvents::new(call.clone(), events.clone()));
         // The call gets its own token in `run`; the session's stands for the turn here.
-        let (outcome, failed) = self
-            .inner
-            .dispatch(&call, &channel, &self.inner.signal)
-            .await;
-        self.inner.record_failures(failed);
+        let (outcome, failed) = self.inner.dispatch(&call, events, &self.inner.signal).await;
+        if failed.is_some() {
+            self.inner.record_failures(failed);
+        }
         ToolResult {
             tool_call: call,
             outcome,
@@ -337,7 +325,6 @@ impl Session {
 async fn drive_turn(
     session: Arc<SessionInner>,
     calls: Vec<Arc<ToolCall>>,
-    channels: Vec<Arc<CallEvents>>,
     sink: EventSender,
     signal: CancellationToken,
 ) -> Vec<ToolResult> {
@@ -356,11 +343,11 @@ async fn drive_turn(
         .collect();
     let gates = Arc::new(Gates::new(&lanes, session.runtime.config.batching));
     let mut tasks = JoinSet::new();
-    for (index, (call, events)) in calls.iter().zip(&channels).enumerate() {
-        let (session, call, events, signal, gates) = (
+    for (index, call) in calls.iter().enumerate() {
+        let (session, call, sink, signal, gates) = (
             session.clone(),
             call.clone(),
-            events.clone(),
+            sink.clone(),
             signal.clone(),
             gates.clone(),
         );
@@ -371,11 +358,11 @@ async fn drive_turn(
                 pass = gates.enter(index) => Some(pass),
             };
             let outcome = if let Some(_pass) = pass {
-                session.dispatch(&call, &events, &signal).await
+                session.dispatch(&call, &sink, &signal).await
             } else {
-                let error = cancelled_error();
-                events.fail(&error);
-                (Err(error), None)
+                let outcome = Err(cancelled_error());
+                send_terminal(&sink, &call, None, &outcome);
+                (outcome, None)
             };
             (index, outcome)
         });
@@ -398,16 +385,16 @@ async fn drive_turn(
     let results: Vec<ToolResult> = calls
         .into_iter()
         .zip(outcomes)
-        .zip(&channels)
-        .map(|((tool_call, outcome), events)| {
+        .map(|(tool_call, outcome)| {
             let outcome = outcome.unwrap_or_else(|| {
                 let failure = match &died {
                     Some(detail) => ToolError::new(ErrorCode::ToolPanicked, "the tool's task died")
                         .with_detail(detail.clone()),
                     None => cancelled_error(),
                 };
-                events.fail(&failure);
-                Err(failure)
+                let outcome = Err(failure);
+                send_terminal(&sink, &tool_call, None, &outcome);
+                outcome
             });
             ToolResult { tool_call, outcome }
         })

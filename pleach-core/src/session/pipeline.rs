@@ -15,9 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::runtime::suggestion;
 use super::{Limits, OverloadPolicy, SessionInner, SessionLog, SessionTool, cancelled_error};
+use crate::batch::Slot;
 use crate::error::{ErrorCode, ToolError};
+use crate::event::EventSender;
 use crate::schema;
-use crate::tool::{CallEvents, ToolCall, ToolContext};
+use crate::tool::{CallEvents, ToolCall, ToolContext, send_terminal};
 
 impl SessionInner {
     pub(super) fn log(&self) -> std::sync::MutexGuard<'_, SessionLog> {
@@ -38,22 +40,20 @@ impl SessionInner {
     pub(super) async fn dispatch(
         &self,
         call: &Arc<ToolCall>,
-        events: &Arc<CallEvents>,
+        sink: &EventSender,
         turn_signal: &CancellationToken,
     ) -> (Result<Value, ToolError>, Option<String>) {
         let mut fingerprint = None;
-        let outcome = self.run(call, events, turn_signal, &mut fingerprint).await;
+        let mut gate = Gate(None);
+        let outcome = self
+            .run(call, sink, turn_signal, &mut fingerprint, &mut gate)
+            .await;
+        send_terminal(sink, call, gate.0.as_deref(), &outcome);
         let failed = match &outcome {
-            Ok(result) => {
-                events.complete(result);
-                None
-            }
-            Err(error) => {
-                events.fail(error);
-                error
-                    .is_recoverable()
-                    .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(call)))
-            }
+            Ok(_) => None,
+            Err(error) => error
+                .is_recoverable()
+                .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(call))),
         };
         (outcome, failed)
     }
@@ -74,10 +74,11 @@ impl SessionInner {
 
     async fn run(
         &self,
-        call: &ToolCall,
-        events: &Arc<CallEvents>,
+        call: &Arc<ToolCall>,
+        sink: &EventSender,
         turn_signal: &CancellationToken,
         fingerprint: &mut Option<String>,
+        gate: &mut Gate,
     ) -> Result<Value, ToolError> {
         let config = &self.runtime.config;
         let Some(session_tool) = self.tool(&call.name) else {
@@ -101,12 +102,9 @@ impl SessionInner {
             token
         });
         let ctx = call_signal.as_ref().map(|token| {
-            ToolContext::for_call(
-                call.id.clone(),
-                token.clone(),
-                events.clone(),
-                self.scope.clone(),
-            )
+            let events = Arc::new(CallEvents::new(call.clone(), sink.clone()));
+            gate.0 = Some(events.clone());
+            ToolContext::for_call(call.id.clone(), token.clone(), events, self.scope.clone())
         });
         let future = definition.start(&call.arguments, ctx)?;
         let mut future = CatchUnwind(future);
@@ -163,30 +161,30 @@ impl SessionInner {
     }
 
     /// A runtime-wide slot for a running call, by the overload policy.
-    async fn slot(
-        &self,
-        turn_signal: &CancellationToken,
-    ) -> Result<tokio::sync::OwnedSemaphorePermit, ToolError> {
+    async fn slot(&self, turn_signal: &CancellationToken) -> Result<Slot<'_>, ToolError> {
         let slots = &self.runtime.in_flight;
-        let overloaded = || {
-            ToolError::new(
+        if let Some(slot) = slots.try_take() {
+            return Ok(slot);
+        }
+        match self.runtime.overload {
+            OverloadPolicy::FailFast => Err(ToolError::new(
                 ErrorCode::Overloaded,
                 format!(
                     "the runtime is at capacity ({} calls running); try again shortly",
-                    self.runtime.max_in_flight
+                    slots.max()
                 ),
-            )
-        };
-        if let Ok(permit) = slots.clone().try_acquire_owned() {
-            return Ok(permit);
-        }
-        match self.runtime.overload {
-            OverloadPolicy::FailFast => Err(overloaded()),
-            OverloadPolicy::Wait => tokio::select! {
-                biased;
-                () = turn_signal.cancelled() => Err(cancelled_error()),
-                permit = slots.clone().acquire_owned() => permit.map_err(|_| overloaded()),
-            },
+            )),
+            // Boxed: waiting is the rare path, and inline it would grow every call's future.
+            OverloadPolicy::Wait => {
+                Box::pin(async {
+                    tokio::select! {
+                        biased;
+                        () = turn_signal.cancelled() => Err(cancelled_error()),
+                        slot = slots.take() => Ok(slot),
+                    }
+                })
+                .await
+            }
         }
     }
 
@@ -274,6 +272,10 @@ fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolError> {
             ),
         ));
     }
+    // Each level opens with a byte of its own: text no longer than the limit cannot pass it.
+    if arguments.len() <= limits.max_argument_depth {
+        return Ok(());
+    }
     let depth = schema::nesting_depth(arguments);
     if depth > limits.max_argument_depth {
         return Err(ToolError::new(
@@ -292,6 +294,18 @@ fn human(duration: Duration) -> String {
         format!("{} s", duration.as_secs())
     } else {
         format!("{} ms", duration.as_millis())
+    }
+}
+
+/// The progress gate of a call whose tool holds a context. Closed on drop, so a call whose
+/// pipeline is dropped before its terminal event (its task aborted) stays silent afterwards too.
+pub(super) struct Gate(Option<Arc<CallEvents>>);
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        if let Some(events) = &self.0 {
+            events.close();
+        }
     }
 }
 

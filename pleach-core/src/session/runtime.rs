@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::batch::{BatchingConfig, BatchingHint, BatchingStrategy, infer_batching_strategy};
+use crate::batch::{
+    BatchingConfig, BatchingHint, BatchingStrategy, Slots, infer_batching_strategy,
+};
 use crate::extensions::{Extensions, Scope, SessionState};
 use crate::plugin::PleachPlugin;
 use crate::registry::{self, Registry, RegistryError, ToolRegistry, ToolRegistryBuilder};
@@ -303,8 +305,7 @@ impl RuntimeBuilder {
         let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
-                in_flight: Arc::new(tokio::sync::Semaphore::new(max_in_flight)),
-                max_in_flight,
+                in_flight: Slots::new(max_in_flight),
                 overload: self.overload,
                 registry,
                 extensions,
@@ -370,8 +371,7 @@ pub(super) struct RuntimeInner {
     pub(super) extensions: Extensions,
     pub(super) config: Config,
     /// Slots for running calls, shared by every session: the runtime-wide backpressure.
-    pub(super) in_flight: Arc<tokio::sync::Semaphore>,
-    pub(super) max_in_flight: usize,
+    pub(super) in_flight: Slots,
     pub(super) overload: OverloadPolicy,
 }
 
