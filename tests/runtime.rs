@@ -506,7 +506,8 @@ async fn the_conversation_records_calls_and_results_as_the_model_reads_them() {
             tool_call_id: "c1".into(),
             name: "rt_add".into(),
             content: "3".into(),
-            is_error: false
+            is_error: false,
+            edited_arguments: None
         }
     );
     let Message::Tool {

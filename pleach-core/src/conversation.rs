@@ -47,6 +47,10 @@ pub enum Message {
         content: String,
         /// Whether the call failed.
         is_error: bool,
+        /// The arguments the call ran with, when the user edited the model's (an approval
+        /// interrupt answered with edits); the content says so too, so the history stays honest.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        edited_arguments: Option<String>,
     },
 }
 
@@ -58,7 +62,7 @@ impl Message {
     /// use pleach_core::{Message, ToolCall, ToolError};
     /// let call = ToolCall::new("call_1", "add", "{}");
     /// let ok = Message::tool_result(&call, &Ok(serde_json::json!(3)));
-    /// assert_eq!(ok, Message::Tool { tool_call_id: "call_1".into(), name: "add".into(), content: "3".into(), is_error: false });
+    /// assert_eq!(ok, Message::Tool { tool_call_id: "call_1".into(), name: "add".into(), content: "3".into(), is_error: false, edited_arguments: None });
     /// let failed = Message::tool_result(&call, &Err(ToolError::failed("boom")));
     /// assert!(matches!(failed, Message::Tool { is_error: true, ref content, .. } if content == "error 1008: boom"));
     /// ```
@@ -72,6 +76,37 @@ impl Message {
             name: call.name.clone(),
             content,
             is_error,
+            edited_arguments: None,
         }
+    }
+
+    /// The tool-result message for a call the user edited before it ran (`call` holds the edited
+    /// arguments): the content tells the model what ran, then the outcome.
+    ///
+    /// ```
+    /// use pleach_core::{Message, ToolCall};
+    /// let ran = ToolCall::new("call_1", "pay", r#"{"to":"ACC-1"}"#);
+    /// let message = Message::edited_tool_result(&ran, &Ok(serde_json::json!("sent")));
+    /// let Message::Tool { content, edited_arguments, .. } = message else { unreachable!() };
+    /// assert_eq!(edited_arguments.as_deref(), Some(r#"{"to":"ACC-1"}"#));
+    /// assert!(content.starts_with("The user edited the arguments"));
+    /// assert!(content.ends_with("\"sent\""));
+    /// ```
+    pub fn edited_tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Message {
+        let mut message = Message::tool_result(call, outcome);
+        if let Message::Tool {
+            content,
+            edited_arguments,
+            ..
+        } = &mut message
+        {
+            *content = format!(
+                "The user edited the arguments of this call before it ran; it ran with {}. \
+                 Result: {content}",
+                call.arguments
+            );
+            *edited_arguments = Some(call.arguments.clone());
+        }
+        message
     }
 }

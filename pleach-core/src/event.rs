@@ -64,6 +64,29 @@ pub enum ToolEvent {
         /// Why.
         error: ToolError,
     },
+    /// `interrupt.requested`: a detector flagged a `standard`-tier call; it waits for the host's
+    /// decision ([`Session::resolve`](crate::Session::resolve)). See `docs/safety.md`.
+    InterruptRequested {
+        /// The waiting call, its findings and the ground-truth panel.
+        interrupt: Arc<crate::safety::Interrupt>,
+    },
+    /// `interrupt.resolved`: the host answered an interrupt (the call then runs, or fails with
+    /// 1013 for a rejection).
+    InterruptResolved {
+        /// The call's id.
+        tool_call_id: Arc<str>,
+        /// The interrupt's id.
+        interrupt_id: String,
+        /// `accept`, `edit` or `reject`.
+        action: &'static str,
+    },
+    /// `safety.probe`: a detector flagged an `advisory`-tier call; the call runs anyway.
+    SafetyProbe {
+        /// The call.
+        tool_call: Arc<ToolCall>,
+        /// What was flagged.
+        findings: Vec<crate::safety::Finding>,
+    },
 }
 
 impl ToolEvent {
@@ -74,6 +97,9 @@ impl ToolEvent {
             ToolEvent::Delta { .. } => "tool.delta",
             ToolEvent::Completed { .. } => "tool.completed",
             ToolEvent::Failed { .. } => "tool.failed",
+            ToolEvent::InterruptRequested { .. } => "interrupt.requested",
+            ToolEvent::InterruptResolved { .. } => "interrupt.resolved",
+            ToolEvent::SafetyProbe { .. } => "safety.probe",
         }
     }
 
@@ -82,8 +108,11 @@ impl ToolEvent {
         match self {
             ToolEvent::Started { tool_call }
             | ToolEvent::Completed { tool_call, .. }
-            | ToolEvent::Failed { tool_call, .. } => &tool_call.id,
-            ToolEvent::Delta { tool_call_id, .. } => tool_call_id,
+            | ToolEvent::Failed { tool_call, .. }
+            | ToolEvent::SafetyProbe { tool_call, .. } => &tool_call.id,
+            ToolEvent::Delta { tool_call_id, .. }
+            | ToolEvent::InterruptResolved { tool_call_id, .. } => tool_call_id,
+            ToolEvent::InterruptRequested { interrupt } => &interrupt.tool_call.id,
         }
     }
 
@@ -134,10 +163,10 @@ impl fmt::Display for ToolEvent {
 
 impl Serialize for ToolEvent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let fields = if matches!(self, ToolEvent::Started { .. }) {
-            2
-        } else {
-            3
+        let fields = match self {
+            ToolEvent::Started { .. } => 2,
+            ToolEvent::InterruptResolved { .. } => 4,
+            _ => 3,
         };
         let mut s = serializer.serialize_struct("ToolEvent", fields)?;
         s.serialize_field("type", self.event_type())?;
@@ -159,6 +188,26 @@ impl Serialize for ToolEvent {
             ToolEvent::Failed { tool_call, error } => {
                 s.serialize_field("toolCall", &WireCall(tool_call))?;
                 s.serialize_field("error", error)?;
+            }
+            ToolEvent::InterruptRequested { interrupt } => {
+                s.serialize_field("toolCallId", &interrupt.tool_call.id)?;
+                s.serialize_field("interrupt", &**interrupt)?;
+            }
+            ToolEvent::InterruptResolved {
+                tool_call_id,
+                interrupt_id,
+                action,
+            } => {
+                s.serialize_field("toolCallId", &**tool_call_id)?;
+                s.serialize_field("interruptId", interrupt_id)?;
+                s.serialize_field("action", action)?;
+            }
+            ToolEvent::SafetyProbe {
+                tool_call,
+                findings,
+            } => {
+                s.serialize_field("toolCall", &WireCall(tool_call))?;
+                s.serialize_field("findings", findings)?;
             }
         }
         s.end()

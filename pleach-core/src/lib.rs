@@ -62,7 +62,7 @@
 //! | [`Message`] | the conversation a session writes results back into |
 //! | [`validate_tool_call`], [`ValidationResult`] | checking a call without running it |
 //! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
-//! | [`SafetyTier`] | `critical` / `standard` / `advisory` |
+//! | [`SafetyTier`], [`safety`] | `critical` / `standard` / `advisory`, fabrication detectors, provenance, approval interrupts (`docs/safety.md`) |
 //!
 //! Types for your own input structs: `pleach_core::serde` and `pleach_core::schemars` are the
 //! versions pleach uses, re-exported, so `#[derive(Deserialize, JsonSchema)]` needs no other

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use crate::batch::BatchingHint;
 use crate::extensions::Extensions;
+use crate::safety::FabricationDetector;
 use crate::tool::UnifiedToolDefinition;
+use std::sync::Arc;
 
 /// A bundle of tools and configuration a host (or a library) contributes to a
 /// [`Runtime`](crate::Runtime): the Rust form of the spec's `definePleachPlugin`.
@@ -30,7 +32,7 @@ use crate::tool::UnifiedToolDefinition;
 /// let runtime = Runtime::builder().plugin(plugin).build().unwrap();
 /// assert!(runtime.registry().has("lookup_order"));
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[must_use]
 pub struct PleachPlugin {
     pub(crate) name: String,
@@ -38,6 +40,7 @@ pub struct PleachPlugin {
     pub(crate) tool_timeouts: Vec<(String, Duration)>,
     pub(crate) batching_hints: Vec<BatchingHint>,
     pub(crate) extensions: Extensions,
+    pub(crate) detectors: Vec<Arc<dyn FabricationDetector>>,
 }
 
 /// Starts a plugin named `name` (the name appears in configuration errors).
@@ -53,6 +56,7 @@ pub fn define_pleach_plugin(name: impl Into<String>) -> PleachPlugin {
         tool_timeouts: Vec::new(),
         batching_hints: Vec::new(),
         extensions: Extensions::new(),
+        detectors: Vec::new(),
     }
 }
 
@@ -110,5 +114,42 @@ impl PleachPlugin {
     pub fn provide<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
         self.extensions.insert(value);
         self
+    }
+
+    /// Contributes a fabrication detector: before a call to a tool it covers runs, it inspects the
+    /// arguments, and its findings route the call by the tool's safety tier (`docs/safety.md`).
+    ///
+    /// ```
+    /// use pleach_core::{define_pleach_plugin, safety::ProvenanceDetector};
+    /// let plugin = define_pleach_plugin("payments")
+    ///     .contribute_detectors([ProvenanceDetector::new().guard("transfer_funds", ["/to_account"])]);
+    /// # let _ = plugin;
+    /// ```
+    pub fn contribute_detectors<D: FabricationDetector>(
+        mut self,
+        detectors: impl IntoIterator<Item = D>,
+    ) -> Self {
+        self.detectors.extend(
+            detectors
+                .into_iter()
+                .map(|d| Arc::new(d) as Arc<dyn FabricationDetector>),
+        );
+        self
+    }
+}
+
+impl std::fmt::Debug for PleachPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PleachPlugin")
+            .field("name", &self.name)
+            .field("tools", &self.tools)
+            .field("tool_timeouts", &self.tool_timeouts)
+            .field("batching_hints", &self.batching_hints)
+            .field("extensions", &self.extensions)
+            .field(
+                "detectors",
+                &self.detectors.iter().map(|d| d.name()).collect::<Vec<_>>(),
+            )
+            .finish()
     }
 }

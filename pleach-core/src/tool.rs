@@ -614,7 +614,7 @@ impl ToolDefinition {
     }
 
     /// Parses the arguments (duplicate keys refused: 1005) and validates them (1001).
-    fn parse_and_validate(&self, arguments: &str) -> Result<Value, ToolError> {
+    pub(crate) fn parse_and_validate(&self, arguments: &str) -> Result<Value, ToolError> {
         let value =
             schema::parse_arguments(arguments).map_err(schema::ValidationError::into_tool_error)?;
         self.inner.input.check_input(&value)?;

@@ -9,6 +9,7 @@
 
 mod pipeline;
 mod runtime;
+mod screening;
 
 pub use runtime::{
     DEFAULT_CANCEL_GRACE, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_IN_FLIGHT,
@@ -112,6 +113,10 @@ struct SessionInner {
     signal: CancellationToken,
     /// The runtime's extensions and this session's state, handed to each call's context.
     scope: Arc<crate::extensions::Scope>,
+    /// What the turn has seen, for fabrication detectors (kept only when one is registered).
+    provenance: Mutex<crate::safety::Provenance>,
+    /// Interrupts waiting for the host's decision.
+    approvals: Mutex<screening::Approvals>,
 }
 
 /// A conversation with a set of enabled tools. Runs turns of tool calls and keeps the
@@ -218,9 +223,15 @@ impl Session {
         self.inner
             .any_failures
             .store(false, std::sync::atomic::Ordering::Release);
-        state.conversation.push(Message::User {
-            content: content.into(),
-        });
+        let content = content.into();
+        if self.inner.screens() {
+            let mut provenance = self.inner.provenance();
+            provenance.clear();
+            if self.inner.runtime.safety.provenance_from_user {
+                provenance.record_user_message(&content);
+            }
+        }
+        state.conversation.push(Message::User { content });
     }
 
     /// Appends a message of the model's that calls no tool.
@@ -256,13 +267,134 @@ impl Session {
                 tool_call: call.clone(),
             });
         }
-        let driver = drive_turn(self.inner.clone(), calls.clone(), sink, signal.clone());
+        let driver = drive_turn(
+            self.inner.clone(),
+            calls.clone(),
+            sink,
+            signal.clone(),
+            None,
+        );
         Turn {
             events,
             signal,
             calls,
             driver: tokio::spawn(driver),
         }
+    }
+
+    /// Answers a pending approval interrupt (an `interrupt.requested` event of one of this
+    /// session's turns): accept runs the call as it is, edit runs it with the new arguments (the
+    /// conversation records the edit), reject fails it with 1013 and the user's reason.
+    ///
+    /// # Errors
+    ///
+    /// The interrupt is not pending here ([`DecisionError::UnknownInterrupt`](crate::safety::DecisionError::UnknownInterrupt)), the decision was
+    /// made for another call ([`DecisionError::FingerprintMismatch`](crate::safety::DecisionError::FingerprintMismatch)), or the edited arguments are
+    /// not valid for the tool ([`DecisionError::InvalidEdit`](crate::safety::DecisionError::InvalidEdit)). The interrupt then stays pending.
+    ///
+    /// ```rust,standalone_crate
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall, ToolEvent, safety::ProvenanceDetector};
+    ///
+    /// /// Sends money to an account.
+    /// #[tool]
+    /// async fn pay(to_account: String, amount: u32) -> String { format!("sent {amount} to {to_account}") }
+    ///
+    /// let runtime = Runtime::builder()
+    ///     .detector(ProvenanceDetector::new().guard("pay", ["/to_account"]))
+    ///     .build()
+    ///     .unwrap();
+    /// let session = runtime.create_session(SessionOptions::enabled(["pay"])).unwrap();
+    /// let mut turn = session.run_turn(vec![ToolCall::new("c1", "pay", r#"{"to_account":"ACC-9","amount":5}"#)]);
+    /// while let Some(event) = turn.events().recv().await {
+    ///     if let ToolEvent::InterruptRequested { interrupt } = &event {
+    ///         // Show `interrupt.findings` and `interrupt.ground_truth` to the user; they fix the account.
+    ///         session.resolve(interrupt.edit(r#"{"to_account":"ACC-1","amount":5}"#)).unwrap();
+    ///     }
+    /// }
+    /// let results = turn.finish().await;
+    /// assert_eq!(results[0].outcome, Ok(serde_json::json!("sent 5 to ACC-1")));
+    /// # }
+    /// ```
+    pub fn resolve(
+        &self,
+        decision: crate::safety::Decision,
+    ) -> Result<(), crate::safety::DecisionError> {
+        self.inner.resolve(decision)
+    }
+
+    /// Seals a pending interrupt with the runtime's key
+    /// ([`RuntimeBuilder::interrupt_key`]), so another process can [`resume`](Session::resume) it.
+    ///
+    /// # Errors
+    ///
+    /// [`SealError::NoKey`](crate::safety::SealError::NoKey) when the runtime has no key.
+    pub fn seal(
+        &self,
+        interrupt: &crate::safety::Interrupt,
+    ) -> Result<String, crate::safety::SealError> {
+        let key = self.inner.runtime.safety.interrupt_key.as_deref();
+        key.map(|key| interrupt.seal_with(key))
+            .ok_or(crate::safety::SealError::NoKey)
+    }
+
+    /// Resumes a sealed interrupt in this session (in this process or another) with the user's
+    /// decision: checks the seal with the runtime's key, binds the decision to the sealed call's
+    /// fingerprint, then runs the call as a turn of its own (no detector runs again: the user
+    /// decided). The result message is appended to the conversation; restore the conversation the
+    /// call belongs to first. Each sealed interrupt resumes once per session.
+    ///
+    /// # Errors
+    ///
+    /// A seal that does not check out ([`DecisionError::Seal`](crate::safety::DecisionError::Seal)), a decision for another
+    /// interrupt or call, an invalid edit, or an interrupt already resumed here.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime (the call runs as a Tokio task).
+    pub fn resume(
+        &self,
+        sealed: &str,
+        decision: crate::safety::Decision,
+    ) -> Result<Turn, crate::safety::DecisionError> {
+        let key = self
+            .inner
+            .runtime
+            .safety
+            .interrupt_key
+            .as_deref()
+            .ok_or(crate::safety::SealError::NoKey)?;
+        let interrupt = crate::safety::Interrupt::open_with(sealed, key)?;
+        let definition = self
+            .inner
+            .tool(&interrupt.tool_call.name)
+            .map(|tool| tool.tool.definition());
+        self.inner
+            .accept_resumed(&interrupt, &decision, definition)?;
+        let call = Arc::new(interrupt.tool_call);
+        let (sink, events) = crate::event::channel();
+        let signal = self.inner.signal.child_token();
+        sink.send(ToolEvent::Started {
+            tool_call: call.clone(),
+        });
+        sink.send(ToolEvent::InterruptResolved {
+            tool_call_id: Arc::from(call.id.as_str()),
+            interrupt_id: interrupt.id,
+            action: decision.action.name(),
+        });
+        let driver = drive_turn(
+            self.inner.clone(),
+            vec![call.clone()],
+            sink,
+            signal.clone(),
+            Some((0, decision.action)),
+        );
+        Ok(Turn {
+            events,
+            signal,
+            calls: vec![call],
+            driver: tokio::spawn(driver),
+        })
     }
 
     /// Runs one call in the caller's task, without a turn: the same pipeline and error codes,
@@ -310,23 +442,28 @@ impl Session {
             tool_call: call.clone(),
         });
         // The call gets its own token in `run`; the session's stands for the turn here.
-        let (outcome, failed) = self.inner.dispatch(&call, events, &self.inner.signal).await;
-        if failed.is_some() {
-            self.inner.record_failures(failed);
+        let dispatched = self
+            .inner
+            .dispatch(&call, events, &self.inner.signal, None)
+            .await;
+        if dispatched.failed.is_some() {
+            self.inner.record_failures(dispatched.failed);
         }
         ToolResult {
-            tool_call: call,
-            outcome,
+            tool_call: dispatched.call,
+            outcome: dispatched.outcome,
         }
     }
 }
 
-/// Runs a turn's calls and writes their results back in call order.
+/// Runs a turn's calls and writes their results back in call order. `approved` is a decision
+/// made beforehand for one call (a resumed interrupt), by index.
 async fn drive_turn(
     session: Arc<SessionInner>,
     calls: Vec<Arc<ToolCall>>,
     sink: EventSender,
     signal: CancellationToken,
+    mut approved: Option<(usize, crate::safety::Action)>,
 ) -> Vec<ToolResult> {
     let lanes: Vec<Lane> = calls
         .iter()
@@ -351,30 +488,38 @@ async fn drive_turn(
             signal.clone(),
             gates.clone(),
         );
+        let decision = approved
+            .take_if(|(approved_index, _)| *approved_index == index)
+            .map(|(_, action)| action);
         tasks.spawn(async move {
             let pass = tokio::select! {
                 biased;
                 () = signal.cancelled() => None,
                 pass = gates.enter(index) => Some(pass),
             };
-            let outcome = if let Some(_pass) = pass {
-                session.dispatch(&call, &sink, &signal).await
+            let dispatched = if let Some(_pass) = pass {
+                session.dispatch(&call, &sink, &signal, decision).await
             } else {
                 let outcome = Err(cancelled_error());
                 send_terminal(&sink, &call, None, &outcome);
-                (outcome, None)
+                pipeline::Dispatched {
+                    call,
+                    outcome,
+                    failed: None,
+                }
             };
-            (index, outcome)
+            (index, dispatched)
         });
     }
-    let mut outcomes: Vec<Option<Result<Value, ToolError>>> = vec![None; calls.len()];
+    let mut outcomes: Vec<Option<pipeline::Dispatched>> =
+        std::iter::repeat_with(|| None).take(calls.len()).collect();
     let mut failures = Vec::new();
     let mut died = None;
     while let Some(joined) = tasks.join_next().await {
         match joined {
-            Ok((index, (outcome, failed))) => {
-                outcomes[index] = Some(outcome);
-                failures.extend(failed);
+            Ok((index, mut dispatched)) => {
+                failures.extend(dispatched.failed.take());
+                outcomes[index] = Some(dispatched);
             }
             // The pipeline catches tool panics itself; a task that died anyway is reported
             // below, on the calls left without an outcome.
@@ -382,35 +527,57 @@ async fn drive_turn(
         }
     }
     // A call left without an outcome belonged to a task that died; it still ends once.
-    let results: Vec<ToolResult> = calls
+    let results: Vec<(ToolResult, bool)> = calls
         .into_iter()
         .zip(outcomes)
-        .map(|(tool_call, outcome)| {
-            let outcome = outcome.unwrap_or_else(|| {
-                let failure = match &died {
-                    Some(detail) => ToolError::new(ErrorCode::ToolPanicked, "the tool's task died")
-                        .with_detail(detail.clone()),
-                    None => cancelled_error(),
-                };
-                let outcome = Err(failure);
-                send_terminal(&sink, &tool_call, None, &outcome);
-                outcome
-            });
-            ToolResult { tool_call, outcome }
-        })
+        .map(|(issued, dispatched)| settle(issued, dispatched, died.as_deref(), &sink))
         .collect();
     session.record_failures(failures);
     {
         let mut state = session.log();
-        for result in &results {
-            state
-                .conversation
-                .push(Message::tool_result(&result.tool_call, &result.outcome));
+        for (result, edited) in &results {
+            let message = if *edited {
+                Message::edited_tool_result(&result.tool_call, &result.outcome)
+            } else {
+                Message::tool_result(&result.tool_call, &result.outcome)
+            };
+            state.conversation.push(message);
         }
     }
     // Every terminal event is sent and the conversation written: the turn's stream is over.
     sink.close();
-    results
+    results.into_iter().map(|(result, _)| result).collect()
+}
+
+/// A call's result, and whether the user edited it. A call left without an outcome belonged to a
+/// task that died (or was cancelled before it ran): it still ends, once.
+fn settle(
+    issued: Arc<ToolCall>,
+    dispatched: Option<pipeline::Dispatched>,
+    died: Option<&str>,
+    sink: &EventSender,
+) -> (ToolResult, bool) {
+    if let Some(dispatched) = dispatched {
+        let edited = !Arc::ptr_eq(&issued, &dispatched.call);
+        let result = ToolResult {
+            tool_call: dispatched.call,
+            outcome: dispatched.outcome,
+        };
+        return (result, edited);
+    }
+    let failure = match died {
+        Some(detail) => {
+            ToolError::new(ErrorCode::ToolPanicked, "the tool's task died").with_detail(detail)
+        }
+        None => cancelled_error(),
+    };
+    let outcome = Err(failure);
+    send_terminal(sink, &issued, None, &outcome);
+    let result = ToolResult {
+        tool_call: issued,
+        outcome,
+    };
+    (result, false)
 }
 
 fn cancelled_error() -> ToolError {

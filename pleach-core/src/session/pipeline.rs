@@ -18,6 +18,8 @@ use super::{Limits, OverloadPolicy, SessionInner, SessionLog, SessionTool, cance
 use crate::batch::Slot;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::EventSender;
+use crate::safety::Action;
+use crate::safety::canonical_json;
 use crate::schema;
 use crate::tool::{CallEvents, ToolCall, ToolContext, send_terminal};
 
@@ -42,20 +44,38 @@ impl SessionInner {
         call: &Arc<ToolCall>,
         sink: &EventSender,
         turn_signal: &CancellationToken,
-    ) -> (Result<Value, ToolError>, Option<String>) {
+        approved: Option<Action>,
+    ) -> Dispatched {
         let mut fingerprint = None;
         let mut gate = Gate(None);
+        let mut ran = call.clone();
         let outcome = self
-            .run(call, sink, turn_signal, &mut fingerprint, &mut gate)
+            .run(
+                &mut ran,
+                sink,
+                turn_signal,
+                &mut fingerprint,
+                &mut gate,
+                approved,
+            )
             .await;
-        send_terminal(sink, call, gate.0.as_deref(), &outcome);
+        send_terminal(sink, &ran, gate.0.as_deref(), &outcome);
         let failed = match &outcome {
-            Ok(_) => None,
+            Ok(result) => {
+                if self.screens() {
+                    self.provenance().record_result(&ran, result);
+                }
+                None
+            }
             Err(error) => error
                 .is_recoverable()
                 .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(call))),
         };
-        (outcome, failed)
+        Dispatched {
+            call: ran,
+            outcome,
+            failed,
+        }
     }
 
     /// Counts recoverable failures toward the repeated-failure limit.
@@ -74,19 +94,27 @@ impl SessionInner {
 
     async fn run(
         &self,
-        call: &Arc<ToolCall>,
+        ran: &mut Arc<ToolCall>,
         sink: &EventSender,
         turn_signal: &CancellationToken,
         fingerprint: &mut Option<String>,
         gate: &mut Gate,
+        approved: Option<Action>,
     ) -> Result<Value, ToolError> {
         let config = &self.runtime.config;
-        let Some(session_tool) = self.tool(&call.name) else {
-            return Err(self.not_found(&call.name));
+        let Some(session_tool) = self.tool(&ran.name) else {
+            return Err(self.not_found(&ran.name));
         };
         let definition = session_tool.tool.definition();
-        check_limits(&call.arguments, config.limits)?;
-        self.check_repetition(call, fingerprint)?;
+        check_limits(&ran.arguments, config.limits)?;
+        self.check_repetition(ran, fingerprint)?;
+        if approved.is_some() || self.screens() {
+            // Boxed: the safety stage is for guarded tools only; inline it would grow every
+            // call's future.
+            *ran = Box::pin(self.screen(ran, session_tool, sink, turn_signal, approved)).await?;
+            check_limits(&ran.arguments, config.limits)?;
+        }
+        let call: &Arc<ToolCall> = ran;
         // Before anything is built for the call: a call refused for capacity costs nothing.
         let _slot = self.slot(turn_signal).await?;
 
@@ -255,9 +283,17 @@ impl SessionInner {
 /// JSON: the same call, however the model spelled it.
 fn fingerprint_of(call: &ToolCall) -> String {
     match schema::parse_arguments(&call.arguments) {
-        Ok(arguments) => format!("{}\u{0}{arguments}", call.name),
+        Ok(arguments) => format!("{}\u{0}{}", call.name, canonical_json(&arguments)),
         Err(_) => format!("{}\u{0}{}", call.name, call.arguments),
     }
+}
+
+/// What came of one call: the call as it ran (the user's edit, after an approval with edits),
+/// its outcome, and for a recoverable failure its fingerprint.
+pub(super) struct Dispatched {
+    pub(super) call: Arc<ToolCall>,
+    pub(super) outcome: Result<Value, ToolError>,
+    pub(super) failed: Option<String>,
 }
 
 /// Size and nesting limits, checked on the text before anything is parsed.
@@ -328,7 +364,7 @@ impl Future for CatchUnwind {
     }
 }
 
-fn panic_message(payload: &(dyn Any + Send)) -> String {
+pub(super) fn panic_message(payload: &(dyn Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

@@ -13,6 +13,7 @@ use crate::batch::{
 use crate::extensions::{Extensions, Scope, SessionState};
 use crate::plugin::PleachPlugin;
 use crate::registry::{self, Registry, RegistryError, ToolRegistry, ToolRegistryBuilder};
+use crate::safety::FabricationDetector;
 use crate::tool::UnifiedToolDefinition;
 
 use super::{Session, SessionError, SessionInner, SessionLog, SessionOptions, SessionTool};
@@ -87,6 +88,9 @@ pub enum RuntimeError {
         /// `; did you mean …?`, or empty.
         suggestion: String,
     },
+    /// `critical` tools that no fabrication detector covers: each could bypass its hard halt.
+    #[error("{}", crate::safety::uncovered_message(.0))]
+    UncoveredCriticalTools(Vec<String>),
 }
 
 /// Builds a [`Runtime`]; see [`Runtime::builder`].
@@ -104,6 +108,9 @@ pub struct RuntimeBuilder {
     max_in_flight: Option<usize>,
     overload: OverloadPolicy,
     extensions: Extensions,
+    detectors: Vec<Arc<dyn FabricationDetector>>,
+    interrupt_key: Option<Vec<u8>>,
+    provenance_from_user: bool,
 }
 
 impl fmt::Debug for RuntimeBuilder {
@@ -246,6 +253,43 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Registers a fabrication detector (see [`safety`](crate::safety)): before a call to a tool
+    /// it covers runs, it inspects the arguments, and its findings route the call by the tool's
+    /// tier. Every `critical` tool must be covered by some detector, or `build` fails.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{unified_tool, Runtime, RuntimeError, safety::ProvenanceDetector};
+    ///
+    /// /// Closes an account.
+    /// #[unified_tool(safety_tier = "critical")]
+    /// async fn close_account(account_id: String) -> bool { true }
+    ///
+    /// let err = Runtime::builder().build().unwrap_err();
+    /// assert!(matches!(err, RuntimeError::UncoveredCriticalTools(ref tools) if tools == &["close_account"]));
+    ///
+    /// let detector = ProvenanceDetector::new().guard("close_account", ["/account_id"]);
+    /// assert!(Runtime::builder().detector(detector).build().is_ok());
+    /// ```
+    pub fn detector(mut self, detector: impl FabricationDetector) -> Self {
+        self.detectors.push(Arc::new(detector));
+        self
+    }
+
+    /// The key that seals pending approval interrupts ([`Session::seal`](crate::Session::seal)) and
+    /// checks them on [`Session::resume`](crate::Session::resume). Keep it secret: whoever has it
+    /// can forge an approval.
+    pub fn interrupt_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.interrupt_key = Some(key.into());
+        self
+    }
+
+    /// Whether the values in the user's messages count as provenance (default: no, only prior
+    /// tool results do). Turn it on when users legitimately type ids and amounts themselves.
+    pub fn provenance_includes_user_messages(mut self, include: bool) -> Self {
+        self.provenance_from_user = include;
+        self
+    }
+
     /// Checks everything and builds the runtime: tool names unique across the registry and the
     /// plugins (an error names both definition sites), configuration naming only existing tools.
     ///
@@ -296,6 +340,20 @@ impl RuntimeBuilder {
             timeouts.insert(tool, timeout);
         }
 
+        let detectors: Vec<Arc<dyn FabricationDetector>> = self
+            .plugins
+            .iter()
+            .flat_map(|plugin| plugin.detectors.iter().cloned())
+            .chain(self.detectors)
+            .collect();
+        let uncovered = crate::safety::uncovered_critical_tools(
+            &registry,
+            &detectors.iter().map(|d| &**d).collect::<Vec<_>>(),
+        );
+        if !uncovered.is_empty() {
+            return Err(RuntimeError::UncoveredCriticalTools(uncovered));
+        }
+
         let mut extensions = Extensions::new();
         for plugin in &self.plugins {
             extensions.extend(&plugin.extensions);
@@ -309,6 +367,11 @@ impl RuntimeBuilder {
                 overload: self.overload,
                 registry,
                 extensions,
+                safety: Safety {
+                    detectors,
+                    interrupt_key: self.interrupt_key,
+                    provenance_from_user: self.provenance_from_user,
+                },
                 config: Config {
                     limits: self.limits,
                     default_timeout: self.default_timeout.unwrap_or(DEFAULT_TIMEOUT),
@@ -365,10 +428,44 @@ pub(super) struct Config {
     pub(super) hints: HashMap<String, BatchingHint>,
 }
 
+/// The safety configuration: detectors, the interrupt key, what counts as provenance.
+pub(super) struct Safety {
+    pub(super) detectors: Vec<Arc<dyn FabricationDetector>>,
+    pub(super) interrupt_key: Option<Vec<u8>>,
+    pub(super) provenance_from_user: bool,
+}
+
+impl Safety {
+    /// The detectors covering the tool named `name`.
+    pub(super) fn detectors_for<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<dyn FabricationDetector>> + 'a {
+        self.detectors.iter().filter(move |d| d.covers(name))
+    }
+}
+
+impl fmt::Debug for Safety {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Safety")
+            .field(
+                "detectors",
+                &self.detectors.iter().map(|d| d.name()).collect::<Vec<_>>(),
+            )
+            .field(
+                "interrupt_key",
+                &self.interrupt_key.as_ref().map(|_| "<set>"),
+            )
+            .field("provenance_from_user", &self.provenance_from_user)
+            .finish()
+    }
+}
+
 #[derive(Debug)]
 pub(super) struct RuntimeInner {
     pub(super) registry: Registry,
     pub(super) extensions: Extensions,
+    pub(super) safety: Safety,
     pub(super) config: Config,
     /// Slots for running calls, shared by every session: the runtime-wide backpressure.
     pub(super) in_flight: Slots,
@@ -506,6 +603,8 @@ impl Runtime {
                     extensions: self.inner.extensions.clone(),
                     state: SessionState::new(),
                 }),
+                provenance: Mutex::default(),
+                approvals: Mutex::default(),
             }),
         })
     }

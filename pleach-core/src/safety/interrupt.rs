@@ -1,0 +1,375 @@
+//! Approval interrupts: a `standard`-tier call with findings waits for the host's [`Decision`]
+//! (accept, edit, reject), bound to the call's fingerprint. A pending interrupt can be sealed (an
+//! HMAC with the host's key) and resumed by another process.
+
+use std::fmt;
+
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{Finding, KnownValue, SafetyTier};
+use crate::schema::{self, ValidationResult};
+use crate::tool::ToolCall;
+
+/// A call waiting for the user: what the model asked for, why it was flagged, and what the turn
+/// has seen that comes closest (the ground-truth panel).
+///
+/// Sent as the `interrupt.requested` event; answer it with [`Session::resolve`](crate::Session::resolve)
+/// and one of [`Interrupt::accept`], [`Interrupt::edit`], [`Interrupt::reject`].
+///
+/// ```
+/// use pleach_core::{SafetyTier, ToolCall, safety::{Action, Interrupt}};
+///
+/// let call = ToolCall::new("call_7", "transfer_funds", r#"{"to":"ACC-1","amount":5}"#);
+/// let interrupt = Interrupt::new("int-1", call, SafetyTier::Standard, Vec::new(), Vec::new());
+/// let decision = interrupt.reject("not that account");
+/// assert_eq!(decision.fingerprint, interrupt.fingerprint);
+/// assert!(matches!(decision.action, Action::Reject { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Interrupt {
+    /// The interrupt's id, unique in its session.
+    pub id: String,
+    /// The call as the model issued it.
+    pub tool_call: ToolCall,
+    /// The call's fingerprint (SHA-256 of the tool's name and the canonical arguments, in hex): a
+    /// decision applies to this fingerprint only.
+    pub fingerprint: String,
+    /// The tool's tier (as routed: a guarded tool without a tier is `standard`).
+    pub tier: SafetyTier,
+    /// What the detectors flagged.
+    pub findings: Vec<Finding>,
+    /// For each finding, the known values nearest to the flagged one.
+    pub ground_truth: Vec<GroundTruth>,
+}
+
+/// The known values nearest to one flagged value: what the model may have meant to pass.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroundTruth {
+    /// The flagged argument's JSON pointer.
+    pub path: String,
+    /// The nearest known values, nearest first.
+    pub nearest: Vec<KnownValue>,
+}
+
+/// The host's answer to an [`Interrupt`], bound to the interrupt and its call's fingerprint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    /// The interrupt answered.
+    pub interrupt_id: String,
+    /// The fingerprint of the call the user saw and decided on.
+    pub fingerprint: String,
+    /// What to do.
+    pub action: Action,
+}
+
+/// What the user decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Action {
+    /// Run the call as the model issued it.
+    Accept,
+    /// Run the call with these arguments instead (JSON text, validated against the tool's input
+    /// schema again); the conversation records that the user edited them.
+    Edit {
+        /// The new arguments.
+        arguments: String,
+    },
+    /// Do not run it; the model gets a rejection (code 1013) with the reason.
+    Reject {
+        /// Why, in the user's words (the model reads it).
+        reason: String,
+    },
+}
+
+impl Action {
+    /// `accept`, `edit` or `reject`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Accept => "accept",
+            Action::Edit { .. } => "edit",
+            Action::Reject { .. } => "reject",
+        }
+    }
+}
+
+/// Why a [`Decision`] was refused. The interrupt stays pending, so the host can answer again.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecisionError {
+    /// No pending interrupt has that id (answered already, or never raised in this session).
+    #[error("no pending interrupt `{0}` in this session")]
+    UnknownInterrupt(String),
+    /// The decision was made for another call than the one waiting.
+    #[error(
+        "the decision is for call fingerprint `{decided}`, but interrupt `{interrupt_id}` waits on `{pending}`; a decision applies to the call it was made for"
+    )]
+    FingerprintMismatch {
+        /// The interrupt.
+        interrupt_id: String,
+        /// The fingerprint the decision names.
+        decided: String,
+        /// The fingerprint of the waiting call.
+        pending: String,
+    },
+    /// The interrupt was resumed already (a sealed interrupt resumes once per session).
+    #[error("interrupt `{0}` was already resolved")]
+    AlreadyResolved(String),
+    /// The edited arguments are not valid for the tool.
+    #[error("the edited arguments are not valid for the tool: {}", describe(.0))]
+    InvalidEdit(ValidationResult),
+    /// A sealed interrupt could not be opened.
+    #[error(transparent)]
+    Seal(#[from] SealError),
+}
+
+/// Why a sealed interrupt could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SealError {
+    /// The runtime has no interrupt key ([`RuntimeBuilder::interrupt_key`](crate::RuntimeBuilder::interrupt_key)).
+    #[error("no interrupt key is configured: set one with RuntimeBuilder::interrupt_key")]
+    NoKey,
+    /// The text is not a sealed interrupt.
+    #[error("not a sealed interrupt: {0}")]
+    Malformed(String),
+    /// The seal does not match: the text was changed, or sealed with another key.
+    #[error("the interrupt's seal does not match: it was altered or sealed with another key")]
+    Tampered,
+}
+
+impl Interrupt {
+    /// An interrupt for `call`; the fingerprint is computed from the call.
+    pub fn new(
+        id: impl Into<String>,
+        tool_call: ToolCall,
+        tier: SafetyTier,
+        findings: Vec<Finding>,
+        ground_truth: Vec<GroundTruth>,
+    ) -> Self {
+        Interrupt {
+            id: id.into(),
+            fingerprint: fingerprint(&tool_call),
+            tool_call,
+            tier,
+            findings,
+            ground_truth,
+        }
+    }
+
+    /// The decision to run the call as it is.
+    pub fn accept(&self) -> Decision {
+        self.decide(Action::Accept)
+    }
+
+    /// The decision to run the call with `arguments` (JSON text) instead.
+    pub fn edit(&self, arguments: impl Into<String>) -> Decision {
+        self.decide(Action::Edit {
+            arguments: arguments.into(),
+        })
+    }
+
+    /// The decision not to run the call, with the user's reason.
+    pub fn reject(&self, reason: impl Into<String>) -> Decision {
+        self.decide(Action::Reject {
+            reason: reason.into(),
+        })
+    }
+
+    fn decide(&self, action: Action) -> Decision {
+        Decision {
+            interrupt_id: self.id.clone(),
+            fingerprint: self.fingerprint.clone(),
+            action,
+        }
+    }
+
+    /// The interrupt as text another process can resume, sealed with an HMAC-SHA256 under `key`
+    /// (use [`Session::seal`](crate::Session::seal) to seal with the runtime's key).
+    ///
+    /// ```
+    /// use pleach_core::{SafetyTier, ToolCall, safety::{Interrupt, SealError}};
+    /// let interrupt = Interrupt::new("int-1", ToolCall::new("c1", "pay", "{}"), SafetyTier::Standard, vec![], vec![]);
+    /// let sealed = interrupt.seal_with(b"host secret");
+    /// assert_eq!(Interrupt::open_with(&sealed, b"host secret").unwrap(), interrupt);
+    /// assert_eq!(Interrupt::open_with(&sealed, b"other key"), Err(SealError::Tampered));
+    /// ```
+    pub fn seal_with(&self, key: &[u8]) -> String {
+        // Serializing these plain types cannot fail; an empty body would fail its seal check.
+        let body = serde_json::to_string(self).unwrap_or_default();
+        let mac = hex(&mac(key, &body));
+        serde_json::json!({ "v": 1, "interrupt": body, "mac": mac }).to_string()
+    }
+
+    /// Opens a sealed interrupt, checking its seal under `key`.
+    ///
+    /// # Errors
+    ///
+    /// [`SealError::Malformed`] for text that is not a sealed interrupt, [`SealError::Tampered`]
+    /// when the seal does not match.
+    pub fn open_with(sealed: &str, key: &[u8]) -> Result<Interrupt, SealError> {
+        #[derive(Deserialize)]
+        struct Sealed {
+            v: u32,
+            interrupt: String,
+            mac: String,
+        }
+        let sealed: Sealed =
+            serde_json::from_str(sealed).map_err(|e| SealError::Malformed(e.to_string()))?;
+        if sealed.v != 1 {
+            return Err(SealError::Malformed(format!(
+                "unknown seal version {}",
+                sealed.v
+            )));
+        }
+        let tag = unhex(&sealed.mac).ok_or(SealError::Tampered)?;
+        let mut check = keyed(key);
+        check.update(sealed.interrupt.as_bytes());
+        check.verify_slice(&tag).map_err(|_| SealError::Tampered)?;
+        let interrupt: Interrupt = serde_json::from_str(&sealed.interrupt)
+            .map_err(|e| SealError::Malformed(e.to_string()))?;
+        // The fingerprint is derived, not trusted: a sealed call always matches its own.
+        if interrupt.fingerprint != fingerprint(&interrupt.tool_call) {
+            return Err(SealError::Tampered);
+        }
+        Ok(interrupt)
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+fn describe(verdict: &ValidationResult) -> String {
+    let errors: Vec<String> = verdict.errors.iter().map(ToString::to_string).collect();
+    errors.join("; ")
+}
+
+fn keyed(key: &[u8]) -> Hmac<Sha256> {
+    // HMAC takes a key of any length.
+    <Hmac<Sha256> as KeyInit>::new_from_slice(key)
+        .unwrap_or_else(|_| <Hmac<Sha256> as KeyInit>::new_from_slice(&[]).expect("empty key"))
+}
+
+fn mac(key: &[u8], body: &str) -> Vec<u8> {
+    let mut mac = keyed(key);
+    mac.update(body.as_bytes());
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// The fingerprint of a call: SHA-256 (hex) of its tool's name and its canonical arguments
+/// (object keys sorted, no spacing; the raw text when it is not JSON).
+pub(crate) fn fingerprint(call: &ToolCall) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(call.name.as_bytes());
+    hasher.update([0]);
+    match schema::parse_arguments(&call.arguments) {
+        Ok(value) => hasher.update(canonical_json(&value).as_bytes()),
+        Err(_) => hasher.update(call.arguments.as_bytes()),
+    }
+    hex(&hasher.finalize())
+}
+
+/// JSON text with object keys sorted at every level, whatever map type `serde_json` was built with.
+pub(crate) fn canonical_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(item, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_ignore_key_order_and_spacing() {
+        let a = ToolCall::new("c1", "pay", r#"{"b":1,"a":{"y":2,"x":3}}"#);
+        let b = ToolCall::new("c2", "pay", r#"{ "a" : { "x":3, "y":2 }, "b" : 1 }"#);
+        let c = ToolCall::new("c3", "pay", r#"{"b":2,"a":{"y":2,"x":3}}"#);
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        assert_ne!(fingerprint(&a), fingerprint(&c));
+        assert_eq!(fingerprint(&a).len(), 64);
+    }
+
+    #[test]
+    fn a_changed_body_breaks_the_seal() {
+        let interrupt = Interrupt::new(
+            "int-1",
+            ToolCall::new("c1", "pay", r#"{"amount":5}"#),
+            SafetyTier::Standard,
+            Vec::new(),
+            Vec::new(),
+        );
+        let sealed = interrupt.seal_with(b"k");
+        let mut outer: Value = serde_json::from_str(&sealed).unwrap();
+        let body = outer["interrupt"].as_str().unwrap().replace(":5}", ":500}");
+        assert!(body.contains("500"));
+        outer["interrupt"] = Value::String(body);
+        let tampered = outer.to_string();
+        assert_eq!(
+            Interrupt::open_with(&tampered, b"k"),
+            Err(SealError::Tampered)
+        );
+        assert!(matches!(
+            Interrupt::open_with("not json", b"k"),
+            Err(SealError::Malformed(_))
+        ));
+    }
+}

@@ -1,0 +1,261 @@
+//! Safety tiers, host fabrication detectors, provenance, and approval interrupts.
+//!
+//! A host registers [`FabricationDetector`]s (with
+//! [`RuntimeBuilder::detector`](crate::RuntimeBuilder::detector) or a plugin's
+//! [`contribute_detectors`](crate::PleachPlugin::contribute_detectors)). Before a call to a tool a
+//! detector covers runs, the detector inspects its arguments against the turn's [`Provenance`];
+//! each [`Finding`] routes the call by the tool's [`SafetyTier`]:
+//!
+//! | tier | a finding means |
+//! | --- | --- |
+//! | `critical` | a hard halt: the tool never runs; `tool.failed` with 1012, `_recoverable: false` |
+//! | `standard` (also a guarded tool with no tier) | an approval interrupt: `interrupt.requested` with the findings and a ground-truth panel; the host answers accept, edit or reject ([`Decision`]) |
+//! | `advisory` | a `safety.probe` event, and the call runs |
+//!
+//! A tool no detector covers is never inspected. A `critical` tool no detector covers makes
+//! [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) fail; [`assert_critical_coverage`] is
+//! the one-line test of the same invariant. The tier lives on the registry-level shape
+//! ([`UnifiedToolDefinition`](crate::UnifiedToolDefinition), set with
+//! `#[unified_tool(safety_tier = "…")]` or [`create_unified_tool`](crate::create_unified_tool)),
+//! never on the basic [`ToolDefinition`](crate::ToolDefinition). `docs/safety.md` is the contract.
+
+mod interrupt;
+mod provenance;
+
+pub(crate) use interrupt::canonical_json;
+pub use interrupt::{Action, Decision, DecisionError, GroundTruth, Interrupt, SealError};
+pub use provenance::{KnownValue, MatchKind, Provenance, ProvenanceDetector, Seen, Source};
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::registry::ToolRegistry;
+use crate::tool::ToolCall;
+
+/// Where a flagged call goes. See `docs/safety.md` for the routing table.
+///
+/// ```
+/// use pleach_core::SafetyTier;
+///
+/// let tier: SafetyTier = "critical".parse().unwrap();
+/// assert_eq!(tier, SafetyTier::Critical);
+/// assert_eq!(tier.as_str(), "critical");
+/// assert!("urgent".parse::<SafetyTier>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SafetyTier {
+    /// A hard-halt stage short-circuits dispatch with `_recoverable: false`. Not overridable.
+    Critical,
+    /// An approval interrupt: the user can accept, edit or reject the call.
+    Standard,
+    /// Probe only: the detector fires for observability; no halt and no card.
+    Advisory,
+}
+
+impl SafetyTier {
+    /// Every tier, strictest first.
+    pub const ALL: [SafetyTier; 3] = [
+        SafetyTier::Critical,
+        SafetyTier::Standard,
+        SafetyTier::Advisory,
+    ];
+
+    /// The tier as the spec spells it: `"critical"`, `"standard"` or `"advisory"`.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::SafetyTier::Advisory.as_str(), "advisory");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SafetyTier::Critical => "critical",
+            SafetyTier::Standard => "standard",
+            SafetyTier::Advisory => "advisory",
+        }
+    }
+}
+
+impl fmt::Display for SafetyTier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error of parsing a [`SafetyTier`] from text.
+///
+/// ```
+/// let err = "urgent".parse::<pleach_core::SafetyTier>().unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "unknown safety tier `urgent`; expected one of `critical`, `standard`, `advisory`"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown safety tier `{0}`; expected one of `critical`, `standard`, `advisory`")]
+pub struct ParseSafetyTierError(String);
+
+impl FromStr for SafetyTier {
+    type Err = ParseSafetyTierError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SafetyTier::ALL
+            .into_iter()
+            .find(|tier| tier.as_str() == s)
+            .ok_or_else(|| ParseSafetyTierError(s.to_owned()))
+    }
+}
+
+impl SafetyTier {
+    /// The MCP tool annotations this tier maps to: `critical` and `standard` tools are
+    /// destructive (`destructiveHint: true`); no tier claims read-only (`readOnlyHint: false`),
+    /// since a tier exists because a call can do harm.
+    ///
+    /// ```
+    /// use pleach_core::SafetyTier;
+    /// assert_eq!(
+    ///     SafetyTier::Critical.mcp_annotations(),
+    ///     serde_json::json!({ "destructiveHint": true, "readOnlyHint": false })
+    /// );
+    /// assert_eq!(SafetyTier::Advisory.mcp_annotations()["destructiveHint"], false);
+    /// ```
+    pub fn mcp_annotations(self) -> Value {
+        let destructive = matches!(self, SafetyTier::Critical | SafetyTier::Standard);
+        serde_json::json!({ "destructiveHint": destructive, "readOnlyHint": false })
+    }
+}
+
+/// One flagged argument: where it is, what it holds, and why it looks fabricated.
+///
+/// ```
+/// use pleach_core::safety::Finding;
+/// let finding = Finding::new("/to_account", serde_json::json!("ACC-0043"), "never seen in this turn");
+/// assert_eq!(serde_json::to_value(&finding).unwrap()["path"], "/to_account");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The argument's JSON pointer (`""` for the call as a whole).
+    pub path: String,
+    /// The value found there.
+    pub value: Value,
+    /// Why it was flagged, for the user and the operator.
+    pub reason: String,
+}
+
+impl Finding {
+    /// A finding at `path`.
+    pub fn new(path: impl Into<String>, value: Value, reason: impl Into<String>) -> Self {
+        Finding {
+            path: path.into(),
+            value,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// A host's fabrication detector: decides which tools it guards and, for a call to one of them,
+/// which argument values look made up, given what the turn has seen so far.
+///
+/// A detector must not block: it runs inside the call's pipeline. One that panics does not crash
+/// anything: its panic becomes a finding on the call (path `""`), so a broken detector fails
+/// closed (a halt, an approval, or a probe, by the tool's tier).
+///
+/// ```
+/// use pleach_core::{ToolCall, safety::{FabricationDetector, Finding, Provenance}};
+/// use serde_json::Value;
+///
+/// /// Flags any transfer above 10,000 that the user did not type.
+/// struct LargeTransfers;
+///
+/// impl FabricationDetector for LargeTransfers {
+///     fn name(&self) -> &'static str { "large-transfers" }
+///     fn covers(&self, tool_name: &str) -> bool { tool_name == "transfer_funds" }
+///     fn inspect(&self, _call: &ToolCall, arguments: &Value, provenance: &Provenance) -> Vec<Finding> {
+///         let amount = &arguments["amount"];
+///         match amount.as_f64() {
+///             Some(a) if a > 10_000.0 && provenance.seen(amount).is_none() => {
+///                 vec![Finding::new("/amount", amount.clone(), "a large amount nobody stated")]
+///             }
+///             _ => Vec::new(),
+///         }
+///     }
+/// }
+/// ```
+pub trait FabricationDetector: Send + Sync + 'static {
+    /// A short name for events and errors.
+    fn name(&self) -> &str;
+
+    /// Whether this detector guards the tool named `tool_name`.
+    fn covers(&self, tool_name: &str) -> bool;
+
+    /// The findings for one call (already valid against the tool's input schema): `arguments` is
+    /// its parsed arguments, `provenance` what the turn has seen before it.
+    fn inspect(&self, call: &ToolCall, arguments: &Value, provenance: &Provenance) -> Vec<Finding>;
+}
+
+/// The `critical` tools of `registry` that none of `detectors` covers, sorted by name: each could
+/// bypass its hard halt.
+///
+/// ```rust,standalone_crate
+/// use pleach_core::{tool_registry, unified_tool, safety::{uncovered_critical_tools, ProvenanceDetector}};
+///
+/// /// Deletes a customer's account.
+/// #[unified_tool(safety_tier = "critical")]
+/// async fn delete_account(account_id: String) -> bool { true }
+///
+/// let registry = tool_registry();
+/// assert_eq!(uncovered_critical_tools(registry, &[]), ["delete_account"]);
+/// let detector = ProvenanceDetector::new().guard("delete_account", ["/account_id"]);
+/// assert!(uncovered_critical_tools(registry, &[&detector]).is_empty());
+/// ```
+pub fn uncovered_critical_tools(
+    registry: &dyn ToolRegistry,
+    detectors: &[&dyn FabricationDetector],
+) -> Vec<String> {
+    let mut uncovered: Vec<String> = registry
+        .get_tool_definitions()
+        .into_iter()
+        .filter(|tool| tool.safety_tier() == Some(SafetyTier::Critical))
+        .filter(|tool| !detectors.iter().any(|d| d.covers(tool.name())))
+        .map(|tool| tool.name().to_owned())
+        .collect();
+    uncovered.sort();
+    uncovered
+}
+
+/// Panics, naming each one, if a `critical` tool of `registry` is covered by none of
+/// `detectors`: the one-line test that makes CI fail when a critical tool could bypass its halt.
+///
+/// ```rust,standalone_crate
+/// use pleach_core::{tool_registry, unified_tool, safety::{assert_critical_coverage, ProvenanceDetector}};
+///
+/// /// Wires money.
+/// #[unified_tool(safety_tier = "critical")]
+/// async fn wire_money(to_account: String, amount: f64) -> bool { true }
+///
+/// // In a test of yours:
+/// assert_critical_coverage(tool_registry(), &[&ProvenanceDetector::new().guard("wire_money", ["/to_account"])]);
+/// ```
+///
+/// # Panics
+///
+/// When a critical tool is uncovered; the message lists every such tool.
+#[track_caller]
+pub fn assert_critical_coverage(
+    registry: &dyn ToolRegistry,
+    detectors: &[&dyn FabricationDetector],
+) {
+    let uncovered = uncovered_critical_tools(registry, detectors);
+    assert!(uncovered.is_empty(), "{}", uncovered_message(&uncovered));
+}
+
+pub(crate) fn uncovered_message(uncovered: &[String]) -> String {
+    let names: Vec<String> = uncovered.iter().map(|n| format!("`{n}`")).collect();
+    format!(
+        "critical tools not covered by any fabrication detector: {}; register a detector that \
+         covers each (RuntimeBuilder::detector or a plugin's contribute_detectors), or lower its tier",
+        names.join(", ")
+    )
+}

@@ -1,0 +1,292 @@
+//! The safety stage of the pipeline (`docs/safety.md`): the detectors covering a call's tool
+//! inspect its arguments against the turn's provenance, and the findings route the call by the
+//! tool's tier — a hard halt, an approval interrupt, or a probe.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, PoisonError};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::{SessionInner, SessionTool, cancelled_error};
+use crate::error::{ErrorCode, ToolError};
+use crate::event::{EventSender, ToolEvent};
+use crate::safety::{
+    Action, Decision, DecisionError, Finding, GroundTruth, Interrupt, Provenance, SafetyTier,
+};
+use crate::tool::{ToolCall, ToolDefinition};
+
+/// How many known values a ground-truth panel shows per finding.
+const GROUND_TRUTH_VALUES: usize = 3;
+
+/// The interrupts of a session waiting for a decision, by id.
+#[derive(Debug, Default)]
+pub(super) struct Approvals {
+    pending: HashMap<String, Pending>,
+    next_id: u64,
+    /// Interrupts this session resumed from a seal: each resumes once.
+    resumed: std::collections::HashSet<String>,
+}
+
+#[derive(Debug)]
+struct Pending {
+    fingerprint: String,
+    definition: ToolDefinition,
+    reply: oneshot::Sender<Action>,
+}
+
+impl SessionInner {
+    pub(super) fn approvals(&self) -> std::sync::MutexGuard<'_, Approvals> {
+        self.approvals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn provenance(&self) -> std::sync::MutexGuard<'_, Provenance> {
+        self.provenance
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether any detector is registered: without one there is nothing to record or inspect.
+    pub(super) fn screens(&self) -> bool {
+        !self.runtime.safety.detectors.is_empty()
+    }
+
+    /// The safety stage: `Ok` with the call to run (the user's edit of it, after an approval
+    /// with edits), or the error that ends it (1012 halt, 1013 rejection, 1011 cancelled).
+    /// `approved` is a decision made beforehand (a resumed interrupt): the detectors do not run
+    /// again.
+    pub(super) async fn screen(
+        &self,
+        call: &Arc<ToolCall>,
+        tool: &SessionTool,
+        sink: &EventSender,
+        turn_signal: &CancellationToken,
+        approved: Option<Action>,
+    ) -> Result<Arc<ToolCall>, ToolError> {
+        if let Some(action) = approved {
+            return apply(call, action);
+        }
+        let findings = match self.inspect(call, tool) {
+            Ok(findings) if findings.is_empty() => return Ok(call.clone()),
+            Ok(findings) => findings,
+            Err(invalid) => return Err(invalid),
+        };
+        match tool.tool.safety_tier().unwrap_or(SafetyTier::Standard) {
+            SafetyTier::Critical => Err(ToolError::new(
+                ErrorCode::SafetyHalt,
+                format!(
+                    "the operator's safety policy halted this call before it ran: {}; use only \
+                     values that earlier tool results or the user provided",
+                    describe(&findings)
+                ),
+            )
+            .with_recoverable(false)),
+            SafetyTier::Advisory => {
+                sink.send(ToolEvent::SafetyProbe {
+                    tool_call: call.clone(),
+                    findings,
+                });
+                Ok(call.clone())
+            }
+            tier @ SafetyTier::Standard => {
+                self.interrupt(call, tool, tier, findings, sink, turn_signal)
+                    .await
+            }
+        }
+    }
+
+    /// Runs every detector covering the call's tool. The arguments are validated first: a
+    /// detector only ever sees arguments valid for the tool.
+    fn inspect(&self, call: &ToolCall, tool: &SessionTool) -> Result<Vec<Finding>, ToolError> {
+        let mut detectors = self.runtime.safety.detectors_for(&call.name).peekable();
+        if detectors.peek().is_none() {
+            return Ok(Vec::new());
+        }
+        let arguments = tool.tool.definition().parse_and_validate(&call.arguments)?;
+        let provenance = self.provenance();
+        let mut findings = Vec::new();
+        for detector in detectors {
+            let inspected = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                detector.inspect(call, &arguments, &provenance)
+            }));
+            match inspected {
+                Ok(found) => findings.extend(found),
+                // Fail closed: a detector that cannot answer flags the call.
+                Err(payload) => findings.push(Finding::new(
+                    "",
+                    Value::Null,
+                    format!(
+                        "the fabrication detector `{}` failed ({}), so this call could not be \
+                         checked",
+                        detector.name(),
+                        super::pipeline::panic_message(payload.as_ref())
+                    ),
+                )),
+            }
+        }
+        Ok(findings)
+    }
+
+    /// Raises an approval interrupt and waits for the host's decision.
+    async fn interrupt(
+        &self,
+        call: &Arc<ToolCall>,
+        tool: &SessionTool,
+        tier: SafetyTier,
+        findings: Vec<Finding>,
+        sink: &EventSender,
+        turn_signal: &CancellationToken,
+    ) -> Result<Arc<ToolCall>, ToolError> {
+        if !sink.is_connected() {
+            return Err(ToolError::new(
+                ErrorCode::SafetyHalt,
+                format!(
+                    "this call needs the user's approval ({}), and this host does not take \
+                     approvals",
+                    describe(&findings)
+                ),
+            )
+            .with_recoverable(false)
+            .with_detail("dispatched without an event stream: nobody can answer the interrupt"));
+        }
+        let ground_truth = {
+            let provenance = self.provenance();
+            findings
+                .iter()
+                .map(|finding| GroundTruth {
+                    path: finding.path.clone(),
+                    nearest: provenance.nearest(&finding.value, GROUND_TRUTH_VALUES),
+                })
+                .collect()
+        };
+        let (reply, decided) = oneshot::channel();
+        let interrupt = {
+            let mut approvals = self.approvals();
+            approvals.next_id += 1;
+            let interrupt = Arc::new(Interrupt::new(
+                format!("int-{}", approvals.next_id),
+                (**call).clone(),
+                tier,
+                findings,
+                ground_truth,
+            ));
+            approvals.pending.insert(
+                interrupt.id.clone(),
+                Pending {
+                    fingerprint: interrupt.fingerprint.clone(),
+                    definition: tool.tool.definition().clone(),
+                    reply,
+                },
+            );
+            interrupt
+        };
+        sink.send(ToolEvent::InterruptRequested {
+            interrupt: interrupt.clone(),
+        });
+        let action = tokio::select! {
+            biased;
+            () = turn_signal.cancelled() => None,
+            action = decided => action.ok(),
+        };
+        let Some(action) = action else {
+            self.approvals().pending.remove(&interrupt.id);
+            return Err(cancelled_error());
+        };
+        sink.send(ToolEvent::InterruptResolved {
+            tool_call_id: Arc::from(call.id.as_str()),
+            interrupt_id: interrupt.id.clone(),
+            action: action.name(),
+        });
+        apply(call, action)
+    }
+
+    /// Answers a pending interrupt.
+    pub(super) fn resolve(&self, decision: Decision) -> Result<(), DecisionError> {
+        let mut approvals = self.approvals();
+        let Some(pending) = approvals.pending.get(&decision.interrupt_id) else {
+            return Err(DecisionError::UnknownInterrupt(decision.interrupt_id));
+        };
+        check_decision(&decision, &pending.fingerprint, Some(&pending.definition))?;
+        if let Some(pending) = approvals.pending.remove(&decision.interrupt_id) {
+            // A call cancelled meanwhile has stopped listening; the decision has nothing left to do.
+            let _ = pending.reply.send(decision.action);
+        }
+        Ok(())
+    }
+
+    /// Checks a decision against a sealed interrupt being resumed, and marks it resumed.
+    pub(super) fn accept_resumed(
+        &self,
+        interrupt: &Interrupt,
+        decision: &Decision,
+        definition: Option<&ToolDefinition>,
+    ) -> Result<(), DecisionError> {
+        if decision.interrupt_id != interrupt.id {
+            return Err(DecisionError::UnknownInterrupt(
+                decision.interrupt_id.clone(),
+            ));
+        }
+        check_decision(decision, &interrupt.fingerprint, definition)?;
+        if !self.approvals().resumed.insert(interrupt.id.clone()) {
+            return Err(DecisionError::AlreadyResolved(interrupt.id.clone()));
+        }
+        Ok(())
+    }
+}
+
+/// A decision applies to the fingerprint it was made for, and an edit must be valid arguments.
+fn check_decision(
+    decision: &Decision,
+    fingerprint: &str,
+    definition: Option<&ToolDefinition>,
+) -> Result<(), DecisionError> {
+    if decision.fingerprint != fingerprint {
+        return Err(DecisionError::FingerprintMismatch {
+            interrupt_id: decision.interrupt_id.clone(),
+            decided: decision.fingerprint.clone(),
+            pending: fingerprint.to_owned(),
+        });
+    }
+    if let (Action::Edit { arguments }, Some(definition)) = (&decision.action, definition) {
+        let verdict = definition.validate_arguments(arguments);
+        if !verdict.valid {
+            return Err(DecisionError::InvalidEdit(verdict));
+        }
+    }
+    Ok(())
+}
+
+/// The call to run after a decision, or the rejection.
+fn apply(call: &Arc<ToolCall>, action: Action) -> Result<Arc<ToolCall>, ToolError> {
+    match action {
+        Action::Accept => Ok(call.clone()),
+        Action::Edit { arguments } => Ok(Arc::new(ToolCall::new(
+            call.id.clone(),
+            call.name.clone(),
+            arguments,
+        ))),
+        Action::Reject { reason } => Err(ToolError::new(
+            ErrorCode::RejectedByUser,
+            format!("the user rejected this call: {reason}"),
+        )),
+    }
+}
+
+/// `"/path: reason; /other: reason"`.
+fn describe(findings: &[Finding]) -> String {
+    findings
+        .iter()
+        .map(|finding| {
+            if finding.path.is_empty() {
+                finding.reason.clone()
+            } else {
+                format!("{}: {}", finding.path, finding.reason)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
