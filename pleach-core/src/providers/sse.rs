@@ -421,18 +421,26 @@ impl JsonLines {
         out
     }
 
-    /// Ends the stream; returns the last line if it had no line break.
+    /// Ends the stream; returns the last line if it had no line break and is complete JSON (a
+    /// file's last line). A last line that is not complete JSON was cut off with the connection:
+    /// it is dropped, as an unfinished Server-Sent Event is.
     ///
     /// ```
     /// let mut lines = pleach_core::providers::sse::JsonLines::new();
     /// lines.feed(b"{}");
     /// assert_eq!(lines.finish(), [Ok("{}".to_owned())]);
+    /// lines.feed(b"{\"cut\":");
+    /// assert!(lines.finish().is_empty());
     /// ```
     pub fn finish(&mut self) -> Vec<Result<String, FrameError>> {
         let mut out = Vec::new();
         let limit = self.lines.max;
         self.lines
             .flush(|line| push_json_line(line, limit, &mut out));
+        out.retain(|line| match line {
+            Ok(text) => serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok(),
+            Err(_) => false,
+        });
         out
     }
 }

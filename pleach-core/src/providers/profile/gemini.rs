@@ -145,7 +145,10 @@ impl Gemini<'_> {
         if nullable {
             out.insert("nullable".to_owned(), Value::Bool(true));
         }
-        self.check_shape(&out, path, is_root);
+        let typed = ["type", "anyOf", "oneOf", "enum", "const"]
+            .iter()
+            .any(|k| map.contains_key(*k));
+        self.check_shape(&out, path, is_root, typed);
         Value::Object(out)
     }
 
@@ -324,8 +327,10 @@ impl Gemini<'_> {
         }
     }
 
-    fn check_shape(&mut self, out: &Map<String, Value>, path: &str, is_root: bool) {
-        if !out.contains_key("type") && !out.contains_key("anyOf") {
+    /// `typed`: the schema said what type it has (a refused way of saying it is reported
+    /// already).
+    fn check_shape(&mut self, out: &Map<String, Value>, path: &str, is_root: bool, typed: bool) {
+        if !typed {
             self.problem(path, "type", "Gemini needs a `type` for every schema");
         }
         let object = out.get("type").and_then(Value::as_str) == Some("object");
