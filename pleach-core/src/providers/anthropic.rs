@@ -191,6 +191,13 @@ pub struct MessagesStreamParser {
 
 impl MessagesStreamParser {
     /// A parser for one stream.
+    ///
+    /// ```
+    /// use pleach_core::providers::{anthropic::MessagesStreamParser, StreamParser};
+    /// let mut parser = MessagesStreamParser::new();
+    /// assert!(parser.finish().is_empty()); // nothing was open
+    /// assert_eq!(parser.skipped(), 0);
+    /// ```
     pub fn new() -> Self {
         MessagesStreamParser::default()
     }

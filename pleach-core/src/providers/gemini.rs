@@ -321,6 +321,13 @@ pub struct GeminiStreamParser {
 
 impl GeminiStreamParser {
     /// A parser for one stream.
+    ///
+    /// ```
+    /// use pleach_core::providers::{gemini::GeminiStreamParser, StreamParser};
+    /// let mut parser = GeminiStreamParser::new();
+    /// assert!(parser.finish().is_empty()); // nothing was open
+    /// assert_eq!(parser.skipped(), 0);
+    /// ```
     pub fn new() -> Self {
         GeminiStreamParser::default()
     }

@@ -3,6 +3,15 @@
 //! MCP carries `title` (the registry's display name) beside the name, and an `outputSchema` only
 //! for tools whose output is an object: MCP's `structuredContent` is a JSON object, so an output
 //! schema of another type is left out (the result still goes back as text).
+//!
+//! ```
+//! use pleach_core::providers::mcp;
+//!
+//! let listed = mcp::definitions(pleach_core::tool_registry()).unwrap();
+//! assert!(listed.iter().all(|tool| tool["inputSchema"]["type"] == "object"));
+//! let result = mcp::call_tool_result(&Ok(serde_json::json!({ "ok": true })));
+//! assert_eq!(result["structuredContent"]["ok"], true);
+//! ```
 
 use serde_json::{Value, json};
 

@@ -214,6 +214,11 @@ pub enum StreamProblem {
 
 impl StreamProblem {
     /// The error code of a call that failed for this reason.
+    ///
+    /// ```
+    /// use pleach_core::providers::StreamProblem;
+    /// assert_eq!(StreamProblem::UnreadableEvent.error_code().as_u16(), 1005);
+    /// ```
     pub fn error_code(self) -> crate::ErrorCode {
         match self {
             StreamProblem::Incomplete | StreamProblem::ProviderError => {
@@ -370,11 +375,24 @@ impl<P: StreamParser> Decoder<P> {
     }
 
     /// The parser (for [`StreamParser::skipped`], say).
+    ///
+    /// ```
+    /// use pleach_core::providers::{anthropic::MessagesStreamParser, Decoder, StreamParser};
+    /// let mut decoder = Decoder::json_lines(MessagesStreamParser::new());
+    /// decoder.feed(b"{\"type\":\"something_new\"}\n");
+    /// assert_eq!(decoder.parser().skipped(), 1);
+    /// ```
     pub fn parser(&self) -> &P {
         &self.parser
     }
 
     /// The parser, giving up the framing.
+    ///
+    /// ```
+    /// use pleach_core::providers::{openai_chat::ChatStreamParser, Decoder, StreamParser};
+    /// let mut parser = Decoder::sse(ChatStreamParser::new()).into_parser();
+    /// assert!(parser.feed("[DONE]").is_empty());
+    /// ```
     pub fn into_parser(self) -> P {
         self.parser
     }

@@ -303,6 +303,13 @@ pub struct ChatStreamParser {
 
 impl ChatStreamParser {
     /// A parser for one stream.
+    ///
+    /// ```
+    /// use pleach_core::providers::{openai_chat::ChatStreamParser, StreamParser};
+    /// let mut parser = ChatStreamParser::new();
+    /// assert!(parser.finish().is_empty()); // nothing was open
+    /// assert_eq!(parser.skipped(), 0);
+    /// ```
     pub fn new() -> Self {
         ChatStreamParser::default()
     }

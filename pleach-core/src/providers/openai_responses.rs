@@ -239,6 +239,13 @@ pub struct ResponsesStreamParser {
 
 impl ResponsesStreamParser {
     /// A parser for one stream.
+    ///
+    /// ```
+    /// use pleach_core::providers::{openai_responses::ResponsesStreamParser, StreamParser};
+    /// let mut parser = ResponsesStreamParser::new();
+    /// assert!(parser.finish().is_empty()); // nothing was open
+    /// assert_eq!(parser.skipped(), 0);
+    /// ```
     pub fn new() -> Self {
         ResponsesStreamParser::default()
     }

@@ -23,6 +23,10 @@ use std::mem;
 
 /// The longest line (or event) accepted by default: 8 MiB. A stream that sends more without a
 /// line break is refused rather than buffered without end.
+///
+/// ```
+/// assert_eq!(pleach_core::providers::sse::DEFAULT_MAX_EVENT_BYTES, 8 << 20);
+/// ```
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
 
 /// One Server-Sent Event: its `event:` name, if any, and its `data:` lines joined with `\n`.

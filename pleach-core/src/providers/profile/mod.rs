@@ -218,11 +218,23 @@ impl ProfileError {
     }
 
     /// The profile checked.
+    ///
+    /// ```
+    /// use pleach_core::providers::{check_registry, Profile};
+    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+    /// let any = define_tool("any_input", "Takes anything.")
+    ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+    ///     .unwrap();
+    /// let registry = ToolRegistryBuilder::new().register(any).build().unwrap();
+    /// let err = check_registry(&registry, Profile::OpenAiStrict).unwrap_err();
+    /// assert_eq!(err.profile(), Profile::OpenAiStrict);
+    /// assert_eq!(err.problems()[0].1.path, "");
+    /// ```
     pub fn profile(&self) -> Profile {
         self.profile
     }
 
-    /// Every problem, with the name of its tool.
+    /// Every problem, with the name of its tool (see [`ProfileError::profile`] for an example).
     pub fn problems(&self) -> &[(String, ProfileProblem)] {
         &self.problems
     }
@@ -266,7 +278,7 @@ pub fn check_registry(registry: &dyn ToolRegistry, profile: Profile) -> Result<(
 }
 
 /// Fails (panics, for use in tests) unless every tool of the active registry (see
-/// [`active_registry`](crate::active_registry)) fits `profile`; the message lists every tool and
+/// [`active_registry`]) fits `profile`; the message lists every tool and
 /// path at fault. One test makes a schema the provider would refuse a CI failure instead of a
 /// 400 in production.
 ///
