@@ -70,8 +70,13 @@ pub fn definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
 /// [`definition`] for every tool of a registry; every problem of every tool if any.
 ///
 /// ```
-/// let tools = pleach_core::providers::anthropic::definitions(pleach_core::tool_registry()).unwrap();
-/// assert_eq!(tools.len(), pleach_core::tool_registry().size());
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// let tools = pleach_core::providers::anthropic::definitions(&registry).unwrap();
+/// assert_eq!(tools[0]["name"], "ping");
 /// ```
 pub fn definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileError> {
     each_checked_definition(registry, Profile::Anthropic, |t| definition(t.definition()))

@@ -123,8 +123,13 @@ pub fn tools(registry: &dyn ToolRegistry) -> Result<Value, ProfileError> {
 /// The `tools` entry for every tool of a registry, with [`definition_json_schema`].
 ///
 /// ```
-/// let tools = pleach_core::providers::gemini::tools_json_schema(pleach_core::tool_registry());
-/// assert!(tools["functionDeclarations"].is_array());
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// let tools = pleach_core::providers::gemini::tools_json_schema(&registry);
+/// assert_eq!(tools["functionDeclarations"][0]["parametersJsonSchema"]["type"], "object");
 /// ```
 pub fn tools_json_schema(registry: &dyn ToolRegistry) -> Value {
     json!({ "functionDeclarations": each_definition(registry, definition_json_schema) })

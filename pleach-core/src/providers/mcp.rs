@@ -7,8 +7,8 @@
 //! ```
 //! use pleach_core::providers::mcp;
 //!
-//! let listed = mcp::definitions(pleach_core::tool_registry()).unwrap();
-//! assert!(listed.iter().all(|tool| tool["inputSchema"]["type"] == "object"));
+//! let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
+//! assert!(mcp::definitions(&registry).unwrap().is_empty());
 //! let result = mcp::call_tool_result(&Ok(serde_json::json!({ "ok": true })));
 //! assert_eq!(result["structuredContent"]["ok"], true);
 //! ```
@@ -60,8 +60,13 @@ pub fn definition(tool: &UnifiedToolDefinition) -> Result<Value, Vec<ProfileProb
 /// Every tool of a registry as `tools/list` lists them; every problem of every tool if any.
 ///
 /// ```
-/// let tools = pleach_core::providers::mcp::definitions(pleach_core::tool_registry()).unwrap();
-/// assert_eq!(tools.len(), pleach_core::tool_registry().size());
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// let tools = pleach_core::providers::mcp::definitions(&registry).unwrap();
+/// assert_eq!(tools[0]["title"], "Ping");
 /// ```
 pub fn definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileError> {
     each_checked_definition(registry, Profile::Mcp, definition)

@@ -84,8 +84,13 @@ pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProb
 /// [`definition`] for every tool of a registry.
 ///
 /// ```
-/// let tools = pleach_core::providers::openai_chat::definitions(pleach_core::tool_registry());
-/// assert_eq!(tools.len(), pleach_core::tool_registry().size());
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// let tools = pleach_core::providers::openai_chat::definitions(&registry);
+/// assert_eq!(tools[0]["function"]["name"], "ping");
 /// ```
 pub fn definitions(registry: &dyn ToolRegistry) -> Vec<Value> {
     each_definition(registry, definition)

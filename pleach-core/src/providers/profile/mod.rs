@@ -261,7 +261,12 @@ impl fmt::Display for ProfileError {
 ///
 /// ```
 /// use pleach_core::providers::{check_registry, Profile};
-/// check_registry(pleach_core::tool_registry(), Profile::Anthropic).unwrap();
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// check_registry(&registry, Profile::Anthropic).unwrap();
 /// ```
 pub fn check_registry(registry: &dyn ToolRegistry, profile: Profile) -> Result<(), ProfileError> {
     let mut problems = Vec::new();
