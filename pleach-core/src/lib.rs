@@ -63,6 +63,7 @@
 //! | [`validate_tool_call`], [`ValidationResult`] | checking a call without running it |
 //! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
 //! | [`SafetyTier`], [`safety`] | `critical` / `standard` / `advisory`, fabrication detectors, provenance, approval interrupts (`docs/safety.md`) |
+//! | [`providers`] | tool definitions per provider (OpenAI Chat / Responses, Anthropic, Gemini, MCP), schema profiles, whole and streamed tool calls parsed, results written back (`docs/providers.md`) |
 //!
 //! Types for your own input structs: `pleach_core::serde` and `pleach_core::schemars` are the
 //! versions pleach uses, re-exported, so `#[derive(Deserialize, JsonSchema)]` needs no other
@@ -78,6 +79,7 @@ pub mod error;
 pub mod event;
 pub mod extensions;
 pub mod plugin;
+pub mod providers;
 pub mod registry;
 pub mod safety;
 pub mod schema;

@@ -1,0 +1,430 @@
+//! Anthropic Messages API: tool definitions (`input_schema`), `tool_use` content blocks in whole
+//! and streamed responses, and `tool_result` blocks for results.
+//!
+//! Streams: a `content_block_start` of type `tool_use` starts a call (the block's `index` is its
+//! key), `input_json_delta.partial_json` fragments carry its input, and that block's
+//! `content_block_stop` ends it. An input that streamed nothing at all is `{}` (a start `input`
+//! that is already a non-empty object counts when no fragment follows). A `message_delta` with a
+//! `stop_reason` (or `message_stop`) while a `tool_use` block is still open fails it as
+//! incomplete (1007): that is how a `max_tokens` cut looks; an `error` event fails the open calls
+//! too. `server_tool_use` blocks run on Anthropic's side and are not calls for this runtime.
+//!
+//! ```
+//! use pleach_core::providers::{anthropic::MessagesStreamParser, ProviderEvent, StreamParser};
+//!
+//! let mut parser = MessagesStreamParser::new();
+//! let mut events = parser.feed(r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"list_issues","input":{}}}"#);
+//! events.extend(parser.feed(r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#));
+//! events.extend(parser.feed(r#"{"type":"content_block_stop","index":1}"#));
+//! // No fragment at all: the arguments are `{}`.
+//! assert_eq!(events, [
+//!     ProviderEvent::CallStarted { key: "1".into(), id: "toolu_1".into(), name: "list_issues".into() },
+//!     ProviderEvent::CallEnded { key: "1".into() },
+//! ]);
+//! ```
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::conversation::Message;
+use crate::error::ToolError;
+use crate::registry::ToolRegistry;
+use crate::tool::{ToolCall, ToolDefinition};
+
+use super::calls::CallTable;
+use super::{
+    Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError, StreamParser,
+    StreamProblem, arguments_object, each_checked_definition, end_of_stream, error_text,
+    grouped_messages, lost_event, parse_event, parse_response, provider_error, result_text,
+    usage_event,
+};
+
+/// A tool's definition for the Messages API: `{name, description, input_schema}`, the schema
+/// checked against [`Profile::Anthropic`].
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError};
+/// use pleach_core::providers::anthropic;
+///
+/// let tool = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// assert_eq!(anthropic::definition(&tool).unwrap(), serde_json::json!({
+///     "name": "ping",
+///     "description": "Answers pong.",
+///     "input_schema": { "type": "object" }
+/// }));
+/// ```
+pub fn definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+    let input_schema = Profile::Anthropic.apply_tool(tool)?;
+    Ok(json!({
+        "name": tool.name(),
+        "description": tool.description(),
+        "input_schema": input_schema,
+    }))
+}
+
+/// [`definition`] for every tool of a registry; every problem of every tool if any.
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// let tools = pleach_core::providers::anthropic::definitions(&registry).unwrap();
+/// assert_eq!(tools[0]["name"], "ping");
+/// ```
+pub fn definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileError> {
+    each_checked_definition(registry, Profile::Anthropic, |t| definition(t.definition()))
+}
+
+#[derive(Deserialize)]
+struct Block {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    input: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    content: Vec<Block>,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// The tool calls of a whole (non-streamed) response body: its `tool_use` blocks, in order, the
+/// `input` object's JSON text as it was sent.
+///
+/// ```
+/// use pleach_core::providers::anthropic;
+///
+/// let body = r#"{"type":"message","role":"assistant","content":[
+///     {"type":"text","text":"Let me check."},
+///     {"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city": "Paris"}}
+/// ],"stop_reason":"tool_use"}"#;
+/// let calls = anthropic::tool_calls(body).unwrap();
+/// assert_eq!(calls[0].arguments, r#"{"city": "Paris"}"#);
+/// ```
+pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+    let response: Response = parse_response(body)?;
+    if response.kind.as_deref() == Some("error") {
+        let message = response
+            .error
+            .as_ref()
+            .map_or_else(|| "unknown error".to_owned(), error_text);
+        return Err(ResponseError::new(
+            "/error",
+            format!("the provider returned an error: {message}"),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for (i, block) in response.content.into_iter().enumerate() {
+        if block.kind.as_deref() != Some("tool_use") {
+            continue;
+        }
+        let at = format!("/content/{i}");
+        let id = block
+            .id
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| ResponseError::new(format!("{at}/id"), "a tool_use block has no id"))?;
+        if !seen.insert(id.clone()) {
+            return Err(ResponseError::new(
+                format!("{at}/id"),
+                format!("the call id `{id}` is used twice"),
+            ));
+        }
+        let name = block.name.filter(|n| !n.is_empty()).ok_or_else(|| {
+            ResponseError::new(format!("{at}/name"), "a tool_use block has no name")
+        })?;
+        let arguments = block
+            .input
+            .map_or_else(|| "{}".to_owned(), |raw| raw.get().to_owned());
+        out.push(ToolCall::new(id, name, arguments));
+    }
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    content_block: Option<Block>,
+    #[serde(default)]
+    delta: Option<Value>,
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// The stream parser for Messages API events.
+///
+/// ```
+/// use pleach_core::providers::{anthropic::MessagesStreamParser, ProviderEvent, StreamParser, StreamProblem};
+///
+/// let mut parser = MessagesStreamParser::new();
+/// parser.feed(r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"make_file","input":{}}}"#);
+/// parser.feed(r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"filename\": \"tax"}}"#);
+/// let events = parser.feed(r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":124}}"#);
+/// assert!(matches!(&events[0], ProviderEvent::CallFailed { problem: StreamProblem::Incomplete, error, .. } if error.code().as_u16() == 1007));
+/// ```
+#[derive(Debug, Default)]
+pub struct MessagesStreamParser {
+    calls: CallTable,
+    /// Per open block: a non-empty `input` from its start, and whether any fragment came since.
+    start_inputs: HashMap<String, (Option<String>, bool)>,
+    skipped: usize,
+}
+
+impl MessagesStreamParser {
+    /// A parser for one stream.
+    ///
+    /// ```
+    /// use pleach_core::providers::{anthropic::MessagesStreamParser, StreamParser};
+    /// let mut parser = MessagesStreamParser::new();
+    /// assert!(parser.finish().is_empty()); // nothing was open
+    /// assert_eq!(parser.skipped(), 0);
+    /// ```
+    pub fn new() -> Self {
+        MessagesStreamParser::default()
+    }
+
+    fn block_start(&mut self, out: &mut Vec<ProviderEvent>, key: &str, block: Block) {
+        if block.kind.as_deref() != Some("tool_use") {
+            return;
+        }
+        self.calls.start(
+            out,
+            key,
+            block.id.as_deref().unwrap_or_default(),
+            block.name.as_deref().unwrap_or_default(),
+        );
+        if self.calls.is_open(key) {
+            let input = block.input.map(|raw| raw.get().to_owned()).filter(|text| {
+                serde_json::from_str::<Value>(text)
+                    .is_ok_and(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+            });
+            self.start_inputs.insert(key.to_owned(), (input, false));
+        }
+    }
+
+    fn block_delta(&mut self, out: &mut Vec<ProviderEvent>, key: &str, delta: &Value) {
+        match delta.get("type").and_then(Value::as_str) {
+            Some("input_json_delta") => {
+                let fragment = delta
+                    .get("partial_json")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if let Some((_, streamed)) = self.start_inputs.get_mut(key) {
+                    *streamed |= !fragment.is_empty();
+                }
+                self.calls.delta(out, key, fragment);
+            }
+            Some("text_delta") => {
+                if let Some(text) = delta
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.is_empty())
+                {
+                    out.push(ProviderEvent::Text {
+                        delta: text.to_owned(),
+                    });
+                }
+            }
+            Some("thinking_delta" | "signature_delta" | "citations_delta") => {}
+            _ => self.skipped += 1,
+        }
+    }
+
+    fn block_stop(&mut self, out: &mut Vec<ProviderEvent>, key: &str) {
+        if !self.calls.is_open(key) {
+            // A text or thinking block, or a call that already failed.
+            return;
+        }
+        if let Some((Some(input), false)) = self.start_inputs.remove(key) {
+            self.calls.delta(out, key, &input);
+        }
+        self.calls.end(out, key);
+    }
+
+    /// The message stopped: a `tool_use` block still open will not get its `content_block_stop`.
+    fn message_stopped(&mut self, out: &mut Vec<ProviderEvent>, reason: &str) {
+        self.calls.fail_open(out, StreamProblem::Incomplete, |id| {
+            format!("the message stopped (`{reason}`) before the input of call `{id}` was complete; it was not run")
+        });
+        self.start_inputs.clear();
+    }
+}
+
+impl StreamParser for MessagesStreamParser {
+    fn feed(&mut self, data: &str) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        let event: Event = match parse_event(data) {
+            Ok(event) => event,
+            Err(reason) => {
+                lost_event(&mut self.calls, &mut out, &reason);
+                return out;
+            }
+        };
+        let key = event.index.map(|i| i.to_string()).unwrap_or_default();
+        match event.kind.as_deref().unwrap_or_default() {
+            "content_block_start" => {
+                if let Some(block) = event.content_block {
+                    self.block_start(&mut out, &key, block);
+                }
+            }
+            "content_block_delta" => {
+                if let Some(delta) = &event.delta {
+                    self.block_delta(&mut out, &key, delta);
+                }
+            }
+            "content_block_stop" => self.block_stop(&mut out, &key),
+            "message_delta" => {
+                let reason = event
+                    .delta
+                    .as_ref()
+                    .and_then(|d| d.get("stop_reason"))
+                    .and_then(Value::as_str);
+                if let Some(reason) = reason {
+                    self.message_stopped(&mut out, reason);
+                    out.push(ProviderEvent::Finished {
+                        reason: Some(reason.to_owned()),
+                    });
+                }
+                out.extend(
+                    event
+                        .usage
+                        .as_ref()
+                        .and_then(|u| usage_event(u, "input_tokens", "output_tokens")),
+                );
+            }
+            "message_stop" => self.message_stopped(&mut out, "message_stop"),
+            "message_start" => {
+                let usage = event.message.as_ref().and_then(|m| m.get("usage"));
+                out.extend(usage.and_then(|u| usage_event(u, "input_tokens", "output_tokens")));
+            }
+            "ping" => {}
+            "error" => {
+                let message = event
+                    .error
+                    .as_ref()
+                    .map_or_else(|| "unknown error".to_owned(), error_text);
+                provider_error(&mut self.calls, &mut out, &message);
+                self.start_inputs.clear();
+            }
+            _ => self.skipped += 1,
+        }
+        out
+    }
+
+    fn unreadable(&mut self, reason: &str) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        lost_event(&mut self.calls, &mut out, reason);
+        out
+    }
+
+    fn finish(&mut self) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        end_of_stream(&mut self.calls, &mut out, "`content_block_stop`");
+        self.start_inputs.clear();
+        out
+    }
+
+    fn skipped(&self) -> usize {
+        self.skipped
+    }
+}
+
+/// The `tool_result` content block for a call's outcome (`is_error` set for a failure).
+///
+/// ```
+/// use pleach_core::{ToolCall, ToolError};
+/// use pleach_core::providers::anthropic;
+/// use serde_json::json;
+///
+/// let call = ToolCall::new("toolu_1", "get_weather", "{}");
+/// assert_eq!(
+///     anthropic::tool_result(&call, &Err(ToolError::failed("no such city"))),
+///     json!({ "type": "tool_result", "tool_use_id": "toolu_1", "content": "error 1008: no such city", "is_error": true })
+/// );
+/// ```
+pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
+    let (content, is_error) = result_text(outcome);
+    result_block(&call.id, &content, is_error)
+}
+
+fn result_block(id: &str, content: &str, is_error: bool) -> Value {
+    json!({ "type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error })
+}
+
+/// The assistant message carrying the calls as `tool_use` blocks (after a text block, if any).
+/// Arguments that are not a JSON object (a call that failed to parse) are sent as `{}`.
+///
+/// ```
+/// use pleach_core::ToolCall;
+/// use pleach_core::providers::anthropic;
+/// use serde_json::json;
+///
+/// let m = anthropic::assistant_message(Some("Checking."), &[ToolCall::new("toolu_1", "get_weather", r#"{"city":"Paris"}"#)]);
+/// assert_eq!(m, json!({ "role": "assistant", "content": [
+///     { "type": "text", "text": "Checking." },
+///     { "type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": { "city": "Paris" } }
+/// ] }));
+/// ```
+pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
+    let text = content
+        .filter(|t| !t.is_empty())
+        .map(|t| json!({ "type": "text", "text": t }));
+    let blocks: Vec<Value> = text
+        .into_iter()
+        .chain(calls.iter().map(|c| {
+            json!({ "type": "tool_use", "id": c.id, "name": c.name, "input": arguments_object(c) })
+        }))
+        .collect();
+    json!({ "role": "assistant", "content": blocks })
+}
+
+/// A conversation as Messages API `messages`: consecutive tool results go into one `user`
+/// message, as the API requires (all results of an assistant turn in the next user turn).
+///
+/// ```
+/// use pleach_core::{Message, ToolCall};
+/// use pleach_core::providers::anthropic;
+///
+/// let (a, b) = (ToolCall::new("toolu_1", "f", "{}"), ToolCall::new("toolu_2", "g", "{}"));
+/// let messages = anthropic::messages(&[
+///     Message::User { content: "go".into() },
+///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
+///     Message::tool_result(&a, &Ok(serde_json::json!(1))),
+///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
+/// ]);
+/// assert_eq!(messages.len(), 3);
+/// assert_eq!(messages[2]["content"].as_array().unwrap().len(), 2);
+/// ```
+pub fn messages(conversation: &[Message]) -> Vec<Value> {
+    grouped_messages(
+        conversation,
+        |text| json!({ "role": "user", "content": text }),
+        assistant_message,
+        |id, _name, content, is_error| result_block(id, content, is_error),
+        |blocks| json!({ "role": "user", "content": blocks }),
+    )
+}

@@ -1,0 +1,113 @@
+//! Model Context Protocol: tools as `tools/list` lists them, and `tools/call` results.
+//!
+//! MCP carries `title` (the registry's display name) beside the name, and an `outputSchema` only
+//! for tools whose output is an object: MCP's `structuredContent` is a JSON object, so an output
+//! schema of another type is left out (the result still goes back as text).
+//!
+//! ```
+//! use pleach_core::providers::mcp;
+//!
+//! let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
+//! assert!(mcp::definitions(&registry).unwrap().is_empty());
+//! let result = mcp::call_tool_result(&Ok(serde_json::json!({ "ok": true })));
+//! assert_eq!(result["structuredContent"]["ok"], true);
+//! ```
+
+use serde_json::{Value, json};
+
+use crate::error::ToolError;
+use crate::registry::ToolRegistry;
+use crate::tool::UnifiedToolDefinition;
+
+use super::{Profile, ProfileError, ProfileProblem, each_checked_definition};
+
+/// A tool as MCP's `tools/list` describes it: `name`, `title`, `description`, `inputSchema`, and
+/// `outputSchema` when the output is an object. The input schema is checked against
+/// [`Profile::Mcp`].
+///
+/// ```
+/// use pleach_core::{create_unified_tool, define_tool, ToolError};
+/// use pleach_core::providers::mcp;
+/// use serde_json::json;
+///
+/// let tool = define_tool("get_user", "Looks a user up.")
+///     .output_schema(json!({ "type": "object", "properties": { "name": { "type": "string" } } }))
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(json!({ "name": "Ada" })) })
+///     .unwrap();
+/// let listed = mcp::definition(&create_unified_tool(tool)).unwrap();
+/// assert_eq!(listed["title"], "Get User");
+/// assert_eq!(listed["inputSchema"], json!({ "type": "object" }));
+/// assert_eq!(listed["outputSchema"]["properties"]["name"]["type"], "string");
+/// ```
+pub fn definition(tool: &UnifiedToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+    let definition = tool.definition();
+    let input_schema = Profile::Mcp.apply_tool(definition)?;
+    let mut listed = json!({
+        "name": tool.name(),
+        "title": tool.display_name(),
+        "description": definition.description(),
+        "inputSchema": input_schema,
+    });
+    if let Some(output) = definition
+        .output_schema()
+        .filter(|s| s.get("type").and_then(Value::as_str) == Some("object"))
+    {
+        listed["outputSchema"] = output.clone();
+    }
+    Ok(listed)
+}
+
+/// Every tool of a registry as `tools/list` lists them; every problem of every tool if any.
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// let tools = pleach_core::providers::mcp::definitions(&registry).unwrap();
+/// assert_eq!(tools[0]["title"], "Ping");
+/// ```
+pub fn definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileError> {
+    each_checked_definition(registry, Profile::Mcp, definition)
+}
+
+/// A `tools/call` result: the result as JSON text in a `text` content block, the value itself as
+/// `structuredContent` when it is an object, and `isError` for a failure (whose text is the
+/// error's model text).
+///
+/// ```
+/// use pleach_core::ToolError;
+/// use pleach_core::providers::mcp;
+/// use serde_json::json;
+///
+/// assert_eq!(
+///     mcp::call_tool_result(&Ok(json!({ "name": "Ada" }))),
+///     json!({
+///         "content": [{ "type": "text", "text": "{\"name\":\"Ada\"}" }],
+///         "structuredContent": { "name": "Ada" },
+///         "isError": false
+///     })
+/// );
+/// let failed = mcp::call_tool_result(&Err(ToolError::failed("no such user")));
+/// assert_eq!(failed["isError"], true);
+/// assert_eq!(failed["content"][0]["text"], "error 1008: no such user");
+/// ```
+pub fn call_tool_result(outcome: &Result<Value, ToolError>) -> Value {
+    match outcome {
+        Ok(value) => {
+            let mut result = json!({
+                "content": [{ "type": "text", "text": value.to_string() }],
+                "isError": false,
+            });
+            if value.is_object() {
+                result["structuredContent"] = value.clone();
+            }
+            result
+        }
+        Err(error) => json!({
+            "content": [{ "type": "text", "text": error.model_text() }],
+            "isError": true,
+        }),
+    }
+}

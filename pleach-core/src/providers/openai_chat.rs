@@ -1,0 +1,580 @@
+//! OpenAI Chat Completions (and the many APIs that copy it: DeepSeek, Groq, xAI, Mistral, Alibaba,
+//! vLLM, …): tool definitions, `tool_calls` in whole and streamed responses, and the `tool`
+//! messages results go back in.
+//!
+//! Streams: a call's fragments are keyed by `tool_calls[].index`; the first fragment of an index
+//! carries the id and the name. A call ends when its choice's `finish_reason` arrives; a
+//! `finish_reason` of `length` or `content_filter` fails the open calls as incomplete (1007), since
+//! the model stopped mid-arguments. `data: [DONE]` without a `finish_reason` also ends the open
+//! calls: it is the server's own in-band end of the stream (a dropped connection sends neither, and
+//! its calls fail as incomplete). An id or name sent again as `""` (Alibaba, Mistral) never
+//! overwrites the known one.
+//!
+//! ```
+//! use pleach_core::providers::{openai_chat::ChatStreamParser, ProviderEvent, StreamParser};
+//!
+//! let mut parser = ChatStreamParser::new();
+//! let mut events = parser.feed(r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}"#);
+//! events.extend(parser.feed(r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"","function":{"name":"","arguments":"{\"city\":\"Oslo\"}"}}]}}]}"#));
+//! events.extend(parser.feed(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#));
+//! assert_eq!(events[0], ProviderEvent::CallStarted { key: "0".into(), id: "call_1".into(), name: "get_weather".into() });
+//! assert_eq!(events[1], ProviderEvent::ArgumentsDelta { key: "0".into(), fragment: r#"{"city":"Oslo"}"#.into() });
+//! assert_eq!(events[2], ProviderEvent::CallEnded { key: "0".into() });
+//! ```
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::conversation::Message;
+use crate::error::ToolError;
+use crate::registry::ToolRegistry;
+use crate::tool::{ToolCall, ToolDefinition};
+
+use super::calls::CallTable;
+use super::{
+    Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError, StreamParser,
+    StreamProblem, each_checked_definition, each_definition, end_of_stream, error_text, lost_event,
+    parse_event, parse_response, provider_error, result_text, usage_event,
+};
+
+/// A tool's definition for Chat Completions, not strict: the schema as it is, `"strict": false`.
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError};
+/// use pleach_core::providers::openai_chat;
+///
+/// let tool = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let def = openai_chat::definition(&tool);
+/// assert_eq!(def["type"], "function");
+/// assert_eq!(def["function"]["name"], "ping");
+/// assert_eq!(def["function"]["parameters"], serde_json::json!({ "type": "object" }));
+/// assert_eq!(def["function"]["strict"], false);
+/// ```
+pub fn definition(tool: &ToolDefinition) -> Value {
+    wrap(tool, tool.input_schema(), false)
+}
+
+/// A tool's definition for Chat Completions in strict mode: the schema through
+/// [`Profile::OpenAiStrict`], `"strict": true`; or every problem that profile finds.
+///
+/// ```
+/// use pleach_core::tool;
+/// use pleach_core::providers::openai_chat;
+///
+/// /// Free-text search.
+/// #[tool]
+/// async fn search(query: String, limit: Option<u32>) -> Vec<String> {
+///     vec![query; limit.unwrap_or(1) as usize]
+/// }
+///
+/// let def = openai_chat::strict_definition(&search::definition()).unwrap();
+/// assert_eq!(def["function"]["strict"], true);
+/// assert_eq!(def["function"]["parameters"]["required"], serde_json::json!(["limit", "query"]));
+/// ```
+pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+    let parameters = Profile::OpenAiStrict.apply_tool(tool)?;
+    Ok(wrap(tool, &parameters, true))
+}
+
+/// [`definition`] for every tool of a registry.
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// let tools = pleach_core::providers::openai_chat::definitions(&registry);
+/// assert_eq!(tools[0]["function"]["name"], "ping");
+/// ```
+pub fn definitions(registry: &dyn ToolRegistry) -> Vec<Value> {
+    each_definition(registry, definition)
+}
+
+/// [`strict_definition`] for every tool of a registry; every problem of every tool if any.
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let any = define_tool("any_input", "Takes any object.")
+///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(any).build().unwrap();
+/// let err = pleach_core::providers::openai_chat::strict_definitions(&registry).unwrap_err();
+/// assert_eq!(err.problems()[0].0, "any_input");
+/// ```
+pub fn strict_definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileError> {
+    each_checked_definition(registry, Profile::OpenAiStrict, |t| {
+        strict_definition(t.definition())
+    })
+}
+
+fn wrap(tool: &ToolDefinition, parameters: &Value, strict: bool) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": tool.name(),
+            "description": tool.description(),
+            "parameters": parameters,
+            "strict": strict,
+        }
+    })
+}
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    choices: Vec<ResponseChoice>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ResponseChoice {
+    #[serde(default)]
+    message: Option<ResponseMessage>,
+}
+
+#[derive(Deserialize)]
+struct ResponseMessage {
+    #[serde(default)]
+    tool_calls: Option<Vec<ResponseToolCall>>,
+}
+
+#[derive(Deserialize)]
+struct ResponseToolCall {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<ResponseFunction>,
+}
+
+#[derive(Deserialize)]
+struct ResponseFunction {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<Box<RawValue>>,
+}
+
+/// The tool calls of a whole (non-streamed) response body, from its first choice, in order.
+///
+/// `arguments` is normally a string of JSON; an object (some compatible servers send one) is
+/// taken as its JSON text. A call without an id or a name, or an id used twice, is an error.
+///
+/// ```
+/// use pleach_core::providers::openai_chat;
+///
+/// let body = r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[
+///     {"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\":1,\"b\":2}"}}
+/// ]},"finish_reason":"tool_calls"}]}"#;
+/// let calls = openai_chat::tool_calls(body).unwrap();
+/// assert_eq!(calls[0].id, "call_1");
+/// assert_eq!(calls[0].arguments, r#"{"a":1,"b":2}"#);
+/// ```
+pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+    let response: Response = parse_response(body)?;
+    if let Some(error) = &response.error {
+        return Err(ResponseError::new(
+            "/error",
+            format!("the provider returned an error: {}", error_text(error)),
+        ));
+    }
+    let Some(calls) = response
+        .choices
+        .into_iter()
+        .next()
+        .and_then(|c| c.message)
+        .and_then(|m| m.tool_calls)
+    else {
+        return Ok(Vec::new());
+    };
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::with_capacity(calls.len());
+    for (i, call) in calls.into_iter().enumerate() {
+        let at = format!("/choices/0/message/tool_calls/{i}");
+        let id = call
+            .id
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| ResponseError::new(format!("{at}/id"), "a tool call has no id"))?;
+        if !seen.insert(id.clone()) {
+            return Err(ResponseError::new(
+                format!("{at}/id"),
+                format!("the call id `{id}` is used twice"),
+            ));
+        }
+        let function = call.function.ok_or_else(|| {
+            ResponseError::new(format!("{at}/function"), "a tool call has no function")
+        })?;
+        let name = function.name.filter(|n| !n.is_empty()).ok_or_else(|| {
+            ResponseError::new(format!("{at}/function/name"), "a tool call has no name")
+        })?;
+        let arguments = raw_arguments(function.arguments.as_deref())
+            .map_err(|message| ResponseError::new(format!("{at}/function/arguments"), message))?;
+        out.push(ToolCall::new(id, name, arguments));
+    }
+    Ok(out)
+}
+
+/// Arguments as text: a JSON string's content, or other JSON (an object) as written.
+fn raw_arguments(raw: Option<&RawValue>) -> Result<String, String> {
+    let Some(raw) = raw else {
+        return Ok(String::new());
+    };
+    let text = raw.get();
+    if text.starts_with('"') {
+        serde_json::from_str::<String>(text)
+            .map_err(|e| format!("the arguments string could not be read: {e}"))
+    } else if text == "null" {
+        Ok(String::new())
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Option<Vec<Choice>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    /// A string for OpenAI; some compatible servers send a list of parts (read as no text).
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+/// The stream parser for Chat Completions chunks (`chat.completion.chunk`).
+///
+/// ```
+/// use pleach_core::providers::{openai_chat::ChatStreamParser, ProviderEvent, StreamParser, StreamProblem};
+///
+/// let mut parser = ChatStreamParser::new();
+/// parser.feed(r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":"{\"a\":"}}]}}]}"#);
+/// // The model ran out of tokens mid-arguments: the call fails as incomplete (1007).
+/// let events = parser.feed(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#);
+/// assert!(matches!(&events[0], ProviderEvent::CallFailed { problem: StreamProblem::Incomplete, .. }));
+/// ```
+#[derive(Debug, Default)]
+pub struct ChatStreamParser {
+    calls: CallTable,
+    /// The choice of each key.
+    choice_of: HashMap<String, u64>,
+    /// The most recent key of each choice (for deltas without an `index`).
+    last_key: HashMap<u64, String>,
+    /// How many calls each choice started (the position of one without an `index`).
+    started: HashMap<u64, u64>,
+    skipped: usize,
+}
+
+impl ChatStreamParser {
+    /// A parser for one stream.
+    ///
+    /// ```
+    /// use pleach_core::providers::{openai_chat::ChatStreamParser, StreamParser};
+    /// let mut parser = ChatStreamParser::new();
+    /// assert!(parser.finish().is_empty()); // nothing was open
+    /// assert_eq!(parser.skipped(), 0);
+    /// ```
+    pub fn new() -> Self {
+        ChatStreamParser::default()
+    }
+
+    fn key(choice: u64, index: u64) -> String {
+        if choice == 0 {
+            index.to_string()
+        } else {
+            format!("{choice}/{index}")
+        }
+    }
+
+    fn tool_call(&mut self, out: &mut Vec<ProviderEvent>, choice: u64, delta: ToolCallDelta) {
+        let id = delta.id.filter(|id| !id.is_empty());
+        let (name, arguments) = match delta.function {
+            Some(f) => (
+                f.name.filter(|n| !n.is_empty()),
+                f.arguments.unwrap_or_default(),
+            ),
+            None => (None, String::new()),
+        };
+        let key = match delta.index {
+            Some(index) => Self::key(choice, index),
+            // No index: a call with an id is the next one; a fragment without one continues the
+            // last call of the choice.
+            None if id.is_some() => {
+                Self::key(choice, self.started.get(&choice).copied().unwrap_or(0))
+            }
+            None => {
+                let Some(key) = self.last_key.get(&choice).cloned() else {
+                    let message = "the provider sent a tool-call fragment without an `index` before any call started; it was not run".to_owned();
+                    self.calls.fail(
+                        out,
+                        &Self::key(choice, 0),
+                        StreamProblem::UnknownCall,
+                        message,
+                    );
+                    return;
+                };
+                key
+            }
+        };
+        if let Some((known_id, known_name)) = self.calls.open_call(&key) {
+            let conflict = id.as_deref().is_some_and(|id| id != known_id)
+                || name.as_deref().is_some_and(|name| name != known_name);
+            if conflict {
+                let message = format!(
+                    "the provider sent a different id or name for the open call `{known_id}` (index `{key}`); it was not run"
+                );
+                self.calls
+                    .fail(out, &key, StreamProblem::ConflictingCall, message);
+                return;
+            }
+        } else if let (Some(id), Some(name)) = (&id, &name) {
+            self.calls.start(out, &key, id, name);
+            if self.calls.is_open(&key) {
+                *self.started.entry(choice).or_default() += 1;
+                self.choice_of.insert(key.clone(), choice);
+                self.last_key.insert(choice, key.clone());
+            }
+        } else if !self.calls.is_known(&key) {
+            let message = format!(
+                "the provider sent a tool-call fragment for index `{key}` before that call's id and name; it was not run"
+            );
+            self.calls
+                .fail(out, &key, StreamProblem::UnknownCall, message);
+            return;
+        }
+        self.calls.delta(out, &key, &arguments);
+    }
+
+    fn finish_choice(&mut self, out: &mut Vec<ProviderEvent>, choice: u64, reason: &str) {
+        let keys: Vec<String> = self
+            .calls
+            .open_keys()
+            .into_iter()
+            .filter(|k| self.choice_of.get(k) == Some(&choice))
+            .collect();
+        for key in keys {
+            match reason {
+                "length" | "content_filter" => {
+                    let id = self
+                        .calls
+                        .open_call(&key)
+                        .map(|(id, _)| id.to_owned())
+                        .unwrap_or_default();
+                    let message = format!(
+                        "the model stopped (`finish_reason: {reason}`) before the arguments of call `{id}` were complete; it was not run"
+                    );
+                    self.calls
+                        .fail(out, &key, StreamProblem::Incomplete, message);
+                }
+                _ => self.calls.end(out, &key),
+            }
+        }
+    }
+}
+
+impl StreamParser for ChatStreamParser {
+    fn feed(&mut self, data: &str) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        if data.trim() == "[DONE]" {
+            for key in self.calls.open_keys() {
+                self.calls.end(&mut out, &key);
+            }
+            return out;
+        }
+        let chunk: Chunk = match parse_event(data) {
+            Ok(chunk) => chunk,
+            Err(reason) => {
+                lost_event(&mut self.calls, &mut out, &reason);
+                return out;
+            }
+        };
+        if let Some(error) = &chunk.error {
+            provider_error(&mut self.calls, &mut out, &error_text(error));
+            return out;
+        }
+        let Some(choices) = chunk.choices else {
+            if chunk.usage.is_none() {
+                self.skipped += 1;
+            }
+            out.extend(
+                chunk
+                    .usage
+                    .as_ref()
+                    .and_then(|u| usage_event(u, "prompt_tokens", "completion_tokens")),
+            );
+            return out;
+        };
+        for choice in choices {
+            let index = choice.index.unwrap_or(0);
+            if let Some(delta) = choice.delta {
+                if let Some(Value::String(text)) = delta.content
+                    && !text.is_empty()
+                {
+                    out.push(ProviderEvent::Text { delta: text });
+                }
+                for call in delta.tool_calls.into_iter().flatten() {
+                    self.tool_call(&mut out, index, call);
+                }
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_choice(&mut out, index, &reason);
+                out.push(ProviderEvent::Finished {
+                    reason: Some(reason),
+                });
+            }
+        }
+        out.extend(
+            chunk
+                .usage
+                .as_ref()
+                .and_then(|u| usage_event(u, "prompt_tokens", "completion_tokens")),
+        );
+        out
+    }
+
+    fn unreadable(&mut self, reason: &str) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        lost_event(&mut self.calls, &mut out, reason);
+        out
+    }
+
+    fn finish(&mut self) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        end_of_stream(&mut self.calls, &mut out, "`finish_reason` and no `[DONE]`");
+        out
+    }
+
+    fn skipped(&self) -> usize {
+        self.skipped
+    }
+}
+
+/// The `tool` message for a call's outcome: the result as JSON text, or `error <code>: <message>`.
+///
+/// ```
+/// use pleach_core::{ToolCall, ToolError};
+/// use pleach_core::providers::openai_chat;
+/// use serde_json::json;
+///
+/// let call = ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#);
+/// assert_eq!(
+///     openai_chat::tool_result(&call, &Ok(json!(3))),
+///     json!({ "role": "tool", "tool_call_id": "call_1", "content": "3" })
+/// );
+/// let failed = openai_chat::tool_result(&call, &Err(ToolError::failed("boom")));
+/// assert_eq!(failed["content"], "error 1008: boom");
+/// ```
+pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
+    let (content, _) = result_text(outcome);
+    tool_message(&call.id, &content)
+}
+
+fn tool_message(id: &str, content: &str) -> Value {
+    json!({ "role": "tool", "tool_call_id": id, "content": content })
+}
+
+/// The assistant message carrying the calls (and text, if any).
+///
+/// ```
+/// use pleach_core::ToolCall;
+/// use pleach_core::providers::openai_chat;
+/// use serde_json::json;
+///
+/// let m = openai_chat::assistant_message(None, &[ToolCall::new("call_1", "ping", "{}")]);
+/// assert_eq!(m, json!({
+///     "role": "assistant",
+///     "content": null,
+///     "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "ping", "arguments": "{}" } }]
+/// }));
+/// ```
+pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
+    let mut message = json!({ "role": "assistant", "content": content });
+    if !calls.is_empty() {
+        message["tool_calls"] = calls
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.id,
+                    "type": "function",
+                    "function": { "name": c.name, "arguments": c.arguments },
+                })
+            })
+            .collect();
+    }
+    message
+}
+
+/// A conversation as Chat Completions `messages`.
+///
+/// ```
+/// use pleach_core::{Message, ToolCall};
+/// use pleach_core::providers::openai_chat;
+///
+/// let call = ToolCall::new("call_1", "ping", "{}");
+/// let conversation = [
+///     Message::User { content: "ping?".into() },
+///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
+///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
+/// ];
+/// let messages = openai_chat::messages(&conversation);
+/// assert_eq!(messages[2]["role"], "tool");
+/// assert_eq!(messages[2]["content"], "\"pong\"");
+/// ```
+pub fn messages(conversation: &[Message]) -> Vec<Value> {
+    conversation
+        .iter()
+        .map(|message| match message {
+            Message::User { content } => json!({ "role": "user", "content": content }),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => assistant_message(content.as_deref(), tool_calls),
+            Message::Tool {
+                tool_call_id,
+                content,
+                ..
+            } => tool_message(tool_call_id, content),
+        })
+        .collect()
+}

@@ -1,0 +1,543 @@
+//! OpenAI Responses API (and Azure OpenAI's): flat tool definitions, `function_call` output
+//! items, and `function_call_output` input items for results.
+//!
+//! Streams: a call starts with `response.output_item.added` (an item of type `function_call`, its
+//! `id` the key, its `call_id` the call id results are matched back by), its fragments come in
+//! `response.function_call_arguments.delta` keyed by `item_id`, and it ends with
+//! `response.function_call_arguments.done` (or, failing that, `response.output_item.done`). The
+//! final `arguments` of the end event are checked against the streamed fragments: if none were
+//! streamed, the final text is the arguments; if they differ, the call fails. A
+//! `response.incomplete` (token limit) fails the open calls as incomplete (1007); an `error` event
+//! or `response.failed` fails them as well. Several responses in one stream (multi-step) are fine.
+//!
+//! ```
+//! use pleach_core::providers::{openai_responses::ResponsesStreamParser, ProviderEvent, StreamParser};
+//!
+//! let mut parser = ResponsesStreamParser::new();
+//! let mut events = parser.feed(r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"call_1","name":"ping","arguments":""}}"#);
+//! events.extend(parser.feed(r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{}"}"#));
+//! events.extend(parser.feed(r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{}"}"#));
+//! assert_eq!(events[0], ProviderEvent::CallStarted { key: "fc_1".into(), id: "call_1".into(), name: "ping".into() });
+//! assert_eq!(events[2], ProviderEvent::CallEnded { key: "fc_1".into() });
+//! ```
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::conversation::Message;
+use crate::error::ToolError;
+use crate::registry::ToolRegistry;
+use crate::tool::{ToolCall, ToolDefinition};
+
+use super::calls::CallTable;
+use super::{
+    Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError, StreamParser,
+    StreamProblem, each_checked_definition, each_definition, end_of_stream, error_text, lost_event,
+    parse_event, parse_response, provider_error, result_text, usage_event,
+};
+
+/// A tool's definition for the Responses API, not strict (`"strict": false` is sent explicitly:
+/// the Responses API takes function tools as strict when the field is left out).
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError};
+/// use pleach_core::providers::openai_responses;
+///
+/// let tool = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let def = openai_responses::definition(&tool);
+/// assert_eq!(def, serde_json::json!({
+///     "type": "function",
+///     "name": "ping",
+///     "description": "Answers pong.",
+///     "parameters": { "type": "object" },
+///     "strict": false
+/// }));
+/// ```
+pub fn definition(tool: &ToolDefinition) -> Value {
+    wrap(tool, tool.input_schema(), false)
+}
+
+/// A tool's definition in strict mode ([`Profile::OpenAiStrict`]), or every problem found.
+///
+/// ```
+/// use pleach_core::tool;
+/// use pleach_core::providers::openai_responses;
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// let def = openai_responses::strict_definition(&add::definition()).unwrap();
+/// assert_eq!(def["strict"], true);
+/// assert_eq!(def["parameters"]["additionalProperties"], false);
+/// ```
+pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+    let parameters = Profile::OpenAiStrict.apply_tool(tool)?;
+    Ok(wrap(tool, &parameters, true))
+}
+
+/// [`definition`] for every tool of a registry.
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// let tools = pleach_core::providers::openai_responses::definitions(&registry);
+/// assert_eq!(tools[0]["name"], "ping");
+/// ```
+pub fn definitions(registry: &dyn ToolRegistry) -> Vec<Value> {
+    each_definition(registry, definition)
+}
+
+/// [`strict_definition`] for every tool of a registry; every problem of every tool if any.
+///
+/// ```
+/// let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
+/// assert!(pleach_core::providers::openai_responses::strict_definitions(&registry).unwrap().is_empty());
+/// ```
+pub fn strict_definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileError> {
+    each_checked_definition(registry, Profile::OpenAiStrict, |t| {
+        strict_definition(t.definition())
+    })
+}
+
+fn wrap(tool: &ToolDefinition, parameters: &Value, strict: bool) -> Value {
+    json!({
+        "type": "function",
+        "name": tool.name(),
+        "description": tool.description(),
+        "parameters": parameters,
+        "strict": strict,
+    })
+}
+
+#[derive(Deserialize)]
+struct Item {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    call_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    output: Vec<Item>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// The function calls of a whole (non-streamed) response body: its `function_call` output items,
+/// in order, each as a [`ToolCall`] whose id is the item's `call_id`.
+///
+/// ```
+/// use pleach_core::providers::openai_responses;
+///
+/// let body = r#"{"status":"completed","output":[
+///     {"type":"reasoning","id":"rs_1","summary":[]},
+///     {"type":"function_call","id":"fc_1","call_id":"call_1","name":"add","arguments":"{\"a\":1}","status":"completed"}
+/// ]}"#;
+/// let calls = openai_responses::tool_calls(body).unwrap();
+/// assert_eq!(calls.len(), 1);
+/// assert_eq!(calls[0].id, "call_1");
+/// ```
+pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+    let response: Response = parse_response(body)?;
+    if let Some(error) = response.error.as_ref().filter(|e| !e.is_null()) {
+        return Err(ResponseError::new(
+            "/error",
+            format!("the provider returned an error: {}", error_text(error)),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for (i, item) in response.output.into_iter().enumerate() {
+        if item.kind.as_deref() != Some("function_call") {
+            continue;
+        }
+        let at = format!("/output/{i}");
+        let id = item.call_id.filter(|id| !id.is_empty()).ok_or_else(|| {
+            ResponseError::new(format!("{at}/call_id"), "a function call has no call_id")
+        })?;
+        if !seen.insert(id.clone()) {
+            return Err(ResponseError::new(
+                format!("{at}/call_id"),
+                format!("the call id `{id}` is used twice"),
+            ));
+        }
+        let name = item.name.filter(|n| !n.is_empty()).ok_or_else(|| {
+            ResponseError::new(format!("{at}/name"), "a function call has no name")
+        })?;
+        out.push(ToolCall::new(id, name, item.arguments.unwrap_or_default()));
+    }
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    item_id: Option<String>,
+    #[serde(default)]
+    delta: Option<Value>,
+    #[serde(default)]
+    arguments: Option<String>,
+    #[serde(default)]
+    item: Option<Item>,
+    #[serde(default)]
+    response: Option<Value>,
+    #[serde(default)]
+    message: Option<Value>,
+}
+
+/// Event types the parser knows and has nothing to do with (not counted as skipped).
+const IGNORED: &[&str] = &[
+    "response.created",
+    "response.in_progress",
+    "response.queued",
+    "response.content_part.added",
+    "response.content_part.done",
+    "response.output_text.done",
+    "response.output_text.annotation.added",
+    "response.refusal.delta",
+    "response.refusal.done",
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_part.done",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_summary_text.done",
+    "response.reasoning_text.delta",
+    "response.reasoning_text.done",
+];
+
+/// The stream parser for Responses API events.
+///
+/// ```
+/// use pleach_core::providers::{openai_responses::ResponsesStreamParser, ProviderEvent, StreamParser, StreamProblem};
+///
+/// let mut parser = ResponsesStreamParser::new();
+/// // Arguments for an item that never started: that call fails, nothing else does.
+/// let events = parser.feed(r#"{"type":"response.function_call_arguments.delta","item_id":"fc_9","delta":"{"}"#);
+/// assert!(matches!(&events[0], ProviderEvent::CallFailed { key, problem: StreamProblem::UnknownCall, .. } if key == "fc_9"));
+/// ```
+#[derive(Debug, Default)]
+pub struct ResponsesStreamParser {
+    calls: CallTable,
+    /// The fragments streamed so far per open call, to check the final `arguments` against.
+    received: HashMap<String, String>,
+    skipped: usize,
+}
+
+impl ResponsesStreamParser {
+    /// A parser for one stream.
+    ///
+    /// ```
+    /// use pleach_core::providers::{openai_responses::ResponsesStreamParser, StreamParser};
+    /// let mut parser = ResponsesStreamParser::new();
+    /// assert!(parser.finish().is_empty()); // nothing was open
+    /// assert_eq!(parser.skipped(), 0);
+    /// ```
+    pub fn new() -> Self {
+        ResponsesStreamParser::default()
+    }
+
+    fn item_added(&mut self, out: &mut Vec<ProviderEvent>, item: Item) {
+        if item.kind.as_deref() != Some("function_call") {
+            return;
+        }
+        let Some(key) = item.id.clone().or_else(|| item.call_id.clone()) else {
+            let message = "the provider started a function call without an item id or call id; it was not run".to_owned();
+            self.calls
+                .fail(out, "", StreamProblem::UnknownCall, message);
+            return;
+        };
+        self.calls.start(
+            out,
+            &key,
+            item.call_id.as_deref().unwrap_or_default(),
+            item.name.as_deref().unwrap_or_default(),
+        );
+        if self.calls.is_open(&key) {
+            let arguments = item.arguments.unwrap_or_default();
+            self.calls.delta(out, &key, &arguments);
+            self.received.insert(key, arguments);
+        }
+    }
+
+    fn arguments_delta(&mut self, out: &mut Vec<ProviderEvent>, key: &str, fragment: &str) {
+        if let Some(received) = self.received.get_mut(key) {
+            received.push_str(fragment);
+        }
+        self.calls.delta(out, key, fragment);
+    }
+
+    /// The end signal, with the final arguments if the event carried them.
+    fn end(
+        &mut self,
+        out: &mut Vec<ProviderEvent>,
+        key: &str,
+        call_id: Option<&str>,
+        arguments: Option<&str>,
+    ) {
+        let Some((id, _)) = self.calls.open_call(key) else {
+            // Ended already (`arguments.done` then `output_item.done`), or never started.
+            if !self.calls.is_known(key) {
+                self.calls.end(out, key);
+            }
+            return;
+        };
+        if let Some(call_id) = call_id.filter(|c| !c.is_empty() && *c != id) {
+            let message = format!(
+                "the provider ended the call `{id}` (item `{key}`) under another call id, `{call_id}`; it was not run"
+            );
+            self.received.remove(key);
+            self.calls
+                .fail(out, key, StreamProblem::ConflictingCall, message);
+            return;
+        }
+        let received = self.received.remove(key).unwrap_or_default();
+        if let Some(arguments) = arguments {
+            if received.is_empty() {
+                self.calls.delta(out, key, arguments);
+            } else if received != arguments {
+                let message = format!(
+                    "the final arguments of call `{id}` differ from the fragments streamed for it; it was not run"
+                );
+                self.calls
+                    .fail(out, key, StreamProblem::ArgumentsMismatch, message);
+                return;
+            }
+        }
+        self.calls.end(out, key);
+    }
+
+    /// `response.completed` or `response.incomplete`: calls still open get no end signal any more.
+    fn response_ended(&mut self, out: &mut Vec<ProviderEvent>, incomplete: bool, response: &Value) {
+        if incomplete {
+            let reason = response
+                .pointer("/incomplete_details/reason")
+                .and_then(Value::as_str)
+                .unwrap_or("incomplete")
+                .to_owned();
+            self.calls.fail_open(out, StreamProblem::Incomplete, |id| {
+                format!("the response ended incomplete (`{reason}`) before the arguments of call `{id}` were complete; it was not run")
+            });
+        } else {
+            end_of_stream(
+                &mut self.calls,
+                out,
+                "`response.function_call_arguments.done`",
+            );
+        }
+        self.received.clear();
+        let reason = response
+            .get("status")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        out.push(ProviderEvent::Finished { reason });
+        out.extend(
+            response
+                .get("usage")
+                .and_then(|u| usage_event(u, "input_tokens", "output_tokens")),
+        );
+    }
+}
+
+impl StreamParser for ResponsesStreamParser {
+    fn feed(&mut self, data: &str) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        let event: Event = match parse_event(data) {
+            Ok(event) => event,
+            Err(reason) => {
+                lost_event(&mut self.calls, &mut out, &reason);
+                return out;
+            }
+        };
+        let kind = event.kind.as_deref().unwrap_or_default();
+        match kind {
+            "response.output_item.added" => {
+                if let Some(item) = event.item {
+                    self.item_added(&mut out, item);
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                let key = event.item_id.unwrap_or_default();
+                let fragment = event
+                    .delta
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                self.arguments_delta(&mut out, &key, fragment);
+            }
+            "response.function_call_arguments.done" => {
+                let key = event.item_id.unwrap_or_default();
+                self.end(&mut out, &key, None, event.arguments.as_deref());
+            }
+            "response.output_item.done" => {
+                if let Some(item) = event
+                    .item
+                    .filter(|i| i.kind.as_deref() == Some("function_call"))
+                {
+                    let key = item
+                        .id
+                        .clone()
+                        .or_else(|| item.call_id.clone())
+                        .unwrap_or_default();
+                    self.end(
+                        &mut out,
+                        &key,
+                        item.call_id.as_deref(),
+                        item.arguments.as_deref(),
+                    );
+                }
+            }
+            "response.output_text.delta" => {
+                if let Some(text) = event
+                    .delta
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.is_empty())
+                {
+                    out.push(ProviderEvent::Text {
+                        delta: text.to_owned(),
+                    });
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                let response = event.response.unwrap_or(Value::Null);
+                self.response_ended(&mut out, kind == "response.incomplete", &response);
+            }
+            "response.failed" | "error" => {
+                let message = event
+                    .response
+                    .as_ref()
+                    .and_then(|r| r.get("error"))
+                    .filter(|e| !e.is_null())
+                    .or(event.message.as_ref())
+                    .map_or_else(|| "the response failed".to_owned(), error_text);
+                provider_error(&mut self.calls, &mut out, &message);
+                self.received.clear();
+            }
+            k if IGNORED.contains(&k) => {}
+            k if k.starts_with("response.output_item.") => {}
+            _ => self.skipped += 1,
+        }
+        out
+    }
+
+    fn unreadable(&mut self, reason: &str) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        lost_event(&mut self.calls, &mut out, reason);
+        out
+    }
+
+    fn finish(&mut self) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        end_of_stream(
+            &mut self.calls,
+            &mut out,
+            "`response.function_call_arguments.done`",
+        );
+        self.received.clear();
+        out
+    }
+
+    fn skipped(&self) -> usize {
+        self.skipped
+    }
+}
+
+/// The `function_call_output` input item for a call's outcome.
+///
+/// ```
+/// use pleach_core::{ToolCall, ToolError};
+/// use pleach_core::providers::openai_responses;
+/// use serde_json::json;
+///
+/// let call = ToolCall::new("call_1", "add", "{}");
+/// assert_eq!(
+///     openai_responses::tool_result(&call, &Ok(json!(3))),
+///     json!({ "type": "function_call_output", "call_id": "call_1", "output": "3" })
+/// );
+/// ```
+pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
+    let (output, _) = result_text(outcome);
+    output_item(&call.id, &output)
+}
+
+fn output_item(call_id: &str, output: &str) -> Value {
+    json!({ "type": "function_call_output", "call_id": call_id, "output": output })
+}
+
+/// The input items of an assistant turn: its text as an assistant message (if any), then one
+/// `function_call` item per call.
+///
+/// ```
+/// use pleach_core::ToolCall;
+/// use pleach_core::providers::openai_responses;
+/// use serde_json::json;
+///
+/// let items = openai_responses::assistant_items(Some("Checking."), &[ToolCall::new("call_1", "ping", "{}")]);
+/// assert_eq!(items[0], json!({ "role": "assistant", "content": "Checking." }));
+/// assert_eq!(items[1], json!({ "type": "function_call", "call_id": "call_1", "name": "ping", "arguments": "{}" }));
+/// ```
+pub fn assistant_items(content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
+    let text = content
+        .filter(|t| !t.is_empty())
+        .map(|t| json!({ "role": "assistant", "content": t }));
+    text.into_iter()
+        .chain(calls.iter().map(|c| {
+            json!({ "type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments })
+        }))
+        .collect()
+}
+
+/// A conversation as Responses API `input` items.
+///
+/// ```
+/// use pleach_core::{Message, ToolCall};
+/// use pleach_core::providers::openai_responses;
+///
+/// let call = ToolCall::new("call_1", "ping", "{}");
+/// let input = openai_responses::messages(&[
+///     Message::User { content: "ping?".into() },
+///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
+///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
+/// ]);
+/// assert_eq!(input.len(), 3);
+/// assert_eq!(input[2]["type"], "function_call_output");
+/// ```
+pub fn messages(conversation: &[Message]) -> Vec<Value> {
+    let mut items = Vec::new();
+    for message in conversation {
+        match message {
+            Message::User { content } => items.push(json!({ "role": "user", "content": content })),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                items.extend(assistant_items(content.as_deref(), tool_calls));
+            }
+            Message::Tool {
+                tool_call_id,
+                content,
+                ..
+            } => items.push(output_item(tool_call_id, content)),
+        }
+    }
+    items
+}

@@ -1,0 +1,602 @@
+//! Schema profiles: what each provider accepts of JSON Schema, as checked transforms. A profile
+//! takes a tool's input schema and returns the schema to send, or every problem found, each with
+//! the JSON pointer of the keyword at fault.
+//!
+//! | profile | converts | refuses |
+//! | --- | --- | --- |
+//! | [`Profile::OpenAiStrict`] | `additionalProperties: false` on every object; every property required, optional ones made nullable; `oneOf` → `anyOf`; one-element `allOf` merged; a `$ref` with siblings inlined; annotations OpenAI rejects (`default`, `examples`, …) and unsupported `format`s dropped | open objects and maps, `allOf`, `not`, `if`/`then`/`else`, `dependent*`, `patternProperties`, tuples, other keywords outside the subset; root `anyOf`; size limits |
+//! | [`Profile::Gemini`] | `$ref`/`$defs` inlined; `["T","null"]` and `anyOf` with `null` → `nullable: true`; `oneOf` → `anyOf`; `const` → one-value `enum`; integer `exclusiveMinimum`/`exclusiveMaximum` → `minimum`/`maximum`; `additionalProperties`, `$schema`, unsupported `format`s dropped | recursive `$ref`, several non-null types, non-string `enum`/`const`, untyped schemas, objects without properties, `allOf` of several, `not`, `if`/`then`/`else`, `multipleOf`, `uniqueItems`, tuples, … |
+//! | [`Profile::Anthropic`] | nothing | a root that is not `type: object`, or has `anyOf`/`oneOf`/`allOf` |
+//! | [`Profile::Mcp`] | nothing | a root that is not `type: object` |
+//!
+//! Conversions only ever widen what the provider is told to produce (`oneOf` → `anyOf`, a dropped
+//! `additionalProperties`), or keep it the same; that is safe because pleach validates every call
+//! against the tool's own schema before it runs. Where a conversion would narrow or lose a
+//! constraint the model is told about, the profile refuses instead. `docs/providers.md` has the
+//! full lists and their sources.
+//!
+//! ```
+//! use pleach_core::providers::Profile;
+//! use serde_json::json;
+//!
+//! let schema = json!({
+//!     "type": "object",
+//!     "properties": {
+//!         "query": { "type": "string" },
+//!         "limit": { "type": "integer", "default": 10 }
+//!     },
+//!     "required": ["query"]
+//! });
+//! let strict = Profile::OpenAiStrict.apply(&schema).unwrap();
+//! assert_eq!(strict["required"], json!(["limit", "query"]));
+//! assert_eq!(strict["properties"]["limit"]["type"], json!(["integer", "null"]));
+//! assert_eq!(strict["additionalProperties"], false);
+//!
+//! let open = json!({ "type": "object", "properties": { "tags": { "type": "object" } } });
+//! let problems = Profile::OpenAiStrict.apply(&open).unwrap_err();
+//! assert_eq!(problems[0].path, "/properties/tags");
+//! ```
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::registry::{ToolRegistry, active_registry};
+use crate::tool::ToolDefinition;
+
+mod gemini;
+mod openai_strict;
+
+/// A provider's schema dialect.
+///
+/// ```
+/// use pleach_core::providers::Profile;
+/// assert_eq!(Profile::Gemini.to_string(), "Gemini");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Profile {
+    /// OpenAI Structured Outputs (`strict: true` function tools, Chat and Responses).
+    OpenAiStrict,
+    /// Gemini `functionDeclarations[].parameters` (the OpenAPI 3.0 subset).
+    Gemini,
+    /// Anthropic `tools[].input_schema`.
+    Anthropic,
+    /// MCP `tools/list` `inputSchema`.
+    Mcp,
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Profile::OpenAiStrict => "OpenAI strict",
+            Profile::Gemini => "Gemini",
+            Profile::Anthropic => "Anthropic",
+            Profile::Mcp => "MCP",
+        })
+    }
+}
+
+impl Profile {
+    /// Transforms an input schema for this profile, or lists every problem found.
+    ///
+    /// ```
+    /// use pleach_core::providers::Profile;
+    /// use serde_json::json;
+    ///
+    /// let schema = json!({ "type": "object", "properties": { "n": { "type": ["integer", "null"] } } });
+    /// let gemini = Profile::Gemini.apply(&schema).unwrap();
+    /// assert_eq!(gemini["properties"]["n"], json!({ "type": "integer", "nullable": true }));
+    /// ```
+    pub fn apply(self, schema: &Value) -> Result<Value, Vec<ProfileProblem>> {
+        let result = match self {
+            Profile::OpenAiStrict => openai_strict::apply(schema),
+            Profile::Gemini => gemini::apply(schema),
+            Profile::Anthropic => anthropic_root(schema).map(|()| schema.clone()),
+            Profile::Mcp => object_root(schema).map(|()| schema.clone()),
+        };
+        result.map_err(dedup)
+    }
+
+    /// Checks a tool's name against this profile's rule and transforms its input schema.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, ToolError};
+    /// use pleach_core::providers::Profile;
+    ///
+    /// let tool = define_tool("echo", "Returns its input.")
+    ///     .input_schema(serde_json::json!({ "type": "object", "properties": { "text": { "type": "string" } } }))
+    ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+    ///     .unwrap();
+    /// assert!(Profile::Anthropic.apply_tool(&tool).is_ok());
+    /// ```
+    pub fn apply_tool(self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        let name_problem = self.name_problem(tool.name());
+        match (self.apply(tool.input_schema()), name_problem) {
+            (Ok(schema), None) => Ok(schema),
+            (Ok(_), Some(problem)) => Err(vec![problem]),
+            (Err(mut problems), name) => {
+                problems.splice(0..0, name);
+                Err(problems)
+            }
+        }
+    }
+
+    /// The problem with a tool name, if this profile's rule refuses it.
+    fn name_problem(self, name: &str) -> Option<ProfileProblem> {
+        let (max, extra, rule): (usize, &[u8], &str) = match self {
+            // OpenAI and Anthropic: `^[a-zA-Z0-9_-]{1,64}$`.
+            Profile::OpenAiStrict | Profile::Anthropic => (64, b"_-", "^[a-zA-Z0-9_-]{1,64}$"),
+            // Gemini also allows `.` and `:`.
+            Profile::Gemini => (64, b"_-.:", "^[a-zA-Z0-9_.:-]{1,64}$"),
+            // MCP (2025-11-25): 1 to 128 of letters, digits, `_`, `-`, `.`.
+            Profile::Mcp => (128, b"_-.", "^[a-zA-Z0-9_.-]{1,128}$"),
+        };
+        let ok = (1..=max).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || extra.contains(&b));
+        (!ok).then(|| {
+            ProfileProblem::new(
+                "",
+                "name",
+                format!("the tool name `{name}` does not match {rule}"),
+            )
+        })
+    }
+}
+
+/// One problem of a schema for a profile: where (a JSON pointer into the schema, `""` for the
+/// root or the tool's name), which keyword, and what is wrong.
+///
+/// ```
+/// let p = pleach_core::providers::ProfileProblem {
+///     path: "/properties/tags".into(),
+///     keyword: "additionalProperties".into(),
+///     message: "a map cannot be expressed in strict mode".into(),
+/// };
+/// assert_eq!(p.to_string(), "at `/properties/tags`: a map cannot be expressed in strict mode (additionalProperties)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ProfileProblem {
+    /// JSON pointer into the schema.
+    pub path: String,
+    /// The keyword at fault (`name` for the tool's name).
+    pub keyword: String,
+    /// What is wrong, and what to do instead.
+    pub message: String,
+}
+
+impl ProfileProblem {
+    fn new(
+        path: impl Into<String>,
+        keyword: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        ProfileProblem {
+            path: path.into(),
+            keyword: keyword.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ProfileProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "at the root: {} ({})", self.message, self.keyword)
+        } else {
+            write!(f, "at `{}`: {} ({})", self.path, self.message, self.keyword)
+        }
+    }
+}
+
+/// Every problem of a set of tools for a profile, by tool name.
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// use pleach_core::providers::{check_registry, Profile};
+///
+/// let open = define_tool("open_ended", "Takes anything.")
+///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(open).build().unwrap();
+/// let err = check_registry(&registry, Profile::OpenAiStrict).unwrap_err();
+/// assert_eq!(err.problems()[0].0, "open_ended");
+/// assert!(err.to_string().contains("tool `open_ended` at the root"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ProfileError {
+    profile: Profile,
+    problems: Vec<(String, ProfileProblem)>,
+}
+
+impl ProfileError {
+    pub(crate) fn new(profile: Profile, problems: Vec<(String, ProfileProblem)>) -> Self {
+        ProfileError { profile, problems }
+    }
+
+    /// The profile checked.
+    ///
+    /// ```
+    /// use pleach_core::providers::{check_registry, Profile};
+    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+    /// let any = define_tool("any_input", "Takes anything.")
+    ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+    ///     .unwrap();
+    /// let registry = ToolRegistryBuilder::new().register(any).build().unwrap();
+    /// let err = check_registry(&registry, Profile::OpenAiStrict).unwrap_err();
+    /// assert_eq!(err.profile(), Profile::OpenAiStrict);
+    /// assert_eq!(err.problems()[0].1.path, "");
+    /// ```
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    /// Every problem, with the name of its tool (see [`ProfileError::profile`] for an example).
+    pub fn problems(&self) -> &[(String, ProfileProblem)] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tools: BTreeSet<&str> = self.problems.iter().map(|(t, _)| t.as_str()).collect();
+        write!(
+            f,
+            "{} problem(s) in {} tool(s) for the {} profile:",
+            self.problems.len(),
+            tools.len(),
+            self.profile
+        )?;
+        for (tool, problem) in &self.problems {
+            write!(f, "\n  tool `{tool}` {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks every tool of `registry` against `profile`: names and input schemas.
+///
+/// ```
+/// use pleach_core::providers::{check_registry, Profile};
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// check_registry(&registry, Profile::Anthropic).unwrap();
+/// ```
+pub fn check_registry(registry: &dyn ToolRegistry, profile: Profile) -> Result<(), ProfileError> {
+    let mut problems = Vec::new();
+    for tool in registry.get_tool_definitions() {
+        if let Err(found) = profile.apply_tool(tool.definition()) {
+            problems.extend(found.into_iter().map(|p| (tool.name().to_owned(), p)));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ProfileError::new(profile, problems))
+    }
+}
+
+/// Fails (panics, for use in tests) unless every tool of the active registry (see
+/// [`active_registry`]) fits `profile`; the message lists every tool and
+/// path at fault. One test makes a schema the provider would refuse a CI failure instead of a
+/// 400 in production.
+///
+/// ```rust,standalone_crate
+/// use pleach_core::tool;
+/// use pleach_core::providers::{assert_registry_fits, Profile};
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// assert_registry_fits(Profile::OpenAiStrict);
+/// assert_registry_fits(Profile::Gemini);
+/// ```
+///
+/// # Panics
+///
+/// When a tool does not fit, with every problem.
+#[track_caller]
+pub fn assert_registry_fits(profile: Profile) {
+    if let Err(error) = check_registry(&*active_registry(), profile) {
+        panic!("{error}");
+    }
+}
+
+/// Removes the `null`s OpenAI strict mode makes the model send for optional properties, so the
+/// arguments fit the tool's own schema again (where such a property is absent, not `null`).
+///
+/// A `null` is removed only for a property the original schema does not require and whose schema
+/// does not accept `null` itself; nested objects and array items are followed, through local
+/// `$ref`s.
+///
+/// ```
+/// use pleach_core::providers::profile::remove_strict_nulls;
+/// use serde_json::json;
+///
+/// let schema = json!({
+///     "type": "object",
+///     "properties": { "query": { "type": "string" }, "limit": { "type": "integer" } },
+///     "required": ["query"]
+/// });
+/// let sent = json!({ "query": "rust", "limit": null });
+/// assert_eq!(remove_strict_nulls(&schema, &sent), json!({ "query": "rust" }));
+/// ```
+pub fn remove_strict_nulls(original_schema: &Value, arguments: &Value) -> Value {
+    let mut arguments = arguments.clone();
+    relax(original_schema, original_schema, &mut arguments, 0);
+    arguments
+}
+
+fn relax(schema: &Value, root: &Value, value: &mut Value, depth: usize) {
+    // Deep enough for any real schema; bounds the work on recursive ones.
+    if depth > 64 {
+        return;
+    }
+    let Some(schema) = resolve_refs(schema, root) else {
+        return;
+    };
+    match value {
+        Value::Object(object) => {
+            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let required = required_names(schema);
+            object.retain(|key, v| {
+                !(v.is_null()
+                    && !required.contains(key.as_str())
+                    && properties.get(key).is_some_and(|p| !accepts_null(p, root)))
+            });
+            for (key, v) in object.iter_mut() {
+                if let Some(property) = properties.get(key) {
+                    relax(property, root, v, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
+                for item in items {
+                    relax(item_schema, root, item, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Follows local `$ref`s from `schema` (a bounded number of hops).
+fn resolve_refs<'a>(mut schema: &'a Value, root: &'a Value) -> Option<&'a Value> {
+    for _ in 0..32 {
+        match schema.get("$ref").and_then(Value::as_str) {
+            Some(reference) => schema = resolve_local(root, reference)?,
+            None => return Some(schema),
+        }
+    }
+    None
+}
+
+/// Whether a schema accepts `null` (looking through `$ref`, `anyOf`, `oneOf`, `type`, `enum`).
+fn accepts_null(schema: &Value, root: &Value) -> bool {
+    let Some(schema) = resolve_refs(schema, root) else {
+        return false;
+    };
+    match schema {
+        Value::Bool(b) => *b,
+        Value::Object(map) => {
+            if map.is_empty() {
+                return true;
+            }
+            let by_type = match map.get("type") {
+                Some(Value::String(t)) => t == "null",
+                Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+                _ => false,
+            };
+            let by_enum = map
+                .get("enum")
+                .and_then(Value::as_array)
+                .is_some_and(|values| values.iter().any(Value::is_null));
+            let by_branch = ["anyOf", "oneOf"].iter().any(|k| {
+                map.get(*k)
+                    .and_then(Value::as_array)
+                    .is_some_and(|branches| branches.iter().any(|b| accepts_null(b, root)))
+            });
+            by_type || by_enum || by_branch || map.get("const").is_some_and(Value::is_null)
+        }
+        _ => false,
+    }
+}
+
+/// The `required` names of an object schema.
+fn required_names(schema: &Value) -> BTreeSet<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The schema a local `$ref` (`#`, `#/$defs/…`, any `#/…` pointer) points at.
+fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    if pointer.is_empty() {
+        Some(root)
+    } else {
+        root.pointer(pointer)
+    }
+}
+
+/// `path` + `/segment`, escaped as JSON pointers require.
+fn child(path: &str, segment: &str) -> String {
+    let mut out = String::with_capacity(path.len() + segment.len() + 1);
+    out.push_str(path);
+    out.push('/');
+    for c in segment.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether an object schema describes an object (by `type`, or by carrying `properties`).
+fn is_object_schema(map: &Map<String, Value>) -> bool {
+    match map.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        _ => map.contains_key("properties"),
+    }
+}
+
+/// A `$ref` with siblings, as one schema: the target's keywords, overridden by the siblings.
+fn merge_ref_siblings(target: &Value, siblings: &Map<String, Value>) -> Value {
+    let mut merged = target.as_object().cloned().unwrap_or_default();
+    for (key, value) in siblings {
+        if key != "$ref" {
+            merged.insert(key.clone(), value.clone());
+        }
+    }
+    Value::Object(merged)
+}
+
+/// A one-element `allOf` says the same as its element's keywords written beside the others
+/// (generators wrap a `$ref` so to give it a description): they are merged in; a keyword set on
+/// both sides is a problem.
+fn merge_single_all_of(
+    map: &mut Map<String, Value>,
+    path: &str,
+    problems: &mut Vec<ProfileProblem>,
+) {
+    let Some(Value::Array(parts)) = map.get("allOf") else {
+        return;
+    };
+    let [Value::Object(only)] = parts.as_slice() else {
+        return;
+    };
+    let only = only.clone();
+    map.remove("allOf");
+    for (key, value) in only {
+        if map.contains_key(&key) {
+            problems.push(ProfileProblem::new(
+                child(&child(path, "allOf"), "0"),
+                key.clone(),
+                format!("`{key}` is set both beside and inside `allOf`; merge them"),
+            ));
+        } else {
+            map.insert(key, value);
+        }
+    }
+}
+
+/// The root must be `type: "object"` (every provider takes arguments as an object).
+fn object_root(schema: &Value) -> Result<(), Vec<ProfileProblem>> {
+    let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
+    if is_object {
+        Ok(())
+    } else {
+        Err(vec![ProfileProblem::new(
+            "",
+            "type",
+            "the root must be `\"type\": \"object\"`: arguments are a JSON object",
+        )])
+    }
+}
+
+/// Anthropic refuses `oneOf`, `allOf` and `anyOf` at the top level of `input_schema` (the API's
+/// own error: "`input_schema` does not support oneOf, allOf, or anyOf at the top level").
+fn anthropic_root(schema: &Value) -> Result<(), Vec<ProfileProblem>> {
+    let mut problems = object_root(schema).err().unwrap_or_default();
+    for keyword in ["oneOf", "allOf", "anyOf"] {
+        if schema.get(keyword).is_some() {
+            problems.push(ProfileProblem::new(
+                child("", keyword),
+                keyword,
+                format!("Anthropic does not accept `{keyword}` at the top level of `input_schema`; move it into a property"),
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// One problem per place: a definition inlined at several uses reports its problems once.
+fn dedup(problems: Vec<ProfileProblem>) -> Vec<ProfileProblem> {
+    let mut seen = BTreeSet::new();
+    problems
+        .into_iter()
+        .filter(|p| seen.insert(p.clone()))
+        .collect()
+}
+
+/// Keywords that are annotations only (they do not change which values are valid); profiles that
+/// do not accept them drop them.
+const ANNOTATIONS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$comment",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentEncoding",
+    "contentMediaType",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_by_profile() {
+        assert!(Profile::Gemini.name_problem("ns.tool:v1").is_none());
+        assert!(Profile::OpenAiStrict.name_problem("ns.tool").is_some());
+        assert!(Profile::Mcp.name_problem(&"x".repeat(128)).is_none());
+        assert!(Profile::Anthropic.name_problem(&"x".repeat(65)).is_some());
+        assert!(Profile::Mcp.name_problem("").is_some());
+    }
+
+    #[test]
+    fn child_escapes_pointer_segments() {
+        assert_eq!(child("/a", "b/c~d"), "/a/b~1c~0d");
+    }
+
+    #[test]
+    fn anthropic_refuses_top_level_composition() {
+        let schema = json!({ "type": "object", "anyOf": [{ "required": ["a"] }] });
+        let problems = Profile::Anthropic.apply(&schema).unwrap_err();
+        assert_eq!(problems[0].path, "/anyOf");
+    }
+
+    #[test]
+    fn remove_strict_nulls_follows_refs_and_items() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "lines": { "type": "array", "items": { "$ref": "#/$defs/Line" } } },
+            "required": ["lines"],
+            "$defs": { "Line": {
+                "type": "object",
+                "properties": { "sku": { "type": "string" }, "note": { "type": "string" }, "maybe": { "type": ["string", "null"] } },
+                "required": ["sku"]
+            } }
+        });
+        let sent = json!({ "lines": [{ "sku": "a", "note": null, "maybe": null }] });
+        assert_eq!(
+            remove_strict_nulls(&schema, &sent),
+            json!({ "lines": [{ "sku": "a", "maybe": null }] })
+        );
+    }
+}

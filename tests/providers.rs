@@ -1,0 +1,1514 @@
+//! Providers (`docs/providers.md`): every recorded stream in `fixtures/provider-streams/`
+//! assembles to its expected calls, whatever the chunking; bad input fails only the calls it
+//! concerns; definitions, schema profiles, whole responses and write-back have the providers'
+//! shapes.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+
+use pleach_core::providers::{
+    Decoder, Profile, ProviderEvent, StreamParser, StreamProblem, anthropic, check_registry,
+    gemini, mcp, openai_chat, openai_responses, profile::remove_strict_nulls,
+};
+use pleach_core::{
+    ErrorCode, Message, ToolCall, ToolError, ToolRegistryBuilder, create_unified_tool, define_tool,
+    tool,
+};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+// ---------------------------------------------------------------------------------------------
+// A test-only accumulator: what the runtime's assembler will do with the events, reduced to
+// concatenation. Fragments per key; at `CallEnded` the text is parsed (empty is `{}`); calls not
+// ended when the stream is over are incomplete (1007). It also checks the per-key contract.
+
+#[derive(Debug)]
+struct Assembled {
+    key: String,
+    id: Option<String>,
+    name: Option<String>,
+    text: String,
+    result: Option<Result<Value, ToolError>>,
+    problem: Option<StreamProblem>,
+}
+
+impl Assembled {
+    fn arguments(&self) -> &Value {
+        match &self.result {
+            Some(Ok(arguments)) => arguments,
+            other => panic!("call {:?} did not complete: {other:?}", self.key),
+        }
+    }
+
+    fn error(&self) -> &ToolError {
+        match &self.result {
+            Some(Err(error)) => error,
+            other => panic!("call {:?} did not fail: {other:?}", self.key),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Accumulator {
+    calls: Vec<Assembled>,
+    live: HashMap<String, usize>,
+    text: String,
+    finished: Vec<Option<String>>,
+    stream_errors: Vec<StreamProblem>,
+}
+
+impl Accumulator {
+    fn of(events: Vec<ProviderEvent>) -> Self {
+        let mut accumulator = Accumulator::default();
+        for event in events {
+            accumulator.apply(event);
+        }
+        accumulator.finish()
+    }
+
+    fn open(&mut self, key: &str) -> Option<&mut Assembled> {
+        let index = *self.live.get(key)?;
+        let call = &mut self.calls[index];
+        call.result.is_none().then_some(call)
+    }
+
+    fn apply(&mut self, event: ProviderEvent) {
+        match event {
+            ProviderEvent::CallStarted { key, id, name } => {
+                assert!(self.open(&key).is_none(), "second start for open key {key}");
+                self.live.insert(key.clone(), self.calls.len());
+                self.calls.push(Assembled {
+                    key,
+                    id: Some(id),
+                    name: Some(name),
+                    text: String::new(),
+                    result: None,
+                    problem: None,
+                });
+            }
+            ProviderEvent::ArgumentsDelta { key, fragment } => {
+                let call = self.open(&key).expect("a fragment only for an open call");
+                call.text.push_str(&fragment);
+            }
+            ProviderEvent::CallEnded { key } => {
+                let call = self.open(&key).expect("an end only for an open call");
+                call.result = Some(parse(&call.text));
+            }
+            ProviderEvent::CallFailed {
+                key,
+                id,
+                name,
+                problem,
+                error,
+            } => {
+                assert_eq!(error.code(), problem.error_code());
+                if let Some(call) = self.open(&key) {
+                    assert_eq!(call.id, id, "a failure names the call's id");
+                    call.result = Some(Err(error));
+                    call.problem = Some(problem);
+                } else {
+                    assert!(id.is_none() || !self.live.contains_key(&key) || name.is_some());
+                    self.live.insert(key.clone(), self.calls.len());
+                    self.calls.push(Assembled {
+                        key,
+                        id,
+                        name,
+                        text: String::new(),
+                        result: Some(Err(error)),
+                        problem: Some(problem),
+                    });
+                }
+            }
+            ProviderEvent::Text { delta } => self.text.push_str(&delta),
+            ProviderEvent::Finished { reason } => self.finished.push(reason),
+            ProviderEvent::StreamError { problem, .. } => self.stream_errors.push(problem),
+            ProviderEvent::Usage { .. } => {}
+            other => panic!("an event this test does not know: {other:?}"),
+        }
+    }
+
+    fn finish(mut self) -> Self {
+        for call in &mut self.calls {
+            if call.result.is_none() {
+                call.result = Some(Err(ToolError::new(
+                    ErrorCode::ArgumentsIncomplete,
+                    "not ended",
+                )));
+            }
+        }
+        self
+    }
+
+    fn call(&self, key: &str) -> &Assembled {
+        self.calls
+            .iter()
+            .rev()
+            .find(|c| c.key == key)
+            .unwrap_or_else(|| panic!("no call {key}: {:?}", self.calls))
+    }
+}
+
+fn parse(text: &str) -> Result<Value, ToolError> {
+    if text.is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_str(text)
+        .map_err(|e| ToolError::new(ErrorCode::ArgumentsNotJson, e.to_string()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures.
+
+/// Every recorded stream: (folder, file).
+const FIXTURES: &[(&str, &str)] = &[
+    (
+        "openai-chat",
+        "openai-python-f82268f2fefd5cfbc7eeb59c297688be2f6ca0849a6e4f17851b517310841d9b.sse",
+    ),
+    (
+        "openai-chat",
+        "openai-python-c6aa7e397b7123c3501f25df3a05d4daf7e8ad6d61ffa406ab5361fe36a8d5b1.sse",
+    ),
+    (
+        "openai-chat",
+        "openai-python-a247c49c5fcd492bfb7a02a3306ad615ed8d8f649888ebfddfbc3ee151f44d46.sse",
+    ),
+    (
+        "openai-chat",
+        "openai-python-2018feb66ae13fcf5333d61b95849decc68d3f63bd38172889367e1afb1e04f7.sse",
+    ),
+    (
+        "openai-compatible-chat",
+        "vercel-deepseek-tool-call.chunks.txt",
+    ),
+    (
+        "openai-compatible-chat",
+        "vercel-alibaba-tool-call.chunks.txt",
+    ),
+    (
+        "openai-compatible-chat",
+        "vercel-mistral-incremental-tool-call.chunks.txt",
+    ),
+    ("openai-compatible-chat", "vercel-groq-tool-call.chunks.txt"),
+    ("openai-compatible-chat", "vercel-xai-tool-call.chunks.txt"),
+    (
+        "openai-responses",
+        "vercel-openai-reasoning-encrypted-content.1.chunks.txt",
+    ),
+    ("openai-responses", "vercel-azure-tool-call.1.chunks.txt"),
+    ("anthropic", "anthropic-sdk-python-tool_use_response.sse"),
+    (
+        "anthropic",
+        "anthropic-sdk-python-incomplete_partial_json_response.sse",
+    ),
+    ("anthropic", "vercel-anthropic-tool-no-args.chunks.txt"),
+    ("anthropic", "vercel-anthropic-json-tool.2.chunks.txt"),
+    ("gemini", "vercel-google-tool-call.chunks.txt"),
+    (
+        "gemini",
+        "vercel-google-stream-tool-call-arguments.chunks.txt",
+    ),
+    (
+        "gemini",
+        "vercel-google-vertex-stream-tool-call-arguments-nested.1.chunks.txt",
+    ),
+    (
+        "gemini",
+        "vercel-google-stream-no-args-tool-call.chunks.txt",
+    ),
+];
+
+fn fixtures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/provider-streams")
+}
+
+fn fixture(folder: &str, file: &str) -> Vec<u8> {
+    let path = fixtures_dir().join(folder).join(file);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn expected(folder: &str, file: &str) -> Vec<Value> {
+    let path = fixtures_dir()
+        .join("expected")
+        .join(format!("{folder}__{file}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("expected files are JSON arrays")
+}
+
+/// Any provider's parser, so one decoder type serves every fixture.
+struct AnyParser(Box<dyn StreamParser>);
+
+impl StreamParser for AnyParser {
+    fn feed(&mut self, data: &str) -> Vec<ProviderEvent> {
+        self.0.feed(data)
+    }
+    fn unreadable(&mut self, reason: &str) -> Vec<ProviderEvent> {
+        self.0.unreadable(reason)
+    }
+    fn finish(&mut self) -> Vec<ProviderEvent> {
+        self.0.finish()
+    }
+    fn skipped(&self) -> usize {
+        self.0.skipped()
+    }
+}
+
+fn parser_for(folder: &str) -> AnyParser {
+    AnyParser(match folder {
+        "openai-chat" | "openai-compatible-chat" => Box::new(openai_chat::ChatStreamParser::new()),
+        "openai-responses" => Box::new(openai_responses::ResponsesStreamParser::new()),
+        "anthropic" => Box::new(anthropic::MessagesStreamParser::new()),
+        "gemini" => Box::new(gemini::GeminiStreamParser::new()),
+        other => panic!("no parser for {other}"),
+    })
+}
+
+/// Decodes chunks of a fixture: the events and how many the parser skipped.
+fn decode<'a>(
+    folder: &str,
+    file: &str,
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+) -> (Vec<ProviderEvent>, usize) {
+    let parser = parser_for(folder);
+    let sse = std::path::Path::new(file)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("sse"));
+    let mut decoder = if sse {
+        Decoder::sse(parser)
+    } else {
+        Decoder::json_lines(parser)
+    };
+    let mut events = Vec::new();
+    for chunk in chunks {
+        events.extend(decoder.feed(chunk));
+    }
+    events.extend(decoder.finish());
+    let skipped = decoder.parser().skipped();
+    (events, skipped)
+}
+
+/// The fixture assembles to its expected calls: ids (Gemini's synthetic ones where the expected
+/// id is null), names and arguments as JSON values; no event is skipped as unknown; and feeding
+/// it one byte at a time gives the same events as feeding it whole.
+fn check_fixture(folder: &str, file: &str) -> Accumulator {
+    let bytes = fixture(folder, file);
+    let (events, skipped) = decode(folder, file, [bytes.as_slice()]);
+    assert_eq!(skipped, 0, "{file}: events of an unknown type");
+    let (byte_by_byte, _) = decode(folder, file, bytes.chunks(1));
+    assert_eq!(byte_by_byte, events, "{file}: chunking changed the events");
+
+    let assembled = Accumulator::of(events);
+    let want = expected(folder, file);
+    assert_eq!(
+        assembled.calls.len(),
+        want.len(),
+        "{file}: {:?}",
+        assembled.calls
+    );
+    for (call, want) in assembled.calls.iter().zip(&want) {
+        assert_eq!(call.name.as_deref(), want["name"].as_str(), "{file}");
+        match &want["id"] {
+            Value::String(id) => assert_eq!(call.id.as_deref(), Some(id.as_str()), "{file}"),
+            _ => assert!(
+                call.id
+                    .as_deref()
+                    .is_some_and(|id| id.starts_with("gemini_")),
+                "{file}: synthetic id {:?}",
+                call.id
+            ),
+        }
+        if want["arguments"].is_null() {
+            continue; // the truncated stream: checked by its own test
+        }
+        assert_eq!(call.arguments(), &want["arguments"], "{file}");
+    }
+    assembled
+}
+
+macro_rules! fixture_test {
+    ($($name:ident => $index:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            let (folder, file) = FIXTURES[$index];
+            check_fixture(folder, file);
+        }
+    )*};
+}
+
+fixture_test! {
+    openai_chat_two_parallel_calls => 0;
+    openai_chat_tiny_fragments => 1;
+    openai_chat_strict_tool => 2;
+    openai_chat_non_strict_tool => 3;
+    deepseek_reasoning_then_one_token_fragments => 4;
+    alibaba_empty_id_on_continuations => 5;
+    mistral_empty_name_on_continuation => 6;
+    groq_whole_arguments_in_one_chunk => 7;
+    xai_whole_arguments_and_usage_chunk => 8;
+    responses_three_steps_in_one_stream => 9;
+    responses_azure_function_call => 10;
+    anthropic_text_then_tool_use => 11;
+    anthropic_no_args_is_empty_object => 13;
+    anthropic_nested_array_arguments => 14;
+    gemini_whole_function_call => 15;
+    gemini_streamed_partial_args_two_calls => 16;
+    gemini_nested_paths_and_split_strings => 17;
+    gemini_no_args_call_then_streamed_calls => 18;
+}
+
+#[test]
+fn anthropic_truncated_stream_fails_its_call_as_incomplete() {
+    let (folder, file) = FIXTURES[12];
+    let assembled = check_fixture(folder, file);
+    let want = &expected(folder, file)[0];
+    let call = &assembled.calls[0];
+    assert_eq!(call.error().code(), ErrorCode::ArgumentsIncomplete);
+    assert_eq!(call.error().code().as_u16(), 1007);
+    assert_eq!(call.problem, Some(StreamProblem::Incomplete));
+    assert_eq!(call.text, want["incomplete_json"].as_str().unwrap());
+    assert!(
+        call.error().message().contains("max_tokens"),
+        "{}",
+        call.error()
+    );
+    assert_eq!(assembled.finished, [Some("max_tokens".to_owned())]);
+    assert!(
+        assembled
+            .text
+            .starts_with("I'll create a comprehensive tax guide")
+    );
+}
+
+#[test]
+fn text_and_finish_reasons_come_through() {
+    let (folder, file) = FIXTURES[11];
+    let assembled = check_fixture(folder, file);
+    assert_eq!(
+        assembled.text,
+        "I'll check the current weather in Paris for you."
+    );
+    assert_eq!(assembled.finished, [Some("tool_use".to_owned())]);
+
+    let (folder, file) = FIXTURES[9];
+    let assembled = check_fixture(folder, file);
+    assert_eq!(assembled.text, "The final result is **570**.");
+    assert_eq!(
+        assembled.finished.len(),
+        4,
+        "one per response of the multi-step stream"
+    );
+
+    let (folder, file) = FIXTURES[0];
+    assert_eq!(
+        check_fixture(folder, file).finished,
+        [Some("tool_calls".to_owned())]
+    );
+}
+
+#[test]
+fn gemini_synthetic_ids_are_stable_and_distinct() {
+    let (folder, file) = FIXTURES[18];
+    let first = check_fixture(folder, file);
+    let again = check_fixture(folder, file);
+    let ids: Vec<_> = first.calls.iter().map(|c| c.id.clone().unwrap()).collect();
+    assert_eq!(
+        ids,
+        again
+            .calls
+            .iter()
+            .map(|c| c.id.clone().unwrap())
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        ids,
+        [
+            "gemini__vr4aYiWEJnYodAPkujX0QM_0",
+            "gemini__vr4aYiWEJnYodAPkujX0QM_1",
+            "gemini__vr4aYiWEJnYodAPkujX0QM_2",
+            "gemini__vr4aYiWEJnYodAPkujX0QM_3"
+        ]
+    );
+}
+
+#[test]
+fn every_split_of_a_stream_gives_the_same_events() {
+    let (folder, file) = FIXTURES[11];
+    let bytes = fixture(folder, file);
+    let (whole, _) = decode(folder, file, [bytes.as_slice()]);
+    for at in 0..=bytes.len() {
+        let (head, tail) = bytes.split_at(at);
+        let (split, _) = decode(folder, file, [head, tail]);
+        assert_eq!(split, whole, "split at byte {at}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Any chunking of any fixture (SSE or JSON lines, cuts inside `\r\n`, inside multi-byte
+    /// characters such as the `°` of the nested Gemini stream) gives the events of the whole.
+    #[test]
+    fn any_chunking_gives_the_same_events(
+        index in 0..FIXTURES.len(),
+        cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..24),
+    ) {
+        let (folder, file) = FIXTURES[index];
+        let bytes = fixture(folder, file);
+        let mut points: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+        points.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        for point in points {
+            chunks.push(&bytes[start..point]);
+            start = point;
+        }
+        chunks.push(&bytes[start..]);
+        let (whole, _) = decode(folder, file, [bytes.as_slice()]);
+        let (split, _) = decode(folder, file, chunks);
+        prop_assert_eq!(split, whole);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: each a clear error on the calls concerned, the others unharmed.
+
+fn sse(events: &[&str]) -> String {
+    let mut body = String::new();
+    for data in events {
+        body.push_str("data: ");
+        body.push_str(data);
+        body.push_str("\n\n");
+    }
+    body
+}
+
+fn chat_delta(index: u64, id: Option<&str>, name: Option<&str>, arguments: &str) -> String {
+    let mut call = json!({ "index": index, "function": { "arguments": arguments } });
+    if let Some(id) = id {
+        call["id"] = json!(id);
+        call["type"] = json!("function");
+    }
+    if let Some(name) = name {
+        call["function"]["name"] = json!(name);
+    }
+    json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [call] }, "finish_reason": null }] })
+        .to_string()
+}
+
+const CHAT_FINISH: &str = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
+
+fn chat(body: &str) -> Accumulator {
+    let mut decoder = Decoder::sse(openai_chat::ChatStreamParser::new());
+    let mut events = decoder.feed(body.as_bytes());
+    events.extend(decoder.finish());
+    Accumulator::of(events)
+}
+
+#[test]
+fn malformed_data_line_fails_the_open_call_only() {
+    let body = sse(&[
+        &chat_delta(0, Some("call_a"), Some("first"), r#"{"a":1}"#),
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        &chat_delta(1, Some("call_b"), Some("second"), r#"{"b":"#),
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"#, // cut JSON
+        &chat_delta(1, None, None, "2}"),
+        &chat_delta(2, Some("call_c"), Some("third"), r#"{"c":3}"#),
+        CHAT_FINISH,
+    ]);
+    let assembled = chat(&body);
+    assert_eq!(
+        assembled.call("0").arguments(),
+        &json!({ "a": 1 }),
+        "ended before: unharmed"
+    );
+    let broken = assembled.call("1");
+    assert_eq!(broken.problem, Some(StreamProblem::UnreadableEvent));
+    assert_eq!(broken.error().code(), ErrorCode::ArgumentsNotJson);
+    assert!(
+        broken.error().message().contains("call_b"),
+        "{}",
+        broken.error()
+    );
+    assert_eq!(
+        assembled.call("2").arguments(),
+        &json!({ "c": 3 }),
+        "started after: unharmed"
+    );
+    assert_eq!(assembled.stream_errors, [StreamProblem::UnreadableEvent]);
+}
+
+#[test]
+fn sse_lines_of_unknown_fields_and_comments_are_ignored() {
+    let body = format!(
+        ": keep-alive\nretry: 100\nid: 7\nfoo bar\n{}",
+        sse(&[&chat_delta(0, Some("call_a"), Some("f"), "{}"), CHAT_FINISH])
+    );
+    assert_eq!(chat(&body).call("0").arguments(), &json!({}));
+}
+
+#[test]
+fn unknown_event_types_are_skipped_and_counted() {
+    let mut parser = anthropic::MessagesStreamParser::new();
+    let mut events = Vec::new();
+    for data in [
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}"#,
+        r#"{"type":"content_block_teleport","index":0}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\":1}"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"hologram_delta"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"no_type_at_all":true}"#,
+    ] {
+        events.extend(parser.feed(data));
+    }
+    events.extend(parser.finish());
+    assert_eq!(parser.skipped(), 3);
+    assert_eq!(
+        Accumulator::of(events).call("0").arguments(),
+        &json!({ "a": 1 })
+    );
+
+    let mut responses = openai_responses::ResponsesStreamParser::new();
+    assert!(
+        responses
+            .feed(r#"{"type":"response.something_new","x":1}"#)
+            .is_empty()
+    );
+    assert_eq!(responses.skipped(), 1);
+}
+
+#[test]
+fn a_call_id_seen_twice_fails_the_second_call() {
+    let body = sse(&[
+        &chat_delta(0, Some("call_same"), Some("first"), r#"{"a":"#),
+        &chat_delta(1, Some("call_same"), Some("second"), r#"{"b":"#),
+        &chat_delta(1, None, None, "2}"),
+        &chat_delta(0, None, None, "1}"),
+        CHAT_FINISH,
+    ]);
+    let assembled = chat(&body);
+    assert_eq!(assembled.call("0").arguments(), &json!({ "a": 1 }));
+    let second = assembled.call("1");
+    assert_eq!(second.problem, Some(StreamProblem::DuplicateId));
+    assert_eq!(second.id.as_deref(), Some("call_same"));
+    assert_eq!(second.name.as_deref(), Some("second"));
+    assert_eq!(second.error().code().as_u16(), 1005);
+    assert!(
+        second.error().message().contains("twice"),
+        "{}",
+        second.error()
+    );
+}
+
+#[test]
+fn deltas_for_an_unknown_index_fail_that_index_only() {
+    let body = sse(&[
+        &chat_delta(0, Some("call_a"), Some("f"), r#"{"a":"#),
+        &chat_delta(3, None, None, r#"{"ghost":true}"#),
+        &chat_delta(3, None, None, "more"),
+        &chat_delta(0, None, None, "1}"),
+        CHAT_FINISH,
+    ]);
+    let assembled = chat(&body);
+    assert_eq!(assembled.call("0").arguments(), &json!({ "a": 1 }));
+    let ghost = assembled.call("3");
+    assert_eq!(ghost.problem, Some(StreamProblem::UnknownCall));
+    assert_eq!(ghost.id, None);
+    assert_eq!(
+        assembled.calls.len(),
+        2,
+        "one failure for the unknown index, not one per delta"
+    );
+
+    // The same for Responses (an item id never announced) and Anthropic (a block never started).
+    let mut responses = openai_responses::ResponsesStreamParser::new();
+    let events = responses.feed(
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_ghost","delta":"{"}"#,
+    );
+    assert!(matches!(
+        &events[..],
+        [ProviderEvent::CallFailed {
+            problem: StreamProblem::UnknownCall,
+            ..
+        }]
+    ));
+    let mut messages = anthropic::MessagesStreamParser::new();
+    let events = messages.feed(
+        r#"{"type":"content_block_delta","index":4,"delta":{"type":"input_json_delta","partial_json":"{"}}"#,
+    );
+    assert!(
+        matches!(&events[..], [ProviderEvent::CallFailed { key, problem: StreamProblem::UnknownCall, .. }] if key == "4")
+    );
+}
+
+#[test]
+fn invalid_utf8_split_across_chunks_fails_the_open_call_only() {
+    let before = sse(&[&chat_delta(0, Some("call_a"), Some("f"), r#"{"city":"Z"#)]);
+    // "ü" is C3 BC: valid, split between two chunks. Then an event whose bytes are not UTF-8
+    // (a lead byte E2 followed by a non-continuation byte), split the same way.
+    let good_head = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\xc3";
+    let good_tail = b"\xbcrich\\\"}\"}}]}}]}\n\n";
+    let mut decoder = Decoder::sse(openai_chat::ChatStreamParser::new());
+    let mut events = decoder.feed(before.as_bytes());
+    events.extend(decoder.feed(good_head));
+    events.extend(decoder.feed(good_tail));
+    events.extend(decoder.feed(CHAT_FINISH_SSE.as_bytes()));
+    events.extend(decoder.finish());
+    let assembled = Accumulator::of(events);
+    assert_eq!(
+        assembled.call("0").arguments(),
+        &json!({ "city": "Zürich" })
+    );
+
+    let mut decoder = Decoder::sse(openai_chat::ChatStreamParser::new());
+    let mut events =
+        decoder.feed(sse(&[&chat_delta(0, Some("call_a"), Some("f"), "{")]).as_bytes());
+    events.extend(decoder.feed(sse(&[&chat_delta(1, Some("call_b"), Some("g"), "{}")]).as_bytes()));
+    events.extend(decoder.feed(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xe2"));
+    events.extend(decoder.feed(b"\x28\"}}]}\n\n"));
+    events.extend(decoder.feed(sse(&[&chat_delta(2, Some("call_c"), Some("h"), "{}")]).as_bytes()));
+    events.extend(decoder.feed(CHAT_FINISH_SSE.as_bytes()));
+    events.extend(decoder.finish());
+    let assembled = Accumulator::of(events);
+    for key in ["0", "1"] {
+        let call = assembled.call(key);
+        assert_eq!(call.problem, Some(StreamProblem::UnreadableEvent), "{key}");
+        assert!(call.error().message().contains("UTF-8"), "{}", call.error());
+    }
+    assert_eq!(assembled.call("2").arguments(), &json!({}));
+}
+
+const CHAT_FINISH_SSE: &str =
+    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n";
+
+#[test]
+fn a_connection_dropped_mid_call_fails_that_call_as_incomplete() {
+    // Anthropic: cut before the tool block's `content_block_stop`.
+    let (folder, file) = FIXTURES[11];
+    let bytes = fixture(folder, file);
+    let text = std::str::from_utf8(&bytes).unwrap();
+    let cut = text.find("partial_json\":\"ar\"").unwrap();
+    let (events, _) = decode(folder, file, [&bytes[..cut]]);
+    let assembled = Accumulator::of(events);
+    let call = &assembled.calls[0];
+    assert_eq!(call.id.as_deref(), Some("toolu_01NRLabsLyVHZPKxbKvkfSMn"));
+    assert_eq!(call.problem, Some(StreamProblem::Incomplete));
+    assert_eq!(call.error().code(), ErrorCode::ArgumentsIncomplete);
+    assert_eq!(
+        assembled.text,
+        "I'll check the current weather in Paris for you."
+    );
+
+    // Responses, three responses in one stream: cut inside the second; the first call is done.
+    let (folder, file) = FIXTURES[9];
+    let bytes = fixture(folder, file);
+    let text = std::str::from_utf8(&bytes).unwrap();
+    let cut = text.find("\"delta\":\"multiply\"").unwrap();
+    let (events, _) = decode(folder, file, [&bytes[..cut]]);
+    let assembled = Accumulator::of(events);
+    assert_eq!(
+        assembled.calls[0].arguments(),
+        &json!({ "a": 12, "b": 7, "op": "add" })
+    );
+    assert_eq!(
+        assembled.calls[1].id.as_deref(),
+        Some("call_Q6pW65MUgW9vF59BmItYGos3")
+    );
+    assert_eq!(assembled.calls[1].error().code().as_u16(), 1007);
+
+    // OpenAI Chat: no `finish_reason`, no `[DONE]`.
+    let assembled = chat(&sse(&[&chat_delta(
+        0,
+        Some("call_a"),
+        Some("f"),
+        r#"{"a":1}"#,
+    )]));
+    assert_eq!(assembled.call("0").problem, Some(StreamProblem::Incomplete));
+
+    // An SSE event cut off mid-line is never delivered, not read as a malformed one.
+    let mut body = sse(&[&chat_delta(0, Some("call_a"), Some("f"), r#"{"a":"#)]);
+    body.push_str(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"func",
+    );
+    let assembled = chat(&body);
+    assert_eq!(assembled.call("0").problem, Some(StreamProblem::Incomplete));
+    assert!(assembled.stream_errors.is_empty());
+}
+
+#[test]
+fn openai_chat_finish_reasons_and_done() {
+    // `length`: the model ran out of tokens mid-arguments.
+    let assembled = chat(&sse(&[
+        &chat_delta(0, Some("call_a"), Some("f"), r#"{"a":"#),
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+    ]));
+    let call = assembled.call("0");
+    assert_eq!(call.problem, Some(StreamProblem::Incomplete));
+    assert!(call.error().message().contains("length"));
+
+    // `[DONE]` without a `finish_reason` ends the open calls (the server's own end of stream).
+    let mut body = sse(&[&chat_delta(0, Some("call_a"), Some("f"), r#"{"a":1}"#)]);
+    body.push_str("data: [DONE]\n\n");
+    assert_eq!(chat(&body).call("0").arguments(), &json!({ "a": 1 }));
+
+    // A different non-empty id for an open index is a conflict; an empty one never overwrites.
+    let assembled = chat(&sse(&[
+        &chat_delta(0, Some("call_a"), Some("f"), r#"{"a":"#),
+        &chat_delta(0, Some("call_z"), None, "1}"),
+        CHAT_FINISH,
+    ]));
+    assert_eq!(
+        assembled.call("0").problem,
+        Some(StreamProblem::ConflictingCall)
+    );
+
+    // Calls without an `index` (some compatible servers): a call with an id is the next one.
+    let assembled = chat(&sse(&[
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"g","arguments":"{\"x\":2}"}}]}}]}"#,
+        CHAT_FINISH,
+    ]));
+    assert_eq!(assembled.call("1").arguments(), &json!({ "x": 2 }));
+    assert_eq!(assembled.call("0").name.as_deref(), Some("f"));
+
+    // A provider error in the stream fails the open calls; the stream goes on.
+    let assembled = chat(&sse(&[
+        &chat_delta(0, Some("call_a"), Some("f"), "{"),
+        r#"{"error":{"message":"upstream overloaded","type":"server_error"}}"#,
+    ]));
+    assert_eq!(
+        assembled.call("0").problem,
+        Some(StreamProblem::ProviderError)
+    );
+    assert_eq!(assembled.call("0").error().code().as_u16(), 1007);
+}
+
+#[test]
+fn responses_end_signals_are_checked() {
+    let added = |id: &str, call_id: &str| {
+        format!(
+            r#"{{"type":"response.output_item.added","item":{{"id":"{id}","type":"function_call","call_id":"{call_id}","name":"f","arguments":""}}}}"#
+        )
+    };
+    let delta = |id: &str, d: &str| {
+        json!({ "type": "response.function_call_arguments.delta", "item_id": id, "delta": d })
+            .to_string()
+    };
+    let done = |id: &str, a: &str| {
+        json!({ "type": "response.function_call_arguments.done", "item_id": id, "arguments": a })
+            .to_string()
+    };
+    let run = |lines: &[String]| {
+        let mut parser = openai_responses::ResponsesStreamParser::new();
+        let mut events: Vec<ProviderEvent> = lines.iter().flat_map(|l| parser.feed(l)).collect();
+        events.extend(parser.finish());
+        Accumulator::of(events)
+    };
+    // Final arguments with no delta streamed are the arguments.
+    let a = run(&[added("fc_1", "call_1"), done("fc_1", r#"{"x":1}"#)]);
+    assert_eq!(a.call("fc_1").arguments(), &json!({ "x": 1 }));
+    // Final arguments that differ from the streamed ones fail the call.
+    let a = run(&[
+        added("fc_1", "call_1"),
+        delta("fc_1", r#"{"x":1}"#),
+        done("fc_1", r#"{"x":2}"#),
+    ]);
+    assert_eq!(
+        a.call("fc_1").problem,
+        Some(StreamProblem::ArgumentsMismatch)
+    );
+    // `output_item.done` under another call id fails it.
+    let item_done = r#"{"type":"response.output_item.done","item":{"id":"fc_1","type":"function_call","call_id":"call_other","name":"f","arguments":"{}"}}"#;
+    let a = run(&[
+        added("fc_1", "call_1"),
+        delta("fc_1", "{}"),
+        item_done.to_owned(),
+    ]);
+    assert_eq!(a.call("fc_1").problem, Some(StreamProblem::ConflictingCall));
+    // `response.incomplete` fails the open calls as incomplete.
+    let incomplete = r#"{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}"#;
+    let a = run(&[
+        added("fc_1", "call_1"),
+        delta("fc_1", "{\"x\""),
+        incomplete.to_owned(),
+    ]);
+    assert_eq!(a.call("fc_1").problem, Some(StreamProblem::Incomplete));
+    assert!(
+        a.call("fc_1")
+            .error()
+            .message()
+            .contains("max_output_tokens")
+    );
+    // Two items with one call id: the second fails.
+    let a = run(&[
+        added("fc_1", "call_1"),
+        added("fc_2", "call_1"),
+        done("fc_1", "{}"),
+        done("fc_2", "{}"),
+    ]);
+    assert_eq!(a.call("fc_1").arguments(), &json!({}));
+    assert_eq!(a.call("fc_2").problem, Some(StreamProblem::DuplicateId));
+}
+
+#[test]
+fn anthropic_start_input_and_errors() {
+    let run = |lines: &[&str]| {
+        let mut parser = anthropic::MessagesStreamParser::new();
+        let mut events: Vec<ProviderEvent> = lines.iter().flat_map(|l| parser.feed(l)).collect();
+        events.extend(parser.finish());
+        Accumulator::of(events)
+    };
+    // A start carrying the whole input, no fragment after: that input.
+    let a = run(&[
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+    ]);
+    assert_eq!(a.call("0").arguments(), &json!({ "a": 1 }));
+    // An `error` event mid-call.
+    let a = run(&[
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\""}}"#,
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    ]);
+    assert_eq!(a.call("0").problem, Some(StreamProblem::ProviderError));
+    assert!(a.call("0").error().message().contains("Overloaded"));
+    // Server tools run on Anthropic's side: no call here.
+    let a = run(&[
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+    ]);
+    assert!(a.calls.is_empty());
+}
+
+fn gemini_run(parts: &[&str]) -> Accumulator {
+    let mut parser = gemini::GeminiStreamParser::new();
+    let mut events = Vec::new();
+    for part in parts {
+        let chunk = format!(
+            r#"{{"candidates":[{{"content":{{"role":"model","parts":[{part}]}}}}],"responseId":"r"}}"#
+        );
+        events.extend(parser.feed(&chunk));
+    }
+    events.extend(parser.finish());
+    Accumulator::of(events)
+}
+
+#[test]
+fn gemini_streamed_calls_end_and_fail_as_documented() {
+    // Ended by a `partialArgs` part where nothing says `willContinue` (no closing `{}`), the
+    // pattern of vercel/ai's "missing terminal function call" recording.
+    let a = gemini_run(&[
+        r#"{"functionCall":{"name":"writeItems","willContinue":true}}"#,
+        r#"{"functionCall":{"partialArgs":[{"jsonPath":"$.operations[0].action","stringValue":"add","willContinue":true}],"willContinue":true}}"#,
+        r#"{"functionCall":{"partialArgs":[{"jsonPath":"$.operations[0].action","stringValue":""}],"willContinue":true}}"#,
+        r#"{"functionCall":{"partialArgs":[{"jsonPath":"$.operations[0].price","numberValue":0.5}],"willContinue":true}}"#,
+        r#"{"functionCall":{"partialArgs":[{"jsonPath":"$.operations[1].price","numberValue":0.3}]}}"#,
+    ]);
+    assert_eq!(
+        a.call("0").arguments(),
+        &json!({ "operations": [{ "action": "add", "price": 0.5 }, { "price": 0.3 }] })
+    );
+    // Partial arguments before any call: that one fails, the next call is unharmed.
+    let a = gemini_run(&[
+        r#"{"functionCall":{"partialArgs":[{"jsonPath":"$.x","stringValue":"?"}],"willContinue":true}}"#,
+        r#"{"functionCall":{"name":"f","args":{"ok":true}}}"#,
+    ]);
+    assert_eq!(a.call("0").problem, Some(StreamProblem::UnknownCall));
+    assert_eq!(a.call("1").arguments(), &json!({ "ok": true }));
+    // A path that cannot be placed fails the call.
+    let a = gemini_run(&[
+        r#"{"functionCall":{"name":"f","willContinue":true}}"#,
+        r#"{"functionCall":{"partialArgs":[{"jsonPath":"$.list[5]","stringValue":"x"}],"willContinue":true}}"#,
+        r#"{"functionCall":{}}"#,
+    ]);
+    assert_eq!(
+        a.call("0").problem,
+        Some(StreamProblem::InvalidPartialArguments)
+    );
+    assert!(a.call("0").error().message().contains("$.list[5]"));
+    // The stream ends before the closing part: incomplete.
+    let a = gemini_run(&[
+        r#"{"functionCall":{"name":"f","willContinue":true}}"#,
+        r#"{"functionCall":{"partialArgs":[{"jsonPath":"$.x","stringValue":"a","willContinue":true}],"willContinue":true}}"#,
+    ]);
+    assert_eq!(a.call("0").problem, Some(StreamProblem::Incomplete));
+    // A new streamed call before the previous one's end signal: the previous is incomplete.
+    let a = gemini_run(&[
+        r#"{"functionCall":{"name":"f","willContinue":true}}"#,
+        r#"{"functionCall":{"name":"g","willContinue":true}}"#,
+        r#"{"functionCall":{}}"#,
+    ]);
+    assert_eq!(a.call("0").problem, Some(StreamProblem::Incomplete));
+    assert_eq!(a.call("1").arguments(), &json!({}));
+}
+
+#[test]
+fn no_input_makes_a_parser_panic() {
+    let inputs = [
+        "",
+        "null",
+        "[]",
+        "{}",
+        "\"[DONE]\"",
+        r#"{"choices":[{"index":-1}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":18446744073709551615,"id":"x","function":{"name":"f"}}]}}]}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"function_call"}}"#,
+        r#"{"candidates":[{"content":{"parts":[{"functionCall":{"partialArgs":[{"jsonPath":"$[99999999999999999999]","stringValue":"x"}]}}]}}]}"#,
+        r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","willContinue":true}},{"functionCall":{"partialArgs":[{"jsonPath":"$.a[0][0][0].b['c']","boolValue":true},{"jsonPath":"$.a[0][0][0].b['c']","stringValue":"x"},{"jsonPath":"$","nullValue":null}]}}]}}]}"#,
+    ];
+    for folder in ["openai-chat", "openai-responses", "anthropic", "gemini"] {
+        let mut parser = parser_for(folder);
+        for input in inputs {
+            let result = catch_unwind(AssertUnwindSafe(|| parser.feed(input)));
+            assert!(result.is_ok(), "{folder} panicked on {input}");
+        }
+        assert!(catch_unwind(AssertUnwindSafe(|| parser.finish())).is_ok());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole (non-streamed) responses.
+
+#[test]
+fn whole_responses_give_calls_in_order() {
+    let chat = openai_chat::tool_calls(
+        r#"{"choices":[{"message":{"tool_calls":[
+            {"id":"call_1","type":"function","function":{"name":"a","arguments":"{\"x\":1}"}},
+            {"id":"call_2","type":"function","function":{"name":"b","arguments":{"y":2}}}
+        ]}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        chat,
+        [
+            ToolCall::new("call_1", "a", r#"{"x":1}"#),
+            ToolCall::new("call_2", "b", r#"{"y":2}"#)
+        ]
+    );
+
+    let anthropic = anthropic::tool_calls(
+        r#"{"type":"message","content":[{"type":"tool_use","id":"toolu_1","name":"a","input":{"b": 2, "a": 1}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        anthropic[0].arguments, r#"{"b": 2, "a": 1}"#,
+        "the provider's text, key order kept"
+    );
+
+    let responses = openai_responses::tool_calls(
+        r#"{"output":[{"type":"function_call","id":"fc_1","call_id":"call_9","name":"a","arguments":"{}"}]}"#,
+    )
+    .unwrap();
+    assert_eq!(responses, [ToolCall::new("call_9", "a", "{}")]);
+
+    let gemini = gemini::tool_calls(
+        r#"{"candidates":[{"content":{"parts":[{"text":"ok"},{"functionCall":{"name":"a","args":{"x":1}}},{"functionCall":{"name":"b"}},{"functionCall":{"id":"given","name":"c","args":{}}}]}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        gemini,
+        [
+            ToolCall::new("gemini_call_0", "a", r#"{"x":1}"#),
+            ToolCall::new("gemini_call_1", "b", "{}"),
+            ToolCall::new("given", "c", "{}")
+        ]
+    );
+}
+
+#[test]
+fn whole_responses_refuse_broken_calls_with_a_path() {
+    let err = openai_chat::tool_calls(
+        r#"{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"a","arguments":"{}"}},{"id":"c","function":{"name":"b","arguments":"{}"}}]}}]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(err.path, "/choices/0/message/tool_calls/1/id");
+    let err = anthropic::tool_calls(r#"{"content":[{"type":"tool_use","id":"t","input":{}}]}"#)
+        .unwrap_err();
+    assert_eq!(err.path, "/content/0/name");
+    let err =
+        openai_responses::tool_calls(r#"{"error":{"message":"quota"},"output":[]}"#).unwrap_err();
+    assert!(err.to_string().contains("quota"));
+    assert!(gemini::tool_calls("{").is_err());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Definitions and profiles.
+
+/// Free-text search over the host corpus.
+#[tool]
+async fn search_corpus(
+    #[arg(description = "What to look for")] query: String,
+    #[arg(default = 10, min = 1, max = 50)] limit: u32,
+    language: Option<String>,
+) -> Vec<String> {
+    let n = usize::try_from(limit).unwrap_or(0) + language.map_or(0, |l| l.len());
+    vec![query; n]
+}
+
+#[test]
+fn definitions_have_each_providers_shape() {
+    let tool = search_corpus::definition();
+    let schema = tool.input_schema().clone();
+
+    assert_eq!(
+        openai_chat::definition(&tool),
+        json!({ "type": "function", "function": {
+            "name": "search_corpus",
+            "description": "Free-text search over the host corpus.",
+            "parameters": schema,
+            "strict": false
+        } })
+    );
+    let strict_parameters = json!({
+        "type": "object",
+        "properties": {
+            "language": { "type": ["string", "null"] },
+            "limit": { "type": ["integer", "null"], "minimum": 1, "maximum": 50 },
+            "query": { "type": "string", "description": "What to look for" }
+        },
+        "required": ["language", "limit", "query"],
+        "additionalProperties": false
+    });
+    assert_eq!(
+        openai_chat::strict_definition(&tool).unwrap()["function"],
+        json!({
+            "name": "search_corpus",
+            "description": "Free-text search over the host corpus.",
+            "parameters": strict_parameters,
+            "strict": true
+        })
+    );
+    assert_eq!(
+        openai_responses::strict_definition(&tool).unwrap(),
+        json!({
+            "type": "function",
+            "name": "search_corpus",
+            "description": "Free-text search over the host corpus.",
+            "parameters": strict_parameters,
+            "strict": true
+        })
+    );
+    assert_eq!(
+        anthropic::definition(&tool).unwrap(),
+        json!({
+            "name": "search_corpus",
+            "description": "Free-text search over the host corpus.",
+            "input_schema": schema
+        })
+    );
+    assert_eq!(
+        gemini::definition(&tool).unwrap(),
+        json!({
+            "name": "search_corpus",
+            "description": "Free-text search over the host corpus.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "language": { "type": "string", "nullable": true },
+                    "limit": { "type": "integer", "minimum": 1, "maximum": 50, "default": 10 },
+                    "query": { "type": "string", "description": "What to look for" }
+                },
+                "required": ["query"]
+            }
+        })
+    );
+    assert_eq!(
+        gemini::definition_json_schema(&tool)["parametersJsonSchema"],
+        schema
+    );
+    let listed = mcp::definition(&create_unified_tool(tool)).unwrap();
+    assert_eq!(
+        listed,
+        json!({
+            "name": "search_corpus",
+            "title": "Search Corpus",
+            "description": "Free-text search over the host corpus.",
+            "inputSchema": schema
+        }),
+        "an array output is not MCP structured content: no outputSchema"
+    );
+}
+
+#[test]
+fn registry_level_definitions() {
+    let ping = define_tool("ping", "Answers pong.")
+        .input_schema(json!({ "type": "object", "properties": {}, "additionalProperties": false }))
+        .execute_json(|_, _| async { Ok::<_, ToolError>(json!("pong")) })
+        .unwrap();
+    let registry = ToolRegistryBuilder::new()
+        .register(ping)
+        .register(search_corpus::definition())
+        .build()
+        .unwrap();
+    assert_eq!(openai_chat::strict_definitions(&registry).unwrap().len(), 2);
+    assert_eq!(openai_responses::definitions(&registry).len(), 2);
+    assert_eq!(anthropic::definitions(&registry).unwrap().len(), 2);
+    assert_eq!(mcp::definitions(&registry).unwrap().len(), 2);
+    let gemini = gemini::tools(&registry).unwrap();
+    let declarations = gemini["functionDeclarations"].as_array().unwrap();
+    assert_eq!(declarations[0]["name"], "ping");
+    assert!(
+        declarations[0].get("parameters").is_none(),
+        "no arguments, no parameters"
+    );
+    assert_eq!(declarations[1]["name"], "search_corpus");
+}
+
+#[test]
+fn openai_strict_transforms_and_refusals_have_paths() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "when": { "type": "string", "format": "date-time" },
+            "site": { "type": "string", "format": "uri" },
+            "count": { "type": "integer", "format": "uint64", "minimum": 0, "default": 1 },
+            "kind": { "oneOf": [{ "const": "a" }, { "const": "b" }] },
+            "line": { "$ref": "#/$defs/Line", "description": "one line" },
+            "lines": { "type": "array", "items": { "$ref": "#/$defs/Line" } },
+            "tags": { "type": "object", "additionalProperties": { "type": "string" } },
+            "both": { "allOf": [{ "type": "string" }, { "minLength": 2 }] },
+            "pair": { "type": "array", "items": [{ "type": "string" }, { "type": "integer" }] },
+            "weird": { "type": "string", "x-internal": true }
+        },
+        "required": ["when"],
+        "$defs": { "Line": { "type": "object", "properties": { "sku": { "type": "string" } }, "required": ["sku"] } }
+    });
+    let problems = Profile::OpenAiStrict.apply(&schema).unwrap_err();
+    let paths: Vec<(&str, &str)> = problems
+        .iter()
+        .map(|p| (p.path.as_str(), p.keyword.as_str()))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("/properties/both/allOf", "allOf"),
+            ("/properties/pair/items", "items"),
+            (
+                "/properties/tags/additionalProperties",
+                "additionalProperties"
+            ),
+            ("/properties/tags", "properties"),
+            ("/properties/weird/x-internal", "x-internal"),
+        ],
+        "{problems:#?}"
+    );
+
+    // Without the refused properties it converts.
+    let mut fixable = schema.clone();
+    for key in ["tags", "both", "pair", "weird"] {
+        fixable["properties"].as_object_mut().unwrap().remove(key);
+    }
+    let strict = Profile::OpenAiStrict.apply(&fixable).unwrap();
+    let properties = &strict["properties"];
+    assert_eq!(
+        properties["when"],
+        json!({ "type": "string", "format": "date-time" })
+    );
+    assert_eq!(
+        properties["site"],
+        json!({ "type": ["string", "null"] }),
+        "unsupported format dropped"
+    );
+    assert_eq!(
+        properties["count"],
+        json!({ "type": ["integer", "null"], "minimum": 0 }),
+        "default dropped"
+    );
+    assert_eq!(
+        properties["kind"],
+        json!({ "anyOf": [{ "const": "a" }, { "const": "b" }, { "type": "null" }] })
+    );
+    assert_eq!(
+        properties["line"],
+        json!({
+            "type": ["object", "null"],
+            "description": "one line",
+            "properties": { "sku": { "type": "string" } },
+            "required": ["sku"],
+            "additionalProperties": false
+        })
+    );
+    assert_eq!(strict["$defs"]["Line"]["additionalProperties"], false);
+    assert_eq!(
+        strict["required"],
+        json!(["count", "kind", "line", "lines", "site", "when"])
+    );
+
+    // What the model then sends for an optional property is `null`; undone before validation.
+    let sent = json!({ "when": "2024-01-01T00:00:00Z", "site": null, "count": null, "kind": null, "line": null, "lines": [{ "sku": "x" }] });
+    assert_eq!(
+        remove_strict_nulls(&fixable, &sent),
+        json!({ "when": "2024-01-01T00:00:00Z", "lines": [{ "sku": "x" }] })
+    );
+}
+
+#[test]
+fn openai_strict_limits() {
+    let many: serde_json::Map<String, Value> = (0..1001)
+        .map(|i| {
+            (
+                format!("p{i}"),
+                json!({ "type": "string", "enum": [format!("v{i}")] }),
+            )
+        })
+        .collect();
+    let problems = Profile::OpenAiStrict
+        .apply(&json!({ "type": "object", "properties": many }))
+        .unwrap_err();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.keyword == "enum" && p.path.is_empty()),
+        "{problems:?}"
+    );
+
+    let big_enum: Vec<String> = (0..300).map(|i| format!("{i:0>60}")).collect();
+    let problems = Profile::OpenAiStrict
+        .apply(&json!({ "type": "object", "properties": { "e": { "type": "string", "enum": big_enum } } }))
+        .unwrap_err();
+    assert_eq!(problems[0].path, "/properties/e/enum");
+
+    let root_any_of = json!({ "type": "object", "anyOf": [{ "properties": {} }] });
+    assert_eq!(
+        Profile::OpenAiStrict.apply(&root_any_of).unwrap_err()[0].path,
+        "/anyOf"
+    );
+}
+
+#[test]
+fn gemini_transforms_and_refusals_have_paths() {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "node": { "$ref": "#/$defs/Node" },
+            "mode": { "const": 3 },
+            "level": { "enum": [1, 2, 3] },
+            "either": { "type": ["string", "integer"] },
+            "map": { "type": "object", "additionalProperties": { "type": "string" } },
+            "anything": {},
+            "step": { "type": "number", "multipleOf": 0.5 }
+        },
+        "$defs": { "Node": { "type": "object", "properties": { "next": { "$ref": "#/$defs/Node" } } } }
+    });
+    let problems = Profile::Gemini.apply(&schema).unwrap_err();
+    let paths: Vec<(&str, &str)> = problems
+        .iter()
+        .map(|p| (p.path.as_str(), p.keyword.as_str()))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("/properties/anything", "type"),
+            ("/properties/either/type", "type"),
+            ("/properties/level/enum", "enum"),
+            ("/properties/map", "properties"),
+            ("/properties/mode/const", "const"),
+            ("/$defs/Node/properties/next/$ref", "$ref"),
+            ("/properties/step/multipleOf", "multipleOf"),
+        ],
+        "{problems:#?}"
+    );
+    assert!(problems[5].message.contains("recursive"));
+
+    let fine = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "line": { "$ref": "#/$defs/Line" },
+            "note": { "anyOf": [{ "type": "string" }, { "type": "null" }] },
+            "unit": { "const": "km" },
+            "when": { "type": "string", "format": "date-time" },
+            "uri": { "type": "string", "format": "uri" }
+        },
+        "additionalProperties": false,
+        "$defs": { "Line": { "type": "object", "properties": { "sku": { "type": "string" } }, "additionalProperties": false } }
+    });
+    assert_eq!(
+        Profile::Gemini.apply(&fine).unwrap(),
+        json!({
+            "type": "object",
+            "properties": {
+                "line": { "type": "object", "properties": { "sku": { "type": "string" } } },
+                "note": { "type": "string", "nullable": true },
+                "unit": { "type": "string", "enum": ["km"] },
+                "when": { "type": "string", "format": "date-time" },
+                "uri": { "type": "string" }
+            }
+        })
+    );
+}
+
+#[test]
+fn registry_checks_list_every_tool_and_path() {
+    let open = define_tool("open_map", "Takes a map.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": { "labels": { "type": "object", "additionalProperties": { "type": "string" } } }
+        }))
+        .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+        .unwrap();
+    let registry = ToolRegistryBuilder::new()
+        .register(open)
+        .register(search_corpus::definition())
+        .build()
+        .unwrap();
+    check_registry(&registry, Profile::Anthropic).unwrap();
+    check_registry(&registry, Profile::Mcp).unwrap();
+    let err = check_registry(&registry, Profile::Gemini).unwrap_err();
+    assert_eq!(err.problems().len(), 1);
+    assert_eq!(err.problems()[0].0, "open_map");
+    assert_eq!(err.problems()[0].1.path, "/properties/labels");
+    let text = check_registry(&registry, Profile::OpenAiStrict)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.starts_with("2 problem(s) in 1 tool(s) for the OpenAI strict profile:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tool `open_map` at `/properties/labels/additionalProperties`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_catalog_fits_every_profile() {
+    pleach_tools::link();
+    let catalog = ToolRegistryBuilder::new()
+        .register_all(
+            pleach_core::tool_registry()
+                .tools()
+                .iter()
+                .filter(|t| pleach_tools::tool_names().contains(&t.name()))
+                .cloned(),
+        )
+        .build()
+        .unwrap();
+    assert_eq!(catalog.size(), pleach_tools::tool_names().len());
+    for profile in [
+        Profile::OpenAiStrict,
+        Profile::Gemini,
+        Profile::Anthropic,
+        Profile::Mcp,
+    ] {
+        if let Err(error) = check_registry(&catalog, profile) {
+            panic!("{error}");
+        }
+    }
+}
+
+#[test]
+fn assert_registry_fits_passes_for_this_binarys_tools() {
+    // `search_corpus` and the catalog: every tool of this test binary fits every profile.
+    pleach_tools::link();
+    for profile in [
+        Profile::OpenAiStrict,
+        Profile::Gemini,
+        Profile::Anthropic,
+        Profile::Mcp,
+    ] {
+        pleach_core::providers::assert_registry_fits(profile);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Write-back.
+
+#[test]
+fn results_and_assistant_messages_in_each_format() {
+    let ok_call = ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#);
+    let bad_call = ToolCall::new("call_2", "add", r#"{"a":"#);
+    let ok: Result<Value, ToolError> = Ok(json!(3));
+    let failed: Result<Value, ToolError> = Err(ToolError::failed("boom"));
+    let conversation = [
+        Message::User {
+            content: "add".into(),
+        },
+        Message::Assistant {
+            content: Some("Adding.".into()),
+            tool_calls: vec![ok_call.clone(), bad_call.clone()],
+        },
+        Message::tool_result(&ok_call, &ok),
+        Message::tool_result(&bad_call, &failed),
+    ];
+
+    assert_eq!(
+        openai_chat::messages(&conversation),
+        [
+            json!({ "role": "user", "content": "add" }),
+            json!({ "role": "assistant", "content": "Adding.", "tool_calls": [
+                { "id": "call_1", "type": "function", "function": { "name": "add", "arguments": "{\"a\":1,\"b\":2}" } },
+                { "id": "call_2", "type": "function", "function": { "name": "add", "arguments": "{\"a\":" } }
+            ] }),
+            json!({ "role": "tool", "tool_call_id": "call_1", "content": "3" }),
+            json!({ "role": "tool", "tool_call_id": "call_2", "content": "error 1008: boom" }),
+        ]
+    );
+    assert_eq!(
+        openai_responses::messages(&conversation),
+        [
+            json!({ "role": "user", "content": "add" }),
+            json!({ "role": "assistant", "content": "Adding." }),
+            json!({ "type": "function_call", "call_id": "call_1", "name": "add", "arguments": "{\"a\":1,\"b\":2}" }),
+            json!({ "type": "function_call", "call_id": "call_2", "name": "add", "arguments": "{\"a\":" }),
+            json!({ "type": "function_call_output", "call_id": "call_1", "output": "3" }),
+            json!({ "type": "function_call_output", "call_id": "call_2", "output": "error 1008: boom" }),
+        ]
+    );
+    assert_eq!(
+        anthropic::messages(&conversation),
+        [
+            json!({ "role": "user", "content": "add" }),
+            json!({ "role": "assistant", "content": [
+                { "type": "text", "text": "Adding." },
+                { "type": "tool_use", "id": "call_1", "name": "add", "input": { "a": 1, "b": 2 } },
+                { "type": "tool_use", "id": "call_2", "name": "add", "input": {} }
+            ] }),
+            json!({ "role": "user", "content": [
+                { "type": "tool_result", "tool_use_id": "call_1", "content": "3", "is_error": false },
+                { "type": "tool_result", "tool_use_id": "call_2", "content": "error 1008: boom", "is_error": true }
+            ] }),
+        ]
+    );
+    assert_eq!(
+        gemini::messages(&conversation),
+        [
+            json!({ "role": "user", "parts": [{ "text": "add" }] }),
+            json!({ "role": "model", "parts": [
+                { "text": "Adding." },
+                { "functionCall": { "id": "call_1", "name": "add", "args": { "a": 1, "b": 2 } } },
+                { "functionCall": { "id": "call_2", "name": "add", "args": {} } }
+            ] }),
+            json!({ "role": "user", "parts": [
+                { "functionResponse": { "id": "call_1", "name": "add", "response": { "output": 3 } } },
+                { "functionResponse": { "id": "call_2", "name": "add", "response": { "error": "error 1008: boom" } } }
+            ] }),
+        ]
+    );
+
+    // The single-result helpers agree with the conversation forms.
+    assert_eq!(
+        openai_chat::tool_result(&ok_call, &ok),
+        openai_chat::messages(&conversation)[2]
+    );
+    assert_eq!(
+        anthropic::tool_result(&bad_call, &failed),
+        anthropic::messages(&conversation)[2]["content"][1]
+    );
+    assert_eq!(
+        gemini::tool_result(&ok_call, &ok),
+        gemini::messages(&conversation)[2]["parts"][0]
+    );
+    assert_eq!(
+        openai_responses::tool_result(&bad_call, &failed),
+        openai_responses::messages(&conversation)[5]
+    );
+    assert_eq!(mcp::call_tool_result(&failed)["isError"], true);
+    assert_eq!(mcp::call_tool_result(&ok)["content"][0]["text"], "3");
+    assert!(
+        mcp::call_tool_result(&ok)
+            .get("structuredContent")
+            .is_none()
+    );
+}
