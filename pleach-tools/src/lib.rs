@@ -37,6 +37,8 @@
 //! | [`unit_convert`](fn@unit_convert::unit_convert) | converts a value between units of one dimension | none | parallel (pure) | `unit-convert` |
 //! | [`datetime`](fn@datetime::datetime) | the current time, parsing, formatting, span arithmetic and differences in IANA time zones | none | parallel (pure) | `datetime` |
 //! | [`parse_structured`](fn@parse_structured::parse_structured) | reads JSON, YAML, TOML or CSV text into a JSON value, within size and depth limits | none | parallel (pure) | `parse` |
+//! | [`scratchpad`](fn@scratchpad::scratchpad) | session-scoped notes: set, get, list, delete, within size limits | none | chunked on `key` (one note's calls in order) | `scratchpad` |
+//! | [`text_search`](fn@text_search::text_search) | literal, regex or ranked fuzzy search of text or a scratchpad note, with byte and char offsets | none | chunked on `key` (serial without `scratchpad`: no resource key) | `text-search` |
 //!
 //! All four features are on by default. With `default-features = false`, pick tools one by one:
 //!
@@ -53,12 +55,21 @@ pub mod datetime;
 pub mod math;
 #[cfg(feature = "parse")]
 pub mod parse_structured;
+#[cfg(feature = "scratchpad")]
+pub mod scratchpad;
+#[cfg(feature = "text-search")]
+pub mod text_search;
 #[cfg(feature = "unit-convert")]
 pub mod unit_convert;
 
 #[cfg(any(feature = "math", feature = "unit-convert"))]
 mod number;
-#[cfg(any(feature = "math", feature = "unit-convert", feature = "datetime"))]
+#[cfg(any(
+    feature = "math",
+    feature = "unit-convert",
+    feature = "datetime",
+    feature = "scratchpad",
+))]
 mod suggest;
 #[cfg(all(
     test,
@@ -66,7 +77,9 @@ mod suggest;
         feature = "math",
         feature = "unit-convert",
         feature = "datetime",
-        feature = "parse"
+        feature = "parse",
+        feature = "scratchpad",
+        feature = "text-search",
     )
 ))]
 mod test_support;
@@ -93,6 +106,10 @@ pub fn link() {
         datetime::datetime::__pleach_entry(),
         #[cfg(feature = "parse")]
         parse_structured::parse_structured::__pleach_entry(),
+        #[cfg(feature = "scratchpad")]
+        scratchpad::scratchpad::__pleach_entry(),
+        #[cfg(feature = "text-search")]
+        text_search::text_search::__pleach_entry(),
     ));
 }
 
@@ -102,7 +119,7 @@ pub fn link() {
 /// ```
 /// let names = pleach_tools::tool_names();
 /// # #[cfg(all(feature = "math", feature = "unit-convert", feature = "datetime", feature = "parse"))]
-/// assert_eq!(names, ["math", "unit_convert", "datetime", "parse_structured"]); // the defaults
+/// assert!(names.starts_with(&["math", "unit_convert", "datetime", "parse_structured"]));
 /// ```
 pub fn tool_names() -> &'static [&'static str] {
     &[
@@ -114,6 +131,10 @@ pub fn tool_names() -> &'static [&'static str] {
         datetime::datetime::NAME,
         #[cfg(feature = "parse")]
         parse_structured::parse_structured::NAME,
+        #[cfg(feature = "scratchpad")]
+        scratchpad::scratchpad::NAME,
+        #[cfg(feature = "text-search")]
+        text_search::text_search::NAME,
     ]
 }
 
