@@ -39,6 +39,9 @@
 //! | [`parse_structured`](fn@parse_structured::parse_structured) | reads JSON, YAML, TOML or CSV text into a JSON value, within size and depth limits | none | parallel (pure) | `parse` |
 //! | [`scratchpad`](fn@scratchpad::scratchpad) | session-scoped notes: set, get, list, delete, within size limits | none | chunked on `key` (one note's calls in order) | `scratchpad` |
 //! | [`text_search`](fn@text_search::text_search) | literal, regex or ranked fuzzy search of text or a scratchpad note, with byte and char offsets | none | chunked on `key` (serial without `scratchpad`: no resource key) | `text-search` |
+//! | [`fs_read`](fn@fs::fs_read) | reads a UTF-8 text file (whole, or in parts) under the configured root | none | chunked on `path` | `fs` |
+//! | [`fs_write`](fn@fs::fs_write) | writes a text file under the configured root, atomically | standard | chunked on `path` (one file's writes in order) | `fs` |
+//! | [`fs_list`](fn@fs::fs_list) | lists a directory under the configured root | none | chunked on `path` | `fs` |
 //!
 //! All four features are on by default. With `default-features = false`, pick tools one by one:
 //!
@@ -51,6 +54,8 @@
 
 #[cfg(feature = "datetime")]
 pub mod datetime;
+#[cfg(feature = "fs")]
+pub mod fs;
 #[cfg(feature = "math")]
 pub mod math;
 #[cfg(feature = "parse")]
@@ -64,11 +69,22 @@ pub mod unit_convert;
 
 #[cfg(any(feature = "math", feature = "unit-convert"))]
 mod number;
+#[cfg(any(feature = "fs", feature = "shell"))]
+mod sandbox;
+#[cfg(any(
+    feature = "scratchpad",
+    feature = "text-search",
+    feature = "fs",
+    feature = "shell",
+))]
+mod shorten;
 #[cfg(any(
     feature = "math",
     feature = "unit-convert",
     feature = "datetime",
     feature = "scratchpad",
+    feature = "fs",
+    feature = "shell",
 ))]
 mod suggest;
 #[cfg(all(
@@ -80,6 +96,8 @@ mod suggest;
         feature = "parse",
         feature = "scratchpad",
         feature = "text-search",
+        feature = "fs",
+        feature = "shell",
     )
 ))]
 mod test_support;
@@ -110,6 +128,12 @@ pub fn link() {
         scratchpad::scratchpad::__pleach_entry(),
         #[cfg(feature = "text-search")]
         text_search::text_search::__pleach_entry(),
+        #[cfg(feature = "fs")]
+        fs::fs_read::__pleach_entry(),
+        #[cfg(feature = "fs")]
+        fs::fs_write::__pleach_entry(),
+        #[cfg(feature = "fs")]
+        fs::fs_list::__pleach_entry(),
     ));
 }
 
@@ -135,6 +159,12 @@ pub fn tool_names() -> &'static [&'static str] {
         scratchpad::scratchpad::NAME,
         #[cfg(feature = "text-search")]
         text_search::text_search::NAME,
+        #[cfg(feature = "fs")]
+        fs::fs_read::NAME,
+        #[cfg(feature = "fs")]
+        fs::fs_write::NAME,
+        #[cfg(feature = "fs")]
+        fs::fs_list::NAME,
     ]
 }
 

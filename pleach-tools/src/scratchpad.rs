@@ -46,6 +46,7 @@ use pleach_core::schemars::JsonSchema;
 use pleach_core::serde::{Deserialize, Serialize};
 use pleach_core::{ErrorCode, ToolContext, ToolError, tool};
 
+use crate::shorten::first_chars;
 use crate::suggest::{close_matches, one_of};
 
 /// How many characters of a note `list` shows.
@@ -278,7 +279,7 @@ fn run(
                     .map(|(key, note)| NoteSummary {
                         key: key.clone(),
                         bytes: note.len(),
-                        preview: preview(note),
+                        preview: first_chars(note, PREVIEW_CHARS),
                     })
                     .collect(),
             );
@@ -409,14 +410,6 @@ pub(crate) fn no_note<'a>(key: &str, keys: impl IntoIterator<Item = &'a String>)
     }
 }
 
-fn preview(note: &str) -> String {
-    let mut chars = note.char_indices();
-    match chars.nth(PREVIEW_CHARS) {
-        Some((end, _)) => format!("{}…", &note[..end]),
-        None => note.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -479,13 +472,6 @@ mod tests {
             json!({"key": "plan", "replaced": true, "note_count": 1, "total_bytes": 5})
         );
         assert_eq!(pad.keys(), ["ünï"]);
-    }
-
-    #[test]
-    fn previews_are_cut_on_characters() {
-        assert_eq!(preview("short"), "short");
-        let long = "é".repeat(100);
-        assert_eq!(preview(&long), format!("{}…", "é".repeat(80)));
     }
 
     #[test]

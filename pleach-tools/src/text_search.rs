@@ -64,6 +64,8 @@ use pleach_core::serde::{Deserialize, Serialize};
 use pleach_core::{ErrorCode, ToolContext, ToolError, tool};
 use regex::{Regex, RegexBuilder};
 
+use crate::shorten::first_chars;
+
 /// The longest text searched, in bytes (1 MiB).
 const MAX_TEXT_BYTES: usize = 1024 * 1024;
 
@@ -554,11 +556,11 @@ impl Cursor {
         let context = format!(
             "{}{}{}",
             last_chars(before.trim_end_matches('\r'), CONTEXT_CHARS),
-            cut(matched, MAX_QUOTED_CHARS),
-            cut(after.trim_end_matches('\r'), CONTEXT_CHARS),
+            first_chars(matched, MAX_QUOTED_CHARS),
+            first_chars(after.trim_end_matches('\r'), CONTEXT_CHARS),
         );
         TextMatch {
-            text: cut(matched, MAX_QUOTED_CHARS),
+            text: first_chars(matched, MAX_QUOTED_CHARS),
             byte_start: found.byte_start,
             byte_end: found.byte_end,
             char_start,
@@ -568,14 +570,6 @@ impl Cursor {
             context,
             score: found.score.map(|s| (s * 1000.0).round() / 1000.0),
         }
-    }
-}
-
-/// The first `max` characters of `text`, and `…` if there were more.
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
     }
 }
 
