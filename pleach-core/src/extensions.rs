@@ -1,7 +1,8 @@
 //! Typed values the host shares with its tools: [`Extensions`], configuration set once on the
 //! runtime (a file root, an allowlist, a client), and [`SessionState`], state that lives as long as
-//! one session (a scratchpad's notes). A tool reads both through its [`ToolContext`]:
-//! [`ToolContext::get`] and [`ToolContext::session_state`].
+//! one session (a scratchpad's notes). A tool reads both through its
+//! [`ToolContext`](crate::ToolContext): [`ToolContext::get`](crate::ToolContext::get) and
+//! [`ToolContext::session_state`](crate::ToolContext::session_state).
 //!
 //! Both are keyed by type, so a tool family owns its keys by owning its types: two crates cannot
 //! collide by picking the same string.
