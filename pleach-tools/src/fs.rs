@@ -193,9 +193,7 @@ pub async fn fs_read(
     #[arg(description = "The file to read, relative to the root directory, e.g. `notes/today.md`")]
     path: String,
     #[arg(description = "The byte offset to start at; 0 if absent")] offset: Option<u64>,
-    #[arg(description = "How many bytes to read, at most the host's read limit")] length: Option<
-        u64,
-    >,
+    #[arg(description = "Bytes to read, at most the host's read limit")] length: Option<u64>,
 ) -> Result<FsReadOutput, ToolError> {
     let config = config(&ctx, "fs_read")?;
     let (root, max) = (config.root.clone(), config.max_read_bytes);

@@ -122,13 +122,13 @@ pub mod unit_convert;
 
 #[cfg(any(feature = "math", feature = "unit-convert"))]
 mod number;
-#[cfg(any(feature = "fs", feature = "shell"))]
+#[cfg(any(feature = "fs", all(feature = "shell", unix)))]
 mod sandbox;
 #[cfg(any(
     feature = "scratchpad",
     feature = "text-search",
     feature = "fs",
-    feature = "shell",
+    all(feature = "shell", unix),
 ))]
 mod shorten;
 #[cfg(any(
@@ -137,7 +137,7 @@ mod shorten;
     feature = "datetime",
     feature = "scratchpad",
     feature = "fs",
-    feature = "shell",
+    all(feature = "shell", unix),
 ))]
 mod suggest;
 #[cfg(all(
@@ -150,7 +150,7 @@ mod suggest;
         feature = "scratchpad",
         feature = "text-search",
         feature = "fs",
-        feature = "shell",
+        all(feature = "shell", unix),
     )
 ))]
 mod test_support;
