@@ -37,28 +37,108 @@
 //! | [`unit_convert`](fn@unit_convert::unit_convert) | converts a value between units of one dimension | none | parallel (pure) | `unit-convert` |
 //! | [`datetime`](fn@datetime::datetime) | the current time, parsing, formatting, span arithmetic and differences in IANA time zones | none | parallel (pure) | `datetime` |
 //! | [`parse_structured`](fn@parse_structured::parse_structured) | reads JSON, YAML, TOML or CSV text into a JSON value, within size and depth limits | none | parallel (pure) | `parse` |
+//! | [`scratchpad`](fn@scratchpad::scratchpad) | session-scoped notes: set, get, list, delete, within size limits | none | chunked on `key` (one note's calls in order) | `scratchpad` |
+//! | [`text_search`](fn@text_search::text_search) | literal, regex or ranked fuzzy search of text or a scratchpad note, with byte and char offsets | none | chunked on `key` (serial without `scratchpad`: no resource key) | `text-search` |
+//! | [`fs_read`](fn@fs::fs_read) | reads a UTF-8 text file (whole, or in parts) under the configured root | none | chunked on `path` | `fs` |
+//! | [`fs_write`](fn@fs::fs_write) | writes a text file under the configured root, atomically | standard | chunked on `path` (one file's writes in order) | `fs` |
+//! | [`fs_list`](fn@fs::fs_list) | lists a directory under the configured root | none | chunked on `path` | `fs` |
+// The `shell` module exists only with its opt-in feature; without it, its names are not links.
+#![cfg_attr(
+    all(feature = "shell", unix),
+    doc = "| [`shell_exec`](fn@shell::shell_exec) | runs an allowlisted program with an argument array, under the configured root, with a timeout | standard | serial | `shell` (opt-in, Unix) |"
+)]
+#![cfg_attr(
+    not(all(feature = "shell", unix)),
+    doc = "| `shell_exec` | runs an allowlisted program with an argument array, under the configured root, with a timeout | standard | serial | `shell` (opt-in, Unix) |"
+)]
 //!
-//! All four features are on by default. With `default-features = false`, pick tools one by one:
+//! Every feature but `shell` is on by default. With `default-features = false`, pick tools one by
+//! one; `shell` is always asked for by name:
 //!
 //! ```toml
-//! pleach-tools = { version = "0.1", default-features = false, features = ["math"] }
+//! pleach-tools = { version = "0.1", default-features = false, features = ["math", "shell"] }
 //! ```
 //!
-//! Errors a model can fix by changing its arguments (a malformed expression, an unknown unit)
-//! are code 1001 with a message saying what is wrong and how to fix it.
+//! Batching is what [`infer_batching_strategy`](pleach_core::infer_batching_strategy) gives each
+//! tool (a plugin's hint can override it). The pure tools start with a read-only verb and run in
+//! parallel. The `fs_*` tools and `scratchpad` are chunked on their resource (`path`, `key`):
+//! calls on one file or note keep their order, others run side by side. `text_search` only reads,
+//! but is chunked on `key` like the notes it searches (serial, the safe default, when built
+//! without `scratchpad`); a host may hint it `parallel`. `shell_exec` has side effects: serial.
+//!
+//! `fs_write` and `shell_exec` carry the `standard` safety tier: a call a host's detector flags
+//! goes to the user for approval. Neither is `critical`, which would require every host that
+//! enables them to cover them with a detector; their module docs say why their bounds suffice.
+//!
+//! ## Configuration
+//!
+//! The tools that reach the host take their configuration from the runtime, never from defaults:
+//! [`fs::FsConfig`] (the root directory and size limits) and
+#![cfg_attr(
+    all(feature = "shell", unix),
+    doc = "[`shell::ShellConfig`](shell::ShellConfig)"
+)]
+#![cfg_attr(not(all(feature = "shell", unix)), doc = "`shell::ShellConfig`")]
+//! (the root, the allowed programs, the environment, the timeout, the output cap), given to
+//! [`RuntimeBuilder::provide`](pleach_core::RuntimeBuilder::provide) or a plugin's
+//! [`provide`](pleach_core::PleachPlugin::provide). Called without one, they fail with code 1008
+//! and say what to configure. [`scratchpad::ScratchpadConfig`] changes the notes' limits, which
+//! apply without it too.
+//!
+//! ```
+//! # #[cfg(feature = "fs")] {
+//! let root = tempfile::tempdir().unwrap();
+//! let runtime = pleach_core::Runtime::builder()
+//!     .provide(pleach_tools::fs::FsConfig::new(root.path()).unwrap().max_write_bytes(64 * 1024))
+//!     .build()
+//!     .unwrap();
+//! # let _ = runtime;
+//! # }
+//! ```
+//!
+//! ## Errors
+//!
+//! Errors a model can fix by changing its arguments (a malformed expression, an unknown unit, a
+//! path outside the root) are code 1001 with a message saying what is wrong and how to fix it.
+//! Failures of the host (a file it may not read, a full disk) are 1008, with the underlying error
+//! kept as operator detail that never reaches the model.
 
 #[cfg(feature = "datetime")]
 pub mod datetime;
+#[cfg(feature = "fs")]
+pub mod fs;
 #[cfg(feature = "math")]
 pub mod math;
 #[cfg(feature = "parse")]
 pub mod parse_structured;
+#[cfg(feature = "scratchpad")]
+pub mod scratchpad;
+#[cfg(all(feature = "shell", unix))]
+pub mod shell;
+#[cfg(feature = "text-search")]
+pub mod text_search;
 #[cfg(feature = "unit-convert")]
 pub mod unit_convert;
 
 #[cfg(any(feature = "math", feature = "unit-convert"))]
 mod number;
-#[cfg(any(feature = "math", feature = "unit-convert", feature = "datetime"))]
+#[cfg(any(feature = "fs", all(feature = "shell", unix)))]
+mod sandbox;
+#[cfg(any(
+    feature = "scratchpad",
+    feature = "text-search",
+    feature = "fs",
+    all(feature = "shell", unix),
+))]
+mod shorten;
+#[cfg(any(
+    feature = "math",
+    feature = "unit-convert",
+    feature = "datetime",
+    feature = "scratchpad",
+    feature = "fs",
+    all(feature = "shell", unix),
+))]
 mod suggest;
 #[cfg(all(
     test,
@@ -66,7 +146,11 @@ mod suggest;
         feature = "math",
         feature = "unit-convert",
         feature = "datetime",
-        feature = "parse"
+        feature = "parse",
+        feature = "scratchpad",
+        feature = "text-search",
+        feature = "fs",
+        all(feature = "shell", unix),
     )
 ))]
 mod test_support;
@@ -93,6 +177,18 @@ pub fn link() {
         datetime::datetime::__pleach_entry(),
         #[cfg(feature = "parse")]
         parse_structured::parse_structured::__pleach_entry(),
+        #[cfg(feature = "scratchpad")]
+        scratchpad::scratchpad::__pleach_entry(),
+        #[cfg(feature = "text-search")]
+        text_search::text_search::__pleach_entry(),
+        #[cfg(feature = "fs")]
+        fs::fs_read::__pleach_entry(),
+        #[cfg(feature = "fs")]
+        fs::fs_write::__pleach_entry(),
+        #[cfg(feature = "fs")]
+        fs::fs_list::__pleach_entry(),
+        #[cfg(all(feature = "shell", unix))]
+        shell::shell_exec::__pleach_entry(),
     ));
 }
 
@@ -102,7 +198,7 @@ pub fn link() {
 /// ```
 /// let names = pleach_tools::tool_names();
 /// # #[cfg(all(feature = "math", feature = "unit-convert", feature = "datetime", feature = "parse"))]
-/// assert_eq!(names, ["math", "unit_convert", "datetime", "parse_structured"]); // the defaults
+/// assert!(names.starts_with(&["math", "unit_convert", "datetime", "parse_structured"]));
 /// ```
 pub fn tool_names() -> &'static [&'static str] {
     &[
@@ -114,6 +210,18 @@ pub fn tool_names() -> &'static [&'static str] {
         datetime::datetime::NAME,
         #[cfg(feature = "parse")]
         parse_structured::parse_structured::NAME,
+        #[cfg(feature = "scratchpad")]
+        scratchpad::scratchpad::NAME,
+        #[cfg(feature = "text-search")]
+        text_search::text_search::NAME,
+        #[cfg(feature = "fs")]
+        fs::fs_read::NAME,
+        #[cfg(feature = "fs")]
+        fs::fs_write::NAME,
+        #[cfg(feature = "fs")]
+        fs::fs_list::NAME,
+        #[cfg(all(feature = "shell", unix))]
+        shell::shell_exec::NAME,
     ]
 }
 
