@@ -37,8 +37,18 @@
 //! | [`unit_convert`](fn@unit_convert::unit_convert) | converts a value between units of one dimension | none | parallel (pure) | `unit-convert` |
 //! | [`datetime`](fn@datetime::datetime) | the current time, parsing, formatting, span arithmetic and differences in IANA time zones | none | parallel (pure) | `datetime` |
 //! | [`parse_structured`](fn@parse_structured::parse_structured) | reads JSON, YAML, TOML or CSV text into a JSON value, within size and depth limits | none | parallel (pure) | `parse` |
+#![cfg_attr(
+    feature = "url-fetch",
+    doc = "| [`url_fetch`](fn@url_fetch::url_fetch) | GETs a public http or https URL behind the SSRF guard: status, headers, body within caps | none | chunked by `url` | `url-fetch` (opt-in) |"
+)]
+#![cfg_attr(
+    not(feature = "url-fetch"),
+    doc = "| [`url_fetch`](https://docs.rs/pleach-tools/latest/pleach_tools/url_fetch/fn.url_fetch.html) | GETs a public http or https URL behind the SSRF guard: status, headers, body within caps | none | chunked by `url` | `url-fetch` (opt-in) |"
+)]
 //!
-//! All four features are on by default. With `default-features = false`, pick tools one by one:
+//! The features of the first four are on by default. The network tool is opt-in: it goes through
+//! an SSRF guard (the module `net`) and reads its configuration (`UrlFetchConfig`) from the
+//! runtime. With `default-features = false`, pick tools one by one:
 //!
 //! ```toml
 //! pleach-tools = { version = "0.1", default-features = false, features = ["math"] }
@@ -46,15 +56,22 @@
 //!
 //! Errors a model can fix by changing its arguments (a malformed expression, an unknown unit)
 //! are code 1001 with a message saying what is wrong and how to fix it.
+//!
+//! The batching column is what [`infer_batching_strategy`](pleach_core::infer_batching_strategy)
+//! gives each tool (a read-only verb first is parallel; a `url` argument chunks by URL).
 
 #[cfg(feature = "datetime")]
 pub mod datetime;
 #[cfg(feature = "math")]
 pub mod math;
+#[cfg(feature = "url-fetch")]
+pub mod net;
 #[cfg(feature = "parse")]
 pub mod parse_structured;
 #[cfg(feature = "unit-convert")]
 pub mod unit_convert;
+#[cfg(feature = "url-fetch")]
+pub mod url_fetch;
 
 #[cfg(any(feature = "math", feature = "unit-convert"))]
 mod number;
@@ -66,7 +83,8 @@ mod suggest;
         feature = "math",
         feature = "unit-convert",
         feature = "datetime",
-        feature = "parse"
+        feature = "parse",
+        feature = "url-fetch"
     )
 ))]
 mod test_support;
@@ -93,6 +111,8 @@ pub fn link() {
         datetime::datetime::__pleach_entry(),
         #[cfg(feature = "parse")]
         parse_structured::parse_structured::__pleach_entry(),
+        #[cfg(feature = "url-fetch")]
+        url_fetch::url_fetch::__pleach_entry(),
     ));
 }
 
@@ -102,7 +122,7 @@ pub fn link() {
 /// ```
 /// let names = pleach_tools::tool_names();
 /// # #[cfg(all(feature = "math", feature = "unit-convert", feature = "datetime", feature = "parse"))]
-/// assert_eq!(names, ["math", "unit_convert", "datetime", "parse_structured"]); // the defaults
+/// assert!(names.starts_with(&["math", "unit_convert", "datetime", "parse_structured"])); // the defaults
 /// ```
 pub fn tool_names() -> &'static [&'static str] {
     &[
@@ -114,6 +134,8 @@ pub fn tool_names() -> &'static [&'static str] {
         datetime::datetime::NAME,
         #[cfg(feature = "parse")]
         parse_structured::parse_structured::NAME,
+        #[cfg(feature = "url-fetch")]
+        url_fetch::url_fetch::NAME,
     ]
 }
 
