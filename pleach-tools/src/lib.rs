@@ -45,10 +45,18 @@
     not(feature = "url-fetch"),
     doc = "| [`url_fetch`](https://docs.rs/pleach-tools/latest/pleach_tools/url_fetch/fn.url_fetch.html) | GETs a public http or https URL behind the SSRF guard: status, headers, body within caps | none | chunked by `url` | `url-fetch` (opt-in) |"
 )]
+#![cfg_attr(
+    feature = "http-request",
+    doc = "| [`http_request`](fn@http_request::http_request) | sends GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS with headers and a body to an allowlisted host, behind the same guard | standard | chunked by `url` | `http-request` (opt-in) |"
+)]
+#![cfg_attr(
+    not(feature = "http-request"),
+    doc = "| [`http_request`](https://docs.rs/pleach-tools/latest/pleach_tools/http_request/fn.http_request.html) | sends GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS with headers and a body to an allowlisted host, behind the same guard | standard | chunked by `url` | `http-request` (opt-in) |"
+)]
 //!
-//! The features of the first four are on by default. The network tool is opt-in: it goes through
-//! an SSRF guard (the module `net`) and reads its configuration (`UrlFetchConfig`) from the
-//! runtime. With `default-features = false`, pick tools one by one:
+//! The features of the first four are on by default. The network tools are opt-in: both go
+//! through one SSRF guard (the module `net`) and read their configuration (`UrlFetchConfig`,
+//! `HttpRequestConfig`) from the runtime. With `default-features = false`, pick tools one by one:
 //!
 //! ```toml
 //! pleach-tools = { version = "0.1", default-features = false, features = ["math"] }
@@ -62,9 +70,11 @@
 
 #[cfg(feature = "datetime")]
 pub mod datetime;
+#[cfg(feature = "http-request")]
+pub mod http_request;
 #[cfg(feature = "math")]
 pub mod math;
-#[cfg(feature = "url-fetch")]
+#[cfg(any(feature = "url-fetch", feature = "http-request"))]
 pub mod net;
 #[cfg(feature = "parse")]
 pub mod parse_structured;
@@ -84,7 +94,8 @@ mod suggest;
         feature = "unit-convert",
         feature = "datetime",
         feature = "parse",
-        feature = "url-fetch"
+        feature = "url-fetch",
+        feature = "http-request"
     )
 ))]
 mod test_support;
@@ -113,6 +124,8 @@ pub fn link() {
         parse_structured::parse_structured::__pleach_entry(),
         #[cfg(feature = "url-fetch")]
         url_fetch::url_fetch::__pleach_entry(),
+        #[cfg(feature = "http-request")]
+        http_request::http_request::__pleach_entry(),
     ));
 }
 
@@ -136,6 +149,8 @@ pub fn tool_names() -> &'static [&'static str] {
         parse_structured::parse_structured::NAME,
         #[cfg(feature = "url-fetch")]
         url_fetch::url_fetch::NAME,
+        #[cfg(feature = "http-request")]
+        http_request::http_request::NAME,
     ]
 }
 

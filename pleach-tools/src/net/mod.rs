@@ -119,3 +119,5 @@ pub use guard::{BlockedRange, NetPolicy, blocked_range};
 
 pub(crate) use fetch::{Outgoing, send};
 pub(crate) use guard::parse_url;
+#[cfg(feature = "http-request")]
+pub(crate) use guard::{refused, shorten};

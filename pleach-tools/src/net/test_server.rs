@@ -2,8 +2,11 @@
 //! a function of the request, and every request recorded. Written by hand: a few dozen lines
 //! beat a server framework in the dependency tree, and the tests need odd replies (a body that
 //! never ends, a server that never answers) that a framework would make awkward.
-// The url_fetch tests use part of it; the rest is for tools to come.
-#![allow(dead_code)]
+// Each tool's tests use part of it; with one of the two features, the rest is unused.
+#![cfg_attr(
+    not(all(feature = "url-fetch", feature = "http-request")),
+    allow(dead_code)
+)]
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
