@@ -134,7 +134,9 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use pleach_core::extensions::{Extensions, SessionState};
-    use pleach_core::{BatchingStrategy, ErrorCode, infer_batching_strategy};
+    use pleach_core::{
+        BatchingStrategy, ErrorCode, Runtime, SessionOptions, ToolCall, infer_batching_strategy,
+    };
     use serde_json::{Value, json};
 
     use super::*;
@@ -205,6 +207,37 @@ mod tests {
                 .header("user-agent")
                 .is_some_and(|ua| ua.starts_with("pleach-tools/"))
         );
+    }
+
+    /// What a host does: provide the configuration to the runtime, and every session's calls
+    /// read it.
+    #[tokio::test]
+    async fn the_configuration_comes_from_the_runtime() {
+        let server = TestServer::start(|_| Reply::ok("text/plain", "hello")).await;
+        let call = ToolCall::new(
+            "c1",
+            "url_fetch",
+            json!({ "url": server.url("/") }).to_string(),
+        );
+        let outcome = |runtime: Runtime| {
+            let call = call.clone();
+            async move {
+                let session = runtime
+                    .create_session(SessionOptions::enabled(["url_fetch"]))
+                    .unwrap_or_else(|err| panic!("{err}"));
+                session.call(call).await.outcome
+            }
+        };
+        let build = |builder: pleach_core::RuntimeBuilder| {
+            builder.build().unwrap_or_else(|err| panic!("{err}"))
+        };
+
+        let strict = outcome(build(Runtime::builder())).await;
+        assert!(refusal(strict, &"strict").contains("loopback"));
+        let open = outcome(build(Runtime::builder().provide(reaching(&server)))).await;
+        let out = open.unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(out["body"], "hello");
+        assert_eq!(server.requests().len(), 1);
     }
 
     #[tokio::test]
