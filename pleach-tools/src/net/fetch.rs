@@ -140,7 +140,8 @@ pub struct HttpResponse {
     /// headers, each value cut at 1024 characters.
     pub headers: BTreeMap<String, String>,
     /// The body, at most the byte limit of the tool's configuration (256 KiB by default): text
-    /// when it is UTF-8, base64 otherwise (see `body_encoding`).
+    /// when it is UTF-8, base64 otherwise (see `body_encoding`; the limit counts the bytes, so
+    /// base64 text is up to a third longer).
     pub body: String,
     /// `text` or `base64`.
     pub body_encoding: BodyEncoding,

@@ -39,9 +39,10 @@
 //!    literals, which is why step 5 checks them. No proxy is used, whatever the environment
 //!    says (`HTTP_PROXY`, `ALL_PROXY`, …): a proxy would do its own resolving.
 //! 9. Redirects are not followed by the client. A 301, 302, 303, 307 or 308 with a `location`
-//!    starts a new hop at step 1, up to the policy's limit (5 by default; 0 returns the redirect
-//!    itself). As browsers do, 303 (and 301 or 302 after a POST) continues as a GET without a
-//!    body; `authorization` and `cookie` headers are dropped when a redirect leaves the origin.
+//!    starts a new hop at step 1, up to the limit in [`FetchLimits`] (5 by default; 0 returns
+//!    the redirect itself). As browsers do, 303 (and 301 or 302 after a POST) continues as a GET
+//!    without a body; `authorization` and `cookie` headers are dropped when a redirect leaves the
+//!    origin.
 //!
 //! # Blocked addresses
 //!
