@@ -51,9 +51,27 @@
     not(all(feature = "shell", unix)),
     doc = "| `shell_exec` | runs an allowlisted program with an argument array, under the configured root, with a timeout | standard | serial | `shell` (opt-in, Unix) |"
 )]
+#![cfg_attr(
+    feature = "url-fetch",
+    doc = "| [`url_fetch`](fn@url_fetch::url_fetch) | GETs a public http or https URL behind the SSRF guard: status, headers, body within caps | none | chunked by `url` | `url-fetch` (opt-in) |"
+)]
+#![cfg_attr(
+    not(feature = "url-fetch"),
+    doc = "| [`url_fetch`](https://docs.rs/pleach-tools/latest/pleach_tools/url_fetch/fn.url_fetch.html) | GETs a public http or https URL behind the SSRF guard: status, headers, body within caps | none | chunked by `url` | `url-fetch` (opt-in) |"
+)]
+#![cfg_attr(
+    feature = "http-request",
+    doc = "| [`http_request`](fn@http_request::http_request) | sends GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS with headers and a body to an allowlisted host, behind the same guard | standard | chunked by `url` | `http-request` (opt-in) |"
+)]
+#![cfg_attr(
+    not(feature = "http-request"),
+    doc = "| [`http_request`](https://docs.rs/pleach-tools/latest/pleach_tools/http_request/fn.http_request.html) | sends GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS with headers and a body to an allowlisted host, behind the same guard | standard | chunked by `url` | `http-request` (opt-in) |"
+)]
 //!
-//! Every feature but `shell` is on by default. With `default-features = false`, pick tools one by
-//! one; `shell` is always asked for by name:
+//! Every feature but `shell`, `url-fetch` and `http-request` is on by default. The network tools
+//! go through one SSRF guard (the module `net`) and read their configuration (`UrlFetchConfig`,
+//! `HttpRequestConfig`) from the runtime. With `default-features = false`, pick tools one by one;
+//! the opt-in ones are always asked for by name:
 //!
 //! ```toml
 //! pleach-tools = { version = "0.1", default-features = false, features = ["math", "shell"] }
@@ -65,6 +83,7 @@
 //! calls on one file or note keep their order, others run side by side. `text_search` only reads,
 //! but is chunked on `key` like the notes it searches (serial, the safe default, when built
 //! without `scratchpad`); a host may hint it `parallel`. `shell_exec` has side effects: serial.
+//! `url_fetch` and `http_request` are chunked on `url`.
 //!
 //! `fs_write` and `shell_exec` carry the `standard` safety tier: a call a host's detector flags
 //! goes to the user for approval. Neither is `critical`, which would require every host that
@@ -107,8 +126,12 @@
 pub mod datetime;
 #[cfg(feature = "fs")]
 pub mod fs;
+#[cfg(feature = "http-request")]
+pub mod http_request;
 #[cfg(feature = "math")]
 pub mod math;
+#[cfg(any(feature = "url-fetch", feature = "http-request"))]
+pub mod net;
 #[cfg(feature = "parse")]
 pub mod parse_structured;
 #[cfg(feature = "scratchpad")]
@@ -119,6 +142,8 @@ pub mod shell;
 pub mod text_search;
 #[cfg(feature = "unit-convert")]
 pub mod unit_convert;
+#[cfg(feature = "url-fetch")]
+pub mod url_fetch;
 
 #[cfg(any(feature = "math", feature = "unit-convert"))]
 mod number;
@@ -151,6 +176,8 @@ mod suggest;
         feature = "text-search",
         feature = "fs",
         all(feature = "shell", unix),
+        feature = "url-fetch",
+        feature = "http-request"
     )
 ))]
 mod test_support;
@@ -189,6 +216,10 @@ pub fn link() {
         fs::fs_list::__pleach_entry(),
         #[cfg(all(feature = "shell", unix))]
         shell::shell_exec::__pleach_entry(),
+        #[cfg(feature = "url-fetch")]
+        url_fetch::url_fetch::__pleach_entry(),
+        #[cfg(feature = "http-request")]
+        http_request::http_request::__pleach_entry(),
     ));
 }
 
@@ -198,7 +229,7 @@ pub fn link() {
 /// ```
 /// let names = pleach_tools::tool_names();
 /// # #[cfg(all(feature = "math", feature = "unit-convert", feature = "datetime", feature = "parse"))]
-/// assert!(names.starts_with(&["math", "unit_convert", "datetime", "parse_structured"]));
+/// assert!(names.starts_with(&["math", "unit_convert", "datetime", "parse_structured"])); // the defaults
 /// ```
 pub fn tool_names() -> &'static [&'static str] {
     &[
@@ -222,6 +253,10 @@ pub fn tool_names() -> &'static [&'static str] {
         fs::fs_list::NAME,
         #[cfg(all(feature = "shell", unix))]
         shell::shell_exec::NAME,
+        #[cfg(feature = "url-fetch")]
+        url_fetch::url_fetch::NAME,
+        #[cfg(feature = "http-request")]
+        http_request::http_request::NAME,
     ]
 }
 

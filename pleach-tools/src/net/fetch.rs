@@ -1,0 +1,539 @@
+//! Sending a request through the guard: a client per hop that can only connect to the addresses
+//! the guard checked, redirects followed by hand (each hop checked again), the body read up to a
+//! cap, the whole bounded in time and dropped when the call is cancelled.
+
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use base64::Engine as _;
+use pleach_core::schemars::JsonSchema;
+use pleach_core::serde::Serialize;
+use pleach_core::{CancellationToken, ErrorCode, ToolError};
+use reqwest::header::{self, HeaderMap};
+use reqwest::{Method, StatusCode};
+use rustls::client::WantsClientCert;
+use rustls::{ClientConfig, ConfigBuilder};
+use rustls_platform_verifier::BuilderVerifierExt;
+use url::Url;
+
+use super::guard::{self, Checked, NetPolicy, shorten};
+
+/// The caps on one call of a network tool: body size, time, redirects.
+///
+/// ```
+/// use std::time::Duration;
+/// use pleach_tools::net::FetchLimits;
+///
+/// let limits = FetchLimits::new()
+///     .with_max_body_bytes(64 * 1024)
+///     .with_timeout(Duration::from_secs(10))
+///     .with_max_redirects(2);
+/// assert_eq!(limits.max_body_bytes(), 65_536);
+/// assert_eq!(limits.connect_timeout(), Duration::from_secs(10)); // the default
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchLimits {
+    max_body_bytes: usize,
+    timeout: Duration,
+    connect_timeout: Duration,
+    max_redirects: u32,
+}
+
+impl Default for FetchLimits {
+    fn default() -> Self {
+        FetchLimits {
+            max_body_bytes: 256 * 1024,
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            max_redirects: 5,
+        }
+    }
+}
+
+impl FetchLimits {
+    /// The defaults: a 256 KiB body, 30 s in all, 10 s to connect, 5 redirects.
+    pub fn new() -> Self {
+        FetchLimits::default()
+    }
+
+    /// Sets the most body bytes read. A longer body is cut there and the result says
+    /// `truncated: true`; the rest is never read.
+    #[must_use]
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Sets the time the whole call may take: resolution, every redirect hop and the body.
+    /// Past it the call fails with code 1010.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the time one connection (TCP and TLS) may take to set up.
+    #[must_use]
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets how many redirects are followed; 0 returns the redirect response itself.
+    #[must_use]
+    pub fn with_max_redirects(mut self, redirects: u32) -> Self {
+        self.max_redirects = redirects;
+        self
+    }
+
+    /// The most body bytes read.
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_bytes
+    }
+
+    /// The time the whole call may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The time one connection may take to set up.
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// How many redirects are followed.
+    pub fn max_redirects(&self) -> u32 {
+        self.max_redirects
+    }
+}
+
+/// How [`HttpResponse::body`] holds the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(crate = "pleach_core::serde", rename_all = "snake_case")]
+#[schemars(crate = "pleach_core::schemars")]
+#[non_exhaustive]
+pub enum BodyEncoding {
+    /// The bytes were UTF-8 and are the text as is.
+    Text,
+    /// The bytes were not UTF-8 and are in standard base64 (RFC 4648, with padding).
+    Base64,
+}
+
+/// What `url_fetch` and `http_request` return: the last response, after redirects.
+///
+/// A status such as 404 or 500 is a response like any other, not an error: the model reads the
+/// status and the body the server sent with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(crate = "pleach_core::serde")]
+#[schemars(crate = "pleach_core::schemars")]
+#[non_exhaustive]
+pub struct HttpResponse {
+    /// The HTTP status code, e.g. 200.
+    pub status: u16,
+    /// The URL that answered: the one requested, or where its redirects led.
+    pub final_url: String,
+    /// The `content-type` header, e.g. `text/html; charset=utf-8`, if the server sent one.
+    pub content_type: Option<String>,
+    /// The response headers by lowercase name, repeated ones joined with `, `: at most 64
+    /// headers, each value cut at 1024 characters.
+    pub headers: BTreeMap<String, String>,
+    /// The body, at most the byte limit of the tool's configuration (256 KiB by default): text
+    /// when it is UTF-8, base64 otherwise (see `body_encoding`; the limit counts the bytes, so
+    /// base64 text is up to a third longer).
+    pub body: String,
+    /// `text` or `base64`.
+    pub body_encoding: BodyEncoding,
+    /// Whether the body was cut at the byte limit.
+    pub truncated: bool,
+}
+
+/// One request as the tools build it; redirects rewrite it hop by hop.
+#[derive(Debug, Clone)]
+pub(crate) struct Outgoing {
+    pub(crate) method: Method,
+    pub(crate) url: Url,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Option<String>,
+}
+
+/// A check a tool adds to the guard's, on every hop (the host allowlist of `http_request`).
+pub(crate) type HopCheck<'a> = &'a (dyn Fn(&Url) -> Result<(), ToolError> + Sync);
+
+/// The most response headers returned, and the longest value kept, in characters.
+const MAX_RESPONSE_HEADERS: usize = 64;
+const MAX_HEADER_VALUE_CHARS: usize = 1024;
+
+const USER_AGENT: &str = concat!("pleach-tools/", env!("CARGO_PKG_VERSION"));
+
+/// Sends `request` under `policy` and `limits`: the guard's checks (and `hop_check`) before every
+/// hop, the time limit over everything, and `signal` ending the call at once (code 1011).
+pub(crate) async fn send(
+    request: Outgoing,
+    policy: &NetPolicy,
+    limits: &FetchLimits,
+    hop_check: HopCheck<'_>,
+    signal: &CancellationToken,
+) -> Result<HttpResponse, ToolError> {
+    let host = request.url.host_str().unwrap_or_default().to_owned();
+    tokio::select! {
+        biased;
+        () = signal.cancelled() => Err(ToolError::new(ErrorCode::Cancelled, "the request was cancelled")),
+        outcome = tokio::time::timeout(limits.timeout, follow(request, policy, limits, hop_check)) => {
+            outcome.unwrap_or_else(|_| Err(ToolError::new(
+                ErrorCode::TimedOut,
+                format!(
+                    "the request to `{host}` did not finish within {}; try again later or ask \
+                     for a smaller resource",
+                    show(limits.timeout)
+                ),
+            )))
+        }
+    }
+}
+
+/// The hops of one call: check, connect to what was checked, and either follow a redirect or
+/// read the body.
+async fn follow(
+    mut request: Outgoing,
+    policy: &NetPolicy,
+    limits: &FetchLimits,
+    hop_check: HopCheck<'_>,
+) -> Result<HttpResponse, ToolError> {
+    let mut redirects = 0;
+    loop {
+        let checked = check_hop(policy, &request.url, hop_check)
+            .await
+            .map_err(|err| match redirects {
+                0 => err,
+                _ => not_followed(&err, &request.url),
+            })?;
+        let response = send_once(&request, &checked, limits).await?;
+        let Some(next) = redirect_target(&response, &request.url)? else {
+            return read(response, request.url, limits.max_body_bytes).await;
+        };
+        if redirects == limits.max_redirects {
+            // With redirects off the redirect is the answer; past a positive limit, a failure.
+            if redirects == 0 {
+                return read(response, request.url, limits.max_body_bytes).await;
+            }
+            return Err(ToolError::failed(format!(
+                "too many redirects: more than {} (the last to `{}`)",
+                limits.max_redirects,
+                shorten(next.as_str())
+            )));
+        }
+        redirects += 1;
+        request = redirected(request, response.status(), next);
+    }
+}
+
+/// The guard's checks on one hop, the tool's own between the offline ones and resolution (so a
+/// host off an allowlist is never even resolved).
+async fn check_hop(
+    policy: &NetPolicy,
+    url: &Url,
+    hop_check: HopCheck<'_>,
+) -> Result<Checked, ToolError> {
+    let target = guard::check_offline(policy, url)?;
+    hop_check(url)?;
+    guard::resolve(policy, target).await
+}
+
+/// A refusal of a redirect hop, saying so.
+fn not_followed(err: &ToolError, to: &Url) -> ToolError {
+    let message = format!(
+        "the response redirected to `{}`, which was not followed: {}",
+        shorten(to.as_str()),
+        err.message()
+    );
+    let out = ToolError::new(err.code(), message).with_recoverable(err.is_recoverable());
+    match err.detail() {
+        Some(detail) => out.with_detail(detail.to_owned()),
+        None => out,
+    }
+}
+
+async fn send_once(
+    request: &Outgoing,
+    checked: &Checked,
+    limits: &FetchLimits,
+) -> Result<reqwest::Response, ToolError> {
+    let client = client_for(checked, limits)?;
+    let mut builder = client
+        .request(request.method.clone(), request.url.clone())
+        .headers(request.headers.clone());
+    if let Some(body) = &request.body {
+        builder = builder.body(body.clone());
+    }
+    builder
+        .send()
+        .await
+        .map_err(|err| network_error(&err, &request.url, limits))
+}
+
+/// A client for one hop. It cannot reach anything but `checked.addrs`: IP literals were checked
+/// as written, and names resolve through [`Pinned`], which knows only the checked name. No
+/// proxy, no redirects, no retries, no `Referer`, no connection kept for later.
+fn client_for(checked: &Checked, limits: &FetchLimits) -> Result<reqwest::Client, ToolError> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .retry(reqwest::retry::never())
+        .referer(false)
+        .http1_only()
+        .pool_max_idle_per_host(0)
+        .connect_timeout(limits.connect_timeout)
+        .user_agent(USER_AGENT)
+        .dns_resolver(Pinned(checked.clone()))
+        .tls_backend_preconfigured(tls_config()?)
+        .build()
+        .map_err(|err| {
+            ToolError::failed("the HTTP client could not be set up").with_detail(chain(&err))
+        })
+}
+
+/// The resolver of a hop's client: the checked name gives the checked addresses, any other name
+/// nothing (the request fails closed rather than reach an unchecked address).
+struct Pinned(Checked);
+
+impl reqwest::dns::Resolve for Pinned {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let asked = name.as_str();
+        let asked = asked.strip_suffix('.').unwrap_or(asked);
+        let outcome = match &self.0.name {
+            Some(checked) if checked.eq_ignore_ascii_case(asked) => {
+                let addrs: reqwest::dns::Addrs = Box::new(self.0.addrs.clone().into_iter());
+                Ok(addrs)
+            }
+            _ => Err(format!("`{asked}` was not checked by the guard").into()),
+        };
+        Box::pin(std::future::ready(outcome))
+    }
+}
+
+/// rustls with ring and the operating system's trust store, built once. A config rather than a
+/// process-wide default provider: a library should not pick one for the whole program.
+fn tls_config() -> Result<ClientConfig, ToolError> {
+    static CONFIG: OnceLock<Result<ClientConfig, String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+            ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .and_then(BuilderVerifierExt::with_platform_verifier)
+                .map(ConfigBuilder::<ClientConfig, WantsClientCert>::with_no_client_auth)
+                .map_err(|err| err.to_string())
+        })
+        .clone()
+        .map_err(|detail| {
+            ToolError::failed("https is not available: the TLS setup failed").with_detail(detail)
+        })
+}
+
+/// Where a redirect response points, if it is one this code follows (301, 302, 303, 307, 308
+/// with a `location`); any other response is the answer.
+fn redirect_target(response: &reqwest::Response, current: &Url) -> Result<Option<Url>, ToolError> {
+    let status = response.status();
+    let followed = matches!(
+        status,
+        StatusCode::MOVED_PERMANENTLY
+            | StatusCode::FOUND
+            | StatusCode::SEE_OTHER
+            | StatusCode::TEMPORARY_REDIRECT
+            | StatusCode::PERMANENT_REDIRECT
+    );
+    let Some(location) = response
+        .headers()
+        .get(header::LOCATION)
+        .filter(|_| followed)
+    else {
+        return Ok(None);
+    };
+    let invalid = |reason: String| {
+        ToolError::failed(format!(
+            "the response ({status}) redirected to an invalid location: {reason}"
+        ))
+    };
+    let location = location
+        .to_str()
+        .map_err(|_| invalid("it is not ASCII text".to_owned()))?;
+    current
+        .join(location)
+        .map(Some)
+        .map_err(|err| invalid(format!("`{}` ({err})", shorten(location))))
+}
+
+/// The request for the next hop, by the rules of RFC 9110 §15.4 as browsers apply them: 303
+/// turns anything but HEAD into a GET without body, 301 and 302 turn a POST into one; 307 and
+/// 308 repeat the request as it was. Credentials stay with their origin.
+fn redirected(mut request: Outgoing, status: StatusCode, next: Url) -> Outgoing {
+    let to_get = match status {
+        StatusCode::SEE_OTHER => request.method != Method::HEAD,
+        StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND => request.method == Method::POST,
+        _ => false,
+    };
+    if to_get {
+        request.method = Method::GET;
+        request.body = None;
+        for name in [
+            header::CONTENT_TYPE,
+            header::CONTENT_ENCODING,
+            header::CONTENT_LANGUAGE,
+        ] {
+            request.headers.remove(name);
+        }
+    }
+    if next.origin() != request.url.origin() {
+        for name in [header::AUTHORIZATION, header::COOKIE] {
+            request.headers.remove(name);
+        }
+    }
+    request.url = next;
+    request
+}
+
+/// The response with its body read up to `max_body_bytes`.
+async fn read(
+    mut response: reqwest::Response,
+    url: Url,
+    max_body_bytes: usize,
+) -> Result<HttpResponse, ToolError> {
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+    let headers = response_headers(response.headers());
+    let mut bytes = Vec::with_capacity(
+        response
+            .content_length()
+            .and_then(|length| usize::try_from(length).ok())
+            .unwrap_or(0)
+            .min(max_body_bytes),
+    );
+    let mut truncated = false;
+    while let Some(chunk) = response.chunk().await.map_err(|err| {
+        ToolError::failed(format!(
+            "the connection to `{}` broke while the body was read",
+            url.host_str().unwrap_or_default()
+        ))
+        .with_detail(chain(&err))
+    })? {
+        let room = max_body_bytes - bytes.len();
+        if chunk.len() > room {
+            // Dropping the response closes the connection: the rest is never read.
+            bytes.extend_from_slice(&chunk[..room]);
+            truncated = true;
+            break;
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    let (body, body_encoding) = encode_body(bytes, truncated);
+    Ok(HttpResponse {
+        status,
+        final_url: url.into(),
+        content_type,
+        headers,
+        body,
+        body_encoding,
+        truncated,
+    })
+}
+
+/// The body as text when it is UTF-8 (a character cut in two by the byte limit is dropped),
+/// otherwise in base64.
+fn encode_body(bytes: Vec<u8>, truncated: bool) -> (String, BodyEncoding) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, BodyEncoding::Text),
+        Err(err) => {
+            let utf8 = err.utf8_error();
+            let mut bytes = err.into_bytes();
+            if truncated && utf8.error_len().is_none() {
+                bytes.truncate(utf8.valid_up_to());
+                match String::from_utf8(bytes) {
+                    Ok(text) => return (text, BodyEncoding::Text),
+                    Err(err) => bytes = err.into_bytes(),
+                }
+            }
+            (
+                base64::engine::general_purpose::STANDARD.encode(&bytes),
+                BodyEncoding::Base64,
+            )
+        }
+    }
+}
+
+fn response_headers(headers: &HeaderMap) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for (name, value) in headers {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        let full = out.len() >= MAX_RESPONSE_HEADERS;
+        match out.entry(name.as_str().to_owned()) {
+            Entry::Occupied(mut joined) => {
+                let joined = joined.get_mut();
+                joined.push_str(", ");
+                joined.push_str(&value);
+                cut(joined);
+            }
+            Entry::Vacant(slot) if !full => {
+                let mut value = value.into_owned();
+                cut(&mut value);
+                slot.insert(value);
+            }
+            Entry::Vacant(_) => {}
+        }
+    }
+    out
+}
+
+/// Cuts `value` to [`MAX_HEADER_VALUE_CHARS`] characters.
+fn cut(value: &mut String) {
+    if let Some((end, _)) = value.char_indices().nth(MAX_HEADER_VALUE_CHARS) {
+        value.truncate(end);
+    }
+}
+
+fn network_error(err: &reqwest::Error, url: &Url, limits: &FetchLimits) -> ToolError {
+    let host = url.host_str().unwrap_or_default();
+    let error = if err.is_timeout() {
+        // The whole call's limit is enforced around everything; reqwest times out connections.
+        ToolError::new(
+            ErrorCode::TimedOut,
+            format!(
+                "could not connect to `{host}` within {}; try again later",
+                show(limits.connect_timeout)
+            ),
+        )
+    } else if err.is_connect() {
+        ToolError::failed(format!(
+            "could not connect to `{host}`: the server is down, refuses the connection, or its \
+             TLS certificate is not valid"
+        ))
+    } else {
+        ToolError::failed(format!("the request to `{host}` failed"))
+    };
+    error.with_detail(chain(err))
+}
+
+/// An error and its sources on one line, for operators.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(err) = source {
+        text.push_str(": ");
+        text.push_str(&err.to_string());
+        source = err.source();
+    }
+    text
+}
+
+/// `duration` for a message: `30 s`, `250 ms`.
+fn show(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{} ms", duration.as_millis())
+    }
+}
