@@ -8,8 +8,8 @@
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
-//! scripts (`stream`: one line per size). `dispatch`, `batch` and `stream` exist so far; see `docs/performance.md` for what it measures and the
-//! numbers it gave.
+//! scripts (`stream`: one line per size). `dispatch`, `batch` and `stream` exist so far; see
+//! `docs/performance.md` for what each measures and the numbers it gave.
 
 mod batch;
 mod dispatch;
