@@ -427,12 +427,12 @@ impl IncrementalJson {
                     continue;
                 }
                 State::Literal { word, seen } => {
-                    let text = word.text();
-                    if text.get(usize::from(seen)) != Some(&byte) {
+                    let spelling = word.text();
+                    if spelling.get(usize::from(seen)) != Some(&byte) {
                         return Err(syntax(at, "expected `true`, `false` or `null`"));
                     }
                     let seen = seen + 1;
-                    if usize::from(seen) == text.len() {
+                    if usize::from(seen) == spelling.len() {
                         self.complete(word.value());
                     } else {
                         self.state = State::Literal { word, seen };
