@@ -71,11 +71,7 @@ pub(crate) fn run(quick: bool, profile: bool) -> Result<(), Box<dyn Error>> {
     );
     println!(
         "serde_json objects in this build: {}",
-        if serde_json_preserves_order() {
-            "IndexMap (serde_json `preserve_order` is on: rig-core turns it on)"
-        } else {
-            "BTreeMap (serde_json `preserve_order` is off)"
-        }
+        serde_json_object_kind()
     );
     let summaries = measure::run(plan, &runtime, &mut contenders);
     print_table(&summaries, &contenders);
@@ -105,6 +101,16 @@ pub(crate) fn run(quick: bool, profile: bool) -> Result<(), Box<dyn Error>> {
     );
     println!("dispatch raw_ns={raw:.1} pleach_ns={pleach:.1} rmcp_ns={rmcp:.1} rig_ns={rig}");
     Ok(())
+}
+
+/// What a JSON object is in this build, for the header of a run: `IndexMap` when rig-core turned
+/// on `preserve_order`, else `BTreeMap`.
+pub(crate) fn serde_json_object_kind() -> &'static str {
+    if serde_json_preserves_order() {
+        "IndexMap (serde_json `preserve_order` is on: rig-core turns it on)"
+    } else {
+        "BTreeMap (serde_json `preserve_order` is off)"
+    }
 }
 
 /// Whether `serde_json` keeps object keys in insertion order (an `IndexMap`) rather than sorted (a

@@ -4,15 +4,17 @@
 //! ```text
 //! cargo run --release -p pleach-bench -- dispatch [--quick] [--profile]
 //! cargo run --release -p pleach-bench -- batch [--quick]
+//! cargo run --release -p pleach-bench -- stream [--quick]
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
-//! scripts. `dispatch` and `batch` exist so far; see `docs/performance.md` for what it measures and the
-//! numbers it gave.
+//! scripts (`stream`: one line per size). `dispatch`, `batch` and `stream` exist so far; see
+//! `docs/performance.md` for what each measures and the numbers it gave.
 
 mod batch;
 mod dispatch;
 mod measure;
+mod stream;
 
 use std::process::ExitCode;
 
@@ -25,17 +27,21 @@ subcommands:
              rig `ErasedTool::execute`
   batch      one step of 100,000 no-op calls `read_noop(n)` under parallel batching, cap 64:
              bare `buffer_unordered(64)`, pleach `Session::run_turn` with its events read
-  stream     not built yet (exits with code 2)
+  stream     one call's arguments (2,000, 20,000 and 200,000 bytes) in ~10-byte deltas: one
+             serde_json parse of the whole text, pleach's StreamAssembler (partial value read
+             every 100 deltas), and re-parsing the whole buffer on every delta
   soak       not built yet (exits with code 2)
 
 options:
-  --quick    fewer batches (rounds, for batch): a rough number in a few seconds
+  --quick    fewer batches (rounds, for batch and stream): a rough number in a few seconds
+             (stream: about 20 s, most of it one quadratic re-parse of 200,000 bytes)
   --profile  dispatch only: also time the parts of pleach's pipeline reachable from outside
   -h, --help print this help
 
 The last line of output is machine-readable, e.g.
   dispatch raw_ns=<median> pleach_ns=<median> rmcp_ns=<median> rig_ns=<median>
-  batch calls=100000 bare_ms=<median> pleach_ms=<median> peak_rss_mb=<n>";
+  batch calls=100000 bare_ms=<median> pleach_ms=<median> peak_rss_mb=<n>
+  stream size=<bytes> final_parse_us=<median> pleach_us=<median> reparse_us=<median> (per size)";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -138,15 +144,12 @@ fn main() -> ExitCode {
         Command::Run {
             subcommand: Subcommand::Dispatch,
             options,
-        } => match dispatch::run(options.quick, options.profile) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("pleach-bench dispatch: {error}");
-                ExitCode::FAILURE
-            }
-        },
+        } => exit_code(
+            Subcommand::Dispatch,
+            dispatch::run(options.quick, options.profile),
+        ),
         Command::Run {
-            subcommand: Subcommand::Batch,
+            subcommand: Subcommand::Batch | Subcommand::Stream,
             options: Options { profile: true, .. },
         } => {
             eprintln!("pleach-bench: `--profile` is for `dispatch` only\n\n{USAGE}");
@@ -155,19 +158,29 @@ fn main() -> ExitCode {
         Command::Run {
             subcommand: Subcommand::Batch,
             options,
-        } => match batch::run(options.quick) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("pleach-bench batch: {error}");
-                ExitCode::FAILURE
-            }
-        },
+        } => exit_code(Subcommand::Batch, batch::run(options.quick)),
+        Command::Run {
+            subcommand: Subcommand::Stream,
+            options,
+        } => exit_code(Subcommand::Stream, stream::run(options.quick)),
         Command::Run { subcommand, .. } => {
             eprintln!(
-                "pleach-bench: subcommand `{}` is not built yet; only `dispatch` and `batch` are",
+                "pleach-bench: subcommand `{}` is not built yet; only `dispatch`, `batch` and \
+                 `stream` are",
                 subcommand.name()
             );
             ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// The process's exit code after `subcommand` ran: failure, with the error printed, if it failed.
+fn exit_code(subcommand: Subcommand, result: Result<(), Box<dyn std::error::Error>>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("pleach-bench {}: {error}", subcommand.name());
+            ExitCode::FAILURE
         }
     }
 }

@@ -59,6 +59,7 @@
 //! | [`Runtime`], [`Session`], [`Turn`], [`define_pleach_plugin`] | the runtime: sessions, turns of calls, plugins |
 //! | [`BatchingStrategy`], [`infer_batching_strategy`], [`get_batching_strategy_for_tool`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
 //! | [`ToolEvent`], [`EventStream`] | `tool.started` / `tool.delta` / `tool.completed` / `tool.failed` (`docs/events.md`) |
+//! | [`StreamAssembler`], [`IncrementalJson`] | streamed tool calls: argument fragments parsed as they come (linear cost), a call final only on its provider's end signal (`docs/events.md`) |
 //! | [`Message`] | the conversation a session writes results back into |
 //! | [`validate_tool_call`], [`ValidationResult`] | checking a call without running it |
 //! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
@@ -84,6 +85,7 @@ pub mod registry;
 pub mod safety;
 pub mod schema;
 pub mod session;
+pub mod stream;
 pub mod tool;
 
 #[doc(hidden)]
@@ -106,6 +108,9 @@ pub use schema::{ValidationError, ValidationResult, validate_tool_call};
 pub use session::{
     AssistantStep, Limits, OverloadPolicy, Runtime, RuntimeBuilder, RuntimeError, Session,
     SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
+};
+pub use stream::{
+    IncrementalJson, IncrementalJsonError, StreamAssembler, StreamError, StreamedCall,
 };
 pub use tool::{
     DefinitionError, DefinitionSite, ToolBuilder, ToolCall, ToolContext, ToolDefinition,

@@ -280,24 +280,46 @@ pub(crate) fn parse_arguments(text: &str) -> Result<Value, ValidationError> {
     .deserialize(&mut deserializer)
     .and_then(|value| deserializer.end().map(|()| value));
     parsed.map_err(|e| match duplicate.into_inner() {
-        Some((path, key)) => ValidationError {
-            message: format!(
-                "the arguments repeat the key `{key}`{}; send each key once",
-                if path.is_empty() {
-                    String::new()
-                } else {
-                    format!(" in `{path}`")
-                }
-            ),
-            path,
-            keyword: KEYWORD_DUPLICATE_KEY.to_owned(),
-        },
-        None => ValidationError {
-            path: String::new(),
-            keyword: KEYWORD_JSON.to_owned(),
-            message: format!("the arguments are not valid JSON: {e}"),
-        },
+        Some((path, key)) => duplicate_key(path, &key),
+        None => not_json(e),
     })
+}
+
+/// The violation for arguments that are not JSON, `reason` saying where and why.
+pub(crate) fn not_json(reason: impl fmt::Display) -> ValidationError {
+    ValidationError {
+        path: String::new(),
+        keyword: KEYWORD_JSON.to_owned(),
+        message: format!("the arguments are not valid JSON: {reason}"),
+    }
+}
+
+/// The violation for an object, at JSON pointer `path`, that repeats `key`.
+pub(crate) fn duplicate_key(path: String, key: &str) -> ValidationError {
+    ValidationError {
+        message: format!(
+            "the arguments repeat the key `{key}`{}; send each key once",
+            if path.is_empty() {
+                String::new()
+            } else {
+                format!(" in `{path}`")
+            }
+        ),
+        path,
+        keyword: KEYWORD_DUPLICATE_KEY.to_owned(),
+    }
+}
+
+/// Appends `segment` to a JSON pointer, escaped as RFC 6901 says (`~` as `~0`, `/` as `~1`).
+pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
+    pointer.push('/');
+    for c in segment.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
 }
 
 /// The deepest nesting of arrays and objects in `text`, by a scan that skips strings: cheap
@@ -338,14 +360,7 @@ struct CheckedValue<'a> {
 impl CheckedValue<'_> {
     fn child(&mut self, segment: &str) -> (CheckedValue<'_>, usize) {
         let len = self.pointer.len();
-        self.pointer.push('/');
-        for c in segment.chars() {
-            match c {
-                '~' => self.pointer.push_str("~0"),
-                '/' => self.pointer.push_str("~1"),
-                c => self.pointer.push(c),
-            }
-        }
+        push_pointer_segment(self.pointer, segment);
         (
             CheckedValue {
                 pointer: self.pointer,

@@ -1,0 +1,786 @@
+//! Streamed tool calls: argument fragments assembled as they arrive, at a cost linear in the bytes
+//! received, and a call final only on its provider's explicit end signal.
+//!
+//! Providers stream a call's arguments as text fragments. Parsing the whole buffer again on every
+//! fragment costs time quadratic in its length; treating a buffer that happens to parse as the
+//! final arguments runs tools with truncated input (`{"path":"a"}` is complete JSON even when
+//! `,"recursive":true}` is still on its way). [`StreamAssembler`] avoids both: each call's
+//! fragments go through an [`IncrementalJson`] parser that keeps its state between fragments, and
+//! a call ends only when the provider says so.
+//!
+//! | the provider's stream | the assembler | event |
+//! | --- | --- | --- |
+//! | first sight of a call: its id and name | [`begin(key, id, name)`](StreamAssembler::begin) | `tool.started` |
+//! | an arguments fragment | [`push(key, fragment)`](StreamAssembler::push) | `tool.delta` (the fragment's text) |
+//! | the end signal for the call | [`end(key)`](StreamAssembler::end) | — the call may run |
+//! | the end of the response | [`finish()`](StreamAssembler::finish) | — every call begun and not ended fails with 1007 |
+//!
+//! The key is whatever identifies a call within one response in the provider's stream: the
+//! `index` of `OpenAI` Chat `tool_calls`, the `item_id` of the Responses API, the content block
+//! `index` of Anthropic. Keys are unique within one assembler (one model response).
+//!
+//! ```
+//! use pleach_core::stream::StreamAssembler;
+//! use pleach_core::{ErrorCode, ToolEvent};
+//! use serde_json::json;
+//!
+//! let mut assembler = StreamAssembler::new();
+//! let started = assembler.begin("0", "call_1", "read_file").unwrap();
+//! assert!(matches!(started, Some(ToolEvent::Started { .. })));
+//! assembler.push("0", r#"{"path":"#).unwrap();
+//! assembler.push("0", r#""notes.md"}"#).unwrap();
+//! // Complete JSON, but not final: only the provider's end signal makes it so.
+//! assert_eq!(assembler.partial_value("0"), Some(&json!({ "path": "notes.md" })));
+//! let call = assembler.end("0").unwrap();
+//! assert_eq!(call.arguments, r#"{"path":"notes.md"}"#);
+//!
+//! // A second call, cut off before its end signal (the response hit its token limit).
+//! assembler.begin("1", "call_2", "write_file").unwrap();
+//! assembler.push("1", r#"{"path":"out.md","text":"Dear"#).unwrap();
+//!
+//! let calls = assembler.finish();
+//! assert_eq!(calls[0].parsed, Ok(json!({ "path": "notes.md" })));
+//! let cut_off = calls[1].parsed.as_ref().unwrap_err();
+//! assert_eq!(cut_off.code(), ErrorCode::ArgumentsIncomplete); // 1007: it must not run
+//! ```
+
+mod json;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::{ErrorCode, ToolError};
+use crate::event::ToolEvent;
+use crate::session::Limits;
+use crate::tool::ToolCall;
+
+pub use json::{IncrementalJson, IncrementalJsonError};
+
+/// Assembles the streamed tool calls of one model response: events as fragments arrive, each call
+/// final only on its provider's end signal, every call's failure its own.
+///
+/// Arguments are checked as they come against [`Limits`] (size in bytes, nesting depth: 1006) and
+/// JSON's grammar (1005, duplicate keys included); a call that fails takes no more fragments and
+/// never runs, and the other calls go on. A call whose arguments text is empty when it ends has
+/// the arguments `{}` (Anthropic sends no fragment for a tool without parameters).
+///
+/// Events are returned, not sent: forward them to an [`EventSender`](crate::event::EventSender)
+/// or anywhere else. A streamed call's `tool.started` carries the arguments text received so far,
+/// none: `"args":""` on the wire.
+///
+/// ```
+/// use pleach_core::stream::{StreamAssembler, StreamError};
+/// use pleach_core::{ErrorCode, Limits, ToolEvent};
+///
+/// let mut assembler = StreamAssembler::with_limits(Limits::new(16, 64));
+/// assembler.begin("a", "call_a", "search").unwrap();
+/// assembler.begin("b", "call_b", "search").unwrap();
+/// let delta = assembler.push("a", r#"{"q":"x"}"#).unwrap();
+/// assert!(matches!(delta, Some(ToolEvent::Delta { .. })));
+/// // Call b sends more than 16 bytes: it fails alone.
+/// let err = assembler.push("b", r#"{"q":"a long query"}"#).unwrap_err();
+/// assert!(matches!(&err, StreamError::CallFailed { error, .. } if error.code() == ErrorCode::ArgumentsTooLarge));
+/// assert!(assembler.end("a").is_ok());
+/// assert!(assembler.end("b").is_err());
+/// ```
+#[derive(Debug, Default)]
+pub struct StreamAssembler {
+    limits: Limits,
+    /// Every call begun, in the order first seen.
+    calls: Vec<StreamingCall>,
+    by_key: HashMap<String, usize>,
+    ids: HashSet<String>,
+    /// Keys whose call was refused at `begin` because its id was taken, with that id.
+    refused: HashMap<String, String>,
+    /// The call the last fragment went to: the next fragment is most likely for it too, and
+    /// comparing one key is cheaper than hashing it.
+    last: usize,
+}
+
+/// One call being assembled.
+#[derive(Debug)]
+struct StreamingCall {
+    key: String,
+    id: Arc<str>,
+    name: String,
+    /// The arguments text received (whole characters).
+    text: String,
+    /// Bytes received, a character cut between fragments included.
+    received: usize,
+    phase: Phase,
+}
+
+#[derive(Debug)]
+enum Phase {
+    /// Taking fragments.
+    Open(IncrementalJson),
+    /// The provider ended it and its arguments are one JSON value.
+    Ended { call: Arc<ToolCall>, value: Value },
+    /// It will not run.
+    Failed(ToolError),
+}
+
+/// A call of a finished stream, from [`StreamAssembler::finish`].
+///
+/// ```
+/// use pleach_core::stream::StreamAssembler;
+///
+/// let mut assembler = StreamAssembler::new();
+/// assembler.begin("0", "toolu_1", "list_issues").unwrap();
+/// assembler.end("0").unwrap(); // no fragment at all: the arguments are `{}`
+/// let calls = assembler.finish();
+/// assert_eq!(calls[0].call.arguments, "{}");
+/// assert_eq!(calls[0].parsed, Ok(serde_json::json!({})));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct StreamedCall {
+    /// The call: id, name, and the arguments text as received.
+    pub call: Arc<ToolCall>,
+    /// `Ok`: the call ended and these are its arguments, parsed; it may run. `Err`: why it fails;
+    /// it must not run (a session reports the error as the call's result).
+    pub parsed: Result<Value, ToolError>,
+}
+
+/// What [`StreamAssembler`] refuses. Errors about a call (`CallFailed`) fail that call and no
+/// other; the rest are about keys the assembler cannot tie to a call it can run.
+///
+/// ```
+/// use pleach_core::stream::{StreamAssembler, StreamError};
+///
+/// let mut assembler = StreamAssembler::new();
+/// let err = assembler.push("7", "{").unwrap_err();
+/// assert_eq!(err, StreamError::UnknownKey { key: "7".into() });
+/// assert_eq!(err.to_string(), "no tool call was begun under the key `7`");
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StreamError {
+    /// A fragment or end signal for a key no call was begun under; nothing else is affected.
+    #[error("no tool call was begun under the key `{key}`")]
+    UnknownKey {
+        /// The key.
+        key: String,
+    },
+    /// A call begun with an id another call of the response already has: it is refused (no
+    /// events, left out of [`StreamAssembler::finish`]); the first call goes on. Its fragments
+    /// are dropped and its end signal returns this error again.
+    #[error("the tool call id `{tool_call_id}` (key `{key}`) was already used by another call")]
+    DuplicateCallId {
+        /// The refused call's key.
+        key: String,
+        /// The id seen twice.
+        tool_call_id: String,
+    },
+    /// A call begun under a key that already names another call (another id or name): it is
+    /// refused; the call under the key goes on.
+    #[error("the key `{key}` already names tool call `{tool_call_id}`")]
+    KeyInUse {
+        /// The key.
+        key: String,
+        /// The id of the call the key names.
+        tool_call_id: String,
+    },
+    /// A fragment for a call that already ended: its arguments are final, the fragment is
+    /// dropped.
+    #[error("tool call `{tool_call_id}` (key `{key}`) already ended; its arguments are final")]
+    Ended {
+        /// The key.
+        key: String,
+        /// The call's id.
+        tool_call_id: String,
+    },
+    /// The call failed and will not run: `error` is what its result will say. Later fragments
+    /// for it are dropped without error; its end signal returns this error again.
+    #[error("tool call `{tool_call_id}` (key `{key}`) failed: {error}")]
+    CallFailed {
+        /// The key.
+        key: String,
+        /// The call's id.
+        tool_call_id: String,
+        /// Why it failed.
+        error: Box<ToolError>,
+    },
+}
+
+impl StreamAssembler {
+    /// An assembler with the default [`Limits`] (1 MiB of arguments, nesting 64 deep).
+    ///
+    /// ```
+    /// let assembler = pleach_core::stream::StreamAssembler::new();
+    /// assert!(assembler.finish().is_empty());
+    /// ```
+    pub fn new() -> Self {
+        StreamAssembler::default()
+    }
+
+    /// An assembler that enforces `limits` on every call's arguments as they arrive: the
+    /// fragment that takes a call past `max_argument_bytes`, or opens an array or object past
+    /// `max_argument_depth`, fails the call with 1006.
+    ///
+    /// ```
+    /// use pleach_core::stream::StreamAssembler;
+    /// use pleach_core::{ErrorCode, Limits};
+    ///
+    /// let mut assembler = StreamAssembler::with_limits(Limits::new(1024, 2));
+    /// assembler.begin("0", "c1", "nested").unwrap();
+    /// assembler.push("0", r#"{"a":"#).unwrap();
+    /// let err = assembler.push("0", r#"{"b":[]}}"#).unwrap_err();
+    /// # let pleach_core::stream::StreamError::CallFailed { error, .. } = err else { panic!() };
+    /// assert_eq!(error.code(), ErrorCode::ArgumentsTooLarge);
+    /// ```
+    pub fn with_limits(limits: Limits) -> Self {
+        StreamAssembler {
+            limits,
+            ..StreamAssembler::default()
+        }
+    }
+
+    /// The first sight of a call: its key in the provider's stream, its id and its tool's name.
+    /// Returns its `tool.started` event; `None` when the same call (same key, id and name) is
+    /// begun again, which changes nothing.
+    ///
+    /// ```
+    /// let mut assembler = pleach_core::stream::StreamAssembler::new();
+    /// let started = assembler.begin("0", "call_1", "search").unwrap().unwrap();
+    /// assert_eq!(started.to_json(), r#"{"type":"tool.started","toolCall":{"id":"call_1","name":"search","args":""}}"#);
+    /// assert_eq!(assembler.begin("0", "call_1", "search").unwrap(), None);
+    /// assert!(assembler.begin("1", "call_1", "search").is_err()); // the id is taken
+    /// ```
+    pub fn begin(
+        &mut self,
+        key: &str,
+        id: &str,
+        name: &str,
+    ) -> Result<Option<ToolEvent>, StreamError> {
+        if let Some(&index) = self.by_key.get(key) {
+            let call = &self.calls[index];
+            return if &*call.id == id && call.name == name {
+                Ok(None)
+            } else {
+                Err(StreamError::KeyInUse {
+                    key: key.to_owned(),
+                    tool_call_id: call.id.to_string(),
+                })
+            };
+        }
+        if self.refused.contains_key(key) || self.ids.contains(id) {
+            self.refused.insert(key.to_owned(), id.to_owned());
+            return Err(StreamError::DuplicateCallId {
+                key: key.to_owned(),
+                tool_call_id: id.to_owned(),
+            });
+        }
+        self.ids.insert(id.to_owned());
+        self.by_key.insert(key.to_owned(), self.calls.len());
+        self.calls.push(StreamingCall {
+            key: key.to_owned(),
+            id: Arc::from(id),
+            name: name.to_owned(),
+            text: String::new(),
+            received: 0,
+            phase: Phase::Open(IncrementalJson::with_max_depth(
+                self.limits.max_argument_depth,
+            )),
+        });
+        Ok(Some(ToolEvent::Started {
+            tool_call: Arc::new(ToolCall::new(id, name, "")),
+        }))
+    }
+
+    /// A fragment of the arguments text of the call under `key`. Returns its `tool.delta` event,
+    /// whose `delta` is the fragment's text (a UTF-8 character cut between fragments is sent with
+    /// the fragment that completes it); `None` for a fragment with no whole character, or for a
+    /// call that already failed (the fragment is dropped).
+    ///
+    /// ```
+    /// use pleach_core::ToolEvent;
+    /// let mut assembler = pleach_core::stream::StreamAssembler::new();
+    /// assembler.begin("0", "call_1", "search").unwrap();
+    /// let Some(ToolEvent::Delta { tool_call_id, delta }) = assembler.push("0", r#"{"q":"#).unwrap() else {
+    ///     unreachable!()
+    /// };
+    /// assert_eq!((&*tool_call_id, delta), ("call_1", serde_json::json!(r#"{"q":"#)));
+    /// ```
+    pub fn push(
+        &mut self,
+        key: &str,
+        fragment: impl AsRef<[u8]>,
+    ) -> Result<Option<ToolEvent>, StreamError> {
+        let Some(index) = self.index_of(key) else {
+            return if self.refused.contains_key(key) {
+                Ok(None)
+            } else {
+                Err(StreamError::UnknownKey {
+                    key: key.to_owned(),
+                })
+            };
+        };
+        let max_bytes = self.limits.max_argument_bytes;
+        let call = &mut self.calls[index];
+        let parser = match &mut call.phase {
+            Phase::Open(parser) => parser,
+            Phase::Ended { .. } => {
+                return Err(StreamError::Ended {
+                    key: key.to_owned(),
+                    tool_call_id: call.id.to_string(),
+                });
+            }
+            Phase::Failed(_) => return Ok(None),
+        };
+        let fragment = fragment.as_ref();
+        let received = call.received.saturating_add(fragment.len());
+        if received > max_bytes {
+            let error = ToolError::new(
+                ErrorCode::ArgumentsTooLarge,
+                format!(
+                    "the arguments are at least {received} bytes, over the limit of \
+                     {max_bytes}; send less data"
+                ),
+            );
+            return Err(call.fail(error));
+        }
+        call.received = received;
+        match parser.feed_decoded(fragment) {
+            Ok(text) if text.is_empty() => Ok(None),
+            Ok(text) => {
+                call.text.push_str(&text);
+                Ok(Some(ToolEvent::Delta {
+                    tool_call_id: call.id.clone(),
+                    delta: Value::String(text.into_owned()),
+                }))
+            }
+            Err(error) => {
+                call.text.push_str(&String::from_utf8_lossy(fragment));
+                let error = error.to_tool_error();
+                Err(call.fail(error))
+            }
+        }
+    }
+
+    /// The provider's end signal for the call under `key`: its arguments are complete. Returns
+    /// the call, ready to run, when its arguments are one JSON value (or empty: `{}`); else
+    /// the call fails (1005). Ending a call again returns the same answer.
+    ///
+    /// ```
+    /// use pleach_core::stream::{StreamAssembler, StreamError};
+    /// use pleach_core::ErrorCode;
+    ///
+    /// let mut assembler = StreamAssembler::new();
+    /// assembler.begin("0", "call_1", "search").unwrap();
+    /// assembler.push("0", r#"{"q":"rust""#).unwrap();
+    /// // The provider says it is over, but the JSON is not: the call fails and does not run.
+    /// let Err(StreamError::CallFailed { error, .. }) = assembler.end("0") else { unreachable!() };
+    /// assert_eq!(error.code(), ErrorCode::ArgumentsNotJson);
+    /// ```
+    pub fn end(&mut self, key: &str) -> Result<Arc<ToolCall>, StreamError> {
+        let Some(index) = self.index_of(key) else {
+            return Err(match self.refused.get(key) {
+                Some(id) => StreamError::DuplicateCallId {
+                    key: key.to_owned(),
+                    tool_call_id: id.clone(),
+                },
+                None => StreamError::UnknownKey {
+                    key: key.to_owned(),
+                },
+            });
+        };
+        let call = &mut self.calls[index];
+        let parser = match &mut call.phase {
+            Phase::Open(parser) => std::mem::take(parser),
+            Phase::Ended { call, .. } => return Ok(call.clone()),
+            Phase::Failed(error) => {
+                return Err(StreamError::CallFailed {
+                    key: key.to_owned(),
+                    tool_call_id: call.id.to_string(),
+                    error: Box::new(error.clone()),
+                });
+            }
+        };
+        let parsed = if call.received == 0 {
+            call.text.push_str("{}");
+            Ok(Value::Object(serde_json::Map::new()))
+        } else {
+            parser.finish()
+        };
+        match parsed {
+            Ok(value) => {
+                let arguments = std::mem::take(&mut call.text);
+                let ended = Arc::new(ToolCall::new(&*call.id, call.name.as_str(), arguments));
+                call.phase = Phase::Ended {
+                    call: ended.clone(),
+                    value,
+                };
+                Ok(ended)
+            }
+            Err(error) => Err(call.fail(error.to_tool_error())),
+        }
+    }
+
+    /// The arguments of the call under `key` so far, as a value (see
+    /// [`IncrementalJson::partial_value`]); its final arguments once it ended; `None` for an
+    /// unknown key, a call that failed, or before any value started.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// let mut assembler = pleach_core::stream::StreamAssembler::new();
+    /// assembler.begin("0", "call_1", "write_file").unwrap();
+    /// assembler.push("0", r#"{"path":"a.md","text":"Hel"#).unwrap();
+    /// assert_eq!(assembler.partial_value("0"), Some(&json!({ "path": "a.md", "text": "Hel" })));
+    /// ```
+    pub fn partial_value(&mut self, key: &str) -> Option<&Value> {
+        let index = self.index_of(key)?;
+        match &mut self.calls[index].phase {
+            Phase::Open(parser) => parser.partial_value(),
+            Phase::Ended { value, .. } => Some(value),
+            Phase::Failed(_) => None,
+        }
+    }
+
+    /// The JSON pointers of the top-level fields of the call under `key` that completed since the
+    /// last call (see [`IncrementalJson::take_completed_fields`]): a UI can show a field once it
+    /// is whole.
+    ///
+    /// ```
+    /// let mut assembler = pleach_core::stream::StreamAssembler::new();
+    /// assembler.begin("0", "call_1", "write_file").unwrap();
+    /// assembler.push("0", r#"{"path":"a.md","text":"Hel"#).unwrap();
+    /// assert_eq!(assembler.take_completed_fields("0"), ["/path"]);
+    /// ```
+    pub fn take_completed_fields(&mut self, key: &str) -> Vec<String> {
+        match self.index_of(key).map(|index| &mut self.calls[index].phase) {
+            Some(Phase::Open(parser)) => parser.take_completed_fields(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The end of the response: every call, in the order first seen. A call that never got its
+    /// end signal fails with 1007 (`ArgumentsIncomplete`) and must not run, whatever its text
+    /// looks like.
+    ///
+    /// ```
+    /// use pleach_core::stream::StreamAssembler;
+    /// use pleach_core::ErrorCode;
+    ///
+    /// let mut assembler = StreamAssembler::new();
+    /// assembler.begin("0", "call_1", "search").unwrap();
+    /// assembler.push("0", r#"{"q":"rust"}"#).unwrap(); // parses, but was never ended
+    /// let calls = assembler.finish();
+    /// let error = calls[0].parsed.as_ref().unwrap_err();
+    /// assert_eq!(error.code(), ErrorCode::ArgumentsIncomplete);
+    /// assert_eq!(calls[0].call.arguments, r#"{"q":"rust"}"#);
+    /// ```
+    pub fn finish(self) -> Vec<StreamedCall> {
+        self.calls
+            .into_iter()
+            .map(|call| match call.phase {
+                Phase::Ended { call, value } => StreamedCall {
+                    call,
+                    parsed: Ok(value),
+                },
+                Phase::Failed(error) => StreamedCall {
+                    call: Arc::new(ToolCall::new(&*call.id, call.name, call.text)),
+                    parsed: Err(error),
+                },
+                Phase::Open(_) => {
+                    let error = ToolError::new(
+                        ErrorCode::ArgumentsIncomplete,
+                        format!(
+                            "the call to `{}` was cut off: the response ended before its \
+                             arguments were complete ({} bytes came), so it did not run; call it \
+                             again, with shorter arguments if they were long",
+                            call.name, call.received
+                        ),
+                    )
+                    .with_detail(format!(
+                        "the stream ended without the provider's end signal for key `{}`",
+                        call.key
+                    ));
+                    StreamedCall {
+                        call: Arc::new(ToolCall::new(&*call.id, call.name, call.text)),
+                        parsed: Err(error),
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The index of the call under `key`.
+    fn index_of(&mut self, key: &str) -> Option<usize> {
+        if self
+            .calls
+            .get(self.last)
+            .is_some_and(|call| call.key == key)
+        {
+            return Some(self.last);
+        }
+        let index = *self.by_key.get(key)?;
+        self.last = index;
+        Some(index)
+    }
+}
+
+impl StreamingCall {
+    /// Fails the call with `error`: it takes no more fragments and will not run.
+    fn fail(&mut self, error: ToolError) -> StreamError {
+        let error = error.with_detail(format!(
+            "streamed tool call key `{}`, after {} bytes of arguments",
+            self.key, self.received
+        ));
+        self.phase = Phase::Failed(error.clone());
+        StreamError::CallFailed {
+            key: self.key.clone(),
+            tool_call_id: self.id.to_string(),
+            error: Box::new(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn failure(result: Result<impl std::fmt::Debug, StreamError>) -> ToolError {
+        match result {
+            Err(StreamError::CallFailed { error, .. }) => *error,
+            other => panic!("expected a failed call, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn events_come_on_first_sight_and_per_fragment() {
+        let mut assembler = StreamAssembler::new();
+        let started = assembler.begin("0", "call_1", "search").unwrap().unwrap();
+        let ToolEvent::Started { tool_call } = &started else {
+            panic!("{started:?}")
+        };
+        assert_eq!(**tool_call, ToolCall::new("call_1", "search", ""));
+        let mut fragments = Vec::new();
+        for fragment in ["", "{\"q\"", ":\"x\"}"] {
+            match assembler.push("0", fragment).unwrap() {
+                Some(ToolEvent::Delta {
+                    tool_call_id,
+                    delta,
+                }) => {
+                    assert_eq!(&*tool_call_id, "call_1");
+                    fragments.push(delta);
+                }
+                None => assert!(fragment.is_empty()),
+                Some(other) => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(fragments, [json!("{\"q\""), json!(":\"x\"}")]);
+        let call = assembler.end("0").unwrap();
+        assert_eq!(*call, ToolCall::new("call_1", "search", r#"{"q":"x"}"#));
+        assert_eq!(assembler.partial_value("0"), Some(&json!({ "q": "x" })));
+        // Ending again gives the same call; a fragment after the end is refused.
+        assert_eq!(assembler.end("0").unwrap(), call);
+        assert!(matches!(
+            assembler.push("0", " "),
+            Err(StreamError::Ended { .. })
+        ));
+        let calls = assembler.finish();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].call, call);
+        assert_eq!(calls[0].parsed, Ok(json!({ "q": "x" })));
+    }
+
+    #[test]
+    fn a_call_that_never_ends_fails_with_1007_even_when_its_text_parses() {
+        let mut assembler = StreamAssembler::new();
+        assembler.begin("0", "call_1", "delete_files").unwrap();
+        assembler.push("0", r#"{"path":"tmp/a"}"#).unwrap();
+        assembler.begin("1", "call_2", "write_file").unwrap();
+        assembler.push("1", r#"{"path":"b","text":"Dea"#).unwrap();
+        assembler.begin("2", "call_3", "list").unwrap();
+        assembler.end("2").unwrap();
+        let calls = assembler.finish();
+        let ids: Vec<&str> = calls.iter().map(|c| c.call.id.as_str()).collect();
+        assert_eq!(ids, ["call_1", "call_2", "call_3"]);
+        for streamed in &calls[..2] {
+            let error = streamed.parsed.as_ref().unwrap_err();
+            assert_eq!(error.code(), ErrorCode::ArgumentsIncomplete);
+            assert!(error.is_recoverable());
+            assert!(
+                error.message().contains("cut off") && error.message().contains("did not run"),
+                "{}",
+                error.message()
+            );
+        }
+        assert_eq!(calls[0].call.arguments, r#"{"path":"tmp/a"}"#);
+        assert_eq!(calls[2].parsed, Ok(json!({})));
+    }
+
+    #[test]
+    fn a_call_whose_json_is_cut_off_at_its_end_signal_fails_with_1005() {
+        let mut assembler = StreamAssembler::new();
+        assembler.begin("0", "call_1", "search").unwrap();
+        assembler.push("0", r#"{"q":"ru"#).unwrap();
+        let error = failure(assembler.end("0"));
+        assert_eq!(error.code(), ErrorCode::ArgumentsNotJson);
+        assert_eq!(failure(assembler.end("0")), error);
+        let calls = assembler.finish();
+        assert_eq!(calls[0].parsed, Err(error));
+        assert_eq!(calls[0].call.arguments, r#"{"q":"ru"#);
+    }
+
+    #[test]
+    fn bad_input_fails_its_own_call_and_no_other() {
+        let mut assembler = StreamAssembler::with_limits(Limits::new(64, 3));
+        for (key, id) in [
+            ("ok", "c0"),
+            ("big", "c1"),
+            ("deep", "c2"),
+            ("bad", "c3"),
+            ("dup", "c4"),
+        ] {
+            assembler.begin(key, id, "t").unwrap();
+        }
+        assembler.push("ok", "{\"a\":").unwrap();
+
+        let big = failure(assembler.push("big", "[".to_owned() + &"1,".repeat(40)));
+        assert_eq!(big.code(), ErrorCode::ArgumentsTooLarge);
+        assert!(big.message().contains("limit of 64"), "{}", big.message());
+        assert_eq!(assembler.push("big", "1]").unwrap(), None); // dropped
+
+        let deep = failure(assembler.push("deep", "[[[["));
+        assert_eq!(deep.code(), ErrorCode::ArgumentsTooLarge);
+        assert!(deep.message().contains("3 levels"), "{}", deep.message());
+
+        let bad = failure(assembler.push("bad", "{\"a\":\"\u{1}\"}"));
+        assert_eq!(bad.code(), ErrorCode::ArgumentsNotJson);
+
+        let dup = failure(assembler.push("dup", r#"{"a":1,"a":2}"#));
+        assert_eq!(dup.code(), ErrorCode::ArgumentsNotJson);
+        assert_eq!(dup.keyword(), Some("duplicateKey"));
+
+        assembler.push("ok", "1}").unwrap();
+        assembler.end("ok").unwrap();
+        let calls = assembler.finish();
+        assert_eq!(calls[0].parsed, Ok(json!({ "a": 1 })));
+        let codes: Vec<u16> = calls[1..]
+            .iter()
+            .map(|c| c.parsed.as_ref().unwrap_err().code().as_u16())
+            .collect();
+        assert_eq!(codes, [1006, 1006, 1005, 1005]);
+    }
+
+    #[test]
+    fn the_size_limit_counts_bytes_up_to_and_including_the_limit() {
+        let mut assembler = StreamAssembler::with_limits(Limits::new(8, 64));
+        assembler.begin("0", "c0", "t").unwrap();
+        assembler.push("0", r#"{"a":"#).unwrap();
+        assembler.push("0", "\"\"}").unwrap(); // exactly 8 bytes
+        assert!(assembler.end("0").is_ok());
+        assembler.begin("1", "c1", "t").unwrap();
+        assembler.push("1", "        ").unwrap();
+        assert_eq!(
+            failure(assembler.push("1", " ")).code(),
+            ErrorCode::ArgumentsTooLarge
+        );
+    }
+
+    #[test]
+    fn ids_and_keys_name_one_call_each() {
+        let mut assembler = StreamAssembler::new();
+        assembler.begin("0", "call_1", "a").unwrap();
+        assert_eq!(assembler.begin("0", "call_1", "a").unwrap(), None);
+        assert_eq!(
+            assembler.begin("0", "call_2", "a").unwrap_err(),
+            StreamError::KeyInUse {
+                key: "0".into(),
+                tool_call_id: "call_1".into()
+            }
+        );
+        let duplicate = StreamError::DuplicateCallId {
+            key: "1".into(),
+            tool_call_id: "call_1".into(),
+        };
+        assert_eq!(assembler.begin("1", "call_1", "b").unwrap_err(), duplicate);
+        // The refused call's fragments are dropped; the first call is unharmed.
+        assert_eq!(assembler.push("1", "{\"x\":1}").unwrap(), None);
+        assert_eq!(assembler.end("1").unwrap_err(), duplicate);
+        assembler.push("0", "{}").unwrap();
+        assert!(assembler.end("0").is_ok());
+        assert_eq!(
+            assembler.push("9", "{}").unwrap_err(),
+            StreamError::UnknownKey { key: "9".into() }
+        );
+        assert_eq!(
+            assembler.end("9").unwrap_err(),
+            StreamError::UnknownKey { key: "9".into() }
+        );
+        let calls = assembler.finish();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].parsed, Ok(json!({})));
+    }
+
+    #[test]
+    fn utf8_split_between_fragments_is_joined_and_invalid_utf8_fails_the_call() {
+        let text = "{\"s\":\"\u{e9}\u{1f600}\"}".as_bytes();
+        for cut in 0..=text.len() {
+            let mut assembler = StreamAssembler::new();
+            assembler.begin("0", "c", "t").unwrap();
+            let mut deltas = String::new();
+            for piece in [&text[..cut], &text[cut..]] {
+                if let Some(ToolEvent::Delta { delta, .. }) = assembler.push("0", piece).unwrap() {
+                    deltas.push_str(delta.as_str().unwrap());
+                }
+            }
+            assert_eq!(deltas.as_bytes(), text, "cut at {cut}");
+            assert_eq!(
+                assembler.end("0").unwrap().arguments.as_bytes(),
+                text,
+                "{cut}"
+            );
+        }
+        let mut assembler = StreamAssembler::new();
+        assembler.begin("0", "c", "t").unwrap();
+        assembler.push("0", b"{\"s\":\"\xe2\x82").unwrap();
+        let error = failure(assembler.push("0", b"(\"}"));
+        assert_eq!(error.code(), ErrorCode::ArgumentsNotJson);
+        assert!(error.message().contains("UTF-8"), "{}", error.message());
+        // A character left open by the last fragment.
+        let mut assembler = StreamAssembler::new();
+        assembler.begin("0", "c", "t").unwrap();
+        assembler.push("0", b"\"\xe2\x82").unwrap();
+        assert_eq!(
+            failure(assembler.end("0")).code(),
+            ErrorCode::ArgumentsNotJson
+        );
+    }
+
+    #[test]
+    fn partial_values_and_completed_fields_per_call() {
+        let mut assembler = StreamAssembler::new();
+        assert_eq!(assembler.partial_value("0"), None);
+        assembler.begin("0", "c0", "t").unwrap();
+        assembler.begin("1", "c1", "t").unwrap();
+        assert_eq!(assembler.partial_value("0"), None);
+        assembler.push("0", r#"{"a":"x","b":[1"#).unwrap();
+        assembler.push("1", r#"{"c":"#).unwrap();
+        assert_eq!(
+            assembler.partial_value("0"),
+            Some(&json!({ "a": "x", "b": [] }))
+        );
+        assert_eq!(assembler.partial_value("1"), Some(&json!({})));
+        assert_eq!(assembler.take_completed_fields("0"), ["/a"]);
+        assert!(assembler.take_completed_fields("1").is_empty());
+        assert!(assembler.take_completed_fields("nope").is_empty());
+        assembler.push("0", "]}").unwrap();
+        assert_eq!(assembler.take_completed_fields("0"), ["/b"]);
+    }
+
+    #[test]
+    fn failures_carry_operator_detail() {
+        let mut assembler = StreamAssembler::new();
+        assembler.begin("k7", "c", "t").unwrap();
+        let error = failure(assembler.push("k7", "{]"));
+        assert!(error.detail().unwrap().contains("`k7`"), "{error:?}");
+        let wire = serde_json::to_value(&error).unwrap();
+        assert!(wire.get("detail").is_none());
+    }
+}
