@@ -36,7 +36,6 @@
 //! anyway) or halting the turn (a critical tool): a person can tell a mistaken request from a
 //! needed one, and the allowlist already bounds where requests go.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use pleach_core::schemars::JsonSchema;
@@ -289,6 +288,18 @@ impl fmt::Display for InvalidHostPattern {
 
 impl std::error::Error for InvalidHostPattern {}
 
+/// One request header of an `http_request` call: a list of these rather than a map, so the
+/// schema stays closed (OpenAI's strict mode and Gemini refuse open-ended objects).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(crate = "pleach_core::serde", deny_unknown_fields)]
+#[schemars(crate = "pleach_core::schemars")]
+pub struct Header {
+    /// The header's name, like `accept` or `content-type`.
+    pub name: String,
+    /// Its value.
+    pub value: String,
+}
+
 /// The HTTP method of an `http_request` call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde", rename_all = "UPPERCASE")]
@@ -327,9 +338,9 @@ impl Method {
 
 /// Sends an HTTP request to a host this runtime allows and returns `{status, final_url,
 /// content_type, headers, body, body_encoding, truncated}`; for example method `GET` and url
-/// `https://api.example.com/items/7` with headers `{"accept": "application/json"}`.
+/// `https://api.example.com/items/7` with headers `[{"name": "accept", "value": "application/json"}]`.
 ///
-/// `body` is sent as is: set its type in `headers` (`{"content-type": "application/json"}`).
+/// `body` is sent as is: set its type in `headers` (`{"name": "content-type", "value": "application/json"}`).
 /// GET and HEAD take no body. Headers that steer the connection (`host`, `content-length`,
 /// `transfer-encoding`, `connection`, …) cannot be set. Only hosts on the runtime's allowlist can
 /// be reached, over http or https, and never local, private or reserved addresses. Redirects are
@@ -347,8 +358,10 @@ pub async fn http_request(
     method: Method,
     #[arg(description = "The absolute http or https URL, on a host this runtime allows")]
     url: String,
-    #[arg(description = "Request headers by name, e.g. {\"accept\": \"application/json\"}")]
-    headers: Option<BTreeMap<String, String>>,
+    #[arg(
+        description = "Request headers, e.g. [{\"name\": \"accept\", \"value\": \"application/json\"}]"
+    )]
+    headers: Option<Vec<Header>>,
     #[arg(description = "The request body, sent as is; set `content-type` in `headers`")]
     body: Option<String>,
 ) -> Result<HttpResponse, ToolError> {
@@ -386,7 +399,7 @@ fn unconfigured() -> ToolError {
     .with_recoverable(false)
 }
 
-fn request_headers(headers: BTreeMap<String, String>) -> Result<HeaderMap, ToolError> {
+fn request_headers(headers: Vec<Header>) -> Result<HeaderMap, ToolError> {
     if headers.len() > MAX_REQUEST_HEADERS {
         return Err(refused(format!(
             "`headers` has {} entries, over the limit of {MAX_REQUEST_HEADERS}",
@@ -394,7 +407,7 @@ fn request_headers(headers: BTreeMap<String, String>) -> Result<HeaderMap, ToolE
         )));
     }
     let mut map = HeaderMap::with_capacity(headers.len());
-    for (name, value) in headers {
+    for Header { name, value } in headers {
         let header = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
             refused(format!(
                 "`{}` is not a valid header name; a name is letters, digits and `-`, like \
@@ -445,7 +458,19 @@ fn request_body(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use pleach_core::extensions::{Extensions, SessionState};
+
+    /// `{"name": "value", …}` as the tool's list of headers.
+    fn header_list(headers: &Value) -> Value {
+        let pairs = headers.as_object().map(|map| {
+            map.iter()
+                .map(|(name, value)| json!({ "name": name, "value": value }))
+                .collect::<Vec<_>>()
+        });
+        Value::from(pairs.unwrap_or_default())
+    }
     use pleach_core::{BatchingStrategy, ErrorCode, SafetyTier, infer_batching_strategy};
     use serde_json::{Value, json};
 
@@ -519,7 +544,7 @@ mod tests {
             json!({
                 "method": "POST",
                 "url": server.url("/items"),
-                "headers": {"Content-Type": "application/json", "x-trace": "abc"},
+                "headers": header_list(&json!({"Content-Type": "application/json", "x-trace": "abc"})),
                 "body": "{\"name\":\"Ada\"}",
             }),
             context(reaching(&[&server])),
@@ -692,7 +717,7 @@ mod tests {
                 json!({
                     "method": "POST",
                     "url": server.url(start),
-                    "headers": {"content-type": "text/plain"},
+                    "headers": header_list(&json!({"content-type": "text/plain"})),
                     "body": "payload",
                 }),
                 context(config.clone()),
@@ -733,7 +758,7 @@ mod tests {
         let config = reaching(&[&same, &other]);
         let headers = json!({"authorization": "Bearer token", "cookie": "a=1", "x-keep": "yes"});
         let away = answered(
-            json!({"method": "GET", "url": same.url("/away"), "headers": headers}),
+            json!({"method": "GET", "url": same.url("/away"), "headers": header_list(&headers)}),
             context(config.clone()),
         )
         .await;
@@ -743,7 +768,7 @@ mod tests {
         assert_eq!(seen["headers"]["x-keep"], "yes");
 
         let here = answered(
-            json!({"method": "GET", "url": same.url("/here"), "headers": headers}),
+            json!({"method": "GET", "url": same.url("/here"), "headers": header_list(&headers)}),
             context(config),
         )
         .await;
@@ -799,7 +824,7 @@ mod tests {
         ];
         for (headers, method_body, needle) in cases {
             let (method, body) = method_body.unwrap_or(("POST", "x"));
-            let args = json!({"method": method, "url": "http://127.0.0.1:9/", "headers": headers, "body": body});
+            let args = json!({"method": method, "url": "http://127.0.0.1:9/", "headers": header_list(&headers), "body": body});
             let message = refusal(request(args.clone(), context(config.clone())).await, &args);
             assert!(message.contains(needle), "{args}: {message}");
         }
@@ -807,7 +832,7 @@ mod tests {
         let many: BTreeMap<String, String> = (0..33)
             .map(|i| (format!("x-{i}"), "v".to_owned()))
             .collect();
-        let args = json!({"method": "GET", "url": "http://127.0.0.1:9/", "headers": many});
+        let args = json!({"method": "GET", "url": "http://127.0.0.1:9/", "headers": header_list(&json!(many))});
         let message = refusal(request(args, context(config.clone())).await, &"many");
         assert_eq!(message, "`headers` has 33 entries, over the limit of 32");
 
@@ -826,8 +851,9 @@ mod tests {
             json!({"url": "https://example.com/"}),
             json!({"method": "get", "url": "https://example.com/"}),
             json!({"method": "TRACE", "url": "https://example.com/"}),
-            json!({"method": "GET", "url": "https://example.com/", "headers": {"a": 1}}),
+            json!({"method": "GET", "url": "https://example.com/", "headers": [{"name": "a", "value": 1}]}),
             json!({"method": "GET", "url": "https://example.com/", "headers": ["a"]}),
+            json!({"method": "GET", "url": "https://example.com/", "headers": {"a": "b"}}),
         ] {
             let err = failure(args.clone(), ToolContext::new("c1")).await;
             assert_eq!(
