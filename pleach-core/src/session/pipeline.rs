@@ -159,6 +159,7 @@ impl SessionInner {
         }
         let output = outcome?;
         definition.check_output(&output)?;
+        check_result_size(&output, config.limits.max_result_bytes)?;
         Ok(output)
     }
 
@@ -323,6 +324,49 @@ fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolError> {
         ));
     }
     Ok(())
+}
+
+/// Refuses a result whose JSON text would exceed `limit` bytes. Walks the value and stops as soon
+/// as the limit is passed, so a small result costs a few steps and a huge one no more than the
+/// limit.
+fn check_result_size(result: &Value, limit: usize) -> Result<(), ToolError> {
+    /// Takes `bytes` from the budget; false once it is spent.
+    fn take(budget: &mut usize, bytes: usize) -> bool {
+        *budget = budget.saturating_sub(bytes);
+        *budget > 0
+    }
+    fn size(value: &Value, budget: &mut usize) -> bool {
+        match value {
+            Value::Null | Value::Bool(_) => take(budget, 5),
+            Value::Number(_) => take(budget, 24),
+            // Escapes can make the text longer than the string; the limit is a guard, not a
+            // byte-exact count.
+            Value::String(text) => take(budget, text.len() + 2),
+            Value::Array(items) => {
+                take(budget, 2)
+                    && items
+                        .iter()
+                        .all(|item| take(budget, 1) && size(item, budget))
+            }
+            Value::Object(map) => {
+                take(budget, 2)
+                    && map
+                        .iter()
+                        .all(|(key, item)| take(budget, key.len() + 4) && size(item, budget))
+            }
+        }
+    }
+    let mut budget = limit.saturating_add(1);
+    if size(result, &mut budget) {
+        return Ok(());
+    }
+    Err(ToolError::new(
+        ErrorCode::OutputInvalid,
+        format!(
+            "the tool's result is larger than this runtime's limit of {limit} bytes; ask for \
+             less (a narrower query, a page of the data)"
+        ),
+    ))
 }
 
 fn human(duration: Duration) -> String {

@@ -18,12 +18,13 @@ use crate::tool::UnifiedToolDefinition;
 
 use super::{Session, SessionError, SessionInner, SessionLog, SessionOptions, SessionTool};
 
-/// Limits on a call's arguments, enforced before they are parsed into a value.
+/// Limits on a call's arguments, enforced before they are parsed into a value, and on its result.
 ///
 /// ```
 /// let limits = pleach_core::Limits::default();
 /// assert_eq!(limits.max_argument_bytes, 1024 * 1024);
 /// assert_eq!(limits.max_argument_depth, 64);
+/// assert_eq!(limits.max_result_bytes, 8 * 1024 * 1024);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -32,6 +33,9 @@ pub struct Limits {
     pub max_argument_bytes: usize,
     /// The deepest nesting of arrays and objects accepted (default 64).
     pub max_argument_depth: usize,
+    /// The largest result accepted, as JSON text, in bytes (default 8 MiB): a bigger one fails
+    /// with 1002 rather than flooding the conversation and the model's context.
+    pub max_result_bytes: usize,
 }
 
 impl Default for Limits {
@@ -39,6 +43,7 @@ impl Default for Limits {
         Limits {
             max_argument_bytes: 1024 * 1024,
             max_argument_depth: 64,
+            max_result_bytes: 8 * 1024 * 1024,
         }
     }
 }
@@ -54,7 +59,20 @@ impl Limits {
         Limits {
             max_argument_bytes,
             max_argument_depth,
+            ..Limits::default()
         }
+    }
+
+    /// The same limits with another cap on a result's size.
+    ///
+    /// ```
+    /// let limits = pleach_core::Limits::default().with_max_result_bytes(1024);
+    /// assert_eq!(limits.max_result_bytes, 1024);
+    /// ```
+    #[must_use]
+    pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
+        self
     }
 }
 
