@@ -297,6 +297,20 @@ async fn run(
     (events, run.finish().await)
 }
 
+/// Runs an OpenAI stream (then a final answer) through a [`ReplayClient`].
+async fn replay_openai(
+    body: String,
+    limits: Option<Limits>,
+) -> (Session, Vec<ToolEvent>, AgentOutcome) {
+    let client = ReplayClient::new(
+        WireFormat::OpenAiChat,
+        [body.into_bytes(), openai_answer("ok")],
+    );
+    let session = session(limits);
+    let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
+    (session, events, outcome)
+}
+
 /// Every call seen got exactly one terminal event, nothing after it, and exactly one result
 /// message; the conversation's results answer the assistant messages' calls.
 fn assert_exactly_once(events: &[ToolEvent], conversation: &[Message]) {
@@ -673,12 +687,7 @@ async fn a_malformed_line_while_a_call_streams_fails_that_call_only() {
         OPENAI_END.to_owned(),
     ]
     .concat();
-    let client = ReplayClient::new(
-        WireFormat::OpenAiChat,
-        [body.into_bytes(), openai_answer("ok")],
-    );
-    let session = session(None);
-    let (events, _) = run(&session, Arc::new(client), AgentOptions::default()).await;
+    let (session, events, _) = replay_openai(body, None).await;
     assert_eq!(
         failure(&events, "call_1").code(),
         ErrorCode::ArgumentsNotJson
@@ -717,12 +726,7 @@ async fn a_call_id_seen_twice_refuses_the_second_and_the_first_runs() {
         OPENAI_END.to_owned(),
     ]
     .concat();
-    let client = ReplayClient::new(
-        WireFormat::OpenAiChat,
-        [body.into_bytes(), openai_answer("ok")],
-    );
-    let session = session(None);
-    let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
+    let (session, events, outcome) = replay_openai(body, None).await;
     assert_eq!(
         completed(&events),
         [
@@ -748,12 +752,7 @@ async fn deltas_for_an_unknown_index_are_refused_and_harm_no_call() {
         OPENAI_END.to_owned(),
     ]
     .concat();
-    let client = ReplayClient::new(
-        WireFormat::OpenAiChat,
-        [body.into_bytes(), openai_answer("ok")],
-    );
-    let session = session(None);
-    let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
+    let (session, events, outcome) = replay_openai(body, None).await;
     assert_eq!(
         completed(&events),
         [("call_1".to_owned(), json!("sunny in Kyiv"))]
@@ -780,12 +779,7 @@ async fn arguments_past_the_size_limit_fail_1006_and_the_other_call_runs() {
         OPENAI_END.to_owned(),
     ]
     .concat();
-    let client = ReplayClient::new(
-        WireFormat::OpenAiChat,
-        [body.into_bytes(), openai_answer("ok")],
-    );
-    let session = session(Some(Limits::new(64, 8)));
-    let (events, _) = run(&session, Arc::new(client), AgentOptions::default()).await;
+    let (session, events, _) = replay_openai(body, Some(Limits::new(64, 8))).await;
     assert_eq!(
         failure(&events, "call_big").code(),
         ErrorCode::ArgumentsTooLarge
