@@ -174,13 +174,9 @@ async fn a_byte_order_mark_is_refused_with_1005() {
 #[tokio::test]
 async fn a_hundred_megabytes_of_arguments_are_refused_with_1006_before_parsing() {
     let huge = format!("{{\"s\":\"{}\"}}", "x".repeat(100 * 1024 * 1024));
-    let started = std::time::Instant::now();
     let outcome = beside_a_good_call(call("ft_echo", huge), None).await;
+    // Parsed, it would have run and returned 100 MB (1002): 1006 means the length refused it.
     assert_eq!(outcome, Err(ErrorCode::ArgumentsTooLarge));
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "refused on its length, not parsed"
-    );
 }
 
 // Tools that misbehave.
@@ -203,10 +199,9 @@ async fn a_hanging_tool_times_out_with_1010() {
 
 #[tokio::test]
 async fn a_tool_that_ignores_its_signal_is_dropped_after_the_grace_period_with_1011() {
-    let started = std::time::Instant::now();
+    // The tool never returns: the turn ends only because the runtime drops it after the grace.
     let outcome = beside_a_good_call(call("ft_deaf", "{}"), Some(Duration::from_millis(20))).await;
     assert_eq!(outcome, Err(ErrorCode::Cancelled));
-    assert!(started.elapsed() < Duration::from_secs(5));
 }
 
 #[tokio::test]

@@ -273,6 +273,7 @@ impl Session {
             sink,
             signal.clone(),
             None,
+            Vec::new(),
         );
         Turn {
             events,
@@ -388,6 +389,7 @@ impl Session {
             sink,
             signal.clone(),
             Some((0, decision.action)),
+            Vec::new(),
         );
         Ok(Turn {
             events,
@@ -456,18 +458,84 @@ impl Session {
     }
 }
 
+/// The agent loop's hold on a session (`crate::agent`): its state and turn machinery, without
+/// owning it (dropping a handle cancels nothing; dropping the [`Session`] still cancels the loop).
+#[derive(Debug, Clone)]
+pub(crate) struct SessionHandle(Arc<SessionInner>);
+
+impl Session {
+    pub(crate) fn handle(&self) -> SessionHandle {
+        SessionHandle(self.inner.clone())
+    }
+}
+
+impl SessionHandle {
+    /// The session's token: it fires when the session is dropped.
+    pub(crate) fn signal(&self) -> &CancellationToken {
+        &self.0.signal
+    }
+
+    /// The argument limits of the session's runtime.
+    pub(crate) fn limits(&self) -> Limits {
+        self.0.runtime.config.limits
+    }
+
+    /// The session's enabled tools, sorted by name.
+    pub(crate) fn tools(&self) -> Vec<UnifiedToolDefinition> {
+        self.0.tools.iter().map(|t| t.tool.clone()).collect()
+    }
+
+    pub(crate) fn conversation(&self) -> Vec<Message> {
+        self.0.log().conversation.clone()
+    }
+
+    /// Appends the model's answer (a message that calls no tool).
+    pub(crate) fn push_assistant_text(&self, content: String) {
+        self.0.log().conversation.push(Message::Assistant {
+            content: Some(content),
+            tool_calls: Vec::new(),
+        });
+    }
+
+    /// One model step whose calls were streamed and already announced (`tool.started` went out
+    /// as each was first seen): writes the assistant message, runs the calls that may run, fails
+    /// the others with their error (`failed`, by index) without running them, and writes one
+    /// result per call back in call order. Events go to `sink`, which is closed at the end.
+    pub(crate) async fn run_streamed_step(
+        &self,
+        text: Option<String>,
+        calls: Vec<Arc<ToolCall>>,
+        failed: Vec<Option<ToolError>>,
+        sink: EventSender,
+        signal: CancellationToken,
+    ) -> Vec<ToolResult> {
+        self.0.log().conversation.push(Message::Assistant {
+            content: text,
+            tool_calls: calls.iter().map(|call| (**call).clone()).collect(),
+        });
+        drive_turn(self.0.clone(), calls, sink, signal, None, failed).await
+    }
+}
+
 /// Runs a turn's calls and writes their results back in call order. `approved` is a decision
-/// made beforehand for one call (a resumed interrupt), by index.
+/// made beforehand for one call (a resumed interrupt), by index. `failed` holds, by index, the
+/// calls that failed before the turn (a streamed call its stream broke): they do not run, and get
+/// their terminal event and result message like any other (missing entries: none failed).
 async fn drive_turn(
     session: Arc<SessionInner>,
     calls: Vec<Arc<ToolCall>>,
     sink: EventSender,
     signal: CancellationToken,
     mut approved: Option<(usize, crate::safety::Action)>,
+    mut failed: Vec<Option<ToolError>>,
 ) -> Vec<ToolResult> {
+    failed.resize(calls.len(), None);
     let lanes: Vec<Lane> = calls
         .iter()
-        .map(|call| match session.tool(&call.name) {
+        .zip(&failed)
+        .map(|(call, failed)| match session.tool(&call.name) {
+            // A call that will not run orders nothing; it only passes its gate.
+            _ if failed.is_some() => Lane::Parallel { limit: None },
             Some(tool) => Lane::for_call(
                 &call.name,
                 &tool.strategy,
@@ -480,7 +548,7 @@ async fn drive_turn(
         .collect();
     let gates = Arc::new(Gates::new(&lanes, session.runtime.config.batching));
     let mut tasks = JoinSet::new();
-    for (index, call) in calls.iter().enumerate() {
+    for ((index, call), failure) in calls.iter().enumerate().zip(failed) {
         let (session, call, sink, signal, gates) = (
             session.clone(),
             call.clone(),
@@ -497,7 +565,15 @@ async fn drive_turn(
                 () = signal.cancelled() => None,
                 pass = gates.enter(index) => Some(pass),
             };
-            let dispatched = if let Some(_pass) = pass {
+            let dispatched = if let Some(error) = failure {
+                let outcome = Err(error);
+                send_terminal(&sink, &call, None, &outcome);
+                pipeline::Dispatched {
+                    call,
+                    outcome,
+                    failed: None,
+                }
+            } else if let Some(_pass) = pass {
                 session.dispatch(&call, &sink, &signal, decision).await
             } else {
                 let outcome = Err(cancelled_error());

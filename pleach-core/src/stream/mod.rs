@@ -419,6 +419,46 @@ impl StreamAssembler {
         }
     }
 
+    /// Fails the call under `key` with `error`: its provider's stream broke for it (an event of
+    /// it was lost, the response was cut off, the provider reported an error), so it takes no more
+    /// fragments and will not run; [`finish`](StreamAssembler::finish) reports it with `error`.
+    /// A call that already failed keeps its first error; a call refused at `begin` stays refused.
+    ///
+    /// ```
+    /// use pleach_core::stream::StreamAssembler;
+    /// use pleach_core::{ErrorCode, ToolError};
+    ///
+    /// let mut assembler = StreamAssembler::new();
+    /// assembler.begin("0", "call_1", "search").unwrap();
+    /// assembler.push("0", r#"{"q":"ru"#).unwrap();
+    /// assembler.fail("0", ToolError::new(ErrorCode::ArgumentsNotJson, "an event was lost")).unwrap();
+    /// let calls = assembler.finish();
+    /// assert_eq!(calls[0].parsed.as_ref().unwrap_err().code(), ErrorCode::ArgumentsNotJson);
+    /// ```
+    pub fn fail(&mut self, key: &str, error: ToolError) -> Result<(), StreamError> {
+        let Some(index) = self.index_of(key) else {
+            return if self.refused.contains_key(key) {
+                Ok(())
+            } else {
+                Err(StreamError::UnknownKey {
+                    key: key.to_owned(),
+                })
+            };
+        };
+        let call = &mut self.calls[index];
+        match call.phase {
+            Phase::Open(_) => {
+                call.fail(error);
+                Ok(())
+            }
+            Phase::Ended { .. } => Err(StreamError::Ended {
+                key: key.to_owned(),
+                tool_call_id: call.id.to_string(),
+            }),
+            Phase::Failed(_) => Ok(()),
+        }
+    }
+
     /// The arguments of the call under `key` so far, as a value (see
     /// [`IncrementalJson::partial_value`]); its final arguments once it ended; `None` for an
     /// unknown key, a call that failed, or before any value started.

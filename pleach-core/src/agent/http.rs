@@ -1,0 +1,167 @@
+//! What the HTTP model clients share: the reqwest client (rustls with ring, the operating
+//! system's trust store, no proxy from the environment), the request, the streamed body, and
+//! errors that say what went wrong without the key.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rustls::client::WantsClientCert;
+use rustls::{ClientConfig, ConfigBuilder};
+use rustls_platform_verifier::BuilderVerifierExt;
+
+use super::{BoxFuture, ModelError, ModelResponse, ResponseBody, WireFormat};
+
+/// How long to wait for a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the server may stay silent (before its headers, or between two chunks): models
+/// think before they speak, so this is generous.
+const READ_TIMEOUT: Duration = Duration::from_mins(5);
+/// How much of an error body is kept.
+const MAX_ERROR_BODY: usize = 4096;
+
+/// A client for a model API. No proxy, no redirects (a redirect would carry the key elsewhere),
+/// no retries: the loop reports a failure and the host decides.
+pub(super) fn client() -> Result<reqwest::Client, ModelError> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .retry(reqwest::retry::never())
+        .referer(false)
+        .http1_only()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(READ_TIMEOUT)
+        .user_agent(concat!("pleach/", env!("CARGO_PKG_VERSION")))
+        .tls_backend_preconfigured(tls_config()?)
+        .build()
+        .map_err(|err| {
+            ModelError::Config(format!(
+                "the HTTP client could not be set up: {}",
+                chain(&err)
+            ))
+        })
+}
+
+/// rustls with ring and the operating system's trust store, built once. A config rather than a
+/// process-wide default provider: a library should not pick one for the whole program.
+fn tls_config() -> Result<ClientConfig, ModelError> {
+    static CONFIG: OnceLock<Result<ClientConfig, String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+            ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .and_then(BuilderVerifierExt::with_platform_verifier)
+                .map(ConfigBuilder::<ClientConfig, WantsClientCert>::with_no_client_auth)
+                .map_err(|err| err.to_string())
+        })
+        .clone()
+        .map_err(|detail| ModelError::Config(format!("https is not available: {detail}")))
+}
+
+/// A header whose value is secret: marked sensitive, so reqwest's own debug output hides it.
+pub(super) fn secret_header(
+    headers: &mut HeaderMap,
+    name: &'static str,
+    value: &str,
+) -> Result<(), ModelError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| {
+        ModelError::Config(format!(
+            "the API key cannot be sent in the `{name}` header (it holds characters a header cannot)"
+        ))
+    })?;
+    value.set_sensitive(true);
+    headers.insert(HeaderName::from_static(name), value);
+    Ok(())
+}
+
+/// POSTs `body` as JSON to `url` and returns the streamed response, or the API's error.
+pub(super) async fn post_stream(
+    client: &reqwest::Client,
+    url: &str,
+    headers: HeaderMap,
+    body: Vec<u8>,
+    format: WireFormat,
+) -> Result<ModelResponse, ModelError> {
+    let response = client
+        .post(url)
+        .headers(headers)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .header(reqwest::header::ACCEPT, "text/event-stream")
+        .body(body)
+        .send()
+        .await
+        .map_err(|err| transport_error(&err))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(ModelError::Status {
+            status: status.as_u16(),
+            body: error_body(response).await,
+        });
+    }
+    Ok(ModelResponse::new(format, HttpBody(response)))
+}
+
+/// The first [`MAX_ERROR_BODY`] bytes of an error response, as text.
+async fn error_body(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body.truncate(MAX_ERROR_BODY);
+    String::from_utf8_lossy(&body).trim().to_owned()
+}
+
+/// A response body read chunk by chunk as it arrives.
+struct HttpBody(reqwest::Response);
+
+impl ResponseBody for HttpBody {
+    fn next_chunk(&mut self) -> BoxFuture<'_, Result<Option<Vec<u8>>, ModelError>> {
+        Box::pin(async move {
+            match self.0.chunk().await {
+                Ok(chunk) => Ok(chunk.map(|bytes| bytes.to_vec())),
+                Err(err) => Err(transport_error(&err)),
+            }
+        })
+    }
+}
+
+fn transport_error(err: &reqwest::Error) -> ModelError {
+    // reqwest's text names the URL, never a header: the key stays out of it.
+    if err.is_timeout() {
+        ModelError::Timeout(chain(err))
+    } else {
+        ModelError::Connection(chain(err))
+    }
+}
+
+/// `{base}{path}`, with one slash between them.
+pub(super) fn join(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+/// An environment variable, if set and not empty.
+pub(super) fn env(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+}
+
+/// An error and its sources on one line.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(err) = source {
+        text.push_str(": ");
+        text.push_str(&err.to_string());
+        source = err.source();
+    }
+    text
+}

@@ -1,0 +1,138 @@
+//! The OpenAI Chat Completions client: OpenAI, and the servers that speak its API (vLLM,
+//! llama.cpp's server, Ollama, `OpenRouter`, …).
+
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+
+use super::http;
+use super::{BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, WireFormat};
+use crate::providers::openai_chat;
+
+/// The default base URL of [`OpenAiChatClient::from_env`].
+const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// A streaming client for Chat Completions: POST `{base_url}/chat/completions` with
+/// `"stream": true`, the conversation in OpenAI's `messages` format, the session's tools as
+/// `{"type":"function",…}` definitions; the key (if any) as `Authorization: Bearer`.
+///
+/// ```
+/// use pleach_core::agent::OpenAiChatClient;
+/// // A local OpenAI-compatible server (llama.cpp, vLLM, Ollama) needs no key.
+/// let client = OpenAiChatClient::new("http://127.0.0.1:8080/v1", "local-model", None).unwrap();
+/// assert_eq!(client.model(), "local-model");
+/// // The key never shows in debug output.
+/// let client = OpenAiChatClient::new("https://api.openai.com/v1", "gpt-4.1", Some("sk-secret".into())).unwrap();
+/// assert!(!format!("{client:?}").contains("sk-secret"));
+/// ```
+#[derive(Clone)]
+pub struct OpenAiChatClient {
+    http: reqwest::Client,
+    url: String,
+    model: String,
+    api_key: Option<String>,
+}
+
+impl std::fmt::Debug for OpenAiChatClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiChatClient")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiChatClient {
+    /// A client for the API at `base_url` (up to and including `/v1`), asking `model`, sending
+    /// `api_key` as a bearer token when there is one.
+    ///
+    /// ```
+    /// let client = pleach_core::agent::OpenAiChatClient::new("http://127.0.0.1:11434/v1/", "llama3.2", None).unwrap();
+    /// assert_eq!(client.url(), "http://127.0.0.1:11434/v1/chat/completions");
+    /// ```
+    pub fn new(
+        base_url: impl AsRef<str>,
+        model: impl Into<String>,
+        api_key: Option<String>,
+    ) -> Result<Self, ModelError> {
+        let model = model.into();
+        if model.trim().is_empty() {
+            return Err(ModelError::Config("no model named".into()));
+        }
+        Ok(OpenAiChatClient {
+            http: http::client()?,
+            url: http::join(base_url.as_ref(), "chat/completions"),
+            model,
+            api_key,
+        })
+    }
+
+    /// A client set up from the environment: `OPENAI_BASE_URL` (default
+    /// `https://api.openai.com/v1`), `OPENAI_MODEL` (required) and `OPENAI_API_KEY` (optional:
+    /// local servers need none).
+    ///
+    /// ```no_run
+    /// let client = pleach_core::agent::OpenAiChatClient::from_env()?;
+    /// # Ok::<(), pleach_core::agent::ModelError>(())
+    /// ```
+    pub fn from_env() -> Result<Self, ModelError> {
+        let model = http::env("OPENAI_MODEL")
+            .ok_or_else(|| ModelError::Config("set OPENAI_MODEL to the model to ask".into()))?;
+        let base = http::env("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        OpenAiChatClient::new(base, model, http::env("OPENAI_API_KEY"))
+    }
+
+    /// The model asked.
+    ///
+    /// ```
+    /// # let client = pleach_core::agent::OpenAiChatClient::new("http://127.0.0.1:1/v1", "m", None).unwrap();
+    /// assert_eq!(client.model(), "m");
+    /// ```
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The URL requests go to.
+    ///
+    /// ```
+    /// # let client = pleach_core::agent::OpenAiChatClient::new("http://127.0.0.1:1/v1", "m", None).unwrap();
+    /// assert_eq!(client.url(), "http://127.0.0.1:1/v1/chat/completions");
+    /// ```
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The request body for `request`.
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "stream": true,
+            "messages": openai_chat::messages(request.conversation),
+        });
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|tool| openai_chat::definition(tool.definition()))
+                .collect();
+            body["tools"] = Value::Array(tools);
+        }
+        body
+    }
+}
+
+impl ModelClient for OpenAiChatClient {
+    fn send<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let body = self.body(&request).to_string().into_bytes();
+        Box::pin(async move {
+            let mut headers = HeaderMap::new();
+            if let Some(key) = &self.api_key {
+                http::secret_header(&mut headers, "authorization", &format!("Bearer {key}"))?;
+            }
+            http::post_stream(&self.http, &self.url, headers, body, WireFormat::OpenAiChat).await
+        })
+    }
+}
