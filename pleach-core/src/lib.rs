@@ -64,6 +64,7 @@
 //! | [`validate_tool_call`], [`ValidationResult`] | checking a call without running it |
 //! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
 //! | [`SafetyTier`], [`safety`] | `critical` / `standard` / `advisory`, fabrication detectors, provenance, approval interrupts (`docs/safety.md`) |
+//! | `mcp` (feature `mcp`) | an MCP server for a runtime's tools, on the official Rust SDK (`docs/mcp.md`) |
 //! | [`providers`] | tool definitions per provider (OpenAI Chat / Responses, Anthropic, Gemini, MCP), schema profiles, whole and streamed tool calls parsed, results written back (`docs/providers.md`) |
 //!
 //! Types for your own input structs: `pleach_core::serde` and `pleach_core::schemars` are the
@@ -79,6 +80,8 @@ pub mod conversation;
 pub mod error;
 pub mod event;
 pub mod extensions;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod plugin;
 pub mod providers;
 pub mod registry;
