@@ -14,24 +14,6 @@ use crate::catalog::HostArgs;
 use crate::render::Renderer;
 use crate::{Outcome, ReplayProvider, UsageError, read_file};
 
-/// Any provider's parser, so one decoder type serves them all.
-struct AnyParser(Box<dyn StreamParser>);
-
-impl StreamParser for AnyParser {
-    fn feed(&mut self, data: &str) -> Vec<ProviderEvent> {
-        self.0.feed(data)
-    }
-    fn unreadable(&mut self, reason: &str) -> Vec<ProviderEvent> {
-        self.0.unreadable(reason)
-    }
-    fn finish(&mut self) -> Vec<ProviderEvent> {
-        self.0.finish()
-    }
-    fn skipped(&self) -> usize {
-        self.0.skipped()
-    }
-}
-
 /// Whether the recording is Server-Sent Events (its first line is a field or a comment) rather
 /// than one JSON event a line.
 fn is_sse(bytes: &[u8]) -> bool {
@@ -154,12 +136,12 @@ pub(crate) async fn run(
 
 /// The provider's events of a recording, framed as its content says.
 fn decode(provider: ReplayProvider, bytes: &[u8]) -> Vec<ProviderEvent> {
-    let parser = AnyParser(match provider {
+    let parser: Box<dyn StreamParser> = match provider {
         ReplayProvider::OpenaiChat => Box::new(openai_chat::ChatStreamParser::new()),
         ReplayProvider::OpenaiResponses => Box::new(openai_responses::ResponsesStreamParser::new()),
         ReplayProvider::Anthropic => Box::new(anthropic::MessagesStreamParser::new()),
         ReplayProvider::Gemini => Box::new(gemini::GeminiStreamParser::new()),
-    });
+    };
     let mut decoder = if is_sse(bytes) {
         Decoder::sse(parser)
     } else {
