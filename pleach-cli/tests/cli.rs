@@ -44,6 +44,22 @@ fn ndjson(output: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// The events of one type.
+fn of_type<'a>(events: &'a [Value], event_type: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == event_type).collect()
+}
+
+/// `pleach replay --provider PROVIDER FILE --json`.
+fn replay_json(provider: &str, file: &Path) -> Output {
+    pleach(&[
+        "replay",
+        "--provider",
+        provider,
+        file.to_str().unwrap(),
+        "--json",
+    ])
+}
+
 fn fixture(folder: &str, prefix: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/provider-streams")
@@ -92,18 +108,9 @@ fn demo_json_is_the_event_stream() {
     let output = pleach(&["demo", "--json"]);
     assert_eq!(output.status.code(), Some(0));
     let events = ndjson(&output);
-    let started = events
-        .iter()
-        .filter(|e| e["type"] == "tool.started")
-        .count();
-    let completed = events
-        .iter()
-        .filter(|e| e["type"] == "tool.completed")
-        .count();
-    let failed: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "tool.failed")
-        .collect();
+    let started = of_type(&events, "tool.started").len();
+    let completed = of_type(&events, "tool.completed").len();
+    let failed: Vec<&Value> = of_type(&events, "tool.failed");
     assert_eq!(started, 9);
     assert_eq!(completed + failed.len(), 9, "every call ends once");
     assert_eq!(failed.len(), 1);
@@ -467,29 +474,17 @@ fn call_maps_root_allow_program_and_timeout_to_the_tools_config() {
 #[test]
 fn replay_fails_unknown_tools_with_1003_carrying_the_assembled_arguments() {
     let file = fixture("openai-chat", "openai-python-f82268f2");
-    let output = pleach(&[
-        "replay",
-        "--provider",
-        "openai-chat",
-        file.to_str().unwrap(),
-        "--json",
-    ]);
+    let output = replay_json("openai-chat", &file);
     assert_eq!(output.status.code(), Some(1), "the calls failed");
     let events = ndjson(&output);
-    let failed: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "tool.failed")
-        .collect();
+    let failed: Vec<&Value> = of_type(&events, "tool.failed");
     assert_eq!(failed.len(), 2);
     for event in &failed {
         assert_eq!(event["error"]["code"], 1003);
     }
     assert_eq!(failed[0]["toolCall"]["args"]["city"], "Edinburgh");
     assert_eq!(failed[1]["toolCall"]["args"]["ticker"], "AAPL");
-    let started = events
-        .iter()
-        .filter(|e| e["type"] == "tool.started")
-        .count();
+    let started = of_type(&events, "tool.started").len();
     assert_eq!(started, 2, "one tool.started a call");
     assert!(
         events.iter().any(|e| e["type"] == "tool.delta"),
@@ -500,19 +495,10 @@ fn replay_fails_unknown_tools_with_1003_carrying_the_assembled_arguments() {
 #[test]
 fn replay_fails_a_truncated_call_with_1007() {
     let file = fixture("anthropic", "anthropic-sdk-python-incomplete_partial_json");
-    let output = pleach(&[
-        "replay",
-        "--provider",
-        "anthropic",
-        file.to_str().unwrap(),
-        "--json",
-    ]);
+    let output = replay_json("anthropic", &file);
     assert_eq!(output.status.code(), Some(1));
     let events = ndjson(&output);
-    let failed: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "tool.failed")
-        .collect();
+    let failed: Vec<&Value> = of_type(&events, "tool.failed");
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0]["error"]["code"], 1007);
     assert_eq!(failed[0]["toolCall"]["name"], "make_file");
@@ -529,13 +515,7 @@ fn replay_reads_json_lines_and_runs_known_tools() {
     ];
     let text: Vec<String> = lines.iter().map(Value::to_string).collect();
     std::fs::write(&stream, text.join("\n")).unwrap();
-    let output = pleach(&[
-        "replay",
-        "--provider",
-        "openai-chat",
-        stream.to_str().unwrap(),
-        "--json",
-    ]);
+    let output = replay_json("openai-chat", &stream);
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     let events = ndjson(&output);
     let done = events

@@ -20,7 +20,7 @@
 //! One server holds one session for its connection: session state (a scratchpad's notes) lasts
 //! across calls, and each call is written into that session's conversation.
 //!
-//! ```no_run
+//! ```rust,no_run,standalone_crate
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
 //! use pleach_core::{tool, Runtime};
 //!
@@ -82,7 +82,7 @@ fn describe_problems(problems: &[(String, ProfileProblem)]) -> String {
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
 /// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`].
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use pleach_core::{tool, Runtime, mcp::McpServer};
 ///
 /// /// Adds two integers.
@@ -169,7 +169,7 @@ impl McpServer {
 
     /// Introduces the server under another name and version in `initialize`.
     ///
-    /// ```
+    /// ```rust,standalone_crate
     /// let runtime = pleach_core::Runtime::builder().build().unwrap();
     /// let server = pleach_core::mcp::McpServer::new(runtime).unwrap().with_implementation("acme-tools", "2.1.0");
     /// # let _ = server;
