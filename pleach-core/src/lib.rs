@@ -65,6 +65,7 @@
 //! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
 //! | [`SafetyTier`], [`safety`] | `critical` / `standard` / `advisory`, fabrication detectors, provenance, approval interrupts (`docs/safety.md`) |
 //! | [`agent`] | the agent loop: a [`ModelClient`](agent::ModelClient) streams the model's response, calls are assembled, run and written back, and the model asked again ([`Session::run_agent`]); HTTP clients for OpenAI-compatible Chat Completions and Anthropic Messages (feature `http`); a [`ReplayClient`](agent::ReplayClient) for scripted runs (`docs/agent.md`) |
+//! | `mcp` (feature `mcp`) | an MCP server for a runtime's tools, on the official Rust SDK (`docs/mcp.md`) |
 //! | [`providers`] | tool definitions per provider (OpenAI Chat / Responses, Anthropic, Gemini, MCP), schema profiles, whole and streamed tool calls parsed, results written back (`docs/providers.md`) |
 //!
 //! Types for your own input structs: `pleach_core::serde` and `pleach_core::schemars` are the
@@ -81,6 +82,8 @@ pub mod conversation;
 pub mod error;
 pub mod event;
 pub mod extensions;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod plugin;
 pub mod providers;
 pub mod registry;

@@ -271,6 +271,38 @@ pub trait StreamParser {
     fn skipped(&self) -> usize;
 }
 
+/// A boxed parser is a parser: pick the provider at run time with one [`Decoder`] type.
+///
+/// ```
+/// use pleach_core::providers::{anthropic, openai_chat, Decoder, StreamParser};
+///
+/// let anthropic_stream = false;
+/// let parser: Box<dyn StreamParser> = if anthropic_stream {
+///     Box::new(anthropic::MessagesStreamParser::new())
+/// } else {
+///     Box::new(openai_chat::ChatStreamParser::new())
+/// };
+/// let mut decoder = Decoder::json_lines(parser);
+/// assert!(decoder.finish().is_empty());
+/// ```
+impl<P: StreamParser + ?Sized> StreamParser for Box<P> {
+    fn feed(&mut self, data: &str) -> Vec<ProviderEvent> {
+        (**self).feed(data)
+    }
+
+    fn unreadable(&mut self, reason: &str) -> Vec<ProviderEvent> {
+        (**self).unreadable(reason)
+    }
+
+    fn finish(&mut self) -> Vec<ProviderEvent> {
+        (**self).finish()
+    }
+
+    fn skipped(&self) -> usize {
+        (**self).skipped()
+    }
+}
+
 /// A framing and a parser: a provider's response bytes in, [`ProviderEvent`]s out.
 ///
 /// ```

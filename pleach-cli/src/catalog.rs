@@ -1,0 +1,251 @@
+//! The catalog as a runtime configured from flags, and the commands that read it: `list`,
+//! `schema`, `call`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use pleach_core::providers::{anthropic, gemini, mcp, openai_chat};
+use pleach_core::{
+    BatchingStrategy, Runtime, SessionOptions, ToolCall, ToolDefinition, UnifiedToolDefinition,
+};
+use serde_json::{Value, json};
+
+use crate::render::Renderer;
+use crate::{Outcome, SchemaProvider, UsageError};
+
+/// What the host lets the tools reach.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct HostArgs {
+    /// The folder the `fs_*` tools and `shell_exec` work under (nothing outside it).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// A program `shell_exec` may run (repeatable; needs `--root`).
+    #[arg(long = "allow-program", value_name = "P", requires = "root")]
+    allow_program: Vec<String>,
+    /// The runtime's default timeout per call, and the shell's, in milliseconds.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: Option<u64>,
+}
+
+impl HostArgs {
+    /// The runtime over the catalog, with the tools' configuration from the flags.
+    pub(crate) fn runtime(&self) -> Result<Runtime, UsageError> {
+        let mut builder = Runtime::builder();
+        let timeout = self.timeout_ms.map(Duration::from_millis);
+        if let Some(timeout) = timeout {
+            builder = builder.default_timeout(timeout);
+        }
+        if let Some(root) = &self.root {
+            let fs = pleach_tools::fs::FsConfig::new(root).map_err(|error| {
+                UsageError(format!(
+                    "cannot open the root `{}`: {error}",
+                    root.display()
+                ))
+            })?;
+            builder = builder.provide(fs);
+            builder = builder.provide(self.shell_config(root, timeout)?);
+        }
+        builder
+            .build()
+            .map_err(|error| UsageError(format!("cannot build the runtime: {error}")))
+    }
+
+    fn shell_config(
+        &self,
+        root: &std::path::Path,
+        timeout: Option<Duration>,
+    ) -> Result<pleach_tools::shell::ShellConfig, UsageError> {
+        let mut shell = pleach_tools::shell::ShellConfig::new(root).map_err(|error| {
+            UsageError(format!(
+                "cannot open the root `{}`: {error}",
+                root.display()
+            ))
+        })?;
+        for program in &self.allow_program {
+            shell = shell
+                .allow_program(program)
+                .map_err(|error| UsageError(format!("cannot allow `{program}`: {error}")))?;
+        }
+        if let Some(timeout) = timeout {
+            shell = shell.timeout(timeout);
+        }
+        Ok(shell)
+    }
+}
+
+/// A batching strategy as `list` prints it.
+pub(crate) fn strategy_name(strategy: &BatchingStrategy) -> String {
+    match strategy {
+        BatchingStrategy::Serial => "serial".to_owned(),
+        BatchingStrategy::Parallel => "parallel".to_owned(),
+        BatchingStrategy::Chunked { key } => format!("chunked({key})"),
+        _ => "other".to_owned(),
+    }
+}
+
+/// `pleach list`.
+pub(crate) fn list(as_json: bool) -> Outcome {
+    let runtime = HostArgs {
+        root: None,
+        allow_program: Vec::new(),
+        timeout_ms: None,
+    }
+    .runtime()?;
+    let rows: Vec<Value> = runtime
+        .registry()
+        .tools()
+        .iter()
+        .map(|tool| {
+            let strategy = runtime
+                .batching_strategy(tool.name())
+                .map(|s| strategy_name(&s));
+            json!({
+                "name": tool.name(),
+                "title": tool.display_name(),
+                "tier": tool.safety_tier().map(pleach_core::SafetyTier::as_str),
+                "batching": strategy,
+                "description": tool.definition().description(),
+            })
+        })
+        .collect();
+    if as_json {
+        outln!("{}", Value::Array(rows));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cell = |row: &Value, key: &str| row[key].as_str().unwrap_or("-").to_owned();
+    let width = |key: &str, header: &str| {
+        rows.iter()
+            .map(|row| cell(row, key).chars().count())
+            .chain([header.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let (name_w, tier_w, batch_w) = (
+        width("name", "NAME"),
+        width("tier", "TIER"),
+        width("batching", "BATCHING"),
+    );
+    outln!(
+        "{:name_w$}  {:tier_w$}  {:batch_w$}  DESCRIPTION",
+        "NAME",
+        "TIER",
+        "BATCHING"
+    );
+    for row in &rows {
+        let description = cell(row, "description");
+        let first_line = description.lines().next().unwrap_or_default();
+        outln!(
+            "{:name_w$}  {:tier_w$}  {:batch_w$}  {first_line}",
+            cell(row, "name"),
+            cell(row, "tier"),
+            cell(row, "batching"),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pleach schema`.
+pub(crate) fn schema(name: Option<&str>, all: bool, provider: Option<SchemaProvider>) -> Outcome {
+    let registry = pleach_core::tool_registry();
+    let tools: Vec<&UnifiedToolDefinition> = if all {
+        registry.tools().iter().collect()
+    } else {
+        let name = name.unwrap_or_default();
+        let Some(tool) = registry.get(name) else {
+            let names: Vec<&str> = registry.names().collect();
+            return Err(UsageError(format!(
+                "no tool named `{name}`; the registry has: {}",
+                names.join(", ")
+            )));
+        };
+        vec![tool]
+    };
+    let mut described = Vec::new();
+    let mut problems = Vec::new();
+    for tool in tools {
+        match describe(tool, provider) {
+            Ok(value) => described.push(value),
+            Err(found) => {
+                problems.extend(found.into_iter().map(|p| format!("{}: {p}", tool.name())));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        for problem in problems {
+            eprintln!("error: {problem}");
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    let out = if all {
+        Value::Array(described)
+    } else {
+        described.pop().unwrap_or_default()
+    };
+    match serde_json::to_string_pretty(&out) {
+        Ok(text) => outln!("{text}"),
+        Err(error) => return Err(UsageError(format!("cannot print the schema: {error}"))),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One tool in one format; the problems when the format cannot express its schema.
+fn describe(
+    tool: &UnifiedToolDefinition,
+    provider: Option<SchemaProvider>,
+) -> Result<Value, Vec<String>> {
+    let definition: &ToolDefinition = tool.definition();
+    let problems = |found: Vec<pleach_core::providers::ProfileProblem>| {
+        found
+            .into_iter()
+            .map(|p| format!("at `{}`: {} ({})", p.path, p.message, p.keyword))
+            .collect::<Vec<_>>()
+    };
+    match provider {
+        None => {
+            let mut out = json!({
+                "name": tool.name(),
+                "description": definition.description(),
+                "inputSchema": definition.input_schema(),
+            });
+            if let Some(output) = definition.output_schema() {
+                out["outputSchema"] = output.clone();
+            }
+            Ok(out)
+        }
+        Some(SchemaProvider::Openai) => Ok(openai_chat::definition(definition)),
+        Some(SchemaProvider::OpenaiStrict) => {
+            openai_chat::strict_definition(definition).map_err(problems)
+        }
+        Some(SchemaProvider::Anthropic) => anthropic::definition(definition).map_err(problems),
+        Some(SchemaProvider::Gemini) => gemini::definition(definition).map_err(problems),
+        Some(SchemaProvider::Mcp) => mcp::definition(tool)
+            .map(|mut listed| {
+                if let Some(tier) = tool.safety_tier() {
+                    listed["annotations"] = tier.mcp_annotations();
+                }
+                listed
+            })
+            .map_err(problems),
+    }
+}
+
+/// `pleach call`.
+pub(crate) async fn call(name: &str, arguments: &str, as_json: bool, host: &HostArgs) -> Outcome {
+    if let Err(error) = serde_json::from_str::<Value>(arguments) {
+        return Err(UsageError(format!("`--args` is not JSON: {error}")));
+    }
+    let runtime = host.runtime()?;
+    let session = runtime
+        .create_session(SessionOptions::all())
+        .map_err(|error| UsageError(error.to_string()))?;
+    let mut renderer = Renderer::new(as_json);
+    let mut turn = session.run_turn(vec![ToolCall::new("call_1", name, arguments)]);
+    renderer.follow(turn.events()).await;
+    let results = turn.finish().await;
+    Ok(if results.iter().all(|r| r.outcome.is_ok()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,262 @@
+//! # pleach
+//!
+//! The pleach command line: the tool catalog (`pleach-tools`, every feature on) through the real
+//! runtime.
+//!
+//! | command | what it does |
+//! | --- | --- |
+//! | `pleach demo [--json]` | a scripted conversation (a bundled model transcript, no key) through the runtime |
+//! | `pleach list [--json]` | the registry: name, safety tier, batching strategy, description |
+//! | `pleach schema NAME\|--all [--provider P]` | a tool's definition as a provider sees it |
+//! | `pleach validate [--tools DEFS.json] [--calls CALLS.jsonl]` | checks calls against definitions, one verdict a line |
+//! | `pleach call NAME --args JSON` | one call through the full runtime; its events |
+//! | `pleach replay --provider P FILE` | a recorded provider stream through assembly and dispatch |
+//! | `pleach mcp` | serves the registry over MCP on stdio |
+//!
+//! ```sh
+//! pleach demo                                   # the scripted conversation, rendered live
+//! pleach demo --json                            # the same as NDJSON events
+//! pleach list
+//! pleach schema math --provider anthropic
+//! pleach schema --all --provider openai-strict
+//! echo '{"name":"math","arguments":{"expression":"6*7"}}' | pleach validate
+//! pleach validate --tools tools.json --calls calls.jsonl
+//! pleach call math --args '{"expression":"6*7"}'
+//! pleach call fs_list --args '{"path":"."}' --root . --json
+//! pleach call shell_exec --args '{"program":"ls","args":["-l"]}' --root . --allow-program ls --timeout-ms 2000
+//! pleach replay --provider anthropic stream.sse --json
+//! pleach mcp --root .                           # an MCP server on stdin/stdout
+//! ```
+//!
+//! `--root DIR` gives the `fs_*` tools and `shell_exec` their root folder, `--allow-program P`
+//! (repeatable, needs `--root`) the programs `shell_exec` may run, `--timeout-ms N` the runtime's
+//! default timeout and the shell's. `url_fetch` uses its strict default policy; `http_request`
+//! has no host allowed.
+//!
+//! `pleach validate` reads tool definitions as a JSON list in OpenAI's function format
+//! (`{"type":"function","function":{"name","description","parameters"}}`, or bare
+//! `{"name","parameters"}`); without `--tools`, the registry's tools. Each call line is
+//! `{"name": …, "arguments": …}` with the arguments as a JSON object or a string holding JSON
+//! (absent: `{}`). Each verdict is `{"valid": bool, "errors": [{"path", "keyword", "message"}]}`:
+//! the keyword is a JSON Schema keyword, `json` or `duplicateKey` for arguments that are not one
+//! JSON object text, or `unknownTool` for a name the definitions lack.
+//!
+//! Exit codes: 0 success; 1 `validate` found an invalid call, or a call of `call` or `replay`
+//! failed (the events say why); 2 a usage error, a missing file or JSON that cannot be read.
+
+/// `print!` that ends the process quietly when stdout's reader has gone (`pleach demo | head`).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::emit(&format!($($arg)*)) };
+}
+
+/// `println!` that ends the process quietly when stdout's reader has gone.
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::emit(&format!("{}\n", format!($($arg)*))) };
+}
+
+mod catalog;
+mod demo;
+mod render;
+mod replay;
+mod validate;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Schema-typed LLM tools: the pleach catalog through the real runtime.
+#[derive(Debug, Parser)]
+#[command(name = "pleach", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Runs a scripted conversation (a bundled model transcript, no API key) through the runtime.
+    Demo {
+        /// Prints the events as NDJSON instead of rendering them.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lists the registry: name, safety tier, batching strategy, description.
+    List {
+        /// Prints a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prints a tool's definition, as a provider sees it.
+    Schema {
+        /// The tool's name.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        name: Option<String>,
+        /// Every tool, as a JSON array.
+        #[arg(long)]
+        all: bool,
+        /// The provider format; without it, pleach's own: name, description, input and output schemas.
+        #[arg(long, value_enum)]
+        provider: Option<SchemaProvider>,
+    },
+    /// Checks tool calls against tool definitions, one JSON verdict a line, in input order.
+    Validate {
+        /// Tool definitions: a JSON list in OpenAI's function format (default: the registry).
+        #[arg(long, value_name = "DEFS.json")]
+        tools: Option<PathBuf>,
+        /// Calls, one JSON object a line: `{"name", "arguments"}` (default: stdin).
+        #[arg(long, value_name = "CALLS.jsonl")]
+        calls: Option<PathBuf>,
+    },
+    /// Runs one call through the full runtime and prints its events.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The arguments, a JSON object.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        args: String,
+        /// Prints the events as NDJSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        host: catalog::HostArgs,
+    },
+    /// Feeds a recorded provider stream (raw SSE or one JSON event a line) through assembly and
+    /// dispatch, and prints the events.
+    Replay {
+        /// Whose stream it is.
+        #[arg(long, value_enum)]
+        provider: ReplayProvider,
+        /// The recorded stream.
+        file: PathBuf,
+        /// Prints the events as NDJSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        host: catalog::HostArgs,
+    },
+    /// Serves the registry over the Model Context Protocol on stdin and stdout.
+    Mcp {
+        #[command(flatten)]
+        host: catalog::HostArgs,
+    },
+}
+
+/// The formats `pleach schema` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SchemaProvider {
+    /// OpenAI function tool (Chat Completions).
+    Openai,
+    /// OpenAI function tool with `strict: true` (the schema transformed for strict mode).
+    OpenaiStrict,
+    /// Anthropic Messages tool.
+    Anthropic,
+    /// Gemini function declaration.
+    Gemini,
+    /// MCP `tools/list` entry.
+    Mcp,
+}
+
+/// The streams `pleach replay` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReplayProvider {
+    /// OpenAI Chat Completions (and compatible providers).
+    OpenaiChat,
+    /// OpenAI Responses.
+    OpenaiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini `streamGenerateContent`.
+    Gemini,
+}
+
+/// A failure the user can fix: printed as `error: …`, exit code 2.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl<T: Into<String>> From<T> for UsageError {
+    fn from(message: T) -> Self {
+        UsageError(message.into())
+    }
+}
+
+/// What a command asks the process to exit with.
+type Outcome = Result<ExitCode, UsageError>;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    pleach_tools::link();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = runtime.block_on(run(cli.command));
+    match outcome {
+        Ok(code) => code,
+        Err(UsageError(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(command: Command) -> Outcome {
+    match command {
+        Command::Demo { json } => demo::run(json).await,
+        Command::List { json } => catalog::list(json),
+        Command::Schema {
+            name,
+            all,
+            provider,
+        } => catalog::schema(name.as_deref(), all, provider),
+        Command::Validate { tools, calls } => validate::run(tools.as_deref(), calls.as_deref()),
+        Command::Call {
+            name,
+            args,
+            json,
+            host,
+        } => catalog::call(&name, &args, json, &host).await,
+        Command::Replay {
+            provider,
+            file,
+            json,
+            host,
+        } => replay::run(provider, &file, json, &host).await,
+        Command::Mcp { host } => {
+            let runtime = host.runtime()?;
+            match pleach_core::mcp::serve_stdio(runtime).await {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+    }
+}
+
+/// Reads a file, or says which one could not be read.
+fn read_file(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
+    std::fs::read(path)
+        .map_err(|error| UsageError(format!("cannot read `{}`: {error}", path.display())))
+}
+
+/// Writes to stdout. A reader that went away (`| head`) is no error of ours: exit at once, 0;
+/// any other write failure exits 2.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(error) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {error}");
+        std::process::exit(2);
+    }
+}

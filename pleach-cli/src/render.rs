@@ -1,0 +1,182 @@
+//! Events for a person (a line per call, a spinner while calls run on a terminal, colour unless
+//! `NO_COLOR`) or for a program (NDJSON, `--json`).
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use pleach_core::{EventStream, ToolEvent};
+
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const TICK: Duration = Duration::from_millis(80);
+/// Results longer than this are cut in the human rendering (`--json` has them whole).
+const MAX_SHOWN: usize = 110;
+
+/// How events are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// NDJSON, one event a line.
+    Json,
+    /// A line per finished call (stdout is not a terminal).
+    Plain,
+    /// A line per finished call, a spinner while calls run, colour unless `NO_COLOR`.
+    Terminal { colour: bool },
+}
+
+/// Prints a stream of events, for a person or as NDJSON.
+pub(crate) struct Renderer {
+    style: Style,
+    running: HashMap<String, (String, Instant)>,
+    frame: usize,
+    spinner_shown: bool,
+}
+
+impl Renderer {
+    pub(crate) fn new(json: bool) -> Renderer {
+        let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let style = if json {
+            Style::Json
+        } else if std::io::stdout().is_terminal() {
+            Style::Terminal { colour: !no_colour }
+        } else {
+            Style::Plain
+        };
+        Renderer {
+            style,
+            running: HashMap::new(),
+            frame: 0,
+            spinner_shown: false,
+        }
+    }
+
+    /// Whether events go out as NDJSON.
+    pub(crate) fn is_json(&self) -> bool {
+        self.style == Style::Json
+    }
+
+    /// A line of the conversation (`user: …`, `model: …`), dimmed label on a terminal; nothing in
+    /// `--json` mode, whose output is events only.
+    pub(crate) fn say(&mut self, who: &str, text: &str) {
+        if self.is_json() {
+            return;
+        }
+        self.clear_spinner();
+        let label = self.paint("1", &format!("{who}:"));
+        outln!("{label} {text}");
+    }
+
+    /// Renders every event of `events` until the stream ends.
+    pub(crate) async fn follow(&mut self, events: &mut EventStream) {
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                event = events.recv() => match event {
+                    Some(event) => self.event(&event),
+                    None => break,
+                },
+                _ = tick.tick(), if matches!(self.style, Style::Terminal { .. }) && !self.running.is_empty() => self.spin(),
+            }
+        }
+        self.clear_spinner();
+        let _ = std::io::stdout().flush();
+    }
+
+    /// Renders one event.
+    pub(crate) fn event(&mut self, event: &ToolEvent) {
+        if self.is_json() {
+            out!("{}", event.to_ndjson());
+            return;
+        }
+        match event {
+            ToolEvent::Started { tool_call } => {
+                let shown = format!("{} {}", tool_call.name, shorten(&tool_call.arguments));
+                self.running
+                    .insert(tool_call.id.clone(), (shown, Instant::now()));
+            }
+            ToolEvent::Delta { .. } => {}
+            ToolEvent::Completed { tool_call, result } => {
+                let (shown, took) =
+                    self.finished(&tool_call.id, &tool_call.name, &tool_call.arguments);
+                let mark = self.paint("32", "✓");
+                self.clear_spinner();
+                outln!("  {mark} {shown} → {}{took}", shorten(&result.to_string()));
+            }
+            ToolEvent::Failed { tool_call, error } => {
+                let (shown, took) =
+                    self.finished(&tool_call.id, &tool_call.name, &tool_call.arguments);
+                let mark = self.paint("31", "✗");
+                let code = self.paint("31", &format!("error {}", error.code().as_u16()));
+                self.clear_spinner();
+                outln!(
+                    "  {mark} {shown} → {code}: {}{took}",
+                    shorten(error.message())
+                );
+            }
+            other => {
+                self.clear_spinner();
+                outln!("  · {} {}", other.event_type(), other.tool_call_id());
+            }
+        }
+    }
+
+    /// The call as shown, and how long it ran (when it was seen starting).
+    fn finished(&mut self, id: &str, name: &str, arguments: &str) -> (String, String) {
+        let took = self
+            .running
+            .remove(id)
+            .map_or_else(String::new, |(_, since)| {
+                self.paint("2", &format!("  ({})", elapsed(since.elapsed())))
+            });
+        (format!("{name} {}", shorten(arguments)), took)
+    }
+
+    fn spin(&mut self) {
+        self.frame = (self.frame + 1) % SPINNER.len();
+        let mut names: Vec<&str> = self
+            .running
+            .values()
+            .map(|(shown, _)| shown.split(' ').next().unwrap_or_default())
+            .collect();
+        names.sort_unstable();
+        let spinner = self.paint("36", &SPINNER[self.frame].to_string());
+        out!("\r\x1b[2K  {spinner} running {}", names.join(", "));
+        let _ = std::io::stdout().flush();
+        self.spinner_shown = true;
+    }
+
+    fn clear_spinner(&mut self) {
+        if self.spinner_shown {
+            out!("\r\x1b[2K");
+            self.spinner_shown = false;
+        }
+    }
+
+    /// `text` in an SGR colour on a colour terminal.
+    fn paint(&self, sgr: &str, text: &str) -> String {
+        if self.style == (Style::Terminal { colour: true }) {
+            format!("\x1b[{sgr}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+}
+
+fn elapsed(took: Duration) -> String {
+    if took < Duration::from_millis(1) {
+        format!("{} µs", took.as_micros())
+    } else {
+        format!("{:.1} ms", took.as_secs_f64() * 1000.0)
+    }
+}
+
+/// One line of at most [`MAX_SHOWN`] characters.
+fn shorten(text: &str) -> String {
+    let line = text.replace('\n', "⏎");
+    if line.chars().count() <= MAX_SHOWN {
+        return line;
+    }
+    let mut cut: String = line.chars().take(MAX_SHOWN - 1).collect();
+    cut.push('…');
+    cut
+}

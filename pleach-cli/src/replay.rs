@@ -1,0 +1,153 @@
+//! `pleach replay`: a recorded provider stream through the parser, the assembler and a session.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use pleach_core::providers::{
+    Decoder, ProviderEvent, StreamParser, anthropic, gemini, openai_chat, openai_responses,
+};
+use pleach_core::{SessionOptions, StreamAssembler, ToolCall, ToolError, ToolEvent};
+
+use crate::catalog::HostArgs;
+use crate::render::Renderer;
+use crate::{Outcome, ReplayProvider, UsageError, read_file};
+
+/// Whether the recording is Server-Sent Events (its first line is a field or a comment) rather
+/// than one JSON event a line.
+fn is_sse(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    text.lines()
+        .map(str::trim_start)
+        .find(|line| !line.is_empty())
+        .is_some_and(|line| {
+            line.starts_with(':')
+                || ["data:", "event:", "id:", "retry:"]
+                    .iter()
+                    .any(|field| line.starts_with(field))
+        })
+}
+
+pub(crate) async fn run(
+    provider: ReplayProvider,
+    file: &Path,
+    json: bool,
+    host: &HostArgs,
+) -> Outcome {
+    let events = decode(provider, &read_file(file)?);
+    let runtime = host.runtime()?;
+    let session = runtime
+        .create_session(SessionOptions::all())
+        .map_err(|error| UsageError(error.to_string()))?;
+    let mut renderer = Renderer::new(json);
+
+    let mut assembler = StreamAssembler::new();
+    // Calls the provider's stream failed, by id: their error wins over the assembler's own.
+    let mut failed: HashMap<String, ToolError> = HashMap::new();
+    // Failed before they began (no id known to the assembler): reported as they are.
+    let mut orphans: Vec<(Arc<ToolCall>, ToolError)> = Vec::new();
+    let mut begun: HashSet<String> = HashSet::new();
+    let mut text = String::new();
+    for event in events {
+        match event {
+            ProviderEvent::CallStarted { key, id, name } => {
+                if let Ok(Some(started)) = assembler.begin(&key, &id, &name) {
+                    begun.insert(id);
+                    renderer.event(&started);
+                }
+            }
+            ProviderEvent::ArgumentsDelta { key, fragment } => {
+                if let Ok(Some(delta)) = assembler.push(&key, fragment) {
+                    renderer.event(&delta);
+                }
+            }
+            ProviderEvent::CallEnded { key } => {
+                // A refused end leaves the call failed in the assembler; `finish` reports it.
+                let _ = assembler.end(&key);
+            }
+            ProviderEvent::CallFailed {
+                id, name, error, ..
+            } => match id {
+                Some(id) if !failed.contains_key(&id) => {
+                    if begun.contains(&id) {
+                        failed.insert(id, error);
+                    } else {
+                        let call = ToolCall::new(id, name.unwrap_or_default(), "");
+                        orphans.push((Arc::new(call), error));
+                    }
+                }
+                _ => {}
+            },
+            ProviderEvent::Text { delta } => text.push_str(&delta),
+            ProviderEvent::StreamError { message, .. } if !renderer.is_json() => {
+                eprintln!("warning: the stream reported a problem: {message}");
+            }
+            _ => {}
+        }
+    }
+    if !text.trim().is_empty() {
+        renderer.say("model", text.trim());
+    }
+
+    let mut any_failed = false;
+    let mut runnable = Vec::new();
+    for streamed in assembler.finish() {
+        let ((Some(error), _) | (None, Err(error))) =
+            (failed.remove(&*streamed.call.id), streamed.parsed)
+        else {
+            runnable.push(ToolCall::clone(&streamed.call));
+            continue;
+        };
+        any_failed = true;
+        renderer.event(&ToolEvent::Failed {
+            tool_call: streamed.call,
+            error,
+        });
+    }
+    for (call, error) in orphans {
+        any_failed = true;
+        renderer.event(&ToolEvent::Started {
+            tool_call: call.clone(),
+        });
+        renderer.event(&ToolEvent::Failed {
+            tool_call: call,
+            error,
+        });
+    }
+    if !runnable.is_empty() {
+        let mut turn = session.run_turn(runnable);
+        // The assembler announced these calls already: the turn's own `tool.started` would
+        // repeat it.
+        let stream = turn.events();
+        while let Some(event) = stream.recv().await {
+            if !matches!(event, ToolEvent::Started { .. }) {
+                renderer.event(&event);
+            }
+        }
+        any_failed |= turn.finish().await.iter().any(|r| r.outcome.is_err());
+    }
+    Ok(if any_failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The provider's events of a recording, framed as its content says.
+fn decode(provider: ReplayProvider, bytes: &[u8]) -> Vec<ProviderEvent> {
+    let parser: Box<dyn StreamParser> = match provider {
+        ReplayProvider::OpenaiChat => Box::new(openai_chat::ChatStreamParser::new()),
+        ReplayProvider::OpenaiResponses => Box::new(openai_responses::ResponsesStreamParser::new()),
+        ReplayProvider::Anthropic => Box::new(anthropic::MessagesStreamParser::new()),
+        ReplayProvider::Gemini => Box::new(gemini::GeminiStreamParser::new()),
+    };
+    let mut decoder = if is_sse(bytes) {
+        Decoder::sse(parser)
+    } else {
+        Decoder::json_lines(parser)
+    };
+    let mut events = decoder.feed(bytes);
+    events.extend(decoder.finish());
+    events
+}

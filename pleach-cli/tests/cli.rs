@@ -1,0 +1,588 @@
+//! Each subcommand of the built `pleach` binary, run as a user runs it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn pleach(args: &[&str]) -> Output {
+    pleach_with_stdin(args, "")
+}
+
+fn pleach_with_stdin(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(stdin.as_bytes())
+        .expect("stdin takes the input");
+    child.wait_with_output().expect("the binary finishes")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
+}
+
+fn ndjson(output: &Output) -> Vec<Value> {
+    stdout(output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}")))
+        .collect()
+}
+
+/// The events of one type.
+fn of_type<'a>(events: &'a [Value], event_type: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == event_type).collect()
+}
+
+/// `pleach replay --provider PROVIDER FILE --json`.
+fn replay_json(provider: &str, file: &Path) -> Output {
+    pleach(&[
+        "replay",
+        "--provider",
+        provider,
+        file.to_str().unwrap(),
+        "--json",
+    ])
+}
+
+fn fixture(folder: &str, prefix: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/provider-streams")
+        .join(folder);
+    std::fs::read_dir(&dir)
+        .expect("the fixtures are there")
+        .map(|entry| entry.expect("readable").path())
+        .find(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .unwrap_or_else(|| panic!("no fixture {folder}/{prefix}*"))
+}
+
+#[test]
+fn demo_runs_the_scripted_conversation_fast_with_one_clear_failure() {
+    let started = Instant::now();
+    let output = pleach(&["demo"]);
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("scripted model"), "{text}");
+    for tool in [
+        "math",
+        "unit_convert",
+        "datetime",
+        "parse_structured",
+        "scratchpad",
+        "text_search",
+    ] {
+        assert!(text.contains(&format!("✓ {tool} ")), "{tool}: {text}");
+    }
+    assert_eq!(text.matches("✗ ").count(), 1, "{text}");
+    assert!(
+        text.contains("✗ unit_convert") && text.contains("error 1001"),
+        "{text}"
+    );
+    // Not a terminal: no spinner, no colour codes.
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(took < Duration::from_secs(2), "the demo took {took:?}");
+}
+
+#[test]
+fn demo_json_is_the_event_stream() {
+    let output = pleach(&["demo", "--json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let events = ndjson(&output);
+    let started = of_type(&events, "tool.started").len();
+    let completed = of_type(&events, "tool.completed").len();
+    let failed: Vec<&Value> = of_type(&events, "tool.failed");
+    assert_eq!(started, 9);
+    assert_eq!(completed + failed.len(), 9, "every call ends once");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["error"]["code"], 1001);
+    let speed = events
+        .iter()
+        .find(|e| {
+            e["type"] == "tool.completed" && e["toolCall"]["args"]["expression"] == "42 / 2.25"
+        })
+        .expect("the speed is computed");
+    assert!((speed["result"]["result"].as_f64().unwrap() - 18.666_666).abs() < 1e-3);
+}
+
+#[test]
+fn list_gives_name_tier_batching_and_description() {
+    let output = pleach(&["list", "--json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let rows: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let rows = rows.as_array().unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap().clone();
+    assert_eq!(row("math")["batching"], "parallel");
+    assert_eq!(row("math")["tier"], Value::Null);
+    assert_eq!(row("fs_write")["tier"], "standard");
+    assert_eq!(row("scratchpad")["batching"], "chunked(key)");
+    assert!(
+        row("shell_exec")["description"]
+            .as_str()
+            .unwrap()
+            .contains("program")
+    );
+    assert!(
+        rows.iter().any(|r| r["name"] == "url_fetch"),
+        "every feature is on"
+    );
+
+    let table = stdout(&pleach(&["list"]));
+    assert!(table.starts_with("NAME"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("fs_write") && l.contains("standard"))
+    );
+}
+
+#[test]
+fn schema_prints_each_provider_format() {
+    let own: Value = serde_json::from_str(&stdout(&pleach(&["schema", "math"]))).unwrap();
+    assert_eq!(own["inputSchema"]["required"], json!(["expression"]));
+    let openai: Value = serde_json::from_str(&stdout(&pleach(&[
+        "schema",
+        "math",
+        "--provider",
+        "openai",
+    ])))
+    .unwrap();
+    assert_eq!(openai["type"], "function");
+    assert_eq!(openai["function"]["name"], "math");
+    let strict: Value = serde_json::from_str(&stdout(&pleach(&[
+        "schema",
+        "math",
+        "--provider",
+        "openai-strict",
+    ])))
+    .unwrap();
+    assert_eq!(strict["function"]["strict"], true);
+    let anthropic: Value = serde_json::from_str(&stdout(&pleach(&[
+        "schema",
+        "math",
+        "--provider",
+        "anthropic",
+    ])))
+    .unwrap();
+    assert_eq!(anthropic["input_schema"]["type"], "object");
+    let gemini: Value = serde_json::from_str(&stdout(&pleach(&[
+        "schema",
+        "math",
+        "--provider",
+        "gemini",
+    ])))
+    .unwrap();
+    assert_eq!(gemini["name"], "math");
+    let mcp: Value = serde_json::from_str(&stdout(&pleach(&[
+        "schema",
+        "fs_write",
+        "--provider",
+        "mcp",
+    ])))
+    .unwrap();
+    assert_eq!(mcp["annotations"]["destructiveHint"], true);
+    assert!(mcp["inputSchema"].is_object());
+
+    let all: Value = serde_json::from_str(&stdout(&pleach(&["schema", "--all"]))).unwrap();
+    assert_eq!(all.as_array().unwrap().len(), 12);
+
+    let unknown = pleach(&["schema", "maths"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown).contains("no tool named `maths`"));
+}
+
+/// The definitions and calls the validate tests share, with an independent 2020-12 verdict.
+const TOOLS: &str = r#"[
+  {"type": "function", "function": {"name": "search", "description": "Searches.", "parameters": {
+    "type": "object",
+    "properties": {
+      "query": {"type": "string", "minLength": 1},
+      "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+      "filters": {"type": "object", "properties": {"lang": {"enum": ["en", "de"]}}, "additionalProperties": false},
+      "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3}
+    },
+    "required": ["query"],
+    "additionalProperties": false
+  }}},
+  {"name": "ping", "parameters": {"type": "object", "properties": {}}}
+]"#;
+
+const CALLS: &[&str] = &[
+    r#"{"name": "search", "arguments": {"query": "rust"}}"#,
+    r#"{"name": "search", "arguments": "{\"query\": \"rust\", \"limit\": 10}"}"#,
+    r#"{"name": "search", "arguments": {"query": "", "limit": 80}}"#,
+    r#"{"name": "search", "arguments": {"limit": 5}}"#,
+    r#"{"name": "search", "arguments": {"query": "x", "filters": {"lang": "fr"}}}"#,
+    r#"{"name": "search", "arguments": {"query": "x", "tags": ["a", 2, "c", "d"]}}"#,
+    r#"{"name": "search", "arguments": {"query": "x", "extra": true}}"#,
+    r#"{"name": "search", "arguments": {"query": 7, "limit": "ten"}}"#,
+    r#"{"name": "ping"}"#,
+    r#"{"name": "ping", "arguments": {"anything": [1, 2]}}"#,
+];
+
+#[test]
+fn validate_agrees_with_json_schema_2020_12_and_gives_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools_path = dir.path().join("tools.json");
+    std::fs::write(&tools_path, TOOLS).unwrap();
+    let calls_path = dir.path().join("calls.jsonl");
+    std::fs::write(&calls_path, CALLS.join("\n")).unwrap();
+    let output = pleach(&[
+        "validate",
+        "--tools",
+        tools_path.to_str().unwrap(),
+        "--calls",
+        calls_path.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "some calls are invalid");
+    let verdicts = ndjson(&output);
+    assert_eq!(verdicts.len(), CALLS.len(), "one verdict a call, in order");
+
+    let tools: Value = serde_json::from_str(TOOLS).unwrap();
+    let schema_of = |name: &str| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.get("function").unwrap_or(t))
+            .find(|f| f["name"] == name)
+            .unwrap()["parameters"]
+            .clone()
+    };
+    for (line, verdict) in CALLS.iter().zip(&verdicts) {
+        let call: Value = serde_json::from_str(line).unwrap();
+        let arguments = match &call["arguments"] {
+            Value::String(text) => serde_json::from_str(text).unwrap(),
+            Value::Null => json!({}),
+            other => other.clone(),
+        };
+        let validator = jsonschema::draft202012::new(&schema_of(call["name"].as_str().unwrap()))
+            .expect("the schema compiles");
+        let expected = validator.is_valid(&arguments);
+        assert_eq!(verdict["valid"], expected, "{line}: {verdict}");
+        if !expected {
+            let errors = verdict["errors"].as_array().unwrap();
+            assert!(!errors.is_empty(), "{line}");
+            let reference: Vec<String> = validator
+                .iter_errors(&arguments)
+                .map(|e| e.instance_path().to_string())
+                .collect();
+            for error in errors {
+                let path = error["path"].as_str().expect("each error has a path");
+                assert!(error["keyword"].is_string() && error["message"].is_string());
+                assert!(
+                    reference.contains(&path.to_owned()),
+                    "{line}: {path} not in {reference:?}"
+                );
+            }
+        }
+    }
+    assert!(
+        verdicts[2]["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["path"] == "/query")
+    );
+    assert!(
+        verdicts[2]["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["path"] == "/limit")
+    );
+    assert_eq!(verdicts[4]["errors"][0]["path"], "/filters/lang");
+    assert!(
+        verdicts[5]["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["path"] == "/tags/1")
+    );
+}
+
+#[test]
+fn validate_reads_stdin_and_defaults_to_the_registry() {
+    let input = concat!(
+        r#"{"name": "math", "arguments": {"expression": "6*7"}}"#,
+        "\n\n",
+        r#"{"name": "math", "arguments": {"expression": 6}}"#,
+        "\n",
+        r#"{"name": "nope", "arguments": {}}"#,
+        "\n",
+        r#"{"name": "math", "arguments": "{not json"}"#,
+        "\n",
+    );
+    let output = pleach_with_stdin(&["validate"], input);
+    assert_eq!(output.status.code(), Some(1));
+    let verdicts = ndjson(&output);
+    assert_eq!(verdicts.len(), 4);
+    assert_eq!(verdicts[0], json!({ "valid": true, "errors": [] }));
+    assert_eq!(verdicts[1]["errors"][0]["path"], "/expression");
+    assert_eq!(verdicts[1]["errors"][0]["keyword"], "type");
+    assert_eq!(verdicts[2]["errors"][0]["keyword"], "unknownTool");
+    assert_eq!(verdicts[3]["errors"][0]["keyword"], "json");
+
+    let all_good = pleach_with_stdin(
+        &["validate"],
+        r#"{"name": "math", "arguments": {"expression": "1"}}"#,
+    );
+    assert_eq!(all_good.status.code(), Some(0));
+}
+
+#[test]
+fn validate_refuses_unreadable_input_with_exit_2() {
+    let bad_line = pleach_with_stdin(&["validate"], "{oops\n");
+    assert_eq!(bad_line.status.code(), Some(2));
+    assert!(
+        stderr(&bad_line).contains("stdin line 1"),
+        "{}",
+        stderr(&bad_line)
+    );
+
+    let missing = pleach(&["validate", "--tools", "/no/such/tools.json"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("cannot read `/no/such/tools.json`"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let not_a_list = dir.path().join("tools.json");
+    std::fs::write(&not_a_list, r#"{"name": "x"}"#).unwrap();
+    let output = pleach(&["validate", "--tools", not_a_list.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("a JSON list"));
+}
+
+#[test]
+fn call_runs_one_call_through_the_runtime() {
+    let output = pleach(&[
+        "call",
+        "math",
+        "--args",
+        r#"{"expression":"6*7"}"#,
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let events = ndjson(&output);
+    assert_eq!(events[0]["type"], "tool.started");
+    assert_eq!(events[1]["type"], "tool.completed");
+    assert_eq!(events[1]["result"]["result"], 42.0);
+
+    let human = pleach(&["call", "math", "--args", r#"{"expression":"6*7"}"#]);
+    assert!(stdout(&human).contains("✓ math"), "{}", stdout(&human));
+
+    let failed = pleach(&["call", "math", "--args", r#"{"expression":6}"#, "--json"]);
+    assert_eq!(failed.status.code(), Some(1), "a failed call exits 1");
+    assert_eq!(ndjson(&failed)[1]["error"]["code"], 1001);
+
+    let bad_json = pleach(&["call", "math", "--args", "{oops"]);
+    assert_eq!(bad_json.status.code(), Some(2));
+    assert!(stderr(&bad_json).contains("`--args` is not JSON"));
+}
+
+#[test]
+fn call_maps_root_allow_program_and_timeout_to_the_tools_config() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hello.txt"), "hi there").unwrap();
+    let root = dir.path().to_str().unwrap();
+
+    let read = pleach(&[
+        "call",
+        "fs_read",
+        "--args",
+        r#"{"path":"hello.txt"}"#,
+        "--root",
+        root,
+        "--json",
+    ]);
+    assert_eq!(read.status.code(), Some(0), "{}", stdout(&read));
+    assert_eq!(ndjson(&read)[1]["result"]["content"], "hi there");
+
+    // Without --root the fs tools have no configuration: 1008 with what to configure.
+    let unconfigured = pleach(&[
+        "call",
+        "fs_read",
+        "--args",
+        r#"{"path":"hello.txt"}"#,
+        "--json",
+    ]);
+    assert_eq!(unconfigured.status.code(), Some(1));
+    assert_eq!(ndjson(&unconfigured)[1]["error"]["code"], 1008);
+
+    let ls = pleach(&[
+        "call",
+        "shell_exec",
+        "--args",
+        r#"{"program":"ls"}"#,
+        "--root",
+        root,
+        "--allow-program",
+        "ls",
+        "--timeout-ms",
+        "5000",
+        "--json",
+    ]);
+    assert_eq!(ls.status.code(), Some(0), "{}", stdout(&ls));
+    assert!(
+        ndjson(&ls)[1]["result"]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("hello.txt")
+    );
+
+    let refused = pleach(&[
+        "call",
+        "shell_exec",
+        "--args",
+        r#"{"program":"ls"}"#,
+        "--root",
+        root,
+        "--json",
+    ]);
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
+        "ls is not allowed without --allow-program"
+    );
+
+    let needs_root = pleach(&["call", "shell_exec", "--allow-program", "ls"]);
+    assert_eq!(
+        needs_root.status.code(),
+        Some(2),
+        "--allow-program needs --root"
+    );
+}
+
+#[test]
+fn replay_fails_unknown_tools_with_1003_carrying_the_assembled_arguments() {
+    let file = fixture("openai-chat", "openai-python-f82268f2");
+    let output = replay_json("openai-chat", &file);
+    assert_eq!(output.status.code(), Some(1), "the calls failed");
+    let events = ndjson(&output);
+    let failed: Vec<&Value> = of_type(&events, "tool.failed");
+    assert_eq!(failed.len(), 2);
+    for event in &failed {
+        assert_eq!(event["error"]["code"], 1003);
+    }
+    assert_eq!(failed[0]["toolCall"]["args"]["city"], "Edinburgh");
+    assert_eq!(failed[1]["toolCall"]["args"]["ticker"], "AAPL");
+    let started = of_type(&events, "tool.started").len();
+    assert_eq!(started, 2, "one tool.started a call");
+    assert!(
+        events.iter().any(|e| e["type"] == "tool.delta"),
+        "argument fragments are streamed"
+    );
+}
+
+#[test]
+fn replay_fails_a_truncated_call_with_1007() {
+    let file = fixture("anthropic", "anthropic-sdk-python-incomplete_partial_json");
+    let output = replay_json("anthropic", &file);
+    assert_eq!(output.status.code(), Some(1));
+    let events = ndjson(&output);
+    let failed: Vec<&Value> = of_type(&events, "tool.failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["error"]["code"], 1007);
+    assert_eq!(failed[0]["toolCall"]["name"], "make_file");
+}
+
+#[test]
+fn replay_reads_json_lines_and_runs_known_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("math.chunks.txt");
+    let lines = [
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "math", "arguments": "{\"expres"}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "sion\":\"6*7\"}"}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&stream, text.join("\n")).unwrap();
+    let output = replay_json("openai-chat", &stream);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let events = ndjson(&output);
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "tool.completed")
+        .unwrap();
+    assert_eq!(done["result"]["result"], 42.0);
+
+    let human = pleach(&[
+        "replay",
+        "--provider",
+        "openai-chat",
+        stream.to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&human).contains(r#"✓ math {"expression":"6*7"}"#),
+        "{}",
+        stdout(&human)
+    );
+}
+
+#[test]
+fn mcp_answers_a_handshake_and_a_call_on_stdio() {
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "math", "arguments": {"expression": "6*7"}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "math", "arguments": {"expression": 6}}}),
+    ];
+    let text: Vec<String> = input.iter().map(Value::to_string).collect();
+    let output = pleach_with_stdin(&["mcp"], &(text.join("\n") + "\n"));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let replies = ndjson(&output);
+    let reply = |id: u64| replies.iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(reply(1)["result"]["serverInfo"]["name"], "pleach");
+    assert_eq!(reply(2)["result"]["structuredContent"]["result"], 42.0);
+    assert_eq!(reply(3)["result"]["isError"], true);
+    assert!(
+        reply(3)["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("error 1001:")
+    );
+}
+
+#[test]
+fn bad_flags_exit_2_and_every_subcommand_has_help() {
+    let unknown = pleach(&["demo", "--nope"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    let provider = pleach(&["replay", "--provider", "cohere", "x"]);
+    assert_eq!(provider.status.code(), Some(2));
+    assert!(
+        stderr(&provider).contains("openai-chat"),
+        "{}",
+        stderr(&provider)
+    );
+    let neither = pleach(&["schema"]);
+    assert_eq!(neither.status.code(), Some(2));
+    for command in [
+        "demo", "list", "schema", "validate", "call", "replay", "mcp",
+    ] {
+        let help = pleach(&[command, "--help"]);
+        assert_eq!(help.status.code(), Some(0), "{command}");
+        assert!(stdout(&help).contains("Usage: pleach"), "{command}");
+    }
+    assert!(
+        !stdout(&pleach(&["--help"])).contains("chat"),
+        "chat is not here yet"
+    );
+}

@@ -1,0 +1,58 @@
+// The real-client MCP test: the official TypeScript SDK's Client against `pleach mcp` on stdio.
+// Usage: node client.mjs PATH/TO/pleach   (with @modelcontextprotocol/sdk resolvable: .ci/run
+// installs it into a temporary folder and runs this script from there). Exits 1 on any failure.
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const binary = process.argv[2];
+if (!binary) {
+  console.error("usage: node client.mjs PATH/TO/pleach");
+  process.exit(2);
+}
+
+const transport = new StdioClientTransport({ command: binary, args: ["mcp"], stderr: "inherit" });
+const client = new Client({ name: "pleach-ci", version: "1.0.0" });
+
+try {
+  await client.connect(transport);
+  assert.equal(client.getServerVersion()?.name, "pleach");
+
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name);
+  for (const name of ["math", "unit_convert", "datetime", "fs_write", "shell_exec"]) {
+    assert.ok(names.includes(name), `tools/list lacks ${name}: ${names.join(", ")}`);
+  }
+  const math = tools.find((t) => t.name === "math");
+  assert.equal(math.inputSchema.type, "object");
+  assert.deepEqual(math.inputSchema.required, ["expression"]);
+  assert.equal(math.outputSchema?.type, "object", "math has an object output schema");
+  const fsWrite = tools.find((t) => t.name === "fs_write");
+  assert.equal(fsWrite.annotations?.destructiveHint, true, "standard tier → destructiveHint");
+
+  // A good call: structuredContent (the SDK checks it against outputSchema) and the text.
+  const good = await client.callTool({ name: "math", arguments: { expression: "6*7" } });
+  assert.notEqual(good.isError, true, JSON.stringify(good));
+  assert.equal(good.structuredContent.result, 42);
+  assert.equal(JSON.parse(good.content[0].text).result, 42);
+
+  // Bad arguments: a tool error (isError) carrying the 1xxx code, not a protocol error.
+  const bad = await client.callTool({ name: "math", arguments: { expression: 42 } });
+  assert.equal(bad.isError, true, JSON.stringify(bad));
+  assert.match(bad.content[0].text, /^error 1001: /);
+
+  // Arguments the tool itself refuses: a tool error too.
+  const refused = await client.callTool({ name: "math", arguments: { expression: "6*" } });
+  assert.equal(refused.isError, true, JSON.stringify(refused));
+  assert.match(refused.content[0].text, /^error 1001: /);
+
+  // A tool the server does not list: a protocol error.
+  await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), /unknown tool/);
+
+  console.log(`ok: ${tools.length} tools listed; math 6*7 = 42; bad arguments → ${bad.content[0].text}`);
+} catch (error) {
+  console.error("FAILED:", error);
+  process.exitCode = 1;
+} finally {
+  await client.close();
+}

@@ -1,0 +1,329 @@
+//! A Model Context Protocol server for a [`Runtime`]'s tools (feature `mcp`), on the official Rust
+//! SDK ([rmcp](https://docs.rs/rmcp)): any binary can serve its own `#[tool]`s.
+//!
+//! What is mapped how (`docs/mcp.md` has the full table):
+//!
+//! - `tools/list`: every tool of the runtime, as [`providers::mcp::definition`] describes it
+//!   (`name`, `title`, `description`, `inputSchema`, and `outputSchema` when the output is an
+//!   object), with `annotations` from its safety tier ([`SafetyTier::mcp_annotations`]).
+//! - `tools/call`: the call runs through a [`Session`] of the runtime, so validation, timeouts,
+//!   batching and safety apply as for a model's call. The result is
+//!   [`providers::mcp::call_tool_result`]: `structuredContent` for an object result (valid against
+//!   `outputSchema`, which the runtime checks), and for a failure an `isError` result whose text is
+//!   `error <code>: <message>`. A name the server does not list is a protocol error (invalid
+//!   params), as MCP asks.
+//! - `notifications/cancelled` cancels the call's turn: the tool's
+//!   [`ToolContext::signal`](crate::ToolContext::signal) fires.
+//! - A request with a `progressToken` gets a `notifications/progress` for each `tool.delta` (the
+//!   delta's JSON as the message).
+//!
+//! One server holds one session for its connection: session state (a scratchpad's notes) lasts
+//! across calls, and each call is written into that session's conversation.
+//!
+//! ```rust,no_run,standalone_crate
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
+//! use pleach_core::{tool, Runtime};
+//!
+//! /// Adds two integers.
+//! #[tool]
+//! async fn add(a: i64, b: i64) -> i64 { a + b }
+//!
+//! let runtime = Runtime::builder().build().expect("the registry builds");
+//! pleach_core::mcp::serve_stdio(runtime).await
+//! # }
+//! ```
+//!
+//! [`providers::mcp::definition`]: crate::providers::mcp::definition
+//! [`providers::mcp::call_tool_result`]: crate::providers::mcp::call_tool_result
+//! [`SafetyTier::mcp_annotations`]: crate::SafetyTier::mcp_annotations
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use crate::event::ToolEvent;
+use crate::providers::ProfileProblem;
+use crate::session::{Runtime, Session, SessionError, SessionOptions};
+use crate::tool::ToolCall;
+
+/// Why the MCP server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The runtime's tools could not be put in a session.
+    #[error("cannot open a session for the MCP server: {0}")]
+    Session(#[from] SessionError),
+    /// A tool's schema cannot be described to MCP: each tool and what is wrong.
+    #[error("tools MCP cannot describe: {}", describe_problems(.0))]
+    Schema(Vec<(String, ProfileProblem)>),
+    /// The client's `initialize` failed.
+    #[error("the MCP handshake failed: {0}")]
+    Initialize(String),
+    /// The connection ended with an error.
+    #[error("the MCP connection failed: {0}")]
+    Connection(String),
+}
+
+fn describe_problems(problems: &[(String, ProfileProblem)]) -> String {
+    problems
+        .iter()
+        .map(|(tool, problem)| format!("`{tool}` at `{}`: {}", problem.path, problem.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
+/// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`].
+///
+/// ```rust,standalone_crate
+/// use pleach_core::{tool, Runtime, mcp::McpServer};
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let server = McpServer::new(Runtime::builder().build().unwrap()).unwrap();
+/// let add = server.tools().iter().find(|t| t.name == "add").unwrap();
+/// assert_eq!(add.input_schema["required"], serde_json::json!(["a", "b"]));
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    runtime: Runtime,
+    session: Session,
+    tools: Vec<Tool>,
+    implementation: Implementation,
+    /// Numbers call ids: MCP calls carry none of their own.
+    calls: AtomicU64,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("tools", &self.inner.tools.len())
+            .field("implementation", &self.inner.implementation.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server for every tool of `runtime`, introducing itself as `pleach` with this crate's
+    /// version (see [`with_implementation`](McpServer::with_implementation)).
+    ///
+    /// # Errors
+    ///
+    /// A tool's input schema cannot be described to MCP ([`McpError::Schema`]), or the session
+    /// cannot be created.
+    pub fn new(runtime: Runtime) -> Result<McpServer, McpError> {
+        let mut tools = Vec::new();
+        let mut problems = Vec::new();
+        for tool in runtime.registry().tools() {
+            match crate::providers::mcp::definition(tool) {
+                Ok(mut listed) => {
+                    if let Some(tier) = tool.safety_tier() {
+                        listed["annotations"] = tier.mcp_annotations();
+                    }
+                    match serde_json::from_value::<Tool>(listed) {
+                        Ok(listed) => tools.push(listed),
+                        Err(error) => problems.push((
+                            tool.name().to_owned(),
+                            ProfileProblem {
+                                path: String::new(),
+                                keyword: "mcp".to_owned(),
+                                message: error.to_string(),
+                            },
+                        )),
+                    }
+                }
+                Err(found) => problems.extend(
+                    found
+                        .into_iter()
+                        .map(|problem| (tool.name().to_owned(), problem)),
+                ),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(McpError::Schema(problems));
+        }
+        let session = runtime.create_session(SessionOptions::all())?;
+        Ok(McpServer {
+            inner: Arc::new(Inner {
+                runtime,
+                session,
+                tools,
+                implementation: Implementation::new("pleach", env!("CARGO_PKG_VERSION")),
+                calls: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// Introduces the server under another name and version in `initialize`.
+    ///
+    /// ```rust,standalone_crate
+    /// let runtime = pleach_core::Runtime::builder().build().unwrap();
+    /// let server = pleach_core::mcp::McpServer::new(runtime).unwrap().with_implementation("acme-tools", "2.1.0");
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_implementation(self, name: &str, version: &str) -> McpServer {
+        let inner = Arc::try_unwrap(self.inner).map_or_else(
+            |shared| {
+                // Cloned servers share one session; a renamed copy cannot take it from them.
+                tracing::warn!("with_implementation on a shared McpServer: name left unchanged");
+                shared
+            },
+            |mut inner| {
+                inner.implementation = Implementation::new(name, version);
+                Arc::new(inner)
+            },
+        );
+        McpServer { inner }
+    }
+
+    /// The tools as `tools/list` lists them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// The runtime whose tools are served.
+    pub fn runtime(&self) -> &Runtime {
+        &self.inner.runtime
+    }
+
+    /// The session calls run in (its conversation, its state).
+    pub fn session(&self) -> &Session {
+        &self.inner.session
+    }
+
+    /// Runs one `tools/call`: a turn of one call, its deltas sent as progress when the client
+    /// asked for it, cancelled when the client cancels the request.
+    async fn run_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let name = request.name.as_ref();
+        if !self.inner.tools.iter().any(|tool| tool.name == name) {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`: `tools/list` names the tools this server has"),
+                None,
+            ));
+        }
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let id = format!(
+            "mcp_{}",
+            self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1
+        );
+        let call = ToolCall::from_value(id, name, &arguments);
+        let progress_token = context.meta.get_progress_token();
+        let mut turn = self.inner.session.run_turn(vec![call]);
+        let mut progress = 0_u32;
+        let mut cancelled = false;
+        loop {
+            tokio::select! {
+                event = turn.events().recv() => match event {
+                    Some(ToolEvent::Delta { delta, .. }) => {
+                        if let Some(token) = &progress_token {
+                            progress += 1;
+                            let message = match delta {
+                                Value::String(text) => text,
+                                other => other.to_string(),
+                            };
+                            let notification = ProgressNotificationParam::new(token.clone(), f64::from(progress))
+                                .with_message(message);
+                            // A client gone away is noticed by the service loop, not here.
+                            let _ = context.peer.notify_progress(notification).await;
+                        }
+                    }
+                    Some(_) => {}
+                    None => break,
+                },
+                () = context.ct.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    turn.cancel();
+                }
+            }
+        }
+        let results = turn.finish().await;
+        let outcome = results.into_iter().next().map_or_else(
+            || {
+                Err(crate::ToolError::new(
+                    crate::ErrorCode::ToolPanicked,
+                    "the call produced no result",
+                ))
+            },
+            |result| result.outcome,
+        );
+        let listed = crate::providers::mcp::call_tool_result(&outcome);
+        serde_json::from_value(listed)
+            .map_err(|error| ErrorData::internal_error(error.to_string(), None))
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        config.server_info = self.inner.implementation.clone();
+        config
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner
+            .tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.run_call(request, context).await.map(Into::into)
+    }
+}
+
+/// Serves every tool of `runtime` over MCP on stdin and stdout until the client disconnects.
+///
+/// # Errors
+///
+/// See [`McpError`].
+pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
+    serve(McpServer::new(runtime)?).await
+}
+
+/// Serves `server` on stdin and stdout until the client disconnects.
+///
+/// # Errors
+///
+/// The handshake fails, or the connection ends with an error.
+pub async fn serve(server: McpServer) -> Result<(), McpError> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| McpError::Initialize(error.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|error| McpError::Connection(error.to_string()))
+}
