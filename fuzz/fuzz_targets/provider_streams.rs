@@ -3,7 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pleach_core::providers::{Decoder, StreamParser, anthropic, gemini, openai_chat, openai_responses};
+use pleach_core::providers::{
+    Decoder, StreamParser, anthropic, gemini, openai_chat, openai_responses,
+};
 
 fn run<P: StreamParser>(parser: impl Fn() -> P, data: &[u8]) {
     let half = data.len() / 2;

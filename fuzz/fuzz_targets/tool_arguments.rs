@@ -20,7 +20,11 @@ fuzz_target!(|data: &[u8]| {
         // is safe here (no network tool is built into this target).
         let outcome = runtime.block_on(definition.call(arguments, ToolContext::new("fuzz")));
         if outcome.is_ok() {
-            assert!(verdict.valid, "{}: ran on arguments its schema refuses", tool.name());
+            assert!(
+                verdict.valid,
+                "{}: ran on arguments its schema refuses",
+                tool.name()
+            );
         }
     }
 });

@@ -11,6 +11,7 @@
 //! | `pleach validate [--tools DEFS.json] [--calls CALLS.jsonl]` | checks calls against definitions, one verdict a line |
 //! | `pleach call NAME --args JSON` | one call through the full runtime; its events |
 //! | `pleach replay --provider P FILE` | a recorded provider stream through assembly and dispatch |
+//! | `pleach chat --base-url URL --model M [--provider openai\|anthropic]` | the agent loop against a real endpoint, key from the environment |
 //! | `pleach mcp` | serves the registry over MCP on stdio |
 //!
 //! ```sh
@@ -25,6 +26,9 @@
 //! pleach call fs_list --args '{"path":"."}' --root . --json
 //! pleach call shell_exec --args '{"program":"ls","args":["-l"]}' --root . --allow-program ls --timeout-ms 2000
 //! pleach replay --provider anthropic stream.sse --json
+//! OPENAI_API_KEY=… pleach chat --base-url https://api.openai.com/v1 --model gpt-4o-mini
+//! pleach chat --base-url http://127.0.0.1:11434/v1 --model llama3.2 --message "what is 6*7?"
+//! ANTHROPIC_API_KEY=… pleach chat --provider anthropic --base-url https://api.anthropic.com --model claude-haiku-4-5
 //! pleach mcp --root .                           # an MCP server on stdin/stdout
 //! ```
 //!
@@ -55,6 +59,7 @@ macro_rules! outln {
 }
 
 mod catalog;
+mod chat;
 mod demo;
 mod render;
 mod replay;
@@ -135,6 +140,32 @@ enum Command {
         #[command(flatten)]
         host: catalog::HostArgs,
     },
+    /// Talks with a model through the agent loop: each line of stdin (or `--message`) is a user
+    /// turn; the model's tool calls run with the catalog. The key comes from `OPENAI_API_KEY`
+    /// (optional for local servers) or `ANTHROPIC_API_KEY`.
+    Chat {
+        /// The API's base URL: OpenAI-compatible up to `/v1` (`https://api.openai.com/v1`,
+        /// `http://127.0.0.1:11434/v1` for Ollama); Anthropic without it.
+        #[arg(long, value_name = "URL")]
+        base_url: String,
+        /// The model to ask.
+        #[arg(long, value_name = "M")]
+        model: String,
+        /// The API's wire format.
+        #[arg(long, value_enum, default_value = "openai")]
+        provider: ChatProvider,
+        /// One message instead of reading lines from stdin.
+        #[arg(long, value_name = "TEXT")]
+        message: Option<String>,
+        /// Most model requests in one user turn.
+        #[arg(long, value_name = "N", default_value_t = 16)]
+        max_steps: usize,
+        /// Prints the events as NDJSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        host: catalog::HostArgs,
+    },
     /// Serves the registry over the Model Context Protocol on stdin and stdout.
     Mcp {
         #[command(flatten)]
@@ -155,6 +186,15 @@ enum SchemaProvider {
     Gemini,
     /// MCP `tools/list` entry.
     Mcp,
+}
+
+/// The APIs `pleach chat` talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ChatProvider {
+    /// OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp's server, Ollama, `OpenRouter`).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
 }
 
 /// The streams `pleach replay` reads.
@@ -228,6 +268,25 @@ async fn run(command: Command) -> Outcome {
             json,
             host,
         } => replay::run(provider, &file, json, &host).await,
+        Command::Chat {
+            base_url,
+            model,
+            provider,
+            message,
+            max_steps,
+            json,
+            host,
+        } => {
+            let args = chat::ChatArgs {
+                base_url,
+                model,
+                provider,
+                message,
+                max_steps,
+                json,
+            };
+            chat::run(args, &host).await
+        }
         Command::Mcp { host } => {
             let runtime = host.runtime()?;
             match pleach_core::mcp::serve_stdio(runtime).await {

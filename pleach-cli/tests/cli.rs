@@ -575,14 +575,152 @@ fn bad_flags_exit_2_and_every_subcommand_has_help() {
     let neither = pleach(&["schema"]);
     assert_eq!(neither.status.code(), Some(2));
     for command in [
-        "demo", "list", "schema", "validate", "call", "replay", "mcp",
+        "demo", "list", "schema", "validate", "call", "replay", "chat", "mcp",
     ] {
         let help = pleach(&[command, "--help"]);
         assert_eq!(help.status.code(), Some(0), "{command}");
         assert!(stdout(&help).contains("Usage: pleach"), "{command}");
     }
+}
+
+/// A loopback model endpoint: answers each request with the next SSE body, recording each
+/// request (head and body) it received.
+fn model_server(bodies: Vec<String>) -> (String, std::thread::JoinHandle<Vec<String>>) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let url = format!("http://{}/v1", listener.local_addr().expect("an address"));
+    let handle = std::thread::spawn(move || {
+        let mut requests = Vec::new();
+        for body in bodies {
+            let Ok((stream, _)) = listener.accept() else {
+                break;
+            };
+            let mut reader = BufReader::new(stream.try_clone().expect("a stream"));
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut request = vec![0; length];
+            let _ = reader.read_exact(&mut request);
+            requests.push(format!("{head}\n{}", String::from_utf8_lossy(&request)));
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+        requests
+    });
+    (url, handle)
+}
+
+fn sse(chunks: &[Value]) -> String {
+    let mut body = String::new();
+    for chunk in chunks {
+        body.push_str("data: ");
+        body.push_str(&chunk.to_string());
+        body.push_str("\n\n");
+    }
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+#[test]
+fn chat_runs_the_agent_loop_against_an_endpoint() {
+    let call = sse(&[
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"math","arguments":"{\"expression\":"}}]},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"6*7\"}"}}]},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+    ]);
+    let answer = sse(&[
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"It is 42."},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+    ]);
+    let (url, server) = model_server(vec![call, answer]);
+    let output = pleach(&[
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "test-model",
+        "--message",
+        "what is 6*7?",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("user: what is 6*7?"), "{text}");
+    assert!(text.contains("math"), "{text}");
+    assert!(text.contains("42"), "{text}");
+    assert!(text.contains("model: It is 42."), "{text}");
+    let requests = server.join().expect("the server ends");
+    assert_eq!(requests.len(), 2);
     assert!(
-        !stdout(&pleach(&["--help"])).contains("chat"),
-        "chat is not here yet"
+        requests[0].starts_with("POST /v1/chat/completions"),
+        "{}",
+        requests[0]
+    );
+    assert!(
+        requests[0].contains("\"model\":\"test-model\""),
+        "{}",
+        requests[0]
+    );
+    // The second request carries the tool's result back to the model.
+    assert!(requests[1].contains("\"role\":\"tool\""), "{}", requests[1]);
+    assert!(
+        requests[1].contains("\"tool_call_id\":\"call_1\""),
+        "{}",
+        requests[1]
+    );
+}
+
+#[test]
+fn chat_reports_an_endpoint_that_fails_and_refuses_bad_flags() {
+    // Nothing listens on this port (bound, then dropped).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let output = pleach(&[
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--message",
+        "hi",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("endpoint failed"),
+        "{}",
+        stderr(&output)
+    );
+
+    let no_model = pleach(&["chat", "--base-url", &url]);
+    assert_eq!(no_model.status.code(), Some(2));
+    let no_steps = pleach(&[
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--max-steps",
+        "0",
+    ]);
+    assert_eq!(no_steps.status.code(), Some(2));
+    assert!(
+        stderr(&no_steps).contains("--max-steps"),
+        "{}",
+        stderr(&no_steps)
     );
 }
