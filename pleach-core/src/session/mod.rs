@@ -529,13 +529,15 @@ async fn drive_turn(
     mut approved: Option<(usize, crate::safety::Action)>,
     mut failed: Vec<Option<ToolError>>,
 ) -> Vec<ToolResult> {
-    failed.resize(calls.len(), None);
+    // `failed` is usually empty (only a streamed step has calls that failed in assembly): look
+    // calls up in it rather than grow it to one entry per call.
+    let has_failed = |index: usize| failed.get(index).is_some_and(Option::is_some);
     let lanes: Vec<Lane> = calls
         .iter()
-        .zip(&failed)
-        .map(|(call, failed)| match session.tool(&call.name) {
+        .enumerate()
+        .map(|(index, call)| match session.tool(&call.name) {
             // A call that will not run orders nothing; it only passes its gate.
-            _ if failed.is_some() => Lane::Parallel { limit: None },
+            _ if has_failed(index) => Lane::Parallel { limit: None },
             Some(tool) => Lane::for_call(
                 &call.name,
                 &tool.strategy,
@@ -548,11 +550,16 @@ async fn drive_turn(
         .collect();
     let gates = Arc::new(Gates::new(&lanes, session.runtime.config.batching));
     let mut tasks = JoinSet::new();
-    for ((index, call), failure) in calls.iter().enumerate().zip(failed) {
+    // One sender shared by the turn's tasks: cloning an `Arc` is an atomic increment, cloning a
+    // sender takes the channel's lock (and so does dropping it).
+    let shared_sink = Arc::new(sink.clone());
+    for (index, call) in calls.iter().enumerate() {
+        // Boxed: an error is large, and most calls carry none.
+        let failure = failed.get_mut(index).and_then(Option::take).map(Box::new);
         let (session, call, sink, signal, gates) = (
             session.clone(),
             call.clone(),
-            sink.clone(),
+            shared_sink.clone(),
             signal.clone(),
             gates.clone(),
         );
@@ -566,7 +573,7 @@ async fn drive_turn(
                 pass = gates.enter(index) => Some(pass),
             };
             let dispatched = if let Some(error) = failure {
-                let outcome = Err(error);
+                let outcome = Err(*error);
                 send_terminal(&sink, &call, None, &outcome);
                 pipeline::Dispatched {
                     call,
