@@ -89,7 +89,7 @@ pub(crate) fn run(quick: bool) -> Result<(), Box<dyn Error>> {
     };
     let bare = median_ms(bare_buffered::LABEL)?;
     let pleach = median_ms(pleach_turn::LABEL)?;
-    let peak_rss_mb = peak_rss_mb()?;
+    let peak_rss_mb = crate::measure::status_mb(crate::measure::PEAK_RSS)?;
     println!();
     println!(
         "pleach/bare = {:.2}x  (project target: <= 4x)",
@@ -104,22 +104,6 @@ pub(crate) fn run(quick: bool) -> Result<(), Box<dyn Error>> {
 /// A batch's milliseconds from its nanoseconds per call.
 fn batch_ms(ns_per_call: f64) -> f64 {
     ns_per_call * f64::from(CALLS) / 1e6
-}
-
-/// The process's peak resident set (`VmHWM` in `/proc/self/status`), in whole megabytes.
-fn peak_rss_mb() -> Result<u64, Box<dyn Error>> {
-    let status = std::fs::read_to_string("/proc/self/status")?;
-    let kilobytes = parse_vm_hwm_kb(&status).ok_or("no `VmHWM` line in /proc/self/status")?;
-    Ok(kilobytes.div_ceil(1024))
-}
-
-/// The kilobytes on the `VmHWM:` line of a `/proc/<pid>/status` text.
-fn parse_vm_hwm_kb(status: &str) -> Option<u64> {
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().strip_suffix("kB"))
-        .and_then(|number| number.trim().parse().ok())
 }
 
 fn print_table(summaries: &[Summary], contenders: &[Box<dyn Contender>]) {
@@ -145,14 +129,6 @@ fn print_table(summaries: &[Summary], contenders: &[Box<dyn Contender>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_the_peak_resident_set() {
-        let status =
-            "Name:\tpleach-bench\nVmPeak:\t  300000 kB\nVmHWM:\t   51200 kB\nVmRSS:\t 1 kB\n";
-        assert_eq!(parse_vm_hwm_kb(status), Some(51_200));
-        assert_eq!(parse_vm_hwm_kb("VmRSS:\t1 kB\n"), None);
-    }
 
     #[test]
     fn converts_ns_per_call_to_batch_ms() {

@@ -143,9 +143,39 @@ pub(crate) fn label_width(summaries: &[Summary]) -> usize {
         .max("column".len())
 }
 
+/// The `/proc/self/status` field of the peak resident set.
+pub(crate) const PEAK_RSS: &str = "VmHWM:";
+/// The `/proc/self/status` field of the current resident set.
+pub(crate) const RSS: &str = "VmRSS:";
+
+/// A `/proc/self/status` memory field (`PEAK_RSS`, `RSS`), in whole megabytes.
+pub(crate) fn status_mb(field: &str) -> Result<u64, Box<dyn std::error::Error>> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let kilobytes = status_kb(&status, field)
+        .ok_or_else(|| format!("no `{field}` line in /proc/self/status"))?;
+    Ok(kilobytes.div_ceil(1024))
+}
+
+/// The kilobytes on the `field` line of a `/proc/<pid>/status` text.
+fn status_kb(status: &str, field: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|number| number.trim().parse().ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_peak_resident_set() {
+        let status =
+            "Name:\tpleach-bench\nVmPeak:\t  300000 kB\nVmHWM:\t   51200 kB\nVmRSS:\t 1 kB\n";
+        assert_eq!(status_kb(status, PEAK_RSS), Some(51_200));
+        assert_eq!(status_kb("VmRSS:\t1 kB\n", PEAK_RSS), None);
+    }
 
     #[test]
     fn quantiles_pick_from_the_sorted_batches() {

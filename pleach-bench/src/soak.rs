@@ -27,6 +27,7 @@ use std::collections::HashMap;
 use std::error::Error;
 use std::time::{Duration, Instant};
 
+use crate::measure::{PEAK_RSS, RSS, status_mb};
 use pleach_core::{Runtime, SessionOptions, ToolCall, ToolContext, ToolError, ToolEvent};
 
 /// Calls in one model step.
@@ -186,7 +187,7 @@ pub(crate) fn run(quick: bool) -> Result<(), Box<dyn Error>> {
                 .collect();
             one_turn(session, calls, turn_index % 20 == 19, &mut tally).await;
             if rss_after_tenth.is_none() && tally.calls >= total / 10 {
-                rss_after_tenth = Some(rss_mb("VmRSS:")?);
+                rss_after_tenth = Some(status_mb(RSS)?);
             }
         }
         drop(session);
@@ -238,24 +239,12 @@ fn print_summary(
     println!(
         "resident set: {} MB after the first tenth of the calls, {} MB at the end",
         rss_after_tenth.unwrap_or(0),
-        rss_mb("VmRSS:")?
+        status_mb(RSS)?
     );
-    let peak = rss_mb("VmHWM:")?;
+    let peak = status_mb(PEAK_RSS)?;
     println!(
         "soak calls={} lost={} duplicated={} peak_rss_mb={peak} tasks_left={tasks_left}",
         tally.calls, tally.lost, tally.duplicated
     );
     Ok(())
-}
-
-/// A `/proc/self/status` line's kilobytes, in whole megabytes.
-fn rss_mb(field: &str) -> Result<u64, Box<dyn Error>> {
-    let status = std::fs::read_to_string("/proc/self/status")?;
-    let kilobytes: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| rest.trim().strip_suffix("kB"))
-        .and_then(|number| number.trim().parse().ok())
-        .ok_or_else(|| format!("no `{field}` line in /proc/self/status"))?;
-    Ok(kilobytes.div_ceil(1024))
 }

@@ -255,9 +255,16 @@ fn describe(verdict: &ValidationResult) -> String {
 }
 
 fn keyed(key: &[u8]) -> Hmac<Sha256> {
-    // HMAC takes a key of any length.
-    <Hmac<Sha256> as KeyInit>::new_from_slice(key)
-        .unwrap_or_else(|_| <Hmac<Sha256> as KeyInit>::new_from_slice(&[]).expect("empty key"))
+    // RFC 2104: a key longer than the hash's block is hashed, a shorter one zero-padded. Done
+    // here, it gives HMAC a block-sized key, whose constructor cannot fail.
+    let mut block = [0_u8; 64];
+    if key.len() > block.len() {
+        let digest = Sha256::digest(key);
+        block[..digest.len()].copy_from_slice(&digest);
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    <Hmac<Sha256> as KeyInit>::new(&block.into())
 }
 
 fn mac(key: &[u8], body: &str) -> Vec<u8> {
@@ -267,7 +274,8 @@ fn mac(key: &[u8], body: &str) -> Vec<u8> {
 }
 
 /// The fingerprint of a call: SHA-256 (hex) of its tool's name and its canonical arguments
-/// (object keys sorted, no spacing; the raw text when it is not JSON).
+/// (object keys sorted, no spacing; the raw text when it is not JSON). The same call, however the
+/// model spelled it: approvals bind to it, and the runtime counts repeated failures by it.
 pub(crate) fn fingerprint(call: &ToolCall) -> String {
     let mut hasher = Sha256::new();
     hasher.update(call.name.as_bytes());
@@ -280,7 +288,7 @@ pub(crate) fn fingerprint(call: &ToolCall) -> String {
 }
 
 /// JSON text with object keys sorted at every level, whatever map type `serde_json` was built with.
-pub(crate) fn canonical_json(value: &Value) -> String {
+fn canonical_json(value: &Value) -> String {
     let mut out = String::new();
     write_canonical(value, &mut out);
     out
@@ -346,6 +354,21 @@ mod tests {
         assert_eq!(fingerprint(&a), fingerprint(&b));
         assert_ne!(fingerprint(&a), fingerprint(&c));
         assert_eq!(fingerprint(&a).len(), 64);
+    }
+
+    #[test]
+    fn keys_of_any_length_give_the_standard_hmac() {
+        for length in [0, 1, 32, 64, 65, 200] {
+            let key = vec![7_u8; length];
+            let mut ours = keyed(&key);
+            let mut standard = <Hmac<Sha256> as KeyInit>::new_from_slice(&key).unwrap();
+            ours.update(b"body");
+            standard.update(b"body");
+            assert_eq!(
+                ours.finalize().into_bytes(),
+                standard.finalize().into_bytes()
+            );
+        }
     }
 
     #[test]

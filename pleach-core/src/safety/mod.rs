@@ -22,7 +22,7 @@
 mod interrupt;
 mod provenance;
 
-pub(crate) use interrupt::canonical_json;
+pub(crate) use interrupt::fingerprint;
 pub use interrupt::{Action, Decision, DecisionError, GroundTruth, Interrupt, SealError};
 pub use provenance::{KnownValue, MatchKind, Provenance, ProvenanceDetector, Seen, Source};
 

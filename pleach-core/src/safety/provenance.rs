@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{FabricationDetector, Finding};
+use crate::schema::push_pointer_segment;
 use crate::tool::ToolCall;
 
 /// Where a known value was seen.
@@ -260,8 +261,7 @@ impl Provenance {
             Value::Object(map) => {
                 for (key, item) in map {
                     let len = pointer.len();
-                    pointer.push('/');
-                    push_escaped(pointer, key);
+                    push_pointer_segment(pointer, key);
                     self.record_value(item, pointer, source);
                     pointer.truncate(len);
                 }
@@ -269,8 +269,7 @@ impl Provenance {
             Value::Array(items) => {
                 for (index, item) in items.iter().enumerate() {
                     let len = pointer.len();
-                    pointer.push('/');
-                    pointer.push_str(&index.to_string());
+                    push_pointer_segment(pointer, &index.to_string());
                     self.record_value(item, pointer, source);
                     pointer.truncate(len);
                 }
@@ -317,16 +316,6 @@ fn push_source(sources: &mut Vec<Source>, source: &Source) {
     // One source per place: recording the same result twice does not grow the list.
     if sources.len() < 16 && !sources.contains(source) {
         sources.push(source.clone());
-    }
-}
-
-fn push_escaped(pointer: &mut String, key: &str) {
-    for c in key.chars() {
-        match c {
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            c => pointer.push(c),
-        }
     }
 }
 
@@ -510,8 +499,7 @@ fn visit(
     };
     let mut step = |key: &str, item: &Value, pointer: &mut String| {
         let len = pointer.len();
-        pointer.push('/');
-        push_escaped(pointer, key);
+        push_pointer_segment(pointer, key);
         visit(item, rest, pointer, found);
         pointer.truncate(len);
     };

@@ -32,7 +32,7 @@ use crate::batch::{BatchingStrategy, Gates, Lane};
 use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, EventStream, ToolEvent};
-use crate::tool::{ToolCall, UnifiedToolDefinition, send_terminal};
+use crate::tool::{ToolCall, UnifiedToolDefinition};
 
 /// The spec's session options: `{ tools: { enabled: [...] } }`.
 ///
@@ -260,6 +260,18 @@ impl Session {
             content: step.text,
             tool_calls: step.calls,
         });
+        self.start_turn(calls, None, None)
+    }
+
+    /// Starts a turn of `calls`: their `tool.started` events (then `announce`, if any), and the
+    /// driver task that runs them and writes their results back. `approved` is a decision made
+    /// beforehand for one call, by index.
+    fn start_turn(
+        &self,
+        calls: Vec<Arc<ToolCall>>,
+        approved: Option<(usize, crate::safety::Action)>,
+        announce: Option<ToolEvent>,
+    ) -> Turn {
         let (sink, events) = crate::event::channel();
         let signal = self.inner.signal.child_token();
         for call in &calls {
@@ -267,12 +279,15 @@ impl Session {
                 tool_call: call.clone(),
             });
         }
+        if let Some(event) = announce {
+            sink.send(event);
+        }
         let driver = drive_turn(
             self.inner.clone(),
             calls.clone(),
             sink,
             signal.clone(),
-            None,
+            approved,
             Vec::new(),
         );
         Turn {
@@ -373,30 +388,12 @@ impl Session {
         self.inner
             .accept_resumed(&interrupt, &decision, definition)?;
         let call = Arc::new(interrupt.tool_call);
-        let (sink, events) = crate::event::channel();
-        let signal = self.inner.signal.child_token();
-        sink.send(ToolEvent::Started {
-            tool_call: call.clone(),
-        });
-        sink.send(ToolEvent::InterruptResolved {
+        let resolved = ToolEvent::InterruptResolved {
             tool_call_id: Arc::from(call.id.as_str()),
             interrupt_id: interrupt.id,
             action: decision.action.name(),
-        });
-        let driver = drive_turn(
-            self.inner.clone(),
-            vec![call.clone()],
-            sink,
-            signal.clone(),
-            Some((0, decision.action)),
-            Vec::new(),
-        );
-        Ok(Turn {
-            events,
-            signal,
-            calls: vec![call],
-            driver: tokio::spawn(driver),
-        })
+        };
+        Ok(self.start_turn(vec![call], Some((0, decision.action)), Some(resolved)))
     }
 
     /// Runs one call in the caller's task, without a turn: the same pipeline and error codes,
@@ -572,24 +569,10 @@ async fn drive_turn(
                 () = signal.cancelled() => None,
                 pass = gates.enter(index) => Some(pass),
             };
-            let dispatched = if let Some(error) = failure {
-                let outcome = Err(*error);
-                send_terminal(&sink, &call, None, &outcome);
-                pipeline::Dispatched {
-                    call,
-                    outcome,
-                    failed: None,
-                }
-            } else if let Some(_pass) = pass {
-                session.dispatch(&call, &sink, &signal, decision).await
-            } else {
-                let outcome = Err(cancelled_error());
-                send_terminal(&sink, &call, None, &outcome);
-                pipeline::Dispatched {
-                    call,
-                    outcome,
-                    failed: None,
-                }
+            let dispatched = match (failure, pass) {
+                (Some(error), _) => pipeline::Dispatched::never_ran(call, *error, &sink),
+                (None, Some(_pass)) => session.dispatch(&call, &sink, &signal, decision).await,
+                (None, None) => pipeline::Dispatched::never_ran(call, cancelled_error(), &sink),
             };
             (index, dispatched)
         });
@@ -613,7 +596,7 @@ async fn drive_turn(
     let results: Vec<(ToolResult, bool)> = calls
         .into_iter()
         .zip(outcomes)
-        .map(|(issued, dispatched)| settle(issued, dispatched, died.as_deref(), &sink))
+        .map(|(issued, dispatched)| settle(&issued, dispatched, died.as_deref(), &sink))
         .collect();
     session.record_failures(failures);
     {
@@ -635,32 +618,26 @@ async fn drive_turn(
 /// A call's result, and whether the user edited it. A call left without an outcome belonged to a
 /// task that died (or was cancelled before it ran): it still ends, once.
 fn settle(
-    issued: Arc<ToolCall>,
+    issued: &Arc<ToolCall>,
     dispatched: Option<pipeline::Dispatched>,
     died: Option<&str>,
     sink: &EventSender,
 ) -> (ToolResult, bool) {
-    if let Some(dispatched) = dispatched {
-        let edited = !Arc::ptr_eq(&issued, &dispatched.call);
-        let result = ToolResult {
-            tool_call: dispatched.call,
-            outcome: dispatched.outcome,
+    let dispatched = dispatched.unwrap_or_else(|| {
+        let failure = match died {
+            Some(detail) => {
+                ToolError::new(ErrorCode::ToolPanicked, "the tool's task died").with_detail(detail)
+            }
+            None => cancelled_error(),
         };
-        return (result, edited);
-    }
-    let failure = match died {
-        Some(detail) => {
-            ToolError::new(ErrorCode::ToolPanicked, "the tool's task died").with_detail(detail)
-        }
-        None => cancelled_error(),
-    };
-    let outcome = Err(failure);
-    send_terminal(sink, &issued, None, &outcome);
+        pipeline::Dispatched::never_ran(issued.clone(), failure, sink)
+    });
+    let edited = !Arc::ptr_eq(issued, &dispatched.call);
     let result = ToolResult {
-        tool_call: issued,
-        outcome,
+        tool_call: dispatched.call,
+        outcome: dispatched.outcome,
     };
-    (result, false)
+    (result, edited)
 }
 
 fn cancelled_error() -> ToolError {

@@ -19,7 +19,7 @@ use crate::batch::Slot;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::EventSender;
 use crate::safety::Action;
-use crate::safety::canonical_json;
+use crate::safety::fingerprint as fingerprint_of;
 use crate::schema;
 use crate::tool::{CallEvents, ToolCall, ToolContext, send_terminal};
 
@@ -111,8 +111,13 @@ impl SessionInner {
         if approved.is_some() || self.screens() {
             // Boxed: the safety stage is for guarded tools only; inline it would grow every
             // call's future.
-            *ran = Box::pin(self.screen(ran, session_tool, sink, turn_signal, approved)).await?;
-            check_limits(&ran.arguments, config.limits)?;
+            let screened =
+                Box::pin(self.screen(ran, session_tool, sink, turn_signal, approved)).await?;
+            // The user's edit is new text: it meets the same limits as the model's did.
+            if !Arc::ptr_eq(&screened, ran) {
+                *ran = screened;
+                check_limits(&ran.arguments, config.limits)?;
+            }
         }
         let call: &Arc<ToolCall> = ran;
         // Before anything is built for the call: a call refused for capacity costs nothing.
@@ -280,21 +285,26 @@ impl SessionInner {
     }
 }
 
-/// The name and the canonical arguments (sorted keys, no spacing), or the raw text when it is not
-/// JSON: the same call, however the model spelled it.
-fn fingerprint_of(call: &ToolCall) -> String {
-    match schema::parse_arguments(&call.arguments) {
-        Ok(arguments) => format!("{}\u{0}{}", call.name, canonical_json(&arguments)),
-        Err(_) => format!("{}\u{0}{}", call.name, call.arguments),
-    }
-}
-
 /// What came of one call: the call as it ran (the user's edit, after an approval with edits),
 /// its outcome, and for a recoverable failure its fingerprint.
 pub(super) struct Dispatched {
     pub(super) call: Arc<ToolCall>,
     pub(super) outcome: Result<Value, ToolError>,
     pub(super) failed: Option<String>,
+}
+
+impl Dispatched {
+    /// A call that ends without running (it failed before, or its turn was cancelled first):
+    /// its terminal event goes out now.
+    pub(super) fn never_ran(call: Arc<ToolCall>, error: ToolError, sink: &EventSender) -> Self {
+        let outcome = Err(error);
+        send_terminal(sink, &call, None, &outcome);
+        Dispatched {
+            call,
+            outcome,
+            failed: None,
+        }
+    }
 }
 
 /// Size and nesting limits, checked on the text before anything is parsed.

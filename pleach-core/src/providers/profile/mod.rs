@@ -437,14 +437,7 @@ fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
 fn child(path: &str, segment: &str) -> String {
     let mut out = String::with_capacity(path.len() + segment.len() + 1);
     out.push_str(path);
-    out.push('/');
-    for c in segment.chars() {
-        match c {
-            '~' => out.push_str("~0"),
-            '/' => out.push_str("~1"),
-            c => out.push(c),
-        }
-    }
+    crate::schema::push_pointer_segment(&mut out, segment);
     out
 }
 
