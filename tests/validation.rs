@@ -180,6 +180,30 @@ fn unknown_tools_are_reported() {
     assert!(result.errors[0].message.contains("`no_such_tool`"));
 }
 
+/// Found by `fuzz/tool_arguments` (input `["62239999.99"]` to `math`): serde reads a struct from
+/// an array too, so the typed fast path ran a tool on arguments its schema refuses.
+#[tokio::test]
+async fn arguments_that_are_not_an_object_never_run_a_tool() {
+    // A refusal means it did not run (a run returns the tool's result); other tests of this
+    // binary run `search_corpus` at the same time, so its run counter cannot tell.
+    let tool = search_corpus::definition();
+    for arguments in [
+        r#"["rust"]"#,
+        r#" ["rust", 3, null]"#,
+        r#""rust""#,
+        "42",
+        "null",
+    ] {
+        assert!(!tool.validate_arguments(arguments).valid, "{arguments}");
+        let err = tool
+            .call(arguments, ToolContext::new("c1"))
+            .await
+            .expect_err(arguments);
+        assert_eq!(err.code(), ErrorCode::InputInvalid, "{arguments}");
+        assert_eq!(err.keyword(), Some("type"), "{arguments}");
+    }
+}
+
 #[tokio::test]
 async fn invalid_input_fails_before_the_tool_runs() {
     let tool = search_corpus::definition();

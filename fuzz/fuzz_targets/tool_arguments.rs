@@ -1,5 +1,7 @@
 //! Arbitrary bytes as the arguments of every catalog tool: validation gives a verdict, and a call
-//! an error or a result, never a panic.
+//! an error or a result, never a panic. `url_fetch` is validated but not called: it works without
+//! configuration and would reach for the network; every other tool that touches the host (files,
+//! programs, `http_request`) fails at once here, as no configuration is provided.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -16,8 +18,9 @@ fuzz_target!(|data: &[u8]| {
     for tool in tool_registry().tools() {
         let definition = tool.definition();
         let verdict = definition.validate_arguments(arguments);
-        // The file tools need a configured root and fail at once without one: calling every tool
-        // is safe here (no network tool is built into this target).
+        if tool.name() == "url_fetch" {
+            continue;
+        }
         let outcome = runtime.block_on(definition.call(arguments, ToolContext::new("fuzz")));
         if outcome.is_ok() {
             assert!(

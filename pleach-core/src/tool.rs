@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::safety::SafetyTier;
 use crate::schema::{self, CompiledSchema, ValidationResult};
 
@@ -633,7 +633,21 @@ impl ToolDefinition {
         ctx: Option<ToolContext>,
     ) -> Result<ToolFuture, ToolError> {
         if self.inner.checked_by_type {
-            return (self.inner.invoke)(arguments, ctx)
+            // serde reads a struct from an array as well as from an object (`["6*7"]` fills the
+            // first parameter); a tool's parameters schema takes objects only. Anything else
+            // goes to the validator, which says why.
+            let object = arguments
+                .trim_start_matches([' ', '\t', '\n', '\r'])
+                .starts_with('{');
+            let started = if object {
+                (self.inner.invoke)(arguments, ctx)
+            } else {
+                Err(ToolError::new(
+                    ErrorCode::InputInvalid,
+                    "the arguments must be a JSON object",
+                ))
+            };
+            return started
                 .map_err(|refused| self.parse_and_validate(arguments).err().unwrap_or(refused));
         }
         self.parse_and_validate(arguments)?;
