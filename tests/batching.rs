@@ -367,6 +367,139 @@ async fn the_executor_orders_any_work() {
     assert!(position(4) > position(3), "and before all after");
 }
 
+/// Runs 200 items (a serial one every 50, a per-group cap of 2 on every third, a global cap of 4,
+/// item 7 panicking) and checks every rule from a log of starts and ends.
+async fn executor_rules_hold() {
+    use std::sync::Arc;
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let max_in_flight = Arc::new(AtomicUsize::new(0));
+    let capped = Arc::new(AtomicUsize::new(0));
+    let max_capped = Arc::new(AtomicUsize::new(0));
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let lanes: Vec<Lane> = (0..200)
+        .map(|index| match index {
+            _ if index % 50 == 49 => Lane::Serial,
+            _ if index % 3 == 0 => Lane::Parallel {
+                limit: Some(("capped".into(), 2)),
+            },
+            _ => Lane::Parallel { limit: None },
+        })
+        .collect();
+    let executor = ToolBatchExecutor::new(BatchingConfig::new(4));
+    let out = executor
+        .run(lanes, |index| {
+            let (in_flight, max_in_flight, capped, max_capped, log) = (
+                in_flight.clone(),
+                max_in_flight.clone(),
+                capped.clone(),
+                max_capped.clone(),
+                log.clone(),
+            );
+            async move {
+                let push = |event| {
+                    log.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push((index, event));
+                };
+                push("start");
+                let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                max_in_flight.fetch_max(now, Ordering::SeqCst);
+                let in_group = index % 3 == 0 && index % 50 != 49;
+                if in_group {
+                    let now = capped.fetch_add(1, Ordering::SeqCst) + 1;
+                    max_capped.fetch_max(now, Ordering::SeqCst);
+                }
+                tokio::task::yield_now().await;
+                if in_group {
+                    capped.fetch_sub(1, Ordering::SeqCst);
+                }
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                push("end");
+                assert_ne!(index, 7, "item 7 fails");
+                index * 2
+            }
+        })
+        .await;
+    for (index, output) in out.iter().enumerate() {
+        let expected = (index != 7).then_some(index * 2);
+        assert_eq!(*output, expected, "item {index}");
+    }
+    assert!(max_in_flight.load(Ordering::SeqCst) <= 4, "global cap");
+    assert!(max_capped.load(Ordering::SeqCst) <= 2, "group cap");
+    let log = log
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    let at = |index: usize, event: &str| {
+        log.iter()
+            .position(|entry| *entry == (index, event))
+            .expect("logged")
+    };
+    for serial in (49..200).step_by(50) {
+        let start = at(serial, "start");
+        assert!(
+            (0..serial).all(|before| at(before, "end") < start),
+            "serial {serial} after all before"
+        );
+        let end = at(serial, "end");
+        assert!(
+            (serial + 1..200).all(|after| at(after, "start") > end),
+            "and before all after"
+        );
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_executor_keeps_its_rules_when_polling_items_in_its_own_task() {
+    executor_rules_hold().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_executor_keeps_its_rules_when_spawning_items_on_a_multi_thread_runtime() {
+    executor_rules_hold().await;
+}
+
+/// A turn on a multi-thread runtime (each started call spawned as a task) keeps its guarantees:
+/// one terminal event per call, results in call order, an unknown tool failing alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_on_a_multi_thread_runtime() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    let runtime = Runtime::builder().build().expect("runtime");
+    let session = runtime
+        .create_session(SessionOptions::enabled(["read_record", "commit_ledger"]))
+        .expect("session");
+    let calls: Vec<ToolCall> = (0..40)
+        .map(|index| {
+            let name = if index == 20 {
+                "commit_ledger"
+            } else {
+                "read_record"
+            };
+            ToolCall::new(
+                format!("m{index}"),
+                name,
+                format!(r#"{{"label":"m{index}","ms":0}}"#),
+            )
+        })
+        .chain([ToolCall::new("m40", "no_such_tool", "{}")])
+        .collect();
+    let mut turn = session.run_turn(calls);
+    let mut terminal = std::collections::HashMap::new();
+    while let Some(event) = turn.events().recv().await {
+        if event.is_terminal() {
+            *terminal.entry(event.tool_call_id().to_owned()).or_insert(0) += 1;
+        }
+    }
+    let results = turn.finish().await;
+    assert_eq!(terminal.len(), 41);
+    assert!(terminal.values().all(|&count| count == 1));
+    let ids: Vec<&str> = results.iter().map(|r| r.tool_call.id.as_str()).collect();
+    let expected: Vec<String> = (0..41).map(|index| format!("m{index}")).collect();
+    assert_eq!(ids, expected);
+    assert!(results[..40].iter().all(|r| r.outcome.is_ok()));
+    assert!(results[40].outcome.is_err());
+}
+
 static BP_GATE: tokio::sync::Notify = tokio::sync::Notify::const_new();
 static BP_ENTERED: tokio::sync::Notify = tokio::sync::Notify::const_new();
 

@@ -695,3 +695,19 @@ async fn tools_read_the_hosts_configuration_and_keep_state_per_session() {
         .expect("session");
     assert_eq!(none.call(labelled("e")).await.outcome, Ok(json!("none 1")));
 }
+
+/// Panics after waiting once, so its future is boxed and polled by the pipeline.
+#[tool]
+async fn rt_panics_later() -> u8 {
+    tokio::task::yield_now().await;
+    panic!("the tool's own bug, after an await")
+}
+
+/// Code 1009 both ways a tool runs: in place when it cannot suspend, as a future when it can.
+#[tokio::test]
+async fn code_1009_for_a_tool_that_panics_after_an_await() {
+    let result = one("rt_panics_later", "{}").await;
+    assert_eq!(code(&result), ErrorCode::ToolPanicked);
+    let result = one("rt_panics", "{}").await;
+    assert_eq!(code(&result), ErrorCode::ToolPanicked);
+}

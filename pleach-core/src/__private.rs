@@ -21,7 +21,7 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::registry::{TOOLS, ToolEntry};
-pub use crate::tool::ToolFuture;
+pub use crate::tool::{Started, ToolFuture};
 
 use crate::error::ToolError;
 use crate::safety::SafetyTier;
@@ -35,7 +35,7 @@ use crate::tool::{
 #[derive(Clone, Copy)]
 pub struct Code {
     /// Arguments text in, a started tool out (the text read straight into the input).
-    pub invoke: fn(&str, Option<ToolContext>) -> Result<ToolFuture, ToolError>,
+    pub invoke: fn(&str, Option<ToolContext>) -> Result<Started, ToolError>,
     /// The same reading without starting anything.
     pub check: fn(&str) -> Result<(), ToolError>,
     /// Whether a successful read implies the input schema accepts the text.
@@ -498,11 +498,32 @@ pub fn context(ctx: Option<ToolContext>) -> ToolContext {
 
 /// Boxes a tool's future; the `Send` bound is spelled here so a non-`Send` tool is reported on
 /// its name (generated code calls this with the fn's span).
-pub fn boxed<F>(future: F) -> ToolFuture
+pub fn boxed<F>(future: F) -> Started
 where
     F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
 {
-    Box::pin(future)
+    Started::Running(Box::pin(future))
+}
+
+/// Runs a tool whose body cannot suspend (the macro found no `.await` in it, and no macro that
+/// could hide one) to completion on the caller's stack: one poll, no allocation. Same bounds as
+/// [`boxed`], so a tool compiles (or not) the same whichever way it is run.
+pub fn run_now<F>(future: F) -> Started
+where
+    F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(outcome) => Started::Ready(outcome),
+        // Unreachable for a body with no suspension point; should a macro the scan trusted hide
+        // an `.await` after all, the call fails cleanly rather than hang.
+        std::task::Poll::Pending => Started::Ready(Err(ToolError::new(
+            crate::error::ErrorCode::ToolPanicked,
+            "the tool waited where pleach expected it to finish at once; this is a bug in pleach",
+        )
+        .with_detail("a tool classified as never suspending returned Pending on its first poll"))),
+    }
 }
 
 // Output schema, by autoref specialization: `(&&OutputProbe::<T>::new()).output_schema()` is the

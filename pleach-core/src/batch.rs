@@ -3,13 +3,14 @@
 //! plugin's [`BatchingHint`] says otherwise — and [`ToolBatchExecutor`] runs a step's calls under
 //! those rules with a global cap. `docs/batching.md` is the contract.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::{Semaphore as TokioSemaphore, watch};
+use tokio::sync::Semaphore as TokioSemaphore;
 
 use crate::registry;
 use crate::tool::ToolDefinition;
@@ -432,9 +433,13 @@ impl ToolBatchExecutor {
         self.config
     }
 
-    /// Runs `run(index)` for every item as a Tokio task, each when its lane allows, and returns
-    /// the outputs in item order. A task that panics yields `None` in its place (and, like any
-    /// finished item, releases the items waiting for it).
+    /// Runs `run(index)` for every item, each when its lane allows, and returns the outputs in
+    /// item order. A future that panics yields `None` in its place (and, like any finished item,
+    /// releases the items waiting for it).
+    ///
+    /// The items run inside the calling task, polled together the way `buffer_unordered` polls
+    /// its futures: no task per item. On a multi-thread runtime each started item is spawned as
+    /// a task instead, so CPU-heavy items use every worker.
     ///
     /// # Panics
     ///
@@ -442,137 +447,283 @@ impl ToolBatchExecutor {
     pub async fn run<T, F, Fut>(&self, lanes: Vec<Lane>, run: F) -> Vec<Option<T>>
     where
         T: Send + 'static,
-        F: Fn(usize) -> Fut,
+        F: FnMut(usize) -> Fut,
         Fut: Future<Output = T> + Send + 'static,
     {
-        let gates = Arc::new(Gates::new(&lanes, self.config));
-        let mut tasks = tokio::task::JoinSet::new();
-        let mut index_of = HashMap::new();
-        for index in 0..lanes.len() {
-            let (gates, future) = (gates.clone(), run(index));
-            let handle = tasks.spawn(async move {
-                let _pass = gates.enter(index).await;
-                future.await
-            });
-            index_of.insert(handle.id(), index);
-        }
-        let mut outputs: Vec<Option<T>> = (0..lanes.len()).map(|_| None).collect();
-        while let Some(joined) = tasks.join_next_with_id().await {
-            if let Ok((id, output)) = joined
-                && let Some(&index) = index_of.get(&id)
-            {
-                outputs[index] = Some(output);
+        run_scheduled(&lanes, self.config, None, run, |_| None).await
+    }
+}
+
+/// Runs items under `lanes`: the loop behind [`ToolBatchExecutor::run`] and every session turn.
+///
+/// `start(index)` makes an item's future when its lane lets it start. Once `stop` fires, nothing
+/// more starts: `never(index)` gives the output of each item that had not started (at once), and
+/// the running ones are awaited (they watch `stop` themselves). A future that panics leaves
+/// `None`.
+pub(crate) async fn run_scheduled<T, F, Fut, N>(
+    lanes: &[Lane],
+    config: BatchingConfig,
+    stop: Option<&tokio_util::sync::CancellationToken>,
+    mut start: F,
+    mut never: N,
+) -> Vec<Option<T>>
+where
+    T: Send + 'static,
+    F: FnMut(usize) -> Fut,
+    Fut: Future<Output = T> + Send + 'static,
+    N: FnMut(usize) -> Option<T>,
+{
+    let mut schedule = Schedule::new(lanes, config);
+    let mut outputs: Vec<Option<T>> = (0..lanes.len()).map(|_| None).collect();
+    let mut running = Running::new();
+    let mut stopped = false;
+    loop {
+        if !stopped && stop.is_some_and(tokio_util::sync::CancellationToken::is_cancelled) {
+            stopped = true;
+            for index in schedule.unstarted() {
+                outputs[index] = never(index);
             }
         }
-        outputs
+        if !stopped {
+            while let Some(index) = schedule.next() {
+                running.push(index, start(index));
+            }
+        }
+        let finished = match stop {
+            Some(stop) if !stopped => {
+                tokio::select! {
+                    biased;
+                    finished = running.next() => finished,
+                    () = stop.cancelled() => continue,
+                }
+            }
+            _ => running.next().await,
+        };
+        let Some((index, output)) = finished else {
+            // Nothing running: either every item is done, or the step was stopped and the
+            // unstarted ones have their outputs already.
+            break;
+        };
+        schedule.finish(index);
+        outputs[index] = output;
     }
+    outputs
 }
 
-/// The dependencies and permits of a step's items.
-#[derive(Debug)]
-pub(crate) struct Gates {
-    /// For each item, the items it must wait for.
-    waits_for: Vec<Vec<usize>>,
-    /// For each item, its per-tool limit, if any.
-    limits: Vec<Option<Arc<TokioSemaphore>>>,
-    global: Arc<TokioSemaphore>,
-    /// Completion signals, only for items another item waits for.
-    done: Vec<Option<watch::Sender<bool>>>,
+/// The started items of a step: polled in place (a current-thread runtime, where a task per item
+/// buys nothing), or spawned (a multi-thread runtime, so they use every worker).
+enum Running<T, Fut> {
+    Inline(futures_util::stream::FuturesUnordered<Indexed<Fut>>),
+    Spawned {
+        tasks: tokio::task::JoinSet<T>,
+        index_of: HashMap<tokio::task::Id, usize>,
+    },
 }
 
-/// Held while an item runs; its drop marks the item done (also when it fails, panics or is
-/// cancelled), which releases the items waiting for it.
-#[derive(Debug)]
-pub(crate) struct Pass {
-    gates: Arc<Gates>,
-    index: usize,
-    _global: Option<tokio::sync::OwnedSemaphorePermit>,
-    _limit: Option<tokio::sync::OwnedSemaphorePermit>,
-}
+impl<T: Send + 'static, Fut: Future<Output = T> + Send + 'static> Running<T, Fut> {
+    fn new() -> Self {
+        let multi_thread = tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::MultiThread;
+        if multi_thread {
+            Running::Spawned {
+                tasks: tokio::task::JoinSet::new(),
+                index_of: HashMap::new(),
+            }
+        } else {
+            Running::Inline(futures_util::stream::FuturesUnordered::new())
+        }
+    }
 
-impl Drop for Pass {
-    fn drop(&mut self) {
-        if let Some(done) = &self.gates.done[self.index] {
-            done.send_replace(true);
+    fn push(&mut self, index: usize, future: Fut) {
+        match self {
+            Running::Inline(running) => running.push(Indexed { index, future }),
+            Running::Spawned { tasks, index_of } => {
+                let id = tasks.spawn(future).id();
+                index_of.insert(id, index);
+            }
+        }
+    }
+
+    /// The next item to finish and its output (`None` for a panic), or `None` when none runs.
+    async fn next(&mut self) -> Option<(usize, Option<T>)> {
+        use futures_util::StreamExt;
+        match self {
+            Running::Inline(running) => running.next().await,
+            Running::Spawned { tasks, index_of } => {
+                let joined = tasks.join_next_with_id().await?;
+                let (id, output) = match joined {
+                    Ok((id, output)) => (id, Some(output)),
+                    Err(error) => (error.id(), None),
+                };
+                // Every spawned id was recorded; a missing one would be a bug, not a reason to
+                // stop the step.
+                let index = index_of.remove(&id)?;
+                Some((index, output))
+            }
         }
     }
 }
 
-impl Gates {
+pin_project_lite::pin_project! {
+    /// An item's future with its index; a panic while polling it ends the item with `None`.
+    struct Indexed<Fut> {
+        index: usize,
+        #[pin]
+        future: Fut,
+    }
+}
+
+impl<Fut: Future> Future for Indexed<Fut> {
+    type Output = (usize, Option<Fut::Output>);
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.project();
+        let index = *this.index;
+        let future = this.future;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(std::task::Poll::Ready(output)) => std::task::Poll::Ready((index, Some(output))),
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Err(_) => std::task::Poll::Ready((index, None)),
+        }
+    }
+}
+
+/// Which items of a step may start, as items finish: plain bookkeeping, owned by the one task
+/// that drives the step, so starting or finishing an item takes no lock and no wake-up.
+#[derive(Debug)]
+pub(crate) struct Schedule {
+    /// For each item, how many of the items it waits for have not finished.
+    remaining: Vec<usize>,
+    /// For each item, the items waiting for it.
+    dependents: Vec<Vec<usize>>,
+    /// For each item, its per-tool limit group, if any.
+    group_of: Vec<Option<usize>>,
+    /// For each limit group, its free places.
+    group_room: Vec<usize>,
+    /// For each limit group, its ready items waiting for a free place, in item order.
+    group_waiting: Vec<VecDeque<usize>>,
+    /// Items whose dependencies are done, smallest index first.
+    ready: BinaryHeap<Reverse<usize>>,
+    /// Free places under the global cap.
+    room: usize,
+    started: Vec<bool>,
+}
+
+impl Schedule {
     pub(crate) fn new(lanes: &[Lane], config: BatchingConfig) -> Self {
-        let mut waits_for = Vec::with_capacity(lanes.len());
+        let mut remaining = vec![0; lanes.len()];
+        let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); lanes.len()];
+        let mut group_of = Vec::with_capacity(lanes.len());
+        let mut group_room = Vec::new();
+        let mut groups: HashMap<&str, usize> = HashMap::new();
         let mut last_serial: Option<usize> = None;
-        let mut last_in_group: HashMap<&str, usize> = HashMap::new();
-        let mut limit_groups: HashMap<&str, Arc<TokioSemaphore>> = HashMap::new();
-        let mut limits = Vec::with_capacity(lanes.len());
+        let mut last_in_chunk: HashMap<&str, usize> = HashMap::new();
+        let mut ready = BinaryHeap::new();
         for (index, lane) in lanes.iter().enumerate() {
-            let mut deps = Vec::new();
-            let mut limit = None;
+            let mut wait_for = |dependency: usize| {
+                remaining[index] += 1;
+                dependents[dependency].push(index);
+            };
+            let mut group = None;
             match lane {
                 Lane::Serial => {
                     // The previous serial item and everything since: together, every earlier
                     // item (the previous serial item itself waited for all before it).
-                    deps.extend(last_serial.map_or(0, |s| s)..index);
+                    for dependency in last_serial.unwrap_or(0)..index {
+                        wait_for(dependency);
+                    }
                     last_serial = Some(index);
                 }
-                Lane::Parallel { limit: cap } => {
-                    deps.extend(last_serial);
-                    if let Some((group, cap)) = cap {
-                        limit = Some(
-                            limit_groups
-                                .entry(group.as_str())
-                                .or_insert_with(|| Arc::new(TokioSemaphore::new((*cap).max(1))))
-                                .clone(),
-                        );
+                Lane::Parallel { limit } => {
+                    if let Some(serial) = last_serial {
+                        wait_for(serial);
+                    }
+                    if let Some((name, cap)) = limit {
+                        let next = group_room.len();
+                        let id = *groups.entry(name.as_str()).or_insert(next);
+                        if id == next {
+                            group_room.push((*cap).max(1));
+                        }
+                        group = Some(id);
                     }
                 }
-                Lane::Chunked { group } => {
-                    deps.extend(last_serial);
-                    if let Some(previous) = last_in_group.insert(group.as_str(), index) {
-                        // Only a group member after the last serial item is still pending.
+                Lane::Chunked { group: chunk } => {
+                    if let Some(serial) = last_serial {
+                        wait_for(serial);
+                    }
+                    if let Some(previous) = last_in_chunk.insert(chunk.as_str(), index) {
+                        // Only a chunk member after the last serial item is still pending.
                         if last_serial.is_none_or(|serial| previous > serial) {
-                            deps.push(previous);
+                            wait_for(previous);
                         }
                     }
                 }
             }
-            waits_for.push(deps);
-            limits.push(limit);
+            group_of.push(group);
+            if remaining[index] == 0 {
+                ready.push(Reverse(index));
+            }
         }
-        let mut awaited = vec![false; lanes.len()];
-        for &dependency in waits_for.iter().flatten() {
-            awaited[dependency] = true;
-        }
-        let done = awaited
-            .into_iter()
-            .map(|awaited| awaited.then(|| watch::channel(false).0))
-            .collect();
-        Gates {
-            waits_for,
-            limits,
-            global: Arc::new(TokioSemaphore::new(config.max_concurrency.max(1))),
-            done,
+        Schedule {
+            remaining,
+            dependents,
+            group_of,
+            group_waiting: vec![VecDeque::new(); group_room.len()],
+            group_room,
+            ready,
+            room: config.max_concurrency.max(1),
+            started: vec![false; lanes.len()],
         }
     }
 
-    /// Waits until item `index` may run: its dependencies done, then its permits.
-    pub(crate) async fn enter(self: &Arc<Self>, index: usize) -> Pass {
-        for &dependency in &self.waits_for[index] {
-            if let Some(done) = &self.done[dependency] {
-                // The sender lives as long as `self`, so this only ends when the item is done.
-                let _ = done.subscribe().wait_for(|done| *done).await;
+    /// An item that may start now (its dependencies finished, a place free under the global cap
+    /// and its group's), marked started; `None` when no item may start yet.
+    pub(crate) fn next(&mut self) -> Option<usize> {
+        while self.room > 0 {
+            let Reverse(index) = self.ready.pop()?;
+            if let Some(group) = self.group_of[index] {
+                if self.group_room[group] == 0 {
+                    self.group_waiting[group].push_back(index);
+                    continue;
+                }
+                self.group_room[group] -= 1;
+            }
+            self.room -= 1;
+            self.started[index] = true;
+            return Some(index);
+        }
+        None
+    }
+
+    /// Marks a started item finished: its places free up, and the items waiting only for it
+    /// become ready.
+    pub(crate) fn finish(&mut self, index: usize) {
+        self.room += 1;
+        if let Some(group) = self.group_of[index] {
+            self.group_room[group] += 1;
+            if let Some(waiting) = self.group_waiting[group].pop_front() {
+                self.ready.push(Reverse(waiting));
             }
         }
-        let limit = match &self.limits[index] {
-            Some(limit) => limit.clone().acquire_owned().await.ok(),
-            None => None,
-        };
-        let global = self.global.clone().acquire_owned().await.ok();
-        Pass {
-            gates: self.clone(),
-            index,
-            _global: global,
-            _limit: limit,
+        for dependent in std::mem::take(&mut self.dependents[index]) {
+            self.remaining[dependent] -= 1;
+            if self.remaining[dependent] == 0 {
+                self.ready.push(Reverse(dependent));
+            }
         }
+    }
+
+    /// The items that never started, each once; afterwards nothing starts.
+    pub(crate) fn unstarted(&mut self) -> Vec<usize> {
+        self.ready.clear();
+        self.group_waiting.iter_mut().for_each(VecDeque::clear);
+        let unstarted = (0..self.started.len())
+            .filter(|&index| !self.started[index])
+            .collect();
+        self.started.iter_mut().for_each(|started| *started = true);
+        unstarted
     }
 }

@@ -162,9 +162,15 @@ impl Serialize for ErrorCode {
 /// assert_eq!(wire["_recoverable"], true);
 /// assert!(wire.get("detail").is_none()); // operator detail never reaches the model
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
-#[error("[{code}] {message}")]
-pub struct ToolError {
+#[derive(Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("[{}] {}", .0.code, .0.message)]
+#[serde(transparent)]
+pub struct ToolError(Box<ErrorParts>);
+
+/// A [`ToolError`]'s fields, boxed: an error travels inside every call's `Result`, and most calls
+/// carry none, so the `Result` stays as small as its success value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct ErrorParts {
     code: ErrorCode,
     message: Cow<'static, str>,
     #[serde(rename = "_recoverable")]
@@ -177,6 +183,20 @@ pub struct ToolError {
     detail: Option<String>,
 }
 
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts = &self.0;
+        f.debug_struct("ToolError")
+            .field("code", &parts.code)
+            .field("message", &parts.message)
+            .field("recoverable", &parts.recoverable)
+            .field("path", &parts.path)
+            .field("keyword", &parts.keyword)
+            .field("detail", &parts.detail)
+            .finish()
+    }
+}
+
 impl ToolError {
     /// An error with `code`, the model-visible `message`, and the code's default recoverability.
     ///
@@ -186,14 +206,14 @@ impl ToolError {
     /// assert_eq!(err.message(), "the tool took longer than 30 s");
     /// ```
     pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
-        ToolError {
+        ToolError(Box::new(ErrorParts {
             code,
             message: message.into(),
             recoverable: code.default_recoverable(),
             path: None,
             keyword: None,
             detail: None,
-        }
+        }))
     }
 
     /// A tool's own failure (code 1008), the message as the model should read it.
@@ -214,7 +234,7 @@ impl ToolError {
     /// ```
     #[must_use]
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
-        self.detail = Some(detail.into());
+        self.0.detail = Some(detail.into());
         self
     }
 
@@ -226,7 +246,7 @@ impl ToolError {
     /// ```
     #[must_use]
     pub fn with_recoverable(mut self, recoverable: bool) -> Self {
-        self.recoverable = recoverable;
+        self.0.recoverable = recoverable;
         self
     }
 
@@ -241,39 +261,39 @@ impl ToolError {
     /// ```
     #[must_use]
     pub fn with_location(mut self, path: impl Into<String>, keyword: impl Into<String>) -> Self {
-        self.path = Some(path.into());
-        self.keyword = Some(keyword.into());
+        self.0.path = Some(path.into());
+        self.0.keyword = Some(keyword.into());
         self
     }
 
     /// The stable code.
     pub fn code(&self) -> ErrorCode {
-        self.code
+        self.0.code
     }
 
     /// The text the model reads.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// Whether a retry with other arguments can help (`_recoverable` on the wire).
     pub fn is_recoverable(&self) -> bool {
-        self.recoverable
+        self.0.recoverable
     }
 
     /// The JSON pointer at fault, if the error is about one place.
     pub fn path(&self) -> Option<&str> {
-        self.path.as_deref()
+        self.0.path.as_deref()
     }
 
     /// The JSON Schema keyword at fault (`type`, `maximum`, `required`, …), if any.
     pub fn keyword(&self) -> Option<&str> {
-        self.keyword.as_deref()
+        self.0.keyword.as_deref()
     }
 
     /// Operator detail, never shown to the model.
     pub fn detail(&self) -> Option<&str> {
-        self.detail.as_deref()
+        self.0.detail.as_deref()
     }
 
     /// The result text the model reads for this failure: the message with its code.
@@ -283,7 +303,7 @@ impl ToolError {
     /// assert_eq!(err.model_text(), "error 1008: no such city");
     /// ```
     pub fn model_text(&self) -> String {
-        format!("error {}: {}", self.code, self.message)
+        format!("error {}: {}", self.0.code, self.0.message)
     }
 }
 

@@ -28,7 +28,39 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Se
 /// The context is `None` only for a tool that takes none (`takes_context` false): the runtime then
 /// builds no context, token or id for it.
 pub(crate) type Invoke =
-    Arc<dyn Fn(&str, Option<ToolContext>) -> Result<ToolFuture, ToolError> + Send + Sync + 'static>;
+    Arc<dyn Fn(&str, Option<ToolContext>) -> Result<Started, ToolError> + Send + Sync + 'static>;
+
+/// A tool's code once started: already finished, or a future to drive.
+///
+/// A `#[tool]` fn whose body cannot suspend (no `.await`, no macro that could hide one) is run to
+/// completion where it is started, on the caller's stack: no boxed future, no task. Every other
+/// tool hands back its future.
+#[doc(hidden)]
+pub enum Started {
+    /// The code ran to the end while starting.
+    Ready(Result<Value, ToolError>),
+    /// The code's future, not polled yet.
+    Running(ToolFuture),
+}
+
+impl Started {
+    /// The outcome, awaiting the future if there is one.
+    pub(crate) async fn finish(self) -> Result<Value, ToolError> {
+        match self {
+            Started::Ready(outcome) => outcome,
+            Started::Running(future) => future.await,
+        }
+    }
+}
+
+impl fmt::Debug for Started {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Started::Ready(outcome) => f.debug_tuple("Ready").field(outcome).finish(),
+            Started::Running(_) => f.write_str("Running(..)"),
+        }
+    }
+}
 
 /// Reads the arguments text into the tool's input without starting it: what the Rust type
 /// refuses that the schema allows (`1.0` for an integer, say) shows up here.
@@ -608,7 +640,7 @@ impl ToolDefinition {
     /// # }
     /// ```
     pub async fn call(&self, arguments: &str, ctx: ToolContext) -> Result<Value, ToolError> {
-        let output = self.start(arguments, Some(ctx))?.await?;
+        let output = self.start(arguments, Some(ctx))?.finish().await?;
         self.check_output(&output)?;
         Ok(output)
     }
@@ -631,7 +663,7 @@ impl ToolDefinition {
         &self,
         arguments: &str,
         ctx: Option<ToolContext>,
-    ) -> Result<ToolFuture, ToolError> {
+    ) -> Result<Started, ToolError> {
         if self.inner.checked_by_type {
             // serde reads a struct from an array as well as from an object (`["6*7"]` fills the
             // first parameter); a tool's parameters schema takes objects only. Anything else
@@ -815,12 +847,12 @@ impl ToolBuilder {
         let invoke: Invoke = Arc::new(move |arguments: &str, ctx| {
             let input: I = schema::deserialize_input(arguments)?;
             let future = f(input, ctx.unwrap_or_else(ToolContext::detached));
-            Ok(Box::pin(async move {
+            Ok(Started::Running(Box::pin(async move {
                 match future.await {
                     Ok(output) => schema::output_to_value(&output),
                     Err(error) => Err(error.into()),
                 }
-            }) as ToolFuture)
+            })))
         });
         let check: Check =
             Arc::new(|arguments: &str| schema::deserialize_input::<I>(arguments).map(drop));
@@ -863,7 +895,9 @@ impl ToolBuilder {
         let invoke: Invoke = Arc::new(move |arguments: &str, ctx| {
             let input: Value = schema::deserialize_input(arguments)?;
             let future = f(input, ctx.unwrap_or_else(ToolContext::detached));
-            Ok(Box::pin(async move { future.await.map_err(Into::into) }) as ToolFuture)
+            Ok(Started::Running(Box::pin(async move {
+                future.await.map_err(Into::into)
+            })))
         });
         ToolDefinition::from_parts(DefinitionParts {
             name: self.name,

@@ -4,7 +4,7 @@
 //! through `::pleach_core::__private`.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, LitStr};
 
@@ -73,6 +73,12 @@ fn generate(
     // is not `Send` is reported on its name.
     let boxed = quote_spanned!(fn_span=> ::pleach_core::__private::boxed);
     let site = quote_spanned!(fn_span=> file!(), line!(), column!());
+    // A body that cannot suspend runs in place when started; any other is boxed.
+    let boxed = if crate::suspend::may_suspend(item.block.to_token_stream()) {
+        boxed
+    } else {
+        quote_spanned!(fn_span=> ::pleach_core::__private::run_now)
+    };
     let started = quote_spanned! {fn_span=>
         #boxed(async move {
             let __pleach_ret = __pleach_future.await;
@@ -134,7 +140,7 @@ fn generate(
             fn __pleach_invoke(
                 __pleach_arguments: &str,
                 __pleach_ctx: ::core::option::Option<::pleach_core::ToolContext>,
-            ) -> ::core::result::Result<#p::ToolFuture, ::pleach_core::ToolError> {
+            ) -> ::core::result::Result<#p::Started, ::pleach_core::ToolError> {
                 let __pleach_args = __pleach_parse(__pleach_arguments)?;
                 let __pleach_future = #fn_ident(#(#call_args),*);
                 ::core::result::Result::Ok(#started)

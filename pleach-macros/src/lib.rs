@@ -25,6 +25,7 @@ mod attr;
 mod check;
 mod expand;
 mod fallback;
+mod suspend;
 
 use proc_macro::TokenStream;
 

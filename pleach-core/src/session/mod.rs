@@ -25,10 +25,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::batch::{BatchingStrategy, Gates, Lane};
+use crate::batch::{BatchingStrategy, Lane};
 use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, EventStream, ToolEvent};
@@ -252,7 +251,7 @@ impl Session {
     ///
     /// # Panics
     ///
-    /// Outside a Tokio runtime (the calls run as Tokio tasks).
+    /// Outside a Tokio runtime (the turn runs as a Tokio task).
     pub fn run_turn(&self, step: impl Into<AssistantStep>) -> Turn {
         let step = step.into();
         let calls: Vec<Arc<ToolCall>> = step.calls.iter().cloned().map(Arc::new).collect();
@@ -524,7 +523,7 @@ async fn drive_turn(
     sink: EventSender,
     signal: CancellationToken,
     mut approved: Option<(usize, crate::safety::Action)>,
-    mut failed: Vec<Option<ToolError>>,
+    failed: Vec<Option<ToolError>>,
 ) -> Vec<ToolResult> {
     // `failed` is usually empty (only a streamed step has calls that failed in assembly): look
     // calls up in it rather than grow it to one entry per call.
@@ -545,58 +544,74 @@ async fn drive_turn(
             None => Lane::Parallel { limit: None },
         })
         .collect();
-    let gates = Arc::new(Gates::new(&lanes, session.runtime.config.batching));
-    let mut tasks = JoinSet::new();
-    // One sender shared by the turn's tasks: cloning an `Arc` is an atomic increment, cloning a
-    // sender takes the channel's lock (and so does dropping it).
+    // One sender and one token shared by the turn's calls: cloning an `Arc` is an atomic
+    // increment, cloning a sender or a token takes a lock (and so does dropping it).
     let shared_sink = Arc::new(sink.clone());
-    for (index, call) in calls.iter().enumerate() {
-        // Boxed: an error is large, and most calls carry none.
-        let failure = failed.get_mut(index).and_then(Option::take).map(Box::new);
-        let (session, call, sink, signal, gates) = (
-            session.clone(),
-            call.clone(),
-            shared_sink.clone(),
-            signal.clone(),
-            gates.clone(),
-        );
-        let decision = approved
-            .take_if(|(approved_index, _)| *approved_index == index)
-            .map(|(_, action)| action);
-        tasks.spawn(async move {
-            let pass = tokio::select! {
-                biased;
-                () = signal.cancelled() => None,
-                pass = gates.enter(index) => Some(pass),
-            };
-            let dispatched = match (failure, pass) {
-                (Some(error), _) => pipeline::Dispatched::never_ran(call, *error, &sink),
-                (None, Some(_pass)) => session.dispatch(&call, &sink, &signal, decision).await,
-                (None, None) => pipeline::Dispatched::never_ran(call, cancelled_error(), &sink),
-            };
-            (index, dispatched)
-        });
-    }
-    let mut outcomes: Vec<Option<pipeline::Dispatched>> =
-        std::iter::repeat_with(|| None).take(calls.len()).collect();
-    let mut failures = Vec::new();
-    let mut died = None;
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok((index, mut dispatched)) => {
-                failures.extend(dispatched.failed.take());
-                outcomes[index] = Some(dispatched);
-            }
-            // The pipeline catches tool panics itself; a task that died anyway is reported
-            // below, on the calls left without an outcome.
-            Err(error) => died = Some(error.to_string()),
+    let shared_signal = Arc::new(signal.clone());
+    // Usually empty (only a streamed step has calls that failed in assembly).
+    let any_failed = failed.iter().any(Option::is_some);
+    let failed = std::sync::Mutex::new(failed);
+    let failure_of = |index: usize| {
+        if !any_failed {
+            return None;
         }
-    }
+        let mut failed = failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        failed.get_mut(index).and_then(Option::take)
+    };
+    let outcomes = crate::batch::run_scheduled(
+        &lanes,
+        session.runtime.config.batching,
+        Some(&signal),
+        |index| {
+            let failure = failure_of(index);
+            let decision = approved
+                .take_if(|(approved_index, _)| *approved_index == index)
+                .map(|(_, action)| action);
+            let (session, call, sink, signal) = (
+                session.clone(),
+                calls[index].clone(),
+                shared_sink.clone(),
+                shared_signal.clone(),
+            );
+            async move {
+                match failure {
+                    Some(error) => pipeline::Dispatched::never_ran(call, error, &sink),
+                    None => session.dispatch(&call, &sink, &signal, decision).await,
+                }
+            }
+        },
+        // The turn was cancelled before these started: they end now, with their own failure if
+        // they had one.
+        |index| {
+            let error = failure_of(index).unwrap_or_else(cancelled_error);
+            Some(pipeline::Dispatched::never_ran(
+                calls[index].clone(),
+                error,
+                &sink,
+            ))
+        },
+    )
+    .await;
+    let mut failures = Vec::new();
+    let outcomes: Vec<Option<pipeline::Dispatched>> = outcomes
+        .into_iter()
+        .map(|outcome| {
+            outcome.map(|mut dispatched| {
+                failures.extend(dispatched.failed.take());
+                dispatched
+            })
+        })
+        .collect();
+    // The pipeline catches tool panics itself; a call whose pipeline panicked anyway is reported
+    // below, without an outcome.
+    let died = Some("the call's pipeline panicked");
     // A call left without an outcome belonged to a task that died; it still ends once.
     let results: Vec<(ToolResult, bool)> = calls
         .into_iter()
         .zip(outcomes)
-        .map(|(issued, dispatched)| settle(&issued, dispatched, died.as_deref(), &sink))
+        .map(|(issued, dispatched)| settle(&issued, dispatched, died, &sink))
         .collect();
     session.record_failures(failures);
     {

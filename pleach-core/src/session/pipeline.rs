@@ -21,7 +21,7 @@ use crate::event::EventSender;
 use crate::safety::Action;
 use crate::safety::fingerprint as fingerprint_of;
 use crate::schema;
-use crate::tool::{CallEvents, ToolCall, ToolContext, send_terminal};
+use crate::tool::{CallEvents, Started, ToolCall, ToolContext, ToolDefinition, send_terminal};
 
 impl SessionInner {
     pub(super) fn log(&self) -> std::sync::MutexGuard<'_, SessionLog> {
@@ -139,7 +139,14 @@ impl SessionInner {
             gate.0 = Some(events.clone());
             ToolContext::for_call(call.id.clone(), token.clone(), events, self.scope.clone())
         });
-        let future = definition.start(&call.arguments, ctx)?;
+        // A tool that cannot suspend runs to its end inside `start`: its panic is caught here.
+        let started =
+            std::panic::catch_unwind(AssertUnwindSafe(|| definition.start(&call.arguments, ctx)))
+                .unwrap_or_else(|payload| Ok(Started::Ready(Err(panicked(payload.as_ref())))))?;
+        let future = match started {
+            Started::Ready(outcome) => return self.finish_call(definition, turn_signal, outcome),
+            Started::Running(future) => future,
+        };
         let mut future = CatchUnwind(future);
         // Most tools finish on their first poll: only a tool that waits arms the timer.
         let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut future).poll(cx))).await;
@@ -157,6 +164,16 @@ impl SessionInner {
                 .await?
             }
         };
+        self.finish_call(definition, turn_signal, outcome)
+    }
+
+    /// The last steps of a call whose tool has returned: cancellation, output schema, size.
+    fn finish_call(
+        &self,
+        definition: &ToolDefinition,
+        turn_signal: &CancellationToken,
+        outcome: Result<Value, ToolError>,
+    ) -> Result<Value, ToolError> {
         // A tool that returns because its signal fired (the cooperative way to stop) was still
         // cancelled: its result is whatever it had, not an answer.
         if turn_signal.is_cancelled() {
@@ -164,7 +181,7 @@ impl SessionInner {
         }
         let output = outcome?;
         definition.check_output(&output)?;
-        check_result_size(&output, config.limits.max_result_bytes)?;
+        check_result_size(&output, self.runtime.config.limits.max_result_bytes)?;
         Ok(output)
     }
 
@@ -409,13 +426,18 @@ impl Future for CatchUnwind {
         let future = self.0.as_mut();
         match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
             Ok(poll) => poll,
-            Err(payload) => Poll::Ready(Err(ToolError::new(
-                ErrorCode::ToolPanicked,
-                "the tool crashed (it panicked); this is a bug in the tool, not in the arguments",
-            )
-            .with_detail(panic_message(payload.as_ref())))),
+            Err(payload) => Poll::Ready(Err(panicked(payload.as_ref()))),
         }
     }
+}
+
+/// The error of a call whose tool panicked (1009).
+fn panicked(payload: &(dyn Any + Send)) -> ToolError {
+    ToolError::new(
+        ErrorCode::ToolPanicked,
+        "the tool crashed (it panicked); this is a bug in the tool, not in the arguments",
+    )
+    .with_detail(panic_message(payload))
 }
 
 pub(super) fn panic_message(payload: &(dyn Any + Send)) -> String {

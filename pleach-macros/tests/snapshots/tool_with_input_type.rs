@@ -29,13 +29,13 @@ const _: () = {
         __pleach_arguments: &str,
         __pleach_ctx: ::core::option::Option<::pleach_core::ToolContext>,
     ) -> ::core::result::Result<
-        ::pleach_core::__private::ToolFuture,
+        ::pleach_core::__private::Started,
         ::pleach_core::ToolError,
     > {
         let __pleach_args = __pleach_parse(__pleach_arguments)?;
         let __pleach_future = greet_someone(__pleach_args);
         ::core::result::Result::Ok(
-            ::pleach_core::__private::boxed(async move {
+            ::pleach_core::__private::run_now(async move {
                 let __pleach_ret = __pleach_future.await;
                 ::pleach_core::__private::output::<Greeted>(&__pleach_ret)
             }),

@@ -107,7 +107,7 @@ const _: () = {
         __pleach_arguments: &str,
         __pleach_ctx: ::core::option::Option<::pleach_core::ToolContext>,
     ) -> ::core::result::Result<
-        ::pleach_core::__private::ToolFuture,
+        ::pleach_core::__private::Started,
         ::pleach_core::ToolError,
     > {
         let __pleach_args = __pleach_parse(__pleach_arguments)?;
@@ -118,7 +118,7 @@ const _: () = {
             ::pleach_core::__private::context(__pleach_ctx),
         );
         ::core::result::Result::Ok(
-            ::pleach_core::__private::boxed(async move {
+            ::pleach_core::__private::run_now(async move {
                 let __pleach_ret = __pleach_future.await;
                 match __pleach_ret {
                     ::core::result::Result::Ok(__pleach_value) => {

@@ -53,7 +53,7 @@ const _: () = {
         __pleach_arguments: &str,
         __pleach_ctx: ::core::option::Option<::pleach_core::ToolContext>,
     ) -> ::core::result::Result<
-        ::pleach_core::__private::ToolFuture,
+        ::pleach_core::__private::Started,
         ::pleach_core::ToolError,
     > {
         let __pleach_args = __pleach_parse(__pleach_arguments)?;
