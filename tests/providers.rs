@@ -1411,7 +1411,7 @@ fn results_and_assistant_messages_in_each_format() {
         },
         Message::Assistant {
             content: Some("Adding.".into()),
-            tool_calls: vec![ok_call.clone(), bad_call.clone()],
+            tool_calls: vec![ok_call.clone().into(), bad_call.clone().into()],
         },
         Message::tool_result(&ok_call, &ok),
         Message::tool_result(&bad_call, &failed),

@@ -477,6 +477,14 @@ where
     let mut outputs: Vec<Option<T>> = (0..lanes.len()).map(|_| None).collect();
     let mut running = Running::new();
     let mut stopped = false;
+    // Made once: a wait on a token registers with it, and one per finished item would cost a
+    // lock to register and another to leave.
+    let mut stop_fired = std::pin::pin!(async {
+        match stop {
+            Some(stop) => stop.cancelled().await,
+            None => std::future::pending().await,
+        }
+    });
     loop {
         if !stopped && stop.is_some_and(tokio_util::sync::CancellationToken::is_cancelled) {
             stopped = true;
@@ -489,15 +497,15 @@ where
                 running.push(index, start(index));
             }
         }
-        let finished = match stop {
-            Some(stop) if !stopped => {
-                tokio::select! {
-                    biased;
-                    finished = running.next() => finished,
-                    () = stop.cancelled() => continue,
-                }
+        let finished = if stopped {
+            running.next().await
+        } else {
+            // Once it fires, the next round sees the token cancelled and never polls it again.
+            tokio::select! {
+                biased;
+                finished = running.next() => finished,
+                () = &mut stop_fired => continue,
             }
-            _ => running.next().await,
         };
         let Some((index, output)) = finished else {
             // Nothing running: either every item is done, or the step was stopped and the

@@ -1,6 +1,8 @@
 //! The conversation a session appends to: user messages, assistant messages with their tool
 //! calls, and one tool-result message per call, written as the model will read it.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -14,7 +16,7 @@ use crate::tool::ToolCall;
 ///
 /// let m = Message::Assistant {
 ///     content: None,
-///     tool_calls: vec![ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#)],
+///     tool_calls: vec![ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#).into()],
 /// };
 /// assert_eq!(
 ///     serde_json::to_string(&m).unwrap(),
@@ -34,8 +36,9 @@ pub enum Message {
     Assistant {
         /// The text, if any.
         content: Option<String>,
-        /// The calls, in the model's order.
-        tool_calls: Vec<ToolCall>,
+        /// The calls, in the model's order (shared with the turn's events and results, not
+        /// copied: `ToolCall::new(..).into()` makes one).
+        tool_calls: Vec<Arc<ToolCall>>,
     },
     /// The result of one call, as the model reads it.
     Tool {

@@ -315,13 +315,23 @@ impl EventSender {
 
     /// Sends `event`.
     pub fn send(&self, event: ToolEvent) {
+        self.enqueue(|queue| queue.push_back(event));
+    }
+
+    /// Sends several events under one lock (a turn's `tool.started` events, say).
+    pub(crate) fn send_all(&self, events: impl IntoIterator<Item = ToolEvent>) {
+        self.enqueue(|queue| queue.extend(events));
+    }
+
+    /// Adds to the queue under its lock, unless nobody will read it, and wakes the reader.
+    fn enqueue(&self, add: impl FnOnce(&mut VecDeque<ToolEvent>)) {
         let Some(shared) = &self.shared else { return };
         let waker = {
             let mut state = shared.lock();
             if state.stream_dropped || state.closed {
                 return;
             }
-            state.queue.push_back(event);
+            add(&mut state.queue);
             state.waker.take()
         };
         if let Some(waker) = waker {

@@ -23,6 +23,7 @@
 //! ]);
 //! ```
 
+use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
@@ -389,13 +390,13 @@ fn result_block(id: &str, content: &str, is_error: bool) -> Value {
 ///     { "type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": { "city": "Paris" } }
 /// ] }));
 /// ```
-pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
+pub fn assistant_message<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]) -> Value {
     let text = content
         .filter(|t| !t.is_empty())
         .map(|t| json!({ "type": "text", "text": t }));
     let blocks: Vec<Value> = text
         .into_iter()
-        .chain(calls.iter().map(|c| {
+        .chain(calls.iter().map(Borrow::<ToolCall>::borrow).map(|c| {
             json!({ "type": "tool_use", "id": c.id, "name": c.name, "input": arguments_object(c) })
         }))
         .collect();
@@ -412,7 +413,7 @@ pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
 /// let (a, b) = (ToolCall::new("toolu_1", "f", "{}"), ToolCall::new("toolu_2", "g", "{}"));
 /// let messages = anthropic::messages(&[
 ///     Message::User { content: "go".into() },
-///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
+///     Message::Assistant { content: None, tool_calls: vec![a.clone().into(), b.clone().into()] },
 ///     Message::tool_result(&a, &Ok(serde_json::json!(1))),
 ///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
 /// ]);

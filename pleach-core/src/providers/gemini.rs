@@ -35,6 +35,7 @@
 //! ]);
 //! ```
 
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Deserializer};
@@ -704,13 +705,13 @@ fn response_part(id: &str, name: &str, response: &Value) -> Value {
 ///     { "functionCall": { "id": "gemini_r1_0", "name": "add", "args": { "a": 1 } } }
 /// ] }));
 /// ```
-pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
+pub fn assistant_message<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]) -> Value {
     let text = content
         .filter(|t| !t.is_empty())
         .map(|t| json!({ "text": t }));
     let parts: Vec<Value> = text
         .into_iter()
-        .chain(calls.iter().map(|c| {
+        .chain(calls.iter().map(Borrow::<ToolCall>::borrow).map(|c| {
             json!({ "functionCall": { "id": c.id, "name": c.name, "args": arguments_object(c) } })
         }))
         .collect();
@@ -727,7 +728,7 @@ pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
 /// let (a, b) = (ToolCall::new("c0", "f", "{}"), ToolCall::new("c1", "g", "{}"));
 /// let contents = gemini::messages(&[
 ///     Message::User { content: "go".into() },
-///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
+///     Message::Assistant { content: None, tool_calls: vec![a.clone().into(), b.clone().into()] },
 ///     Message::tool_result(&a, &Ok(serde_json::json!({ "n": 1 }))),
 ///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
 /// ]);

@@ -61,6 +61,7 @@
 //! streams that prove them.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -617,7 +618,7 @@ fn each_checked_definition(
 fn grouped_messages(
     conversation: &[Message],
     user: impl Fn(&str) -> Value,
-    assistant: impl Fn(Option<&str>, &[ToolCall]) -> Value,
+    assistant: impl Fn(Option<&str>, &[Arc<ToolCall>]) -> Value,
     result: impl Fn(&str, &str, &str, bool) -> Value,
     results: impl Fn(Vec<Value>) -> Value,
 ) -> Vec<Value> {

@@ -22,6 +22,7 @@
 //! assert_eq!(events[2], ProviderEvent::CallEnded { key: "0".into() });
 //! ```
 
+use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
@@ -528,12 +529,13 @@ fn tool_message(id: &str, content: &str) -> Value {
 ///     "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "ping", "arguments": "{}" } }]
 /// }));
 /// ```
-pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
+pub fn assistant_message<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]) -> Value {
     let mut message = json!({ "role": "assistant", "content": content });
     if !calls.is_empty() {
         message["tool_calls"] = calls
             .iter()
             .map(|c| {
+                let c: &ToolCall = c.borrow();
                 json!({
                     "id": c.id,
                     "type": "function",
@@ -554,7 +556,7 @@ pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
 /// let call = ToolCall::new("call_1", "ping", "{}");
 /// let conversation = [
 ///     Message::User { content: "ping?".into() },
-///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
+///     Message::Assistant { content: None, tool_calls: vec![call.clone().into()] },
 ///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
 /// ];
 /// let messages = openai_chat::messages(&conversation);

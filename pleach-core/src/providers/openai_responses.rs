@@ -21,6 +21,7 @@
 //! assert_eq!(events[2], ProviderEvent::CallEnded { key: "fc_1".into() });
 //! ```
 
+use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
@@ -495,12 +496,12 @@ fn output_item(call_id: &str, output: &str) -> Value {
 /// assert_eq!(items[0], json!({ "role": "assistant", "content": "Checking." }));
 /// assert_eq!(items[1], json!({ "type": "function_call", "call_id": "call_1", "name": "ping", "arguments": "{}" }));
 /// ```
-pub fn assistant_items(content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
+pub fn assistant_items<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]) -> Vec<Value> {
     let text = content
         .filter(|t| !t.is_empty())
         .map(|t| json!({ "role": "assistant", "content": t }));
     text.into_iter()
-        .chain(calls.iter().map(|c| {
+        .chain(calls.iter().map(Borrow::<ToolCall>::borrow).map(|c| {
             json!({ "type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments })
         }))
         .collect()
@@ -515,7 +516,7 @@ pub fn assistant_items(content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> 
 /// let call = ToolCall::new("call_1", "ping", "{}");
 /// let input = openai_responses::messages(&[
 ///     Message::User { content: "ping?".into() },
-///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
+///     Message::Assistant { content: None, tool_calls: vec![call.clone().into()] },
 ///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
 /// ]);
 /// assert_eq!(input.len(), 3);

@@ -254,10 +254,10 @@ impl Session {
     /// Outside a Tokio runtime (the turn runs as a Tokio task).
     pub fn run_turn(&self, step: impl Into<AssistantStep>) -> Turn {
         let step = step.into();
-        let calls: Vec<Arc<ToolCall>> = step.calls.iter().cloned().map(Arc::new).collect();
+        let calls: Vec<Arc<ToolCall>> = step.calls.into_iter().map(Arc::new).collect();
         self.inner.log().conversation.push(Message::Assistant {
             content: step.text,
-            tool_calls: step.calls,
+            tool_calls: calls.clone(),
         });
         self.start_turn(calls, None, None)
     }
@@ -273,11 +273,9 @@ impl Session {
     ) -> Turn {
         let (sink, events) = crate::event::channel();
         let signal = self.inner.signal.child_token();
-        for call in &calls {
-            sink.send(ToolEvent::Started {
-                tool_call: call.clone(),
-            });
-        }
+        sink.send_all(calls.iter().map(|call| ToolEvent::Started {
+            tool_call: call.clone(),
+        }));
         if let Some(event) = announce {
             sink.send(event);
         }
@@ -507,7 +505,7 @@ impl SessionHandle {
     ) -> Vec<ToolResult> {
         self.0.log().conversation.push(Message::Assistant {
             content: text,
-            tool_calls: calls.iter().map(|call| (**call).clone()).collect(),
+            tool_calls: calls.clone(),
         });
         drive_turn(self.0.clone(), calls, sink, signal, None, failed).await
     }
