@@ -64,8 +64,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let verdict = validate_tool_call(call);
         println!(
             "\n{} {} {}",
-            call.name,
-            call.arguments,
+            call.name(),
+            call.arguments(),
             if verdict.valid {
                 "→ valid"
             } else {
@@ -85,7 +85,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("\nRunning call_1:");
     let definition = search_corpus::definition();
     let result = definition
-        .call(&calls[0].arguments, ToolContext::new(&calls[0].id))
+        .call(calls[0].arguments(), ToolContext::new(calls[0].id()))
         .await?;
     println!("  {result}");
     Ok(())

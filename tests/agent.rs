@@ -340,7 +340,7 @@ fn assert_exactly_once(events: &[ToolEvent], conversation: &[Message]) {
         .iter()
         .flat_map(|m| match m {
             Message::Assistant { tool_calls, .. } => {
-                tool_calls.iter().map(|c| c.id.as_str()).collect()
+                tool_calls.iter().map(pleach_core::ToolCall::id).collect()
             }
             _ => Vec::new(),
         })
@@ -365,7 +365,7 @@ fn failure<'a>(events: &'a [ToolEvent], id: &str) -> &'a pleach_core::ToolError 
     events
         .iter()
         .find_map(|e| match e {
-            ToolEvent::Failed { tool_call, error } if tool_call.id == id => Some(error),
+            ToolEvent::Failed { tool_call, error } if tool_call.id() == id => Some(error),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no tool.failed for {id}: {events:?}"))
@@ -376,7 +376,7 @@ fn completed(events: &[ToolEvent]) -> Vec<(String, Value)> {
         .iter()
         .filter_map(|e| match e {
             ToolEvent::Completed { tool_call, result } => {
-                Some((tool_call.id.clone(), result.clone()))
+                Some((tool_call.id().to_owned(), result.clone()))
             }
             _ => None,
         })
@@ -419,10 +419,7 @@ async fn openai_chat_runs_two_streamed_calls_writes_results_back_and_finishes() 
     let ToolEvent::Started { tool_call } = &events[0] else {
         panic!("{events:?}")
     };
-    assert_eq!(
-        (tool_call.id.as_str(), tool_call.arguments.as_str()),
-        (weather, "")
-    );
+    assert_eq!((tool_call.id(), tool_call.arguments()), (weather, ""));
     let deltas: String = events
         .iter()
         .filter_map(|e| match e {
@@ -847,7 +844,9 @@ async fn utf8_split_across_http_chunks_is_whole_and_invalid_utf8_fails_the_open_
     let failed: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            ToolEvent::Failed { tool_call, error } => Some((tool_call.id.clone(), error.code())),
+            ToolEvent::Failed { tool_call, error } => {
+                Some((tool_call.id().to_owned(), error.code()))
+            }
             _ => None,
         })
         .collect();

@@ -323,8 +323,13 @@ async fn a_step_of_ten_thousand_calls() {
     let results = session.run_turn(calls.clone()).finish().await;
     assert_eq!(results.len(), 10_000);
     for (result, call) in results.iter().zip(&calls) {
-        assert_eq!(result.tool_call.id, call.id);
-        assert!(result.outcome.is_ok(), "{}: {:?}", call.id, result.outcome);
+        assert_eq!(result.tool_call.id(), call.id());
+        assert!(
+            result.outcome.is_ok(),
+            "{}: {:?}",
+            call.id(),
+            result.outcome
+        );
     }
     assert!(MAX_IN_FLIGHT.load(Ordering::SeqCst) <= 64);
 }
@@ -493,7 +498,7 @@ async fn a_turn_on_a_multi_thread_runtime() {
     let results = turn.finish().await;
     assert_eq!(terminal.len(), 41);
     assert!(terminal.values().all(|&count| count == 1));
-    let ids: Vec<&str> = results.iter().map(|r| r.tool_call.id.as_str()).collect();
+    let ids: Vec<&str> = results.iter().map(|r| r.tool_call.id()).collect();
     let expected: Vec<String> = (0..41).map(|index| format!("m{index}")).collect();
     assert_eq!(ids, expected);
     assert!(results[..40].iter().all(|r| r.outcome.is_ok()));

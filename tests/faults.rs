@@ -88,7 +88,7 @@ async fn beside_a_good_call(
     let results = turn.finish().await;
     assert_eq!(results.len(), 2);
     assert_eq!(
-        terminal.get(&bad.id),
+        terminal.get(bad.id()),
         Some(&1),
         "one terminal event for the bad call"
     );
@@ -107,7 +107,7 @@ async fn beside_a_good_call(
         .collect();
     assert_eq!(
         answers,
-        [bad.id.as_str(), "good"],
+        [bad.id(), "good"],
         "one result message each, in call order"
     );
     if cancel_after.is_none() {
@@ -120,7 +120,7 @@ async fn beside_a_good_call(
     results[0].outcome.clone().map_err(|e| e.code())
 }
 
-fn call(name: &str, arguments: impl Into<String>) -> ToolCall {
+fn call(name: &str, arguments: impl AsRef<str>) -> ToolCall {
     ToolCall::new("bad", name, arguments)
 }
 
@@ -256,5 +256,5 @@ async fn events_of_a_failed_call_carry_its_arguments_as_they_came() {
         panic!("a failure expected");
     };
     assert_eq!(error.code(), ErrorCode::ArgumentsNotJson);
-    assert_eq!(tool_call.arguments, r#"{"n":"#);
+    assert_eq!(tool_call.arguments(), r#"{"n":"#);
 }

@@ -147,32 +147,32 @@ fn check_turn(kinds: &[Kind], cancel_after_ms: Option<u64>, concurrency: usize) 
                 .push(event.event_type());
         }
         for call in &calls {
-            let kinds_seen = seen.get(call.id.as_str()).cloned().unwrap_or_default();
+            let kinds_seen = seen.get(call.id()).cloned().unwrap_or_default();
             assert_eq!(
                 kinds_seen.first(),
                 Some(&"tool.started"),
                 "{}: {kinds_seen:?}",
-                call.id
+                call.id()
             );
             let terminals = kinds_seen
                 .iter()
                 .filter(|k| matches!(**k, "tool.completed" | "tool.failed"))
                 .count();
-            assert_eq!(terminals, 1, "{}: {kinds_seen:?}", call.id);
+            assert_eq!(terminals, 1, "{}: {kinds_seen:?}", call.id());
             assert!(
                 matches!(kinds_seen.last(), Some(&("tool.completed" | "tool.failed"))),
                 "{}: nothing after the terminal event: {kinds_seen:?}",
-                call.id
+                call.id()
             );
         }
 
         // Guarantee 2: results in call order; the terminal event agrees with the result.
         assert_eq!(results.len(), calls.len());
         for ((result, call), kind) in results.iter().zip(&calls).zip(kinds) {
-            assert_eq!(*result.tool_call, *call);
+            assert_eq!(result.tool_call, *call);
             let terminal = events
                 .iter()
-                .find(|e| e.is_terminal() && e.tool_call_id() == call.id)
+                .find(|e| e.is_terminal() && e.tool_call_id() == call.id())
                 .expect("a terminal event");
             match (&result.outcome, terminal) {
                 (Ok(value), ToolEvent::Completed { result, .. }) => assert_eq!(value, result),
@@ -189,14 +189,14 @@ fn check_turn(kinds: &[Kind], cancel_after_ms: Option<u64>, concurrency: usize) 
                     (Kind::Stubborn(ms), _) if *ms >= 3000 => Err(ErrorCode::TimedOut),
                     (_, want) => want,
                 };
-                assert_eq!(outcome, want, "{}", call.id);
+                assert_eq!(outcome, want, "{}", call.id());
             } else {
                 assert!(
                     outcome == expected(kind)
                         || outcome == Err(ErrorCode::Cancelled)
                         || outcome == Err(ErrorCode::TimedOut),
                     "{}: {outcome:?}",
-                    call.id
+                    call.id()
                 );
             }
         }

@@ -445,7 +445,7 @@ async fn results_come_back_in_call_order_whatever_order_calls_finish() {
         "events follow real completion"
     );
     let results = turn.finish().await;
-    let ids: Vec<&str> = results.iter().map(|r| r.tool_call.id.as_str()).collect();
+    let ids: Vec<&str> = results.iter().map(|r| r.tool_call.id()).collect();
     assert_eq!(ids, ["first", "second"], "results follow the model's order");
     let written: Vec<String> = session
         .conversation()
@@ -710,4 +710,40 @@ async fn code_1009_for_a_tool_that_panics_after_an_await() {
     assert_eq!(code(&result), ErrorCode::ToolPanicked);
     let result = one("rt_panics", "{}").await;
     assert_eq!(code(&result), ErrorCode::ToolPanicked);
+}
+
+static IN_PLACE_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Records a change (serial by inference: not a read verb), finishing where it starts.
+#[tool]
+async fn rt_record_change(n: u32) -> u32 {
+    IN_PLACE_RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    n
+}
+
+/// Calls that run where they start (no `.await` in the tool) still honour a cancelled turn:
+/// none of them runs, and each ends once with 1011.
+#[tokio::test(flavor = "current_thread")]
+async fn code_1011_a_turn_cancelled_before_it_runs_starts_no_in_place_call() {
+    let session = runtime()
+        .create_session(SessionOptions::enabled(["rt_record_change"]))
+        .expect("session");
+    let calls: Vec<ToolCall> = (0..100)
+        .map(|n| {
+            call(
+                &format!("r{n}"),
+                "rt_record_change",
+                &format!(r#"{{"n":{n}}}"#),
+            )
+        })
+        .collect();
+    // On a current-thread runtime the turn's driver has not run yet when `cancel` returns.
+    let turn = session.run_turn(calls);
+    turn.cancel();
+    let results = turn.finish().await;
+    assert_eq!(results.len(), 100);
+    for result in &results {
+        assert_eq!(code(result), ErrorCode::Cancelled);
+    }
+    assert_eq!(IN_PLACE_RUNS.load(std::sync::atomic::Ordering::SeqCst), 0);
 }

@@ -282,7 +282,7 @@ async fn an_edit_runs_the_new_arguments_and_the_history_says_so() {
     .await;
     assert_eq!(result.outcome, Ok(json!("sent 5 to ACC-0042")));
     assert_eq!(
-        result.tool_call.arguments,
+        result.tool_call.arguments(),
         r#"{"to_account":"ACC-0042","amount":5}"#
     );
     let wire: Value = serde_json::from_str(&events.last().unwrap().to_json()).unwrap();
@@ -292,7 +292,7 @@ async fn an_edit_runs_the_new_arguments_and_the_history_says_so() {
     let Message::Assistant { tool_calls, .. } = &conversation[conversation.len() - 2] else {
         panic!("assistant message expected");
     };
-    assert!(tool_calls[0].arguments.contains("ACC-0043"));
+    assert!(tool_calls[0].arguments().contains("ACC-0043"));
     let Message::Tool {
         content,
         edited_arguments,

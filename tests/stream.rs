@@ -244,7 +244,7 @@ proptest! {
         }
         prop_assert_eq!(&deltas, &text);
         let call = assembler.end("0").unwrap();
-        prop_assert_eq!(&call.arguments, &text);
+        prop_assert_eq!(call.arguments(), &text);
         let calls = assembler.finish();
         prop_assert_eq!(calls[0].parsed.as_ref(), Ok(&expected));
     }
@@ -406,7 +406,7 @@ fn a_stream_cut_off_mid_value_fails_1007_and_others_still_run() {
         calls[1].parsed.as_ref().unwrap_err().code(),
         ErrorCode::ArgumentsIncomplete
     );
-    assert!(calls[1].call.arguments.ends_with("Filing taxes"));
+    assert!(calls[1].call.arguments().ends_with("Filing taxes"));
 }
 
 #[test]
@@ -418,7 +418,11 @@ fn a_multi_byte_character_split_at_every_position_is_read_whole() {
         assembler.begin("0", "c", "weather").unwrap();
         assembler.push("0", &bytes[..cut]).unwrap();
         assembler.push("0", &bytes[cut..]).unwrap();
-        assert_eq!(assembler.end("0").unwrap().arguments, text, "cut at {cut}");
+        assert_eq!(
+            assembler.end("0").unwrap().arguments(),
+            text,
+            "cut at {cut}"
+        );
     }
 }
 
@@ -472,7 +476,7 @@ fn duplicate_ids_unknown_keys_and_limits_hurt_no_other_call() {
     assembler.push("0", r#"{"n":[1]}"#).unwrap();
     assembler.end("0").unwrap();
     let calls = assembler.finish();
-    let ids: Vec<&str> = calls.iter().map(|c| c.call.id.as_str()).collect();
+    let ids: Vec<&str> = calls.iter().map(|c| c.call.id()).collect();
     assert_eq!(ids, ["call_1", "call_2", "call_3"]);
     assert_eq!(calls[0].parsed, Ok(json!({ "n": [1] })));
     assert!(calls[1].parsed.is_err() && calls[2].parsed.is_err());

@@ -116,7 +116,7 @@ async fn one_turn(
     cancel: bool,
     tally: &mut Tally,
 ) {
-    let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
+    let ids: Vec<String> = calls.iter().map(|c| c.id().to_owned()).collect();
     let mut turn = session.run_turn(calls);
     if cancel {
         turn.cancel();
@@ -124,14 +124,16 @@ async fn one_turn(
     let mut ends: HashMap<String, usize> = HashMap::new();
     while let Some(event) = turn.events().recv().await {
         let end = match &event {
-            ToolEvent::Completed { tool_call, .. } => Some((&tool_call.id, "completed".to_owned())),
+            ToolEvent::Completed { tool_call, .. } => {
+                Some((tool_call.id(), "completed".to_owned()))
+            }
             ToolEvent::Failed { tool_call, error } => {
-                Some((&tool_call.id, error.code().as_u16().to_string()))
+                Some((tool_call.id(), error.code().as_u16().to_string()))
             }
             _ => None,
         };
         if let Some((id, end)) = end {
-            *ends.entry(id.clone()).or_default() += 1;
+            *ends.entry(id.to_owned()).or_default() += 1;
             *tally.by_end.entry(end).or_default() += 1;
         }
     }

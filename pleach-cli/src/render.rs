@@ -90,21 +90,21 @@ impl Renderer {
         }
         match event {
             ToolEvent::Started { tool_call } => {
-                let shown = format!("{} {}", tool_call.name, shorten(&tool_call.arguments));
+                let shown = format!("{} {}", tool_call.name(), shorten(tool_call.arguments()));
                 self.running
-                    .insert(tool_call.id.clone(), (shown, Instant::now()));
+                    .insert(tool_call.id().to_owned(), (shown, Instant::now()));
             }
             ToolEvent::Delta { .. } => {}
             ToolEvent::Completed { tool_call, result } => {
                 let (shown, took) =
-                    self.finished(&tool_call.id, &tool_call.name, &tool_call.arguments);
+                    self.finished(tool_call.id(), tool_call.name(), tool_call.arguments());
                 let mark = self.paint("32", "✓");
                 self.clear_spinner();
                 outln!("  {mark} {shown} → {}{took}", shorten(&result.to_string()));
             }
             ToolEvent::Failed { tool_call, error } => {
                 let (shown, took) =
-                    self.finished(&tool_call.id, &tool_call.name, &tool_call.arguments);
+                    self.finished(tool_call.id(), tool_call.name(), tool_call.arguments());
                 let mark = self.paint("31", "✗");
                 let code = self.paint("31", &format!("error {}", error.code().as_u16()));
                 self.clear_spinner();

@@ -3,7 +3,6 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use pleach_core::providers::{
     Decoder, ProviderEvent, StreamParser, anthropic, gemini, openai_chat, openai_responses,
@@ -46,7 +45,7 @@ pub(crate) async fn run(
     // Calls the provider's stream failed, by id: their error wins over the assembler's own.
     let mut failed: HashMap<String, ToolError> = HashMap::new();
     // Failed before they began (no id known to the assembler): reported as they are.
-    let mut orphans: Vec<(Arc<ToolCall>, ToolError)> = Vec::new();
+    let mut orphans: Vec<(ToolCall, ToolError)> = Vec::new();
     let mut begun: HashSet<String> = HashSet::new();
     let mut text = String::new();
     for event in events {
@@ -74,7 +73,7 @@ pub(crate) async fn run(
                         failed.insert(id, error);
                     } else {
                         let call = ToolCall::new(id, name.unwrap_or_default(), "");
-                        orphans.push((Arc::new(call), error));
+                        orphans.push((call, error));
                     }
                 }
                 _ => {}
@@ -94,7 +93,7 @@ pub(crate) async fn run(
     let mut runnable = Vec::new();
     for streamed in assembler.finish() {
         let ((Some(error), _) | (None, Err(error))) =
-            (failed.remove(&*streamed.call.id), streamed.parsed)
+            (failed.remove(streamed.call.id()), streamed.parsed)
         else {
             runnable.push(ToolCall::clone(&streamed.call));
             continue;

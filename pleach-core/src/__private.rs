@@ -40,6 +40,8 @@ pub struct Code {
     pub check: fn(&str) -> Result<(), ToolError>,
     /// Whether a successful read implies the input schema accepts the text.
     pub checked_by_type: bool,
+    /// Whether the fn's body cannot suspend, so `invoke` runs it to the end.
+    pub in_place: bool,
     /// Whether the fn takes a `ToolContext`.
     pub takes_context: bool,
 }
@@ -64,6 +66,7 @@ pub fn definition(
         invoke: Arc::new(code.invoke),
         check: Some(Arc::new(code.check)),
         checked_by_type: code.checked_by_type,
+        in_place: code.in_place,
         takes_context: code.takes_context,
         site: DefinitionSite::new(file, line, column),
     })

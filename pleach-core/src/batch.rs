@@ -450,13 +450,31 @@ impl ToolBatchExecutor {
         F: FnMut(usize) -> Fut,
         Fut: Future<Output = T> + Send + 'static,
     {
-        run_scheduled(&lanes, self.config, None, run, |_| None).await
+        let mut run = run;
+        run_scheduled(
+            &lanes,
+            self.config,
+            None,
+            |index| Step::Later(run(index)),
+            |_| None,
+        )
+        .await
     }
+}
+
+/// How an item started: already finished (its output), or a future to drive.
+pub(crate) enum Step<T, Fut> {
+    /// The item ran to its end as it started.
+    Done(T),
+    /// The item's future.
+    Later(Fut),
 }
 
 /// Runs items under `lanes`: the loop behind [`ToolBatchExecutor::run`] and every session turn.
 ///
-/// `start(index)` makes an item's future when its lane lets it start. Once `stop` fires, nothing
+/// `start(index)` starts an item when its lane lets it: an item that finishes right there frees
+/// its place at once, and no future is made for it (the runtime's cooperative budget still
+/// applies, so a long run of such items yields to other tasks now and then). Once `stop` fires, nothing
 /// more starts: `never(index)` gives the output of each item that had not started (at once), and
 /// the running ones are awaited (they watch `stop` themselves). A future that panics leaves
 /// `None`.
@@ -469,7 +487,7 @@ pub(crate) async fn run_scheduled<T, F, Fut, N>(
 ) -> Vec<Option<T>>
 where
     T: Send + 'static,
-    F: FnMut(usize) -> Fut,
+    F: FnMut(usize) -> Step<T, Fut>,
     Fut: Future<Output = T> + Send + 'static,
     N: FnMut(usize) -> Option<T>,
 {
@@ -477,6 +495,7 @@ where
     let mut outputs: Vec<Option<T>> = (0..lanes.len()).map(|_| None).collect();
     let mut running = Running::new();
     let mut stopped = false;
+    let mut finished_at_start = 0_u32;
     // Made once: a wait on a token registers with it, and one per finished item would cost a
     // lock to register and another to leave.
     let mut stop_fired = std::pin::pin!(async {
@@ -494,7 +513,23 @@ where
         }
         if !stopped {
             while let Some(index) = schedule.next() {
-                running.push(index, start(index));
+                match start(index) {
+                    Step::Later(future) => running.push(index, future),
+                    Step::Done(output) => {
+                        outputs[index] = Some(output);
+                        schedule.finish(index);
+                        // Finished items never wait, so only the budget makes a long run of
+                        // them give other tasks (the events' reader, say) their turn; and the
+                        // step's token is looked at now and then, as it is not awaited here.
+                        tokio::task::consume_budget().await;
+                        finished_at_start = finished_at_start.wrapping_add(1);
+                        if finished_at_start.is_multiple_of(32)
+                            && stop.is_some_and(tokio_util::sync::CancellationToken::is_cancelled)
+                        {
+                            break;
+                        }
+                    }
+                }
             }
         }
         let finished = if stopped {
@@ -528,11 +563,15 @@ enum Running<T, Fut> {
     },
 }
 
+/// Whether the current runtime runs tasks on several threads (so a step spawns what it starts,
+/// and CPU-heavy calls use every worker).
+pub(crate) fn on_multi_thread_runtime() -> bool {
+    tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+}
+
 impl<T: Send + 'static, Fut: Future<Output = T> + Send + 'static> Running<T, Fut> {
     fn new() -> Self {
-        let multi_thread = tokio::runtime::Handle::current().runtime_flavor()
-            == tokio::runtime::RuntimeFlavor::MultiThread;
-        if multi_thread {
+        if on_multi_thread_runtime() {
             Running::Spawned {
                 tasks: tokio::task::JoinSet::new(),
                 index_of: HashMap::new(),

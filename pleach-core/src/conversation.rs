@@ -1,8 +1,6 @@
 //! The conversation a session appends to: user messages, assistant messages with their tool
 //! calls, and one tool-result message per call, written as the model will read it.
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -16,7 +14,7 @@ use crate::tool::ToolCall;
 ///
 /// let m = Message::Assistant {
 ///     content: None,
-///     tool_calls: vec![ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#).into()],
+///     tool_calls: vec![ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#)],
 /// };
 /// assert_eq!(
 ///     serde_json::to_string(&m).unwrap(),
@@ -36,9 +34,8 @@ pub enum Message {
     Assistant {
         /// The text, if any.
         content: Option<String>,
-        /// The calls, in the model's order (shared with the turn's events and results, not
-        /// copied: `ToolCall::new(..).into()` makes one).
-        tool_calls: Vec<Arc<ToolCall>>,
+        /// The calls, in the model's order.
+        tool_calls: Vec<ToolCall>,
     },
     /// The result of one call, as the model reads it.
     Tool {
@@ -75,8 +72,8 @@ impl Message {
             Err(error) => (error.model_text(), true),
         };
         Message::Tool {
-            tool_call_id: call.id.clone(),
-            name: call.name.clone(),
+            tool_call_id: call.id().to_owned(),
+            name: call.name().to_owned(),
             content,
             is_error,
             edited_arguments: None,
@@ -106,9 +103,9 @@ impl Message {
             *content = format!(
                 "The user edited the arguments of this call before it ran; it ran with {}. \
                  Result: {content}",
-                call.arguments
+                call.arguments()
             );
-            *edited_arguments = Some(call.arguments.clone());
+            *edited_arguments = Some(call.arguments().to_owned());
         }
         message
     }

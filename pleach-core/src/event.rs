@@ -23,10 +23,9 @@ use crate::tool::ToolCall;
 /// one of `Completed` / `Failed`, and nothing after that.
 ///
 /// ```
-/// use std::sync::Arc;
 /// use pleach_core::{ToolCall, event::ToolEvent};
 ///
-/// let call = Arc::new(ToolCall::new("call_1", "search_corpus", r#"{"query":"rust"}"#));
+/// let call = ToolCall::new("call_1", "search_corpus", r#"{"query":"rust"}"#);
 /// let started = ToolEvent::Started { tool_call: call.clone() };
 /// assert_eq!(
 ///     started.to_json(),
@@ -41,7 +40,7 @@ pub enum ToolEvent {
     /// The call was seen (its id and name known).
     Started {
         /// The call.
-        tool_call: Arc<ToolCall>,
+        tool_call: ToolCall,
     },
     /// A fragment: streamed arguments text, or progress a tool reports through its context.
     Delta {
@@ -53,14 +52,14 @@ pub enum ToolEvent {
     /// The call finished with a result.
     Completed {
         /// The call.
-        tool_call: Arc<ToolCall>,
+        tool_call: ToolCall,
         /// The tool's result.
         result: Value,
     },
     /// The call failed.
     Failed {
         /// The call.
-        tool_call: Arc<ToolCall>,
+        tool_call: ToolCall,
         /// Why.
         error: ToolError,
     },
@@ -83,7 +82,7 @@ pub enum ToolEvent {
     /// `safety.probe`: a detector flagged an `advisory`-tier call; the call runs anyway.
     SafetyProbe {
         /// The call.
-        tool_call: Arc<ToolCall>,
+        tool_call: ToolCall,
         /// What was flagged.
         findings: Vec<crate::safety::Finding>,
     },
@@ -109,10 +108,10 @@ impl ToolEvent {
             ToolEvent::Started { tool_call }
             | ToolEvent::Completed { tool_call, .. }
             | ToolEvent::Failed { tool_call, .. }
-            | ToolEvent::SafetyProbe { tool_call, .. } => &tool_call.id,
+            | ToolEvent::SafetyProbe { tool_call, .. } => tool_call.id(),
             ToolEvent::Delta { tool_call_id, .. }
             | ToolEvent::InterruptResolved { tool_call_id, .. } => tool_call_id,
-            ToolEvent::InterruptRequested { interrupt } => &interrupt.tool_call.id,
+            ToolEvent::InterruptRequested { interrupt } => interrupt.tool_call.id(),
         }
     }
 
@@ -144,9 +143,8 @@ impl ToolEvent {
     /// The event as a Server-Sent Events message: `event: <type>`, `data: <json>`, blank line.
     ///
     /// ```
-    /// # use std::sync::Arc;
     /// # use pleach_core::{ToolCall, event::ToolEvent};
-    /// let call = Arc::new(ToolCall::new("c1", "ping", "{}"));
+    /// let call = ToolCall::new("c1", "ping", "{}");
     /// let sse = ToolEvent::Started { tool_call: call }.to_sse();
     /// assert_eq!(sse, "event: tool.started\ndata: {\"type\":\"tool.started\",\"toolCall\":{\"id\":\"c1\",\"name\":\"ping\",\"args\":{}}}\n\n");
     /// ```
@@ -190,7 +188,7 @@ impl Serialize for ToolEvent {
                 s.serialize_field("error", error)?;
             }
             ToolEvent::InterruptRequested { interrupt } => {
-                s.serialize_field("toolCallId", &interrupt.tool_call.id)?;
+                s.serialize_field("toolCallId", interrupt.tool_call.id())?;
                 s.serialize_field("interrupt", &**interrupt)?;
             }
             ToolEvent::InterruptResolved {
@@ -221,11 +219,11 @@ struct WireCall<'a>(&'a ToolCall);
 impl Serialize for WireCall<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut s = serializer.serialize_struct("ToolCall", 3)?;
-        s.serialize_field("id", &self.0.id)?;
-        s.serialize_field("name", &self.0.name)?;
-        match serde_json::from_str::<&RawValue>(&self.0.arguments) {
+        s.serialize_field("id", &self.0.id())?;
+        s.serialize_field("name", &self.0.name())?;
+        match serde_json::from_str::<&RawValue>(self.0.arguments()) {
             Ok(raw) => s.serialize_field("args", raw)?,
-            Err(_) => s.serialize_field("args", &self.0.arguments)?,
+            Err(_) => s.serialize_field("args", &self.0.arguments())?,
         }
         s.end()
     }
@@ -447,8 +445,8 @@ mod tests {
     use crate::error::ErrorCode;
     use serde_json::json;
 
-    fn call(arguments: &str) -> Arc<ToolCall> {
-        Arc::new(ToolCall::new("call_1", "search_corpus", arguments))
+    fn call(arguments: &str) -> ToolCall {
+        ToolCall::new("call_1", "search_corpus", arguments)
     }
 
     #[test]

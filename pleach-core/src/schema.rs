@@ -139,12 +139,12 @@ const KEYWORD_UNKNOWN_TOOL: &str = "unknownTool";
 /// ```
 pub fn validate_tool_call(call: &ToolCall) -> ValidationResult {
     let registry = registry::active_registry();
-    match registry.get(&call.name) {
-        Some(tool) => tool.definition().validate_arguments(&call.arguments),
+    match registry.get(call.name()) {
+        Some(tool) => tool.definition().validate_arguments(call.arguments()),
         None => ValidationResult::invalid(vec![ValidationError {
             path: String::new(),
             keyword: KEYWORD_UNKNOWN_TOOL.to_owned(),
-            message: format!("no tool named `{}` is registered", call.name),
+            message: format!("no tool named `{}` is registered", call.name()),
         }]),
     }
 }

@@ -226,13 +226,13 @@ impl ToolContext {
 /// needs no such gate: its terminal event goes straight to the sink ([`send_terminal`]).
 #[derive(Debug)]
 pub(crate) struct CallEvents {
-    call: Arc<ToolCall>,
+    call: ToolCall,
     sink: crate::event::EventSender,
     open: std::sync::Mutex<bool>,
 }
 
 impl CallEvents {
-    pub(crate) fn new(call: Arc<ToolCall>, sink: crate::event::EventSender) -> Self {
+    pub(crate) fn new(call: ToolCall, sink: crate::event::EventSender) -> Self {
         CallEvents {
             call,
             sink,
@@ -250,7 +250,7 @@ impl CallEvents {
         let open = self.lock_open();
         if *open {
             self.sink.send(crate::event::ToolEvent::Delta {
-                tool_call_id: Arc::from(self.call.id.as_str()),
+                tool_call_id: Arc::from(self.call.id()),
                 delta,
             });
         }
@@ -268,7 +268,7 @@ impl CallEvents {
 /// reports, and at most once. The event is built only when someone listens.
 pub(crate) fn send_terminal(
     sink: &crate::event::EventSender,
-    call: &Arc<ToolCall>,
+    call: &ToolCall,
     gate: Option<&CallEvents>,
     outcome: &Result<Value, ToolError>,
 ) {
@@ -311,33 +311,152 @@ pub(crate) fn send_terminal(
 /// let b = ToolCall::from_value("call_1", "search_corpus", &json!({ "query": "rust" }));
 /// assert_eq!(a, b);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+///
+/// A call is one shared allocation holding its three texts: cloning it (into an event, a result,
+/// the conversation) copies a pointer, not the text.
+#[derive(Clone)]
 pub struct ToolCall {
-    /// The call's id (`tool_calls[].id`).
-    pub id: String,
-    /// The tool's name (`tool_calls[].name`).
-    pub name: String,
-    /// The arguments as JSON text.
-    pub arguments: String,
+    /// `id`, `name` and `arguments`, back to back.
+    text: Arc<str>,
+    /// Where `id` ends and `name` begins.
+    id_end: usize,
+    /// Where `name` ends and `arguments` begin.
+    name_end: usize,
+}
+
+/// The texts of calls being built are joined here first, so a call costs one allocation.
+const SCRATCH_KEEP: usize = 16 * 1024;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
 impl ToolCall {
     /// A call from its id, the tool's name and the arguments text.
-    pub fn new(
-        id: impl Into<String>,
-        name: impl Into<String>,
-        arguments: impl Into<String>,
-    ) -> Self {
+    pub fn new(id: impl AsRef<str>, name: impl AsRef<str>, arguments: impl AsRef<str>) -> Self {
+        let (id, name, arguments) = (id.as_ref(), name.as_ref(), arguments.as_ref());
+        let text: Arc<str> = SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut joined) => {
+                joined.clear();
+                joined.extend([id, name, arguments]);
+                let text = Arc::from(joined.as_str());
+                // Keep a small buffer for the next call; give a huge one back.
+                if joined.capacity() > SCRATCH_KEEP {
+                    *joined = String::new();
+                }
+                text
+            }
+            // Only reachable from within this closure; join in a fresh buffer then.
+            Err(_) => Arc::from([id, name, arguments].concat()),
+        });
         ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
+            text,
+            id_end: id.len(),
+            name_end: id.len() + name.len(),
         }
     }
 
     /// A call whose arguments are a JSON value (a form, a test, a manual call).
-    pub fn from_value(id: impl Into<String>, name: impl Into<String>, arguments: &Value) -> Self {
+    pub fn from_value(id: impl AsRef<str>, name: impl AsRef<str>, arguments: &Value) -> Self {
         ToolCall::new(id, name, arguments.to_string())
+    }
+
+    /// The call's id (`tool_calls[].id`).
+    ///
+    /// ```
+    /// let call = pleach_core::ToolCall::new("call_1", "add", "{}");
+    /// assert_eq!(call.id(), "call_1");
+    /// ```
+    pub fn id(&self) -> &str {
+        &self.text[..self.id_end]
+    }
+
+    /// The tool's name (`tool_calls[].name`).
+    ///
+    /// ```
+    /// let call = pleach_core::ToolCall::new("call_1", "add", "{}");
+    /// assert_eq!(call.name(), "add");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.text[self.id_end..self.name_end]
+    }
+
+    /// The arguments as JSON text, exactly as the model sent them.
+    ///
+    /// ```
+    /// let call = pleach_core::ToolCall::new("call_1", "add", r#"{"a":1}"#);
+    /// assert_eq!(call.arguments(), r#"{"a":1}"#);
+    /// ```
+    pub fn arguments(&self) -> &str {
+        &self.text[self.name_end..]
+    }
+
+    /// The same call with other arguments (an edit a user made before it ran).
+    ///
+    /// ```
+    /// let call = pleach_core::ToolCall::new("call_1", "add", r#"{"a":1}"#);
+    /// assert_eq!(call.with_arguments(r#"{"a":2}"#).arguments(), r#"{"a":2}"#);
+    /// ```
+    #[must_use]
+    pub fn with_arguments(&self, arguments: impl AsRef<str>) -> Self {
+        ToolCall::new(self.id(), self.name(), arguments)
+    }
+
+    /// Whether `self` and `other` are the very same call (clones of one), not merely equal.
+    pub(crate) fn same(&self, other: &ToolCall) -> bool {
+        Arc::ptr_eq(&self.text, &other.text)
+    }
+}
+
+impl fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (id, name, arguments) = (self.id(), self.name(), self.arguments());
+        f.debug_struct("ToolCall")
+            .field("id", &id)
+            .field("name", &name)
+            .field("arguments", &arguments)
+            .finish()
+    }
+}
+
+impl PartialEq for ToolCall {
+    fn eq(&self, other: &Self) -> bool {
+        self.same(other)
+            || (self.id() == other.id()
+                && self.name() == other.name()
+                && self.arguments() == other.arguments())
+    }
+}
+
+impl Eq for ToolCall {}
+
+/// The wire form: `{"id", "name", "arguments"}`.
+#[derive(Serialize, serde::Deserialize)]
+#[serde(rename = "ToolCall")]
+struct ToolCallFields<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    arguments: Cow<'a, str>,
+}
+
+impl Serialize for ToolCall {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ToolCallFields {
+            id: Cow::Borrowed(self.id()),
+            name: Cow::Borrowed(self.name()),
+            arguments: Cow::Borrowed(self.arguments()),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ToolCall {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let fields = ToolCallFields::deserialize(deserializer)?;
+        Ok(ToolCall::new(fields.id, fields.name, fields.arguments))
     }
 }
 
@@ -489,6 +608,8 @@ struct DefinitionInner {
     /// Reading the text into the input succeeds only for text the input schema accepts, so the
     /// generic validator runs only to explain a failure.
     checked_by_type: bool,
+    /// Whether `invoke` runs the code to its end (`Started::Ready`), never handing back a future.
+    in_place: bool,
     /// Whether the code reads a `ToolContext` (a `#[tool]` fn without one does not).
     takes_context: bool,
     site: DefinitionSite,
@@ -503,6 +624,7 @@ pub(crate) struct DefinitionParts {
     pub(crate) invoke: Invoke,
     pub(crate) check: Option<Check>,
     pub(crate) checked_by_type: bool,
+    pub(crate) in_place: bool,
     pub(crate) takes_context: bool,
     pub(crate) site: DefinitionSite,
 }
@@ -518,6 +640,7 @@ impl ToolDefinition {
             invoke,
             check,
             checked_by_type,
+            in_place,
             takes_context,
             site,
         } = parts;
@@ -554,6 +677,7 @@ impl ToolDefinition {
                 invoke,
                 check,
                 checked_by_type,
+                in_place,
                 takes_context,
                 site,
             }),
@@ -689,6 +813,11 @@ impl ToolDefinition {
     /// Whether the tool's code reads its [`ToolContext`].
     pub(crate) fn takes_context(&self) -> bool {
         self.inner.takes_context
+    }
+
+    /// Whether starting the tool runs it to its end (a `#[tool]` fn that cannot suspend).
+    pub(crate) fn runs_in_place(&self) -> bool {
+        self.inner.in_place
     }
 
     /// Validates a result against the output schema, if there is one (1002).
@@ -864,6 +993,7 @@ impl ToolBuilder {
             invoke,
             check: Some(check),
             checked_by_type: false,
+            in_place: false,
             takes_context: true,
             site: self.site,
         })
@@ -907,6 +1037,7 @@ impl ToolBuilder {
             invoke,
             check: None,
             checked_by_type: false,
+            in_place: false,
             takes_context: true,
             site: self.site,
         })

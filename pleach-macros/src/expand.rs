@@ -74,10 +74,11 @@ fn generate(
     let boxed = quote_spanned!(fn_span=> ::pleach_core::__private::boxed);
     let site = quote_spanned!(fn_span=> file!(), line!(), column!());
     // A body that cannot suspend runs in place when started; any other is boxed.
-    let boxed = if crate::suspend::may_suspend(item.block.to_token_stream()) {
-        boxed
-    } else {
+    let in_place = !crate::suspend::may_suspend(item.block.to_token_stream());
+    let boxed = if in_place {
         quote_spanned!(fn_span=> ::pleach_core::__private::run_now)
+    } else {
+        boxed
     };
     let started = quote_spanned! {fn_span=>
         #boxed(async move {
@@ -96,6 +97,7 @@ fn generate(
         site: &site,
         unified_fields: &unified_fields,
         checked_by_type,
+        in_place,
         takes_context: tool
             .params
             .iter()
@@ -171,6 +173,7 @@ struct HandleParts<'a> {
     site: &'a TokenStream,
     unified_fields: &'a TokenStream,
     checked_by_type: bool,
+    in_place: bool,
     takes_context: bool,
 }
 
@@ -185,6 +188,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
         site,
         unified_fields,
         checked_by_type,
+        in_place,
         takes_context,
     } = parts;
     let p = quote!(::pleach_core::__private);
@@ -216,6 +220,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
                             invoke: __pleach_invoke,
                             check: __pleach_check,
                             checked_by_type: #checked_by_type,
+                            in_place: #in_place,
                             takes_context: #takes_context,
                         },
                         #site,

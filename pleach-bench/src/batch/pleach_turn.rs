@@ -91,10 +91,11 @@ impl Contender for TurnOfCalls {
             return Err(format!("{} results for {CALLS} calls", results.len()));
         }
         for (i, result) in (0..CALLS).zip(&results) {
-            if result.tool_call.id != format!("c{i}") || result.outcome != Ok(Value::from(i)) {
+            if result.tool_call.id() != format!("c{i}") || result.outcome != Ok(Value::from(i)) {
                 return Err(format!(
                     "result {i} is {:?} for call `{}`",
-                    result.outcome, result.tool_call.id
+                    result.outcome,
+                    result.tool_call.id()
                 ));
             }
         }

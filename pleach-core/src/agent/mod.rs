@@ -713,7 +713,7 @@ async fn drive(
 async fn run_calls(
     session: &SessionHandle,
     text: Option<String>,
-    calls: Vec<Arc<ToolCall>>,
+    calls: Vec<ToolCall>,
     failed: Vec<Option<ToolError>>,
     sink: &EventSender,
     signal: &CancellationToken,
@@ -737,7 +737,7 @@ async fn run_calls(
 /// each that must not run, and the report.
 struct Step {
     text: Option<String>,
-    calls: Vec<Arc<ToolCall>>,
+    calls: Vec<ToolCall>,
     failed: Vec<Option<ToolError>>,
     report: StepReport,
 }

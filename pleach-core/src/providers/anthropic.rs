@@ -23,7 +23,6 @@
 //! ]);
 //! ```
 
-use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
@@ -116,7 +115,7 @@ struct Response {
 ///     {"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city": "Paris"}}
 /// ],"stop_reason":"tool_use"}"#;
 /// let calls = anthropic::tool_calls(body).unwrap();
-/// assert_eq!(calls[0].arguments, r#"{"city": "Paris"}"#);
+/// assert_eq!(calls[0].arguments(), r#"{"city": "Paris"}"#);
 /// ```
 pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     let response: Response = parse_response(body)?;
@@ -369,7 +368,7 @@ impl StreamParser for MessagesStreamParser {
 /// ```
 pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
     let (content, is_error) = result_text(outcome);
-    result_block(&call.id, &content, is_error)
+    result_block(call.id(), &content, is_error)
 }
 
 fn result_block(id: &str, content: &str, is_error: bool) -> Value {
@@ -390,14 +389,14 @@ fn result_block(id: &str, content: &str, is_error: bool) -> Value {
 ///     { "type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": { "city": "Paris" } }
 /// ] }));
 /// ```
-pub fn assistant_message<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]) -> Value {
+pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
     let text = content
         .filter(|t| !t.is_empty())
         .map(|t| json!({ "type": "text", "text": t }));
     let blocks: Vec<Value> = text
         .into_iter()
-        .chain(calls.iter().map(Borrow::<ToolCall>::borrow).map(|c| {
-            json!({ "type": "tool_use", "id": c.id, "name": c.name, "input": arguments_object(c) })
+        .chain(calls.iter().map(|c| {
+            json!({ "type": "tool_use", "id": c.id(), "name": c.name(), "input": arguments_object(c) })
         }))
         .collect();
     json!({ "role": "assistant", "content": blocks })
@@ -413,7 +412,7 @@ pub fn assistant_message<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]
 /// let (a, b) = (ToolCall::new("toolu_1", "f", "{}"), ToolCall::new("toolu_2", "g", "{}"));
 /// let messages = anthropic::messages(&[
 ///     Message::User { content: "go".into() },
-///     Message::Assistant { content: None, tool_calls: vec![a.clone().into(), b.clone().into()] },
+///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
 ///     Message::tool_result(&a, &Ok(serde_json::json!(1))),
 ///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
 /// ]);

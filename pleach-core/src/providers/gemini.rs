@@ -35,7 +35,6 @@
 //! ]);
 //! ```
 
-use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Deserializer};
@@ -248,8 +247,8 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error>
 ///     {"functionCall":{"name":"weather","args":{"location":"San Francisco"}}}
 /// ]},"finishReason":"STOP"}],"responseId":"abc"}"#;
 /// let calls = gemini::tool_calls(body).unwrap();
-/// assert_eq!(calls[0].id, "gemini_abc_0");
-/// assert_eq!(calls[0].arguments, r#"{"location":"San Francisco"}"#);
+/// assert_eq!(calls[0].id(), "gemini_abc_0");
+/// assert_eq!(calls[0].arguments(), r#"{"location":"San Francisco"}"#);
 /// ```
 pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     let response: Chunk = parse_response(body)?;
@@ -682,7 +681,7 @@ pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value
         Ok(value) => json!({ "output": value }),
         Err(error) => json!({ "error": error.model_text() }),
     };
-    response_part(&call.id, &call.name, &response)
+    response_part(call.id(), call.name(), &response)
 }
 
 fn response_part(id: &str, name: &str, response: &Value) -> Value {
@@ -705,14 +704,14 @@ fn response_part(id: &str, name: &str, response: &Value) -> Value {
 ///     { "functionCall": { "id": "gemini_r1_0", "name": "add", "args": { "a": 1 } } }
 /// ] }));
 /// ```
-pub fn assistant_message<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]) -> Value {
+pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
     let text = content
         .filter(|t| !t.is_empty())
         .map(|t| json!({ "text": t }));
     let parts: Vec<Value> = text
         .into_iter()
-        .chain(calls.iter().map(Borrow::<ToolCall>::borrow).map(|c| {
-            json!({ "functionCall": { "id": c.id, "name": c.name, "args": arguments_object(c) } })
+        .chain(calls.iter().map(|c| {
+            json!({ "functionCall": { "id": c.id(), "name": c.name(), "args": arguments_object(c) } })
         }))
         .collect();
     json!({ "role": "model", "parts": parts })
@@ -728,7 +727,7 @@ pub fn assistant_message<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]
 /// let (a, b) = (ToolCall::new("c0", "f", "{}"), ToolCall::new("c1", "g", "{}"));
 /// let contents = gemini::messages(&[
 ///     Message::User { content: "go".into() },
-///     Message::Assistant { content: None, tool_calls: vec![a.clone().into(), b.clone().into()] },
+///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
 ///     Message::tool_result(&a, &Ok(serde_json::json!({ "n": 1 }))),
 ///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
 /// ]);

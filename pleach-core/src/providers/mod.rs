@@ -61,7 +61,6 @@
 //! streams that prove them.
 
 use std::fmt;
-use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -568,7 +567,7 @@ fn result_text(outcome: &Result<Value, ToolError>) -> (String, bool) {
 /// Gemini). Arguments that are not a JSON object (a call that failed to parse) become `{}`: the
 /// call's result message says what went wrong.
 fn arguments_object(call: &ToolCall) -> Value {
-    match serde_json::from_str::<Value>(&call.arguments) {
+    match serde_json::from_str::<Value>(call.arguments()) {
         Ok(value @ Value::Object(_)) => value,
         _ => Value::Object(serde_json::Map::new()),
     }
@@ -618,7 +617,7 @@ fn each_checked_definition(
 fn grouped_messages(
     conversation: &[Message],
     user: impl Fn(&str) -> Value,
-    assistant: impl Fn(Option<&str>, &[Arc<ToolCall>]) -> Value,
+    assistant: impl Fn(Option<&str>, &[ToolCall]) -> Value,
     result: impl Fn(&str, &str, &str, bool) -> Value,
     results: impl Fn(Vec<Value>) -> Value,
 ) -> Vec<Value> {

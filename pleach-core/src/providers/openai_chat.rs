@@ -22,7 +22,6 @@
 //! assert_eq!(events[2], ProviderEvent::CallEnded { key: "0".into() });
 //! ```
 
-use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
@@ -174,8 +173,8 @@ struct ResponseFunction {
 ///     {"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\":1,\"b\":2}"}}
 /// ]},"finish_reason":"tool_calls"}]}"#;
 /// let calls = openai_chat::tool_calls(body).unwrap();
-/// assert_eq!(calls[0].id, "call_1");
-/// assert_eq!(calls[0].arguments, r#"{"a":1,"b":2}"#);
+/// assert_eq!(calls[0].id(), "call_1");
+/// assert_eq!(calls[0].arguments(), r#"{"a":1,"b":2}"#);
 /// ```
 pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     let response: Response = parse_response(body)?;
@@ -508,7 +507,7 @@ impl StreamParser for ChatStreamParser {
 /// ```
 pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
     let (content, _) = result_text(outcome);
-    tool_message(&call.id, &content)
+    tool_message(call.id(), &content)
 }
 
 fn tool_message(id: &str, content: &str) -> Value {
@@ -529,17 +528,16 @@ fn tool_message(id: &str, content: &str) -> Value {
 ///     "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "ping", "arguments": "{}" } }]
 /// }));
 /// ```
-pub fn assistant_message<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]) -> Value {
+pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
     let mut message = json!({ "role": "assistant", "content": content });
     if !calls.is_empty() {
         message["tool_calls"] = calls
             .iter()
             .map(|c| {
-                let c: &ToolCall = c.borrow();
                 json!({
-                    "id": c.id,
+                    "id": c.id(),
                     "type": "function",
-                    "function": { "name": c.name, "arguments": c.arguments },
+                    "function": { "name": c.name(), "arguments": c.arguments() },
                 })
             })
             .collect();
@@ -556,7 +554,7 @@ pub fn assistant_message<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]
 /// let call = ToolCall::new("call_1", "ping", "{}");
 /// let conversation = [
 ///     Message::User { content: "ping?".into() },
-///     Message::Assistant { content: None, tool_calls: vec![call.clone().into()] },
+///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
 ///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
 /// ];
 /// let messages = openai_chat::messages(&conversation);

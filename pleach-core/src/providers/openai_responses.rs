@@ -21,7 +21,6 @@
 //! assert_eq!(events[2], ProviderEvent::CallEnded { key: "fc_1".into() });
 //! ```
 
-use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
@@ -154,7 +153,7 @@ struct Response {
 /// ]}"#;
 /// let calls = openai_responses::tool_calls(body).unwrap();
 /// assert_eq!(calls.len(), 1);
-/// assert_eq!(calls[0].id, "call_1");
+/// assert_eq!(calls[0].id(), "call_1");
 /// ```
 pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     let response: Response = parse_response(body)?;
@@ -477,7 +476,7 @@ impl StreamParser for ResponsesStreamParser {
 /// ```
 pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
     let (output, _) = result_text(outcome);
-    output_item(&call.id, &output)
+    output_item(call.id(), &output)
 }
 
 fn output_item(call_id: &str, output: &str) -> Value {
@@ -496,13 +495,13 @@ fn output_item(call_id: &str, output: &str) -> Value {
 /// assert_eq!(items[0], json!({ "role": "assistant", "content": "Checking." }));
 /// assert_eq!(items[1], json!({ "type": "function_call", "call_id": "call_1", "name": "ping", "arguments": "{}" }));
 /// ```
-pub fn assistant_items<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]) -> Vec<Value> {
+pub fn assistant_items(content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
     let text = content
         .filter(|t| !t.is_empty())
         .map(|t| json!({ "role": "assistant", "content": t }));
     text.into_iter()
-        .chain(calls.iter().map(Borrow::<ToolCall>::borrow).map(|c| {
-            json!({ "type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments })
+        .chain(calls.iter().map(|c| {
+            json!({ "type": "function_call", "call_id": c.id(), "name": c.name(), "arguments": c.arguments() })
         }))
         .collect()
 }
@@ -516,7 +515,7 @@ pub fn assistant_items<C: Borrow<ToolCall>>(content: Option<&str>, calls: &[C]) 
 /// let call = ToolCall::new("call_1", "ping", "{}");
 /// let input = openai_responses::messages(&[
 ///     Message::User { content: "ping?".into() },
-///     Message::Assistant { content: None, tool_calls: vec![call.clone().into()] },
+///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
 ///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
 /// ]);
 /// assert_eq!(input.len(), 3);

@@ -278,11 +278,11 @@ fn mac(key: &[u8], body: &str) -> Vec<u8> {
 /// model spelled it: approvals bind to it, and the runtime counts repeated failures by it.
 pub(crate) fn fingerprint(call: &ToolCall) -> String {
     let mut hasher = Sha256::new();
-    hasher.update(call.name.as_bytes());
+    hasher.update(call.name().as_bytes());
     hasher.update([0]);
-    match schema::parse_arguments(&call.arguments) {
+    match schema::parse_arguments(call.arguments()) {
         Ok(value) => hasher.update(canonical_json(&value).as_bytes()),
-        Err(_) => hasher.update(call.arguments.as_bytes()),
+        Err(_) => hasher.update(call.arguments().as_bytes()),
     }
     hex(&hasher.finalize())
 }

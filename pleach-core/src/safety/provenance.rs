@@ -141,8 +141,8 @@ impl Provenance {
     pub fn record_result(&mut self, call: &ToolCall, result: &Value) {
         let mut pointer = String::new();
         self.record_value(result, &mut pointer, &|path: &str| Source::ToolResult {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
+            tool_call_id: call.id().to_owned(),
+            tool_name: call.name().to_owned(),
             path: path.to_owned(),
         });
     }
@@ -459,7 +459,7 @@ impl FabricationDetector for ProvenanceDetector {
     }
 
     fn inspect(&self, call: &ToolCall, arguments: &Value, provenance: &Provenance) -> Vec<Finding> {
-        let Some(paths) = self.guards.get(&call.name) else {
+        let Some(paths) = self.guards.get(call.name()) else {
             return Vec::new();
         };
         let mut findings = Vec::new();

@@ -27,7 +27,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::batch::{BatchingStrategy, Lane};
+use crate::batch::{BatchingStrategy, Lane, Step};
 use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, EventStream, ToolEvent};
@@ -181,7 +181,7 @@ impl From<Vec<ToolCall>> for AssistantStep {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
     /// The call.
-    pub tool_call: Arc<ToolCall>,
+    pub tool_call: ToolCall,
     /// What came of it.
     pub outcome: Result<Value, ToolError>,
 }
@@ -254,7 +254,7 @@ impl Session {
     /// Outside a Tokio runtime (the turn runs as a Tokio task).
     pub fn run_turn(&self, step: impl Into<AssistantStep>) -> Turn {
         let step = step.into();
-        let calls: Vec<Arc<ToolCall>> = step.calls.into_iter().map(Arc::new).collect();
+        let calls: Vec<ToolCall> = step.calls;
         self.inner.log().conversation.push(Message::Assistant {
             content: step.text,
             tool_calls: calls.clone(),
@@ -267,7 +267,7 @@ impl Session {
     /// beforehand for one call, by index.
     fn start_turn(
         &self,
-        calls: Vec<Arc<ToolCall>>,
+        calls: Vec<ToolCall>,
         approved: Option<(usize, crate::safety::Action)>,
         announce: Option<ToolEvent>,
     ) -> Turn {
@@ -380,13 +380,13 @@ impl Session {
         let interrupt = crate::safety::Interrupt::open_with(sealed, key)?;
         let definition = self
             .inner
-            .tool(&interrupt.tool_call.name)
+            .tool(interrupt.tool_call.name())
             .map(|tool| tool.tool.definition());
         self.inner
             .accept_resumed(&interrupt, &decision, definition)?;
-        let call = Arc::new(interrupt.tool_call);
+        let call = interrupt.tool_call;
         let resolved = ToolEvent::InterruptResolved {
-            tool_call_id: Arc::from(call.id.as_str()),
+            tool_call_id: Arc::from(call.id()),
             interrupt_id: interrupt.id,
             action: decision.action.name(),
         };
@@ -433,15 +433,18 @@ impl Session {
     /// # }
     /// ```
     pub async fn dispatch(&self, call: ToolCall, events: &EventSender) -> ToolResult {
-        let call = Arc::new(call);
         events.send(ToolEvent::Started {
             tool_call: call.clone(),
         });
         // The call gets its own token in `run`; the session's stands for the turn here.
-        let dispatched = self
-            .inner
-            .dispatch(&call, events, &self.inner.signal, None)
-            .await;
+        let dispatched = match self.inner.dispatch_now(&call, events, &self.inner.signal) {
+            Some(dispatched) => dispatched,
+            None => {
+                self.inner
+                    .dispatch(&call, events, &self.inner.signal, None)
+                    .await
+            }
+        };
         if dispatched.failed.is_some() {
             self.inner.record_failures(dispatched.failed);
         }
@@ -498,7 +501,7 @@ impl SessionHandle {
     pub(crate) async fn run_streamed_step(
         &self,
         text: Option<String>,
-        calls: Vec<Arc<ToolCall>>,
+        calls: Vec<ToolCall>,
         failed: Vec<Option<ToolError>>,
         sink: EventSender,
         signal: CancellationToken,
@@ -517,7 +520,7 @@ impl SessionHandle {
 /// their terminal event and result message like any other (missing entries: none failed).
 async fn drive_turn(
     session: Arc<SessionInner>,
-    calls: Vec<Arc<ToolCall>>,
+    calls: Vec<ToolCall>,
     sink: EventSender,
     signal: CancellationToken,
     mut approved: Option<(usize, crate::safety::Action)>,
@@ -529,14 +532,14 @@ async fn drive_turn(
     let lanes: Vec<Lane> = calls
         .iter()
         .enumerate()
-        .map(|(index, call)| match session.tool(&call.name) {
+        .map(|(index, call)| match session.tool(call.name()) {
             // A call that will not run orders nothing; it only passes its gate.
             _ if has_failed(index) => Lane::Parallel { limit: None },
             Some(tool) => Lane::for_call(
-                &call.name,
+                call.name(),
                 &tool.strategy,
                 tool.max_concurrency,
-                &call.arguments,
+                call.arguments(),
             ),
             // It fails at lookup, at once; nothing to order.
             None => Lane::Parallel { limit: None },
@@ -558,6 +561,7 @@ async fn drive_turn(
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         failed.get_mut(index).and_then(Option::take)
     };
+    let multi_thread = crate::batch::on_multi_thread_runtime();
     let outcomes = crate::batch::run_scheduled(
         &lanes,
         session.runtime.config.batching,
@@ -567,18 +571,25 @@ async fn drive_turn(
             let decision = approved
                 .take_if(|(approved_index, _)| *approved_index == index)
                 .map(|(_, action)| action);
+            if let Some(error) = failure {
+                let call = calls[index].clone();
+                return Step::Done(pipeline::Dispatched::never_ran(call, error, &sink));
+            }
+            // A call that can finish where it starts does, unless other workers could run it
+            // beside the rest (a multi-thread runtime: it is spawned like any call there).
+            if decision.is_none()
+                && !multi_thread
+                && let Some(dispatched) = session.dispatch_now(&calls[index], &sink, &signal)
+            {
+                return Step::Done(dispatched);
+            }
             let (session, call, sink, signal) = (
                 session.clone(),
                 calls[index].clone(),
                 shared_sink.clone(),
                 shared_signal.clone(),
             );
-            async move {
-                match failure {
-                    Some(error) => pipeline::Dispatched::never_ran(call, error, &sink),
-                    None => session.dispatch(&call, &sink, &signal, decision).await,
-                }
-            }
+            Step::Later(async move { session.dispatch(&call, &sink, &signal, decision).await })
         },
         // The turn was cancelled before these started: they end now, with their own failure if
         // they had one.
@@ -631,7 +642,7 @@ async fn drive_turn(
 /// A call's result, and whether the user edited it. A call left without an outcome belonged to a
 /// task that died (or was cancelled before it ran): it still ends, once.
 fn settle(
-    issued: &Arc<ToolCall>,
+    issued: &ToolCall,
     dispatched: Option<pipeline::Dispatched>,
     died: Option<&str>,
     sink: &EventSender,
@@ -645,7 +656,7 @@ fn settle(
         };
         pipeline::Dispatched::never_ran(issued.clone(), failure, sink)
     });
-    let edited = !Arc::ptr_eq(issued, &dispatched.call);
+    let edited = !issued.same(&dispatched.call);
     let result = ToolResult {
         tool_call: dispatched.call,
         outcome: dispatched.outcome,
@@ -665,7 +676,7 @@ fn cancelled_error() -> ToolError {
 pub struct Turn {
     events: EventStream,
     signal: CancellationToken,
-    calls: Vec<Arc<ToolCall>>,
+    calls: Vec<ToolCall>,
     driver: tokio::task::JoinHandle<Vec<ToolResult>>,
 }
 

@@ -41,7 +41,7 @@ impl SessionInner {
     /// issued together and none of them repeats another).
     pub(super) async fn dispatch(
         &self,
-        call: &Arc<ToolCall>,
+        call: &ToolCall,
         sink: &EventSender,
         turn_signal: &CancellationToken,
         approved: Option<Action>,
@@ -59,7 +59,71 @@ impl SessionInner {
                 approved,
             )
             .await;
-        send_terminal(sink, &ran, gate.0.as_deref(), &outcome);
+        self.conclude(call, ran, outcome, fingerprint, sink, gate.0.as_deref())
+    }
+
+    /// The pipeline for a call that can finish right here, without waiting for anything: no
+    /// safety stage, a runtime-wide slot free now, and a tool that runs to its end when started
+    /// and reads no context (or a call that fails before it would start). `None` means the call
+    /// needs [`dispatch`](Self::dispatch); nothing has been done for it then.
+    pub(super) fn dispatch_now(
+        &self,
+        call: &ToolCall,
+        sink: &EventSender,
+        turn_signal: &CancellationToken,
+    ) -> Option<Dispatched> {
+        if self.screens() {
+            return None;
+        }
+        let mut fingerprint = None;
+        let outcome = match self.admit(call, &mut fingerprint) {
+            Err(error) => Err(error),
+            Ok(session_tool) => {
+                let definition = session_tool.tool.definition();
+                if !definition.runs_in_place() || definition.takes_context() {
+                    return None;
+                }
+                let _slot = self.runtime.in_flight.try_take()?;
+                // Nothing of a cancelled turn starts; a tool that cannot suspend cannot be
+                // stopped once started, and could not see the signal anyway.
+                if turn_signal.is_cancelled() {
+                    let outcome = Err(cancelled_error());
+                    return Some(self.conclude(
+                        call,
+                        call.clone(),
+                        outcome,
+                        fingerprint,
+                        sink,
+                        None,
+                    ));
+                }
+                match start_caught(definition, call.arguments(), None) {
+                    Ok(Started::Ready(outcome)) => self.accept_output(definition, outcome),
+                    Err(error) => Err(error),
+                    // `runs_in_place` promises a finished start; should it ever not be, the
+                    // future is dropped unpolled, and the call reports it rather than hang.
+                    Ok(Started::Running(_)) => Err(ToolError::new(
+                        ErrorCode::ToolPanicked,
+                        "the tool did not finish where pleach expected it to; this is a bug in pleach",
+                    )),
+                }
+            }
+        };
+        Some(self.conclude(call, call.clone(), outcome, fingerprint, sink, None))
+    }
+
+    /// A call's terminal event and what the turn keeps of it. A recoverable failure counts
+    /// against the call as the model issued it (`issued`), whatever a user's edit made it (`ran`).
+    fn conclude(
+        &self,
+        issued: &ToolCall,
+        ran: ToolCall,
+        outcome: Result<Value, ToolError>,
+        fingerprint: Option<String>,
+        sink: &EventSender,
+        gate: Option<&CallEvents>,
+    ) -> Dispatched {
+        send_terminal(sink, &ran, gate, &outcome);
         let failed = match &outcome {
             Ok(result) => {
                 if self.screens() {
@@ -69,13 +133,28 @@ impl SessionInner {
             }
             Err(error) => error
                 .is_recoverable()
-                .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(call))),
+                .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(issued))),
         };
         Dispatched {
             call: ran,
             outcome,
             failed,
         }
+    }
+
+    /// The checks before anything runs: the tool's lookup, the size limits, the repeated-failure
+    /// limit.
+    fn admit(
+        &self,
+        call: &ToolCall,
+        fingerprint: &mut Option<String>,
+    ) -> Result<&SessionTool, ToolError> {
+        let Some(session_tool) = self.tool(call.name()) else {
+            return Err(self.not_found(call.name()));
+        };
+        check_limits(call.arguments(), self.runtime.config.limits)?;
+        self.check_repetition(call, fingerprint)?;
+        Ok(session_tool)
     }
 
     /// Counts recoverable failures toward the repeated-failure limit.
@@ -94,7 +173,7 @@ impl SessionInner {
 
     async fn run(
         &self,
-        ran: &mut Arc<ToolCall>,
+        ran: &mut ToolCall,
         sink: &EventSender,
         turn_signal: &CancellationToken,
         fingerprint: &mut Option<String>,
@@ -102,24 +181,20 @@ impl SessionInner {
         approved: Option<Action>,
     ) -> Result<Value, ToolError> {
         let config = &self.runtime.config;
-        let Some(session_tool) = self.tool(&ran.name) else {
-            return Err(self.not_found(&ran.name));
-        };
+        let session_tool = self.admit(ran, fingerprint)?;
         let definition = session_tool.tool.definition();
-        check_limits(&ran.arguments, config.limits)?;
-        self.check_repetition(ran, fingerprint)?;
         if approved.is_some() || self.screens() {
             // Boxed: the safety stage is for guarded tools only; inline it would grow every
             // call's future.
             let screened =
                 Box::pin(self.screen(ran, session_tool, sink, turn_signal, approved)).await?;
             // The user's edit is new text: it meets the same limits as the model's did.
-            if !Arc::ptr_eq(&screened, ran) {
+            if !screened.same(ran) {
                 *ran = screened;
-                check_limits(&ran.arguments, config.limits)?;
+                check_limits(ran.arguments(), config.limits)?;
             }
         }
-        let call: &Arc<ToolCall> = ran;
+        let call: &ToolCall = ran;
         // Before anything is built for the call: a call refused for capacity costs nothing.
         let _slot = self.slot(turn_signal).await?;
 
@@ -137,12 +212,14 @@ impl SessionInner {
         let ctx = call_signal.as_ref().map(|token| {
             let events = Arc::new(CallEvents::new(call.clone(), sink.clone()));
             gate.0 = Some(events.clone());
-            ToolContext::for_call(call.id.clone(), token.clone(), events, self.scope.clone())
+            ToolContext::for_call(
+                call.id().to_owned(),
+                token.clone(),
+                events,
+                self.scope.clone(),
+            )
         });
-        // A tool that cannot suspend runs to its end inside `start`: its panic is caught here.
-        let started =
-            std::panic::catch_unwind(AssertUnwindSafe(|| definition.start(&call.arguments, ctx)))
-                .unwrap_or_else(|payload| Ok(Started::Ready(Err(panicked(payload.as_ref())))))?;
+        let started = start_caught(definition, call.arguments(), ctx)?;
         let future = match started {
             Started::Ready(outcome) => return self.finish_call(definition, turn_signal, outcome),
             Started::Running(future) => future,
@@ -179,6 +256,15 @@ impl SessionInner {
         if turn_signal.is_cancelled() {
             return Err(cancelled_error());
         }
+        self.accept_output(definition, outcome)
+    }
+
+    /// A tool's result against its output schema and the result-size limit.
+    fn accept_output(
+        &self,
+        definition: &ToolDefinition,
+        outcome: Result<Value, ToolError>,
+    ) -> Result<Value, ToolError> {
         let output = outcome?;
         definition.check_output(&output)?;
         check_result_size(&output, self.runtime.config.limits.max_result_bytes)?;
@@ -294,7 +380,7 @@ impl SessionInner {
                 format!(
                     "`{}` already failed {failures} times with these same arguments in this turn; \
                      trying again will not help: change the arguments or take another approach",
-                    call.name
+                    call.name()
                 ),
             ));
         }
@@ -305,7 +391,7 @@ impl SessionInner {
 /// What came of one call: the call as it ran (the user's edit, after an approval with edits),
 /// its outcome, and for a recoverable failure its fingerprint.
 pub(super) struct Dispatched {
-    pub(super) call: Arc<ToolCall>,
+    pub(super) call: ToolCall,
     pub(super) outcome: Result<Value, ToolError>,
     pub(super) failed: Option<String>,
 }
@@ -313,7 +399,7 @@ pub(super) struct Dispatched {
 impl Dispatched {
     /// A call that ends without running (it failed before, or its turn was cancelled first):
     /// its terminal event goes out now.
-    pub(super) fn never_ran(call: Arc<ToolCall>, error: ToolError, sink: &EventSender) -> Self {
+    pub(super) fn never_ran(call: ToolCall, error: ToolError, sink: &EventSender) -> Self {
         let outcome = Err(error);
         send_terminal(sink, &call, None, &outcome);
         Dispatched {
@@ -429,6 +515,17 @@ impl Future for CatchUnwind {
             Err(payload) => Poll::Ready(Err(panicked(payload.as_ref()))),
         }
     }
+}
+
+/// Starts a tool. One that cannot suspend runs to its end inside `start`: its panic is caught
+/// here (1009).
+fn start_caught(
+    definition: &ToolDefinition,
+    arguments: &str,
+    ctx: Option<ToolContext>,
+) -> Result<Started, ToolError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| definition.start(arguments, ctx)))
+        .unwrap_or_else(|payload| Ok(Started::Ready(Err(panicked(payload.as_ref())))))
 }
 
 /// The error of a call whose tool panicked (1009).

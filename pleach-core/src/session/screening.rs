@@ -61,12 +61,12 @@ impl SessionInner {
     /// again.
     pub(super) async fn screen(
         &self,
-        call: &Arc<ToolCall>,
+        call: &ToolCall,
         tool: &SessionTool,
         sink: &EventSender,
         turn_signal: &CancellationToken,
         approved: Option<Action>,
-    ) -> Result<Arc<ToolCall>, ToolError> {
+    ) -> Result<ToolCall, ToolError> {
         if let Some(action) = approved {
             return apply(call, action);
         }
@@ -102,11 +102,14 @@ impl SessionInner {
     /// Runs every detector covering the call's tool. The arguments are validated first: a
     /// detector only ever sees arguments valid for the tool.
     fn inspect(&self, call: &ToolCall, tool: &SessionTool) -> Result<Vec<Finding>, ToolError> {
-        let mut detectors = self.runtime.safety.detectors_for(&call.name).peekable();
+        let mut detectors = self.runtime.safety.detectors_for(call.name()).peekable();
         if detectors.peek().is_none() {
             return Ok(Vec::new());
         }
-        let arguments = tool.tool.definition().parse_and_validate(&call.arguments)?;
+        let arguments = tool
+            .tool
+            .definition()
+            .parse_and_validate(call.arguments())?;
         let provenance = self.provenance();
         let mut findings = Vec::new();
         for detector in detectors {
@@ -134,13 +137,13 @@ impl SessionInner {
     /// Raises an approval interrupt and waits for the host's decision.
     async fn interrupt(
         &self,
-        call: &Arc<ToolCall>,
+        call: &ToolCall,
         tool: &SessionTool,
         tier: SafetyTier,
         findings: Vec<Finding>,
         sink: &EventSender,
         turn_signal: &CancellationToken,
-    ) -> Result<Arc<ToolCall>, ToolError> {
+    ) -> Result<ToolCall, ToolError> {
         if !sink.is_connected() {
             return Err(ToolError::new(
                 ErrorCode::SafetyHalt,
@@ -169,7 +172,7 @@ impl SessionInner {
             approvals.next_id += 1;
             let interrupt = Arc::new(Interrupt::new(
                 format!("int-{}", approvals.next_id),
-                (**call).clone(),
+                call.clone(),
                 tier,
                 findings,
                 ground_truth,
@@ -197,7 +200,7 @@ impl SessionInner {
             return Err(cancelled_error());
         };
         sink.send(ToolEvent::InterruptResolved {
-            tool_call_id: Arc::from(call.id.as_str()),
+            tool_call_id: Arc::from(call.id()),
             interrupt_id: interrupt.id.clone(),
             action: action.name(),
         });
@@ -261,14 +264,10 @@ fn check_decision(
 }
 
 /// The call to run after a decision, or the rejection.
-fn apply(call: &Arc<ToolCall>, action: Action) -> Result<Arc<ToolCall>, ToolError> {
+fn apply(call: &ToolCall, action: Action) -> Result<ToolCall, ToolError> {
     match action {
         Action::Accept => Ok(call.clone()),
-        Action::Edit { arguments } => Ok(Arc::new(ToolCall::new(
-            call.id.clone(),
-            call.name.clone(),
-            arguments,
-        ))),
+        Action::Edit { arguments } => Ok(call.with_arguments(arguments)),
         Action::Reject { reason } => Err(ToolError::new(
             ErrorCode::RejectedByUser,
             format!("the user rejected this call: {reason}"),

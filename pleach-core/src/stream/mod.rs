@@ -32,7 +32,7 @@
 //! // Complete JSON, but not final: only the provider's end signal makes it so.
 //! assert_eq!(assembler.partial_value("0"), Some(&json!({ "path": "notes.md" })));
 //! let call = assembler.end("0").unwrap();
-//! assert_eq!(call.arguments, r#"{"path":"notes.md"}"#);
+//! assert_eq!(call.arguments(), r#"{"path":"notes.md"}"#);
 //!
 //! // A second call, cut off before its end signal (the response hit its token limit).
 //! assembler.begin("1", "call_2", "write_file").unwrap();
@@ -117,7 +117,7 @@ enum Phase {
     /// Taking fragments.
     Open(IncrementalJson),
     /// The provider ended it and its arguments are one JSON value.
-    Ended { call: Arc<ToolCall>, value: Value },
+    Ended { call: ToolCall, value: Value },
     /// It will not run.
     Failed(ToolError),
 }
@@ -131,14 +131,14 @@ enum Phase {
 /// assembler.begin("0", "toolu_1", "list_issues").unwrap();
 /// assembler.end("0").unwrap(); // no fragment at all: the arguments are `{}`
 /// let calls = assembler.finish();
-/// assert_eq!(calls[0].call.arguments, "{}");
+/// assert_eq!(calls[0].call.arguments(), "{}");
 /// assert_eq!(calls[0].parsed, Ok(serde_json::json!({})));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct StreamedCall {
     /// The call: id, name, and the arguments text as received.
-    pub call: Arc<ToolCall>,
+    pub call: ToolCall,
     /// `Ok`: the call ended and these are its arguments, parsed; it may run. `Err`: why it fails;
     /// it must not run (a session reports the error as the call's result).
     pub parsed: Result<Value, ToolError>,
@@ -286,7 +286,7 @@ impl StreamAssembler {
             )),
         });
         Ok(Some(ToolEvent::Started {
-            tool_call: Arc::new(ToolCall::new(id, name, "")),
+            tool_call: ToolCall::new(id, name, ""),
         }))
     }
 
@@ -375,7 +375,7 @@ impl StreamAssembler {
     /// let Err(StreamError::CallFailed { error, .. }) = assembler.end("0") else { unreachable!() };
     /// assert_eq!(error.code(), ErrorCode::ArgumentsNotJson);
     /// ```
-    pub fn end(&mut self, key: &str) -> Result<Arc<ToolCall>, StreamError> {
+    pub fn end(&mut self, key: &str) -> Result<ToolCall, StreamError> {
         let Some(index) = self.index_of(key) else {
             return Err(match self.refused.get(key) {
                 Some(id) => StreamError::DuplicateCallId {
@@ -408,7 +408,7 @@ impl StreamAssembler {
         match parsed {
             Ok(value) => {
                 let arguments = std::mem::take(&mut call.text);
-                let ended = Arc::new(ToolCall::new(&*call.id, call.name.as_str(), arguments));
+                let ended = ToolCall::new(&*call.id, call.name.as_str(), arguments);
                 call.phase = Phase::Ended {
                     call: ended.clone(),
                     value,
@@ -510,7 +510,7 @@ impl StreamAssembler {
     /// let calls = assembler.finish();
     /// let error = calls[0].parsed.as_ref().unwrap_err();
     /// assert_eq!(error.code(), ErrorCode::ArgumentsIncomplete);
-    /// assert_eq!(calls[0].call.arguments, r#"{"q":"rust"}"#);
+    /// assert_eq!(calls[0].call.arguments(), r#"{"q":"rust"}"#);
     /// ```
     pub fn finish(self) -> Vec<StreamedCall> {
         self.calls
@@ -521,7 +521,7 @@ impl StreamAssembler {
                     parsed: Ok(value),
                 },
                 Phase::Failed(error) => StreamedCall {
-                    call: Arc::new(ToolCall::new(&*call.id, call.name, call.text)),
+                    call: ToolCall::new(&*call.id, call.name, call.text),
                     parsed: Err(error),
                 },
                 Phase::Open(_) => {
@@ -539,7 +539,7 @@ impl StreamAssembler {
                         call.key
                     ));
                     StreamedCall {
-                        call: Arc::new(ToolCall::new(&*call.id, call.name, call.text)),
+                        call: ToolCall::new(&*call.id, call.name, call.text),
                         parsed: Err(error),
                     }
                 }
@@ -597,7 +597,7 @@ mod tests {
         let ToolEvent::Started { tool_call } = &started else {
             panic!("{started:?}")
         };
-        assert_eq!(**tool_call, ToolCall::new("call_1", "search", ""));
+        assert_eq!(*tool_call, ToolCall::new("call_1", "search", ""));
         let mut fragments = Vec::new();
         for fragment in ["", "{\"q\"", ":\"x\"}"] {
             match assembler.push("0", fragment).unwrap() {
@@ -614,7 +614,7 @@ mod tests {
         }
         assert_eq!(fragments, [json!("{\"q\""), json!(":\"x\"}")]);
         let call = assembler.end("0").unwrap();
-        assert_eq!(*call, ToolCall::new("call_1", "search", r#"{"q":"x"}"#));
+        assert_eq!(call, ToolCall::new("call_1", "search", r#"{"q":"x"}"#));
         assert_eq!(assembler.partial_value("0"), Some(&json!({ "q": "x" })));
         // Ending again gives the same call; a fragment after the end is refused.
         assert_eq!(assembler.end("0").unwrap(), call);
@@ -638,7 +638,7 @@ mod tests {
         assembler.begin("2", "call_3", "list").unwrap();
         assembler.end("2").unwrap();
         let calls = assembler.finish();
-        let ids: Vec<&str> = calls.iter().map(|c| c.call.id.as_str()).collect();
+        let ids: Vec<&str> = calls.iter().map(|c| c.call.id()).collect();
         assert_eq!(ids, ["call_1", "call_2", "call_3"]);
         for streamed in &calls[..2] {
             let error = streamed.parsed.as_ref().unwrap_err();
@@ -650,7 +650,7 @@ mod tests {
                 error.message()
             );
         }
-        assert_eq!(calls[0].call.arguments, r#"{"path":"tmp/a"}"#);
+        assert_eq!(calls[0].call.arguments(), r#"{"path":"tmp/a"}"#);
         assert_eq!(calls[2].parsed, Ok(json!({})));
     }
 
@@ -664,7 +664,7 @@ mod tests {
         assert_eq!(failure(assembler.end("0")), error);
         let calls = assembler.finish();
         assert_eq!(calls[0].parsed, Err(error));
-        assert_eq!(calls[0].call.arguments, r#"{"q":"ru"#);
+        assert_eq!(calls[0].call.arguments(), r#"{"q":"ru"#);
     }
 
     #[test]
@@ -772,7 +772,7 @@ mod tests {
             }
             assert_eq!(deltas.as_bytes(), text, "cut at {cut}");
             assert_eq!(
-                assembler.end("0").unwrap().arguments.as_bytes(),
+                assembler.end("0").unwrap().arguments().as_bytes(),
                 text,
                 "{cut}"
             );
