@@ -7,8 +7,8 @@
 //! | `pleach` | `Session::run_turn` of 100,000 `ToolCall`s, its events read to the end, `Turn::finish` |
 //!
 //! A third row, `bare (spawn)`, is context and not in the summary line: the same futures, each
-//! spawned as its own Tokio task, at most 64 in flight (pleach's scheduler spawns one task per
-//! call too).
+//! spawned as its own Tokio task, at most 64 in flight (what pleach's scheduler did before it
+//! ran calls inside the step's own task).
 //!
 //! Every path runs on the same current-thread Tokio runtime (the workspace's tokio has no
 //! `rt-multi-thread`), inside one `block_on` per batch with the clock inside it. Each module says

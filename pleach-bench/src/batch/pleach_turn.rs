@@ -10,9 +10,12 @@
 //! conversation, a `tool.started` per call, the driver task spawned), then the turn's events read
 //! with `recv()` until the stream ends (the driver closes it once every call's terminal event is
 //! sent and the result messages are written back), then `Turn::finish()`. In between, pleach
-//! computes a lane per call, spawns one Tokio task per call, gates each to 64 in flight, and runs
-//! each call's pipeline (lookup, limits, parse and input validation, the tool, output
-//! validation, `tool.completed`), then puts the results in call order. Dropping the results and
+//! computes a lane per call and its schedule (at most 64 in flight), and runs each call's pipeline
+//! (lookup, limits, parse and input validation, the tool, output validation, `tool.completed`) as
+//! its lane lets it start, then puts the results in call order and writes one result message per
+//! call. `read_noop` has no `.await`, so on this current-thread runtime each call finishes where it
+//! starts, inside the driver task: no task or future per call (a tool that awaits gets a future,
+//! polled in the driver task). Dropping the results and
 //! the session (with its 200,001-message conversation) happens after the clock stops.
 
 use std::hint::black_box;

@@ -1,7 +1,7 @@
 //! **pleach**: the whole pipeline a host runs for one of a model's calls.
 //!
-//! One call: `ToolCall::new("call_1", "add", arguments)` (three `String`s, as a host builds from a
-//! provider's message) and `Session::dispatch(call, &sender).await`: whatever pleach-core's
+//! One call: `ToolCall::new("call_1", "add", arguments)` (its three texts copied into one shared
+//! allocation, as a host builds it from a provider's message) and `Session::dispatch(call, &sender).await`: whatever pleach-core's
 //! pipeline does for a call. As documented there: the tool lookup, the size and nesting limits,
 //! the JSON parse with its duplicate-key check and input-schema validation (or their equivalent),
 //! the repeated-failure check, the run with the call's cancellation token and timeout wiring, the
@@ -211,7 +211,7 @@ impl Contender for PipelinePart {
 
     fn describe(&self) -> &'static str {
         match self.part {
-            Part::NewCall => "the ToolCall alone (3 Strings)",
+            Part::NewCall => "the ToolCall alone (one allocation)",
             Part::ParseValue => "from_str::<Value>, no duplicate-key check",
             Part::ValidateArguments => "validate_arguments: checked parse into Value + schema",
             Part::DefinitionCall => "ToolDefinition::call: validate, run, output schema",
