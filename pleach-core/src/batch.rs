@@ -596,17 +596,18 @@ impl<T: Send + 'static, Fut: Future<Output = T> + Send + 'static> Running<T, Fut
         use futures_util::StreamExt;
         match self {
             Running::Inline(running) => running.next().await,
-            Running::Spawned { tasks, index_of } => {
+            Running::Spawned { tasks, index_of } => loop {
                 let joined = tasks.join_next_with_id().await?;
                 let (id, output) = match joined {
                     Ok((id, output)) => (id, Some(output)),
                     Err(error) => (error.id(), None),
                 };
                 // Every spawned id was recorded; a missing one would be a bug, not a reason to
-                // stop the step.
-                let index = index_of.remove(&id)?;
-                Some((index, output))
-            }
+                // stop waiting for the others.
+                if let Some(index) = index_of.remove(&id) {
+                    return Some((index, output));
+                }
+            },
         }
     }
 }

@@ -1214,6 +1214,56 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_call_keeps_its_three_texts_apart() {
+        for (id, name, arguments) in [
+            ("call_1", "add", r#"{"a":1}"#),
+            ("", "", ""),
+            ("ид-1", "añadir", r#"{"texte":"été ✓"}"#),
+            ("c", "big", &"x".repeat(100_000)),
+        ] {
+            let call = ToolCall::new(id, name, arguments);
+            assert_eq!(
+                (call.id(), call.name(), call.arguments()),
+                (id, name, arguments)
+            );
+        }
+    }
+
+    #[test]
+    fn calls_compare_by_text_and_clones_are_the_same_call() {
+        let a = ToolCall::new("c1", "add", "{}");
+        let b = ToolCall::new("c1", "add", "{}");
+        assert_eq!(a, b);
+        assert!(!a.same(&b));
+        assert!(a.same(&a.clone()));
+        // The same bytes split differently are a different call.
+        assert_ne!(ToolCall::new("c1a", "dd", "{}"), a);
+        let edited = a.with_arguments(r#"{"a":2}"#);
+        assert_eq!((edited.id(), edited.name()), ("c1", "add"));
+        assert_ne!(edited, a);
+    }
+
+    #[test]
+    fn a_call_serializes_as_its_three_fields() {
+        let call = ToolCall::new("c1", "add", r#"{"a":1}"#);
+        let json = serde_json::to_value(&call).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({ "id": "c1", "name": "add", "arguments": "{\"a\":1}" })
+        );
+        let back: ToolCall = serde_json::from_value(json).unwrap();
+        assert_eq!(back, call);
+        let escaped: ToolCall =
+            serde_json::from_str(r#"{"id":"c\"2","name":"n","arguments":"{}"}"#).unwrap();
+        assert_eq!(escaped.id(), "c\"2");
+        assert!(serde_json::from_str::<ToolCall>(r#"{"id":"c"}"#).is_err());
+        assert_eq!(
+            format!("{call:?}"),
+            r#"ToolCall { id: "c1", name: "add", arguments: "{\"a\":1}" }"#
+        );
+    }
+
+    #[test]
     fn names_follow_the_provider_rule() {
         assert!(is_valid_tool_name("a"));
         assert!(is_valid_tool_name(&"x".repeat(64)));

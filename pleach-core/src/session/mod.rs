@@ -613,14 +613,12 @@ async fn drive_turn(
             })
         })
         .collect();
-    // The pipeline catches tool panics itself; a call whose pipeline panicked anyway is reported
-    // below, without an outcome.
-    let died = Some("the call's pipeline panicked");
-    // A call left without an outcome belonged to a task that died; it still ends once.
+    // The pipeline catches tool panics itself; a call whose pipeline panicked anyway has no
+    // outcome, and still ends once.
     let results: Vec<(ToolResult, bool)> = calls
         .into_iter()
         .zip(outcomes)
-        .map(|(issued, dispatched)| settle(&issued, dispatched, died, &sink))
+        .map(|(issued, dispatched)| settle(&issued, dispatched, &sink))
         .collect();
     session.record_failures(failures);
     {
@@ -639,21 +637,17 @@ async fn drive_turn(
     results.into_iter().map(|(result, _)| result).collect()
 }
 
-/// A call's result, and whether the user edited it. A call left without an outcome belonged to a
-/// task that died (or was cancelled before it ran): it still ends, once.
+/// A call's result, and whether the user edited it. A call left without an outcome is one whose
+/// pipeline panicked (a bug in pleach, not in the tool: tool panics are caught as 1009 inside
+/// the pipeline): it still ends, once.
 fn settle(
     issued: &ToolCall,
     dispatched: Option<pipeline::Dispatched>,
-    died: Option<&str>,
     sink: &EventSender,
 ) -> (ToolResult, bool) {
     let dispatched = dispatched.unwrap_or_else(|| {
-        let failure = match died {
-            Some(detail) => {
-                ToolError::new(ErrorCode::ToolPanicked, "the tool's task died").with_detail(detail)
-            }
-            None => cancelled_error(),
-        };
+        let failure = ToolError::new(ErrorCode::ToolPanicked, "the call failed inside pleach")
+            .with_detail("the call's pipeline panicked");
         pipeline::Dispatched::never_ran(issued.clone(), failure, sink)
     });
     let edited = !issued.same(&dispatched.call);
