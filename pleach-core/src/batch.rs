@@ -653,8 +653,10 @@ pub(crate) struct Schedule {
     group_room: Vec<usize>,
     /// For each limit group, its ready items waiting for a free place, in item order.
     group_waiting: Vec<VecDeque<usize>>,
-    /// Items whose dependencies are done, smallest index first.
-    ready: BinaryHeap<Reverse<usize>>,
+    /// Items whose dependencies are done, smallest index first: those ready from the start in
+    /// a queue (they come in index order, so taking one costs nothing), the ones made ready
+    /// since in a heap.
+    ready: Ready,
     /// Free places under the global cap.
     room: usize,
     started: Vec<bool>,
@@ -669,7 +671,7 @@ impl Schedule {
         let mut groups: HashMap<&str, usize> = HashMap::new();
         let mut last_serial: Option<usize> = None;
         let mut last_in_chunk: HashMap<&str, usize> = HashMap::new();
-        let mut ready = BinaryHeap::new();
+        let mut ready = Ready::default();
         for (index, lane) in lanes.iter().enumerate() {
             let mut wait_for = |dependency: usize| {
                 remaining[index] += 1;
@@ -712,7 +714,7 @@ impl Schedule {
             }
             group_of.push(group);
             if remaining[index] == 0 {
-                ready.push(Reverse(index));
+                ready.initial.push_back(index);
             }
         }
         Schedule {
@@ -731,7 +733,7 @@ impl Schedule {
     /// and its group's), marked started; `None` when no item may start yet.
     pub(crate) fn next(&mut self) -> Option<usize> {
         while self.room > 0 {
-            let Reverse(index) = self.ready.pop()?;
+            let index = self.ready.pop()?;
             if let Some(group) = self.group_of[index] {
                 if self.group_room[group] == 0 {
                     self.group_waiting[group].push_back(index);
@@ -753,25 +755,95 @@ impl Schedule {
         if let Some(group) = self.group_of[index] {
             self.group_room[group] += 1;
             if let Some(waiting) = self.group_waiting[group].pop_front() {
-                self.ready.push(Reverse(waiting));
+                self.ready.later.push(Reverse(waiting));
             }
         }
         for dependent in std::mem::take(&mut self.dependents[index]) {
             self.remaining[dependent] -= 1;
             if self.remaining[dependent] == 0 {
-                self.ready.push(Reverse(dependent));
+                self.ready.later.push(Reverse(dependent));
             }
         }
     }
 
     /// The items that never started, each once; afterwards nothing starts.
     pub(crate) fn unstarted(&mut self) -> Vec<usize> {
-        self.ready.clear();
+        self.ready = Ready::default();
         self.group_waiting.iter_mut().for_each(VecDeque::clear);
         let unstarted = (0..self.started.len())
             .filter(|&index| !self.started[index])
             .collect();
         self.started.iter_mut().for_each(|started| *started = true);
         unstarted
+    }
+}
+
+/// A schedule's ready items, smallest index first.
+#[derive(Debug, Default)]
+struct Ready {
+    /// Ready from the start, in index order.
+    initial: VecDeque<usize>,
+    /// Made ready as other items finished.
+    later: BinaryHeap<Reverse<usize>>,
+}
+
+impl Ready {
+    fn pop(&mut self) -> Option<usize> {
+        match (self.initial.front(), self.later.peek()) {
+            (Some(&first), Some(&Reverse(next))) if next < first => {
+                self.later.pop().map(|Reverse(index)| index)
+            }
+            (Some(_), _) => self.initial.pop_front(),
+            (None, _) => self.later.pop().map(|Reverse(index)| index),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ready_items_come_out_smallest_index_first() {
+        let mut ready = Ready::default();
+        ready.initial.extend([0, 2, 7]);
+        ready.later.extend([Reverse(5), Reverse(1), Reverse(9)]);
+        let order: Vec<usize> = std::iter::from_fn(|| ready.pop()).collect();
+        assert_eq!(order, [0, 1, 2, 5, 7, 9]);
+    }
+
+    #[test]
+    fn a_schedule_releases_waiting_items_as_others_finish() {
+        let lanes = vec![
+            Lane::Parallel { limit: None },
+            Lane::Parallel {
+                limit: Some(("g".into(), 1)),
+            },
+            Lane::Parallel {
+                limit: Some(("g".into(), 1)),
+            },
+            Lane::Serial,
+            Lane::Chunked { group: "k".into() },
+            Lane::Chunked { group: "k".into() },
+        ];
+        let mut schedule = Schedule::new(&lanes, BatchingConfig::new(8));
+        let mut started = Vec::new();
+        started.extend(std::iter::from_fn(|| schedule.next()));
+        // Item 2 waits for its group's one place, the serial item 3 for all before it.
+        assert_eq!(started, [0, 1]);
+        schedule.finish(1);
+        assert_eq!(schedule.next(), Some(2));
+        assert_eq!(schedule.next(), None);
+        schedule.finish(0);
+        schedule.finish(2);
+        assert_eq!(schedule.next(), Some(3));
+        assert_eq!(schedule.next(), None);
+        schedule.finish(3);
+        // The chunk runs in order: 5 after 4.
+        assert_eq!(schedule.next(), Some(4));
+        assert_eq!(schedule.next(), None);
+        schedule.finish(4);
+        assert_eq!(schedule.next(), Some(5));
+        assert!(schedule.unstarted().is_empty());
     }
 }

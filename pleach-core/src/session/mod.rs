@@ -623,6 +623,7 @@ async fn drive_turn(
     session.record_failures(failures);
     {
         let mut state = session.log();
+        state.conversation.reserve(results.len());
         for (result, edited) in &results {
             let message = if *edited {
                 Message::edited_tool_result(&result.tool_call, &result.outcome)
