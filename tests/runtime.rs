@@ -747,3 +747,50 @@ async fn code_1011_a_turn_cancelled_before_it_runs_starts_no_in_place_call() {
     }
     assert_eq!(IN_PLACE_RUNS.load(std::sync::atomic::Ordering::SeqCst), 0);
 }
+
+/// Returns its input at once (parallel by inference: a read verb; no `.await`).
+#[tool]
+async fn rt_read_echo(n: u32) -> u32 {
+    n
+}
+
+/// A turn of calls that finish where they start, cancelled while it runs (the reader cancels
+/// it when the driver yields to it): every call still ends exactly once, completed or 1011,
+/// and none is reported as failing inside pleach.
+#[tokio::test(flavor = "current_thread")]
+async fn code_1011_a_turn_of_in_place_calls_cancelled_midway_ends_every_call_once() {
+    let session = runtime()
+        .create_session(SessionOptions::enabled(["rt_read_echo"]))
+        .expect("session");
+    let calls: Vec<ToolCall> = (0..2_000)
+        .map(|n| call(&format!("e{n}"), "rt_read_echo", &format!(r#"{{"n":{n}}}"#)))
+        .collect();
+    let mut turn = session.run_turn(calls);
+    let mut completed = 0;
+    let mut terminal = std::collections::HashMap::new();
+    while let Some(event) = turn.events().recv().await {
+        if event.is_terminal() {
+            *terminal.entry(event.tool_call_id().to_owned()).or_insert(0) += 1;
+        }
+        if event.event_type() == "tool.completed" {
+            completed += 1;
+            if completed == 10 {
+                turn.cancel();
+            }
+        }
+    }
+    let results = turn.finish().await;
+    assert_eq!(results.len(), 2_000);
+    assert_eq!(terminal.len(), 2_000);
+    assert!(terminal.values().all(|&count| count == 1));
+    let cancelled = results
+        .iter()
+        .filter(|r| matches!(&r.outcome, Err(e) if e.code() == ErrorCode::Cancelled))
+        .count();
+    let done = results.iter().filter(|r| r.outcome.is_ok()).count();
+    assert_eq!(cancelled + done, 2_000, "only completed or cancelled calls");
+    assert!(
+        cancelled > 0,
+        "the cancellation stopped the turn before its end"
+    );
+}

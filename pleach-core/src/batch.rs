@@ -512,6 +512,7 @@ where
             }
         }
         if !stopped {
+            let mut noticed_stop = false;
             while let Some(index) = schedule.next() {
                 match start(index) {
                     Step::Later(future) => running.push(index, future),
@@ -526,10 +527,15 @@ where
                         if finished_at_start.is_multiple_of(32)
                             && stop.is_some_and(tokio_util::sync::CancellationToken::is_cancelled)
                         {
+                            noticed_stop = true;
                             break;
                         }
                     }
                 }
+            }
+            if noticed_stop {
+                // The top of the loop ends the items that will not start now.
+                continue;
             }
         }
         let finished = if stopped {
