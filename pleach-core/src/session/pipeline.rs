@@ -84,28 +84,21 @@ impl SessionInner {
                     return None;
                 }
                 let _slot = self.runtime.in_flight.try_take()?;
-                // Nothing of a cancelled turn starts; a tool that cannot suspend cannot be
-                // stopped once started, and could not see the signal anyway.
                 if turn_signal.is_cancelled() {
-                    let outcome = Err(cancelled_error());
-                    return Some(self.conclude(
-                        call,
-                        call.clone(),
-                        outcome,
-                        fingerprint,
-                        sink,
-                        None,
-                    ));
-                }
-                match start_caught(definition, call.arguments(), None) {
-                    Ok(Started::Ready(outcome)) => self.accept_output(definition, outcome),
-                    Err(error) => Err(error),
-                    // `runs_in_place` promises a finished start; should it ever not be, the
-                    // future is dropped unpolled, and the call reports it rather than hang.
-                    Ok(Started::Running(_)) => Err(ToolError::new(
-                        ErrorCode::ToolPanicked,
-                        "the tool did not finish where pleach expected it to; this is a bug in pleach",
-                    )),
+                    // Nothing of a cancelled turn starts; a tool that cannot suspend cannot be
+                    // stopped once started, and could not see the signal anyway.
+                    Err(cancelled_error())
+                } else {
+                    match start_caught(definition, call.arguments(), None) {
+                        Ok(Started::Ready(outcome)) => self.accept_output(definition, outcome),
+                        Err(error) => Err(error),
+                        // `runs_in_place` promises a finished start; should it ever not be, the
+                        // future is dropped unpolled, and the call reports it rather than hang.
+                        Ok(Started::Running(_)) => Err(ToolError::new(
+                            ErrorCode::ToolPanicked,
+                            "the tool did not finish where pleach expected it to; this is a bug in pleach",
+                        )),
+                    }
                 }
             }
         };
