@@ -437,7 +437,9 @@ impl Session {
             tool_call: call.clone(),
         });
         // The call gets its own token in `run`; the session's stands for the turn here.
-        let dispatched = match self.inner.dispatch_now(&call, events, &self.inner.signal) {
+        // The session's own token fires only when the session is dropped, which cannot happen
+        // while it is borrowed here: a call run in place need not look at it.
+        let dispatched = match self.inner.dispatch_now(&call, events, None) {
             Some(dispatched) => dispatched,
             None => {
                 self.inner
@@ -579,7 +581,7 @@ async fn drive_turn(
             // beside the rest (a multi-thread runtime: it is spawned like any call there).
             if decision.is_none()
                 && !multi_thread
-                && let Some(dispatched) = session.dispatch_now(&calls[index], &sink, &signal)
+                && let Some(dispatched) = session.dispatch_now(&calls[index], &sink, Some(&signal))
             {
                 return Step::Done(dispatched);
             }

@@ -65,12 +65,13 @@ impl SessionInner {
     /// The pipeline for a call that can finish right here, without waiting for anything: no
     /// safety stage, a runtime-wide slot free now, and a tool that runs to its end when started
     /// and reads no context (or a call that fails before it would start). `None` means the call
-    /// needs [`dispatch`](Self::dispatch); nothing has been done for it then.
+    /// needs [`dispatch`](Self::dispatch); nothing has been done for it then. `turn_signal` is
+    /// the token that cancels the call's turn, if anything can cancel it before it starts.
     pub(super) fn dispatch_now(
         &self,
         call: &ToolCall,
         sink: &EventSender,
-        turn_signal: &CancellationToken,
+        turn_signal: Option<&CancellationToken>,
     ) -> Option<Dispatched> {
         if self.screens() {
             return None;
@@ -84,7 +85,7 @@ impl SessionInner {
                     return None;
                 }
                 let _slot = self.runtime.in_flight.try_take()?;
-                if turn_signal.is_cancelled() {
+                if turn_signal.is_some_and(CancellationToken::is_cancelled) {
                     // Nothing of a cancelled turn starts; a tool that cannot suspend cannot be
                     // stopped once started, and could not see the signal anyway.
                     Err(cancelled_error())
