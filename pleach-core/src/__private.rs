@@ -23,6 +23,9 @@ pub use serde_json;
 pub use crate::registry::{TOOLS, ToolEntry};
 pub use crate::tool::{Started, ToolFuture};
 
+#[cfg(feature = "http")]
+pub use crate::agent::http::tls_client_config;
+
 use crate::error::ToolError;
 use crate::safety::SafetyTier;
 use crate::schema;
@@ -521,11 +524,7 @@ where
         std::task::Poll::Ready(outcome) => Started::Ready(outcome),
         // Unreachable for a body with no suspension point; should a macro the scan trusted hide
         // an `.await` after all, the call fails cleanly rather than hang.
-        std::task::Poll::Pending => Started::Ready(Err(ToolError::new(
-            crate::error::ErrorCode::ToolPanicked,
-            "the tool waited where pleach expected it to finish at once; this is a bug in pleach",
-        )
-        .with_detail("a tool classified as never suspending returned Pending on its first poll"))),
+        std::task::Poll::Pending => Started::Ready(Err(crate::tool::not_finished_in_place())),
     }
 }
 

@@ -444,13 +444,12 @@ impl ToolBatchExecutor {
     /// # Panics
     ///
     /// Outside a Tokio runtime.
-    pub async fn run<T, F, Fut>(&self, lanes: Vec<Lane>, run: F) -> Vec<Option<T>>
+    pub async fn run<T, F, Fut>(&self, lanes: Vec<Lane>, mut run: F) -> Vec<Option<T>>
     where
         T: Send + 'static,
         F: FnMut(usize) -> Fut,
         Fut: Future<Output = T> + Send + 'static,
     {
-        let mut run = run;
         run_scheduled(
             &lanes,
             self.config,

@@ -43,6 +43,16 @@ pub enum Started {
     Running(ToolFuture),
 }
 
+/// The error of a call whose tool was expected to finish where it started and did not: a bug in
+/// pleach (the macro's scan trusted a body that suspends), reported instead of a hang.
+pub(crate) fn not_finished_in_place() -> ToolError {
+    ToolError::new(
+        ErrorCode::ToolPanicked,
+        "the tool waited where pleach expected it to finish at once; this is a bug in pleach",
+    )
+    .with_detail("a tool classified as never suspending returned Pending on its first poll")
+}
+
 impl Started {
     /// The outcome, awaiting the future if there is one.
     pub(crate) async fn finish(self) -> Result<Value, ToolError> {

@@ -32,7 +32,11 @@ pub(super) fn client() -> Result<reqwest::Client, ModelError> {
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_TIMEOUT)
         .user_agent(concat!("pleach/", env!("CARGO_PKG_VERSION")))
-        .tls_backend_preconfigured(tls_config()?)
+        .tls_backend_preconfigured(
+            tls_client_config().map_err(|detail| {
+                ModelError::Config(format!("https is not available: {detail}"))
+            })?,
+        )
         .build()
         .map_err(|err| {
             ModelError::Config(format!(
@@ -42,9 +46,11 @@ pub(super) fn client() -> Result<reqwest::Client, ModelError> {
         })
 }
 
-/// rustls with ring and the operating system's trust store, built once. A config rather than a
-/// process-wide default provider: a library should not pick one for the whole program.
-fn tls_config() -> Result<ClientConfig, ModelError> {
+/// rustls with ring and the operating system's trust store, built once per process and shared by
+/// every HTTPS client pleach makes (the model clients here, pleach-tools' network tools through
+/// `__private`). A config rather than a process-wide default provider: a library should not pick
+/// one for the whole program. `Err` says why TLS could not be set up.
+pub fn tls_client_config() -> Result<ClientConfig, String> {
     static CONFIG: OnceLock<Result<ClientConfig, String>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {
@@ -56,7 +62,6 @@ fn tls_config() -> Result<ClientConfig, ModelError> {
                 .map_err(|err| err.to_string())
         })
         .clone()
-        .map_err(|detail| ModelError::Config(format!("https is not available: {detail}")))
 }
 
 /// A header whose value is secret: marked sensitive, so reqwest's own debug output hides it.

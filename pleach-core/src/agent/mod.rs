@@ -63,7 +63,7 @@
 #[cfg(feature = "http")]
 mod anthropic;
 #[cfg(feature = "http")]
-mod http;
+pub(crate) mod http;
 #[cfg(feature = "http")]
 mod openai;
 

@@ -436,9 +436,9 @@ impl Session {
         events.send(ToolEvent::Started {
             tool_call: call.clone(),
         });
-        // The call gets its own token in `run`; the session's stands for the turn here.
-        // The session's own token fires only when the session is dropped, which cannot happen
-        // while it is borrowed here: a call run in place need not look at it.
+        // The session's token stands for the turn: it fires only when the session is dropped,
+        // which cannot happen while it is borrowed here, so a call run in place need not look at
+        // it (a call that waits gets its own token in `run`).
         let dispatched = match self.inner.dispatch_now(&call, events, None) {
             Some(dispatched) => dispatched,
             None => {

@@ -77,33 +77,40 @@ impl SessionInner {
             return None;
         }
         let mut fingerprint = None;
-        let outcome = match self.admit(call, &mut fingerprint) {
-            Err(error) => Err(error),
-            Ok(session_tool) => {
+        let outcome = match self.tool(call.name()) {
+            None => Err(self.not_found(call.name())),
+            Some(session_tool) => {
                 let definition = session_tool.tool.definition();
+                // Decided before any check, so a call that goes the other way is checked once.
                 if !definition.runs_in_place() || definition.takes_context() {
                     return None;
                 }
                 let _slot = self.runtime.in_flight.try_take()?;
-                if turn_signal.is_some_and(CancellationToken::is_cancelled) {
-                    // Nothing of a cancelled turn starts; a tool that cannot suspend cannot be
-                    // stopped once started, and could not see the signal anyway.
-                    Err(cancelled_error())
-                } else {
-                    match start_caught(definition, call.arguments(), None) {
-                        Ok(Started::Ready(outcome)) => self.accept_output(definition, outcome),
-                        Err(error) => Err(error),
-                        // `runs_in_place` promises a finished start; should it ever not be, the
-                        // future is dropped unpolled, and the call reports it rather than hang.
-                        Ok(Started::Running(_)) => Err(ToolError::new(
-                            ErrorCode::ToolPanicked,
-                            "the tool did not finish where pleach expected it to; this is a bug in pleach",
-                        )),
-                    }
-                }
+                self.check_call(call, &mut fingerprint)
+                    .and_then(|()| self.run_in_place(definition, call, turn_signal))
             }
         };
         Some(self.conclude(call, call.clone(), outcome, fingerprint, sink, None))
+    }
+
+    /// Runs a tool that finishes where it starts (`runs_in_place`), unless the turn is over.
+    fn run_in_place(
+        &self,
+        definition: &ToolDefinition,
+        call: &ToolCall,
+        turn_signal: Option<&CancellationToken>,
+    ) -> Result<Value, ToolError> {
+        if turn_signal.is_some_and(CancellationToken::is_cancelled) {
+            // Nothing of a cancelled turn starts; a tool that cannot suspend cannot be stopped
+            // once started, and could not see the signal anyway.
+            return Err(cancelled_error());
+        }
+        match start_caught(definition, call.arguments(), None)? {
+            Started::Ready(outcome) => self.accept_output(definition, outcome),
+            // `runs_in_place` promises a finished start; should it ever not be, the future is
+            // dropped unpolled, and the call reports it rather than hang.
+            Started::Running(_) => Err(crate::tool::not_finished_in_place()),
+        }
     }
 
     /// A call's terminal event and what the turn keeps of it. A recoverable failure counts
@@ -136,8 +143,7 @@ impl SessionInner {
         }
     }
 
-    /// The checks before anything runs: the tool's lookup, the size limits, the repeated-failure
-    /// limit.
+    /// The checks before anything runs: the tool's lookup, then [`check_call`](Self::check_call).
     fn admit(
         &self,
         call: &ToolCall,
@@ -146,9 +152,18 @@ impl SessionInner {
         let Some(session_tool) = self.tool(call.name()) else {
             return Err(self.not_found(call.name()));
         };
-        check_limits(call.arguments(), self.runtime.config.limits)?;
-        self.check_repetition(call, fingerprint)?;
+        self.check_call(call, fingerprint)?;
         Ok(session_tool)
+    }
+
+    /// The size limits and the repeated-failure limit.
+    fn check_call(
+        &self,
+        call: &ToolCall,
+        fingerprint: &mut Option<String>,
+    ) -> Result<(), ToolError> {
+        check_limits(call.arguments(), self.runtime.config.limits)?;
+        self.check_repetition(call, fingerprint)
     }
 
     /// Counts recoverable failures toward the repeated-failure limit.

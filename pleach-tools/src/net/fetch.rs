@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -13,9 +12,6 @@ use pleach_core::serde::Serialize;
 use pleach_core::{CancellationToken, ErrorCode, ToolError};
 use reqwest::header::{self, HeaderMap};
 use reqwest::{Method, StatusCode};
-use rustls::client::WantsClientCert;
-use rustls::{ClientConfig, ConfigBuilder};
-use rustls_platform_verifier::BuilderVerifierExt;
 use url::Url;
 
 use super::guard::{self, Checked, NetPolicy, shorten};
@@ -313,23 +309,12 @@ impl reqwest::dns::Resolve for Pinned {
     }
 }
 
-/// rustls with ring and the operating system's trust store, built once. A config rather than a
-/// process-wide default provider: a library should not pick one for the whole program.
-fn tls_config() -> Result<ClientConfig, ToolError> {
-    static CONFIG: OnceLock<Result<ClientConfig, String>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-            ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .and_then(BuilderVerifierExt::with_platform_verifier)
-                .map(ConfigBuilder::<ClientConfig, WantsClientCert>::with_no_client_auth)
-                .map_err(|err| err.to_string())
-        })
-        .clone()
-        .map_err(|detail| {
-            ToolError::failed("https is not available: the TLS setup failed").with_detail(detail)
-        })
+/// pleach-core's TLS setup (rustls with ring and the operating system's trust store, built once
+/// per process), as a tool error when it cannot be had.
+fn tls_config() -> Result<rustls::ClientConfig, ToolError> {
+    pleach_core::__private::tls_client_config().map_err(|detail| {
+        ToolError::failed("https is not available: the TLS setup failed").with_detail(detail)
+    })
 }
 
 /// Where a redirect response points, if it is one this code follows (301, 302, 303, 307, 308
