@@ -348,7 +348,7 @@ fn assert_exactly_once(events: &[ToolEvent], conversation: &[Message]) {
     let answered: Vec<&str> = conversation
         .iter()
         .filter_map(|m| match m {
-            Message::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
+            Message::Tool { tool_call, .. } => Some(tool_call.id()),
             _ => None,
         })
         .collect();

@@ -101,7 +101,7 @@ async fn beside_a_good_call(
     let answers: Vec<&str> = conversation
         .iter()
         .filter_map(|m| match m {
-            Message::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
+            Message::Tool { tool_call, .. } => Some(tool_call.id()),
             _ => None,
         })
         .collect();

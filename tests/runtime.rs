@@ -451,7 +451,7 @@ async fn results_come_back_in_call_order_whatever_order_calls_finish() {
         .conversation()
         .into_iter()
         .filter_map(|m| match m {
-            Message::Tool { tool_call_id, .. } => Some(tool_call_id),
+            Message::Tool { tool_call, .. } => Some(tool_call.id().to_owned()),
             _ => None,
         })
         .collect();
@@ -503,8 +503,7 @@ async fn the_conversation_records_calls_and_results_as_the_model_reads_them() {
     assert_eq!(
         conversation[2],
         Message::Tool {
-            tool_call_id: "c1".into(),
-            name: "rt_add".into(),
+            tool_call: call("c1", "rt_add", r#"{"a":1,"b":2}"#),
             content: "3".into(),
             is_error: false,
             edited_arguments: None

@@ -43,6 +43,9 @@ pub struct Code {
     pub check: fn(&str) -> Result<(), ToolError>,
     /// Whether a successful read implies the input schema accepts the text.
     pub checked_by_type: bool,
+    /// Whether every value of the output type meets the derived output schema (integers,
+    /// `bool`, `String`, and `Option` / `Vec` of them), so results need no output check.
+    pub output_checked_by_type: bool,
     /// Whether the fn's body cannot suspend, so `invoke` runs it to the end.
     pub in_place: bool,
     /// Whether the fn takes a `ToolContext`.
@@ -69,6 +72,7 @@ pub fn definition(
         invoke: Arc::new(code.invoke),
         check: Some(Arc::new(code.check)),
         checked_by_type: code.checked_by_type,
+        output_checked_by_type: code.output_checked_by_type,
         in_place: code.in_place,
         takes_context: code.takes_context,
         site: DefinitionSite::new(file, line, column),
@@ -124,8 +128,10 @@ impl<T: Integer> serde::de::Visitor<'_> for IntegerVisitor<T> {
 
 impl<'de, T: Integer> Deserialize<'de> for Lenient<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // `deserialize_i64` reads any JSON number and hands it over as it is (`visit_u64`,
+        // `visit_i64` or `visit_f64`), without the dispatch `deserialize_any` goes through.
         deserializer
-            .deserialize_any(IntegerVisitor(PhantomData))
+            .deserialize_i64(IntegerVisitor(PhantomData))
             .map(Lenient)
     }
 }

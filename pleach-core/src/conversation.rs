@@ -21,8 +21,12 @@ use crate::tool::ToolCall;
 ///     r#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","name":"add","arguments":"{\"a\":1,\"b\":2}"}]}"#
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "lowercase")]
+///
+/// A tool-result message shares its call (one pointer, no copy of its texts). On the wire it is
+/// `{"role":"tool","tool_call_id","name","arguments","content","is_error"}`, plus
+/// `edited_arguments` for an edited call; `arguments` may be left out when reading one (it is
+/// then the edited arguments, or `{}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Message {
     /// What the user said.
@@ -39,19 +43,125 @@ pub enum Message {
     },
     /// The result of one call, as the model reads it.
     Tool {
-        /// The call this answers.
-        tool_call_id: String,
-        /// The tool's name.
-        name: String,
+        /// The call this answers, as it ran (its id and tool name; for an edited call, the
+        /// user's arguments).
+        tool_call: ToolCall,
         /// The result as JSON text, or for a failure `error <code>: <message>`.
         content: String,
         /// Whether the call failed.
         is_error: bool,
         /// The arguments the call ran with, when the user edited the model's (an approval
         /// interrupt answered with edits); the content says so too, so the history stays honest.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         edited_arguments: Option<String>,
     },
+}
+
+/// How a [`Message`] is written.
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum WireRef<'a> {
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        content: Option<&'a str>,
+        tool_calls: &'a [ToolCall],
+    },
+    Tool {
+        tool_call_id: &'a str,
+        name: &'a str,
+        arguments: &'a str,
+        content: &'a str,
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        edited_arguments: Option<&'a str>,
+    },
+}
+
+/// How a [`Message`] is read.
+#[derive(Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum Wire {
+    User {
+        content: String,
+    },
+    Assistant {
+        content: Option<String>,
+        tool_calls: Vec<ToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        name: String,
+        #[serde(default)]
+        arguments: Option<String>,
+        content: String,
+        is_error: bool,
+        #[serde(default)]
+        edited_arguments: Option<String>,
+    },
+}
+
+impl Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Message::User { content } => WireRef::User { content },
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => WireRef::Assistant {
+                content: content.as_deref(),
+                tool_calls,
+            },
+            Message::Tool {
+                tool_call,
+                content,
+                is_error,
+                edited_arguments,
+            } => WireRef::Tool {
+                tool_call_id: tool_call.id(),
+                name: tool_call.name(),
+                arguments: tool_call.arguments(),
+                content,
+                is_error: *is_error,
+                edited_arguments: edited_arguments.as_deref(),
+            },
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match Wire::deserialize(deserializer)? {
+            Wire::User { content } => Message::User { content },
+            Wire::Assistant {
+                content,
+                tool_calls,
+            } => Message::Assistant {
+                content,
+                tool_calls,
+            },
+            Wire::Tool {
+                tool_call_id,
+                name,
+                arguments,
+                content,
+                is_error,
+                edited_arguments,
+            } => {
+                let arguments = arguments
+                    .as_deref()
+                    .or(edited_arguments.as_deref())
+                    .unwrap_or("{}");
+                Message::Tool {
+                    tool_call: ToolCall::new(tool_call_id, name, arguments),
+                    content,
+                    is_error,
+                    edited_arguments,
+                }
+            }
+        })
+    }
 }
 
 impl Message {
@@ -62,7 +172,7 @@ impl Message {
     /// use pleach_core::{Message, ToolCall, ToolError};
     /// let call = ToolCall::new("call_1", "add", "{}");
     /// let ok = Message::tool_result(&call, &Ok(serde_json::json!(3)));
-    /// assert_eq!(ok, Message::Tool { tool_call_id: "call_1".into(), name: "add".into(), content: "3".into(), is_error: false, edited_arguments: None });
+    /// assert_eq!(ok, Message::Tool { tool_call: call.clone(), content: "3".into(), is_error: false, edited_arguments: None });
     /// let failed = Message::tool_result(&call, &Err(ToolError::failed("boom")));
     /// assert!(matches!(failed, Message::Tool { is_error: true, ref content, .. } if content == "error 1008: boom"));
     /// ```
@@ -72,8 +182,7 @@ impl Message {
             Err(error) => (error.model_text(), true),
         };
         Message::Tool {
-            tool_call_id: call.id().to_owned(),
-            name: call.name().to_owned(),
+            tool_call: call.clone(),
             content,
             is_error,
             edited_arguments: None,
@@ -108,5 +217,71 @@ impl Message {
             *edited_arguments = Some(call.arguments().to_owned());
         }
         message
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_tool_message_keeps_its_wire_form_and_reads_back_whole() {
+        let call = ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#);
+        let message = Message::tool_result(&call, &Ok(json!(3)));
+        let text = serde_json::to_string(&message).unwrap();
+        assert_eq!(
+            text,
+            r#"{"role":"tool","tool_call_id":"call_1","name":"add","arguments":"{\"a\":1,\"b\":2}","content":"3","is_error":false}"#
+        );
+        assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), message);
+    }
+
+    #[test]
+    fn a_tool_message_without_arguments_reads_as_its_edit_or_an_empty_object() {
+        let plain: Message = serde_json::from_value(json!({
+            "role": "tool", "tool_call_id": "c1", "name": "add", "content": "3", "is_error": false
+        }))
+        .unwrap();
+        let Message::Tool { tool_call, .. } = &plain else {
+            panic!("a tool message")
+        };
+        assert_eq!((tool_call.id(), tool_call.arguments()), ("c1", "{}"));
+        let edited: Message = serde_json::from_value(json!({
+            "role": "tool", "tool_call_id": "c2", "name": "pay", "content": "\"sent\"",
+            "is_error": false, "edited_arguments": "{\"to\":\"ACC-1\"}"
+        }))
+        .unwrap();
+        let Message::Tool { tool_call, .. } = &edited else {
+            panic!("a tool message")
+        };
+        assert_eq!(tool_call.arguments(), r#"{"to":"ACC-1"}"#);
+        assert!(
+            serde_json::to_string(&edited)
+                .unwrap()
+                .contains("edited_arguments")
+        );
+    }
+
+    #[test]
+    fn user_and_assistant_messages_round_trip() {
+        let messages = vec![
+            Message::User {
+                content: "hi".into(),
+            },
+            Message::Assistant {
+                content: None,
+                tool_calls: vec![ToolCall::new("c1", "add", "{}")],
+            },
+        ];
+        let text = serde_json::to_string(&messages).unwrap();
+        assert_eq!(
+            text,
+            r#"[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"add","arguments":"{}"}]}]"#
+        );
+        assert_eq!(
+            serde_json::from_str::<Vec<Message>>(&text).unwrap(),
+            messages
+        );
     }
 }

@@ -243,8 +243,9 @@ pub struct EventSender {
 }
 
 /// The queue between senders and the stream. A mutex-guarded deque: one uncontended lock per
-/// send or receive, which is what the dispatch path can afford (a general-purpose channel costs
-/// several atomic read-modify-writes per message on each side).
+/// send, and one per batch of events the stream takes (everything queued at once), which is what
+/// the dispatch path can afford (a general-purpose channel costs several atomic
+/// read-modify-writes per message on each side).
 #[derive(Debug, Default)]
 struct Shared {
     state: Mutex<ChannelState>,
@@ -275,7 +276,10 @@ pub fn channel() -> (EventSender, EventStream) {
         EventSender {
             shared: Some(shared.clone()),
         },
-        EventStream { shared },
+        EventStream {
+            shared,
+            taken: VecDeque::new(),
+        },
     )
 }
 
@@ -392,6 +396,9 @@ impl Drop for EventSender {
 #[derive(Debug)]
 pub struct EventStream {
     shared: Arc<Shared>,
+    /// Events taken from the queue and not yet read: the reader takes everything queued under
+    /// one lock, then reads it here without locking.
+    taken: VecDeque<ToolEvent>,
 }
 
 impl EventStream {
@@ -406,13 +413,27 @@ impl EventStream {
         // the same size, since they are likely to send about as much again.
         let mut state = self.shared.lock();
         let fresh = VecDeque::with_capacity(state.queue.len());
-        Vec::from(std::mem::replace(&mut state.queue, fresh))
+        let queued = std::mem::replace(&mut state.queue, fresh);
+        drop(state);
+        if self.taken.is_empty() {
+            return Vec::from(queued);
+        }
+        let mut events = Vec::from(std::mem::take(&mut self.taken));
+        events.extend(queued);
+        events
     }
 
-    fn poll_event(&self, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
-        let mut state = self.shared.lock();
-        if let Some(event) = state.queue.pop_front() {
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
+        if let Some(event) = self.taken.pop_front() {
             return Poll::Ready(Some(event));
+        }
+        let mut state = self.shared.lock();
+        if !state.queue.is_empty() {
+            // Everything queued at once, under this one lock: the senders get this stream's
+            // empty buffer back, so neither side allocates while events keep flowing.
+            std::mem::swap(&mut state.queue, &mut self.taken);
+            drop(state);
+            return Poll::Ready(self.taken.pop_front());
         }
         if state.senders == 0 || state.closed {
             return Poll::Ready(None);
@@ -428,13 +449,15 @@ impl Drop for EventStream {
         let mut state = self.shared.lock();
         state.stream_dropped = true;
         state.queue.clear();
+        drop(state);
+        self.taken.clear();
     }
 }
 
 impl futures_core::Stream for EventStream {
     type Item = ToolEvent;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
         self.poll_event(cx)
     }
 }
@@ -471,6 +494,32 @@ mod tests {
         let value: Value = serde_json::from_str(&failed.to_json()).unwrap();
         assert_eq!(value["error"]["code"], 1003);
         assert_eq!(value["error"]["_recoverable"], true);
+    }
+
+    #[tokio::test]
+    async fn reading_takes_the_queue_at_once_and_keeps_the_order() {
+        let (sender, mut stream) = channel();
+        let started = |id: &str| ToolEvent::Started {
+            tool_call: ToolCall::new(id, "t", "{}"),
+        };
+        for id in ["a", "b", "c"] {
+            sender.send(started(id));
+        }
+        // `a` is read; `b` and `c` now wait on the stream's side, `d` and `e` in the queue.
+        assert_eq!(stream.recv().await.unwrap().tool_call_id(), "a");
+        sender.send(started("d"));
+        assert_eq!(stream.recv().await.unwrap().tool_call_id(), "b");
+        sender.send(started("e"));
+        let rest: Vec<String> = stream
+            .drain()
+            .iter()
+            .map(|event| event.tool_call_id().to_owned())
+            .collect();
+        assert_eq!(rest, ["c", "d", "e"]);
+        sender.send(started("f"));
+        drop(sender);
+        assert_eq!(stream.recv().await.unwrap().tool_call_id(), "f");
+        assert!(stream.recv().await.is_none());
     }
 
     #[test]

@@ -618,6 +618,9 @@ struct DefinitionInner {
     /// Reading the text into the input succeeds only for text the input schema accepts, so the
     /// generic validator runs only to explain a failure.
     checked_by_type: bool,
+    /// Every result the code can return meets the output schema (the output type guarantees it),
+    /// so results are not checked against it.
+    output_checked_by_type: bool,
     /// Whether `invoke` runs the code to its end (`Started::Ready`), never handing back a future.
     in_place: bool,
     /// Whether the code reads a `ToolContext` (a `#[tool]` fn without one does not).
@@ -634,6 +637,7 @@ pub(crate) struct DefinitionParts {
     pub(crate) invoke: Invoke,
     pub(crate) check: Option<Check>,
     pub(crate) checked_by_type: bool,
+    pub(crate) output_checked_by_type: bool,
     pub(crate) in_place: bool,
     pub(crate) takes_context: bool,
     pub(crate) site: DefinitionSite,
@@ -650,6 +654,7 @@ impl ToolDefinition {
             invoke,
             check,
             checked_by_type,
+            output_checked_by_type,
             in_place,
             takes_context,
             site,
@@ -687,6 +692,7 @@ impl ToolDefinition {
                 invoke,
                 check,
                 checked_by_type,
+                output_checked_by_type,
                 in_place,
                 takes_context,
                 site,
@@ -830,11 +836,12 @@ impl ToolDefinition {
         self.inner.in_place
     }
 
-    /// Validates a result against the output schema, if there is one (1002).
+    /// Validates a result against the output schema, if there is one (1002), unless the output
+    /// type already guarantees it.
     pub(crate) fn check_output(&self, output: &Value) -> Result<(), ToolError> {
         match &self.inner.output {
-            Some(schema) => schema.check_output(output),
-            None => Ok(()),
+            Some(schema) if !self.inner.output_checked_by_type => schema.check_output(output),
+            _ => Ok(()),
         }
     }
 }
@@ -1003,6 +1010,7 @@ impl ToolBuilder {
             invoke,
             check: Some(check),
             checked_by_type: false,
+            output_checked_by_type: false,
             in_place: false,
             takes_context: true,
             site: self.site,
@@ -1047,6 +1055,7 @@ impl ToolBuilder {
             invoke,
             check: None,
             checked_by_type: false,
+            output_checked_by_type: false,
             in_place: false,
             takes_context: true,
             site: self.site,

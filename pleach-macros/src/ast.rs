@@ -243,6 +243,23 @@ pub(crate) fn plain_shape(ty: &Type) -> Option<PlainShape> {
     }
 }
 
+/// Whether every value of output type `ty` serializes to JSON its derived schema accepts: the
+/// integer types, `bool` and `String`, alone or in an `Option` or a `Vec`. Floats are left out
+/// (NaN and the infinities serialize as `null`, which `"type": "number"` refuses).
+pub(crate) fn exact_output(ty: &Type) -> bool {
+    plain_shape(ty).is_some()
+        && last_segment(ty).is_some_and(|segment| {
+            let scalar = match &segment.arguments {
+                PathArguments::AngleBracketed(args) => match args.args.first() {
+                    Some(GenericArgument::Type(inner)) => last_segment(inner).map(|s| &s.ident),
+                    _ => None,
+                },
+                _ => Some(&segment.ident),
+            };
+            scalar.is_some_and(|ident| ident != "f32" && ident != "f64")
+        })
+}
+
 /// `Some(is_integer)` for the scalar type names serde reads as JSON scalars.
 fn scalar(name: &str) -> Option<bool> {
     match name {
@@ -317,4 +334,44 @@ fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
         .join("\n");
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Type, exact_output};
+
+    fn ty(text: &str) -> Type {
+        syn::parse_str(text).expect("a type")
+    }
+
+    #[test]
+    fn integers_bools_and_strings_meet_their_schema_by_type() {
+        for text in [
+            "i64",
+            "u32",
+            "bool",
+            "String",
+            "Option<u8>",
+            "Vec<String>",
+            "std::string::String",
+        ] {
+            assert!(exact_output(&ty(text)), "{text}");
+        }
+    }
+
+    #[test]
+    fn floats_and_other_types_are_checked() {
+        for text in [
+            "f64",
+            "Option<f32>",
+            "Vec<f64>",
+            "Report",
+            "Vec<Report>",
+            "()",
+            "(i64, i64)",
+            "Option<Vec<i64>>",
+        ] {
+            assert!(!exact_output(&ty(text)), "{text}");
+        }
+    }
 }

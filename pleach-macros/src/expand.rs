@@ -97,6 +97,7 @@ fn generate(
         site: &site,
         unified_fields: &unified_fields,
         checked_by_type,
+        output_checked_by_type: crate::ast::exact_output(&output_ty),
         in_place,
         takes_context: tool
             .params
@@ -173,6 +174,7 @@ struct HandleParts<'a> {
     site: &'a TokenStream,
     unified_fields: &'a TokenStream,
     checked_by_type: bool,
+    output_checked_by_type: bool,
     in_place: bool,
     takes_context: bool,
 }
@@ -188,6 +190,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
         site,
         unified_fields,
         checked_by_type,
+        output_checked_by_type,
         in_place,
         takes_context,
     } = parts;
@@ -220,6 +223,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
                             invoke: __pleach_invoke,
                             check: __pleach_check,
                             checked_by_type: #checked_by_type,
+                            output_checked_by_type: #output_checked_by_type,
                             in_place: #in_place,
                             takes_context: #takes_context,
                         },

@@ -626,12 +626,11 @@ fn grouped_messages(
     for message in conversation {
         match message {
             Message::Tool {
-                tool_call_id,
-                name,
+                tool_call,
                 content,
                 is_error,
                 ..
-            } => pending.push(result(tool_call_id, name, content, *is_error)),
+            } => pending.push(result(tool_call.id(), tool_call.name(), content, *is_error)),
             Message::User { content } => {
                 if !pending.is_empty() {
                     out.push(results(std::mem::take(&mut pending)));

@@ -571,10 +571,8 @@ pub fn messages(conversation: &[Message]) -> Vec<Value> {
                 tool_calls,
             } => assistant_message(content.as_deref(), tool_calls),
             Message::Tool {
-                tool_call_id,
-                content,
-                ..
-            } => tool_message(tool_call_id, content),
+                tool_call, content, ..
+            } => tool_message(tool_call.id(), content),
         })
         .collect()
 }

@@ -533,10 +533,8 @@ pub fn messages(conversation: &[Message]) -> Vec<Value> {
                 items.extend(assistant_items(content.as_deref(), tool_calls));
             }
             Message::Tool {
-                tool_call_id,
-                content,
-                ..
-            } => items.push(output_item(tool_call_id, content)),
+                tool_call, content, ..
+            } => items.push(output_item(tool_call.id(), content)),
         }
     }
     items

@@ -279,6 +279,9 @@ impl Session {
         if let Some(event) = announce {
             sink.send(event);
         }
+        // The driver and the turn share the calls: the turn keeps them to answer for every call
+        // should the driver die.
+        let calls: Arc<[ToolCall]> = calls.into();
         let driver = drive_turn(
             self.inner.clone(),
             calls.clone(),
@@ -439,11 +442,11 @@ impl Session {
         // The session's token stands for the turn: it fires only when the session is dropped,
         // which cannot happen while it is borrowed here, so a call run in place need not look at
         // it (a call that waits gets its own token in `run`).
-        let dispatched = match self.inner.dispatch_now(&call, events, None) {
-            Some(dispatched) => dispatched,
-            None => {
+        let dispatched = match self.inner.dispatch_now(call, events, None) {
+            Ok(dispatched) => dispatched,
+            Err(call) => {
                 self.inner
-                    .dispatch(&call, events, &self.inner.signal, None)
+                    .dispatch(call, events, &self.inner.signal, None)
                     .await
             }
         };
@@ -512,7 +515,7 @@ impl SessionHandle {
             content: text,
             tool_calls: calls.clone(),
         });
-        drive_turn(self.0.clone(), calls, sink, signal, None, failed).await
+        drive_turn(self.0.clone(), calls.into(), sink, signal, None, failed).await
     }
 }
 
@@ -522,7 +525,7 @@ impl SessionHandle {
 /// their terminal event and result message like any other (missing entries: none failed).
 async fn drive_turn(
     session: Arc<SessionInner>,
-    calls: Vec<ToolCall>,
+    calls: Arc<[ToolCall]>,
     sink: EventSender,
     signal: CancellationToken,
     mut approved: Option<(usize, crate::safety::Action)>,
@@ -579,19 +582,18 @@ async fn drive_turn(
             }
             // A call that can finish where it starts does, unless other workers could run it
             // beside the rest (a multi-thread runtime: it is spawned like any call there).
-            if decision.is_none()
-                && !multi_thread
-                && let Some(dispatched) = session.dispatch_now(&calls[index], &sink, Some(&signal))
-            {
-                return Step::Done(dispatched);
-            }
-            let (session, call, sink, signal) = (
-                session.clone(),
-                calls[index].clone(),
-                shared_sink.clone(),
-                shared_signal.clone(),
-            );
-            Step::Later(async move { session.dispatch(&call, &sink, &signal, decision).await })
+            let call = calls[index].clone();
+            let call = if decision.is_none() && !multi_thread {
+                match session.dispatch_now(call, &sink, Some(&signal)) {
+                    Ok(dispatched) => return Step::Done(dispatched),
+                    Err(call) => call,
+                }
+            } else {
+                call
+            };
+            let (session, sink, signal) =
+                (session.clone(), shared_sink.clone(), shared_signal.clone());
+            Step::Later(async move { session.dispatch(call, &sink, &signal, decision).await })
         },
         // The turn was cancelled before these started: they end now, with their own failure if
         // they had one.
@@ -606,21 +608,14 @@ async fn drive_turn(
     )
     .await;
     let mut failures = Vec::new();
-    let outcomes: Vec<Option<pipeline::Dispatched>> = outcomes
-        .into_iter()
-        .map(|outcome| {
-            outcome.map(|mut dispatched| {
-                failures.extend(dispatched.failed.take());
-                dispatched
-            })
-        })
-        .collect();
-    // The pipeline catches tool panics itself; a call whose pipeline panicked anyway has no
-    // outcome, and still ends once.
     let results: Vec<(ToolResult, bool)> = calls
-        .into_iter()
+        .iter()
         .zip(outcomes)
-        .map(|(issued, dispatched)| settle(&issued, dispatched, &sink))
+        .map(|(issued, dispatched)| {
+            let (result, edited, failed) = settle(issued, dispatched, &sink);
+            failures.extend(failed);
+            (result, edited)
+        })
         .collect();
     session.record_failures(failures);
     {
@@ -640,14 +635,14 @@ async fn drive_turn(
     results.into_iter().map(|(result, _)| result).collect()
 }
 
-/// A call's result, and whether the user edited it. A call left without an outcome is one whose
-/// pipeline panicked (a bug in pleach, not in the tool: tool panics are caught as 1009 inside
-/// the pipeline): it still ends, once.
+/// A call's result, whether the user edited it, and for a recoverable failure its fingerprint.
+/// A call left without an outcome is one whose pipeline panicked (a bug in pleach, not in the
+/// tool: tool panics are caught as 1009 inside the pipeline): it still ends, once.
 fn settle(
     issued: &ToolCall,
     dispatched: Option<pipeline::Dispatched>,
     sink: &EventSender,
-) -> (ToolResult, bool) {
+) -> (ToolResult, bool, Option<String>) {
     let dispatched = dispatched.unwrap_or_else(|| {
         let failure = ToolError::new(ErrorCode::ToolPanicked, "the call failed inside pleach")
             .with_detail("the call's pipeline panicked");
@@ -658,7 +653,7 @@ fn settle(
         tool_call: dispatched.call,
         outcome: dispatched.outcome,
     };
-    (result, edited)
+    (result, edited, dispatched.failed)
 }
 
 fn cancelled_error() -> ToolError {
@@ -673,7 +668,7 @@ fn cancelled_error() -> ToolError {
 pub struct Turn {
     events: EventStream,
     signal: CancellationToken,
-    calls: Vec<ToolCall>,
+    calls: Arc<[ToolCall]>,
     driver: tokio::task::JoinHandle<Vec<ToolResult>>,
 }
 
@@ -714,9 +709,9 @@ impl Turn {
                     .with_detail(error.to_string())
                 };
                 self.calls
-                    .into_iter()
+                    .iter()
                     .map(|tool_call| ToolResult {
-                        tool_call,
+                        tool_call: tool_call.clone(),
                         outcome: Err(failure.clone()),
                     })
                     .collect()

@@ -41,17 +41,19 @@ impl SessionInner {
     /// issued together and none of them repeats another).
     pub(super) async fn dispatch(
         &self,
-        call: &ToolCall,
+        call: ToolCall,
         sink: &EventSender,
         turn_signal: &CancellationToken,
         approved: Option<Action>,
     ) -> Dispatched {
         let mut fingerprint = None;
         let mut gate = Gate(None);
-        let mut ran = call.clone();
+        let mut ran = call;
+        let mut issued = None;
         let outcome = self
             .run(
                 &mut ran,
+                &mut issued,
                 sink,
                 turn_signal,
                 &mut fingerprint,
@@ -59,22 +61,30 @@ impl SessionInner {
                 approved,
             )
             .await;
-        self.conclude(call, ran, outcome, fingerprint, sink, gate.0.as_deref())
+        self.conclude(
+            issued.as_ref(),
+            ran,
+            outcome,
+            fingerprint,
+            sink,
+            gate.0.as_deref(),
+        )
     }
 
     /// The pipeline for a call that can finish right here, without waiting for anything: no
     /// safety stage, a runtime-wide slot free now, and a tool that runs to its end when started
-    /// and reads no context (or a call that fails before it would start). `None` means the call
-    /// needs [`dispatch`](Self::dispatch); nothing has been done for it then. `turn_signal` is
-    /// the token that cancels the call's turn, if anything can cancel it before it starts.
+    /// and reads no context (or a call that fails before it would start). `Err` hands the call
+    /// back when it needs [`dispatch`](Self::dispatch); nothing has been done for it then.
+    /// `turn_signal` is the token that cancels the call's turn, if anything can cancel it before
+    /// it starts.
     pub(super) fn dispatch_now(
         &self,
-        call: &ToolCall,
+        call: ToolCall,
         sink: &EventSender,
         turn_signal: Option<&CancellationToken>,
-    ) -> Option<Dispatched> {
+    ) -> Result<Dispatched, ToolCall> {
         if self.screens() {
-            return None;
+            return Err(call);
         }
         let mut fingerprint = None;
         let outcome = match self.tool(call.name()) {
@@ -82,15 +92,20 @@ impl SessionInner {
             Some(session_tool) => {
                 let definition = session_tool.tool.definition();
                 // Decided before any check, so a call that goes the other way is checked once.
-                if !definition.runs_in_place() || definition.takes_context() {
-                    return None;
+                // A call that cannot suspend holds no slot: nothing else runs on this thread
+                // while it does, and it is over before anything could wait for its slot. It
+                // still needs one free, so a saturated runtime holds it back like any call.
+                if !definition.runs_in_place()
+                    || definition.takes_context()
+                    || !self.runtime.in_flight.has_free()
+                {
+                    return Err(call);
                 }
-                let _slot = self.runtime.in_flight.try_take()?;
-                self.check_call(call, &mut fingerprint)
-                    .and_then(|()| self.run_in_place(definition, call, turn_signal))
+                self.check_call(&call, &mut fingerprint)
+                    .and_then(|()| self.run_in_place(definition, &call, turn_signal))
             }
         };
-        Some(self.conclude(call, call.clone(), outcome, fingerprint, sink, None))
+        Ok(self.conclude(None, call, outcome, fingerprint, sink, None))
     }
 
     /// Runs a tool that finishes where it starts (`runs_in_place`), unless the turn is over.
@@ -114,10 +129,11 @@ impl SessionInner {
     }
 
     /// A call's terminal event and what the turn keeps of it. A recoverable failure counts
-    /// against the call as the model issued it (`issued`), whatever a user's edit made it (`ran`).
+    /// against the call as the model issued it (`issued`; `None`: as it ran), whatever a user's
+    /// edit made it (`ran`).
     fn conclude(
         &self,
-        issued: &ToolCall,
+        issued: Option<&ToolCall>,
         ran: ToolCall,
         outcome: Result<Value, ToolError>,
         fingerprint: Option<String>,
@@ -134,7 +150,7 @@ impl SessionInner {
             }
             Err(error) => error
                 .is_recoverable()
-                .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(issued))),
+                .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(issued.unwrap_or(&ran)))),
         };
         Dispatched {
             call: ran,
@@ -180,9 +196,13 @@ impl SessionInner {
             .store(true, std::sync::atomic::Ordering::Release);
     }
 
+    /// Runs the call in `ran`; a user's edit replaces it there, and the call as the model
+    /// issued it moves to `issued`.
+    #[allow(clippy::too_many_arguments)]
     async fn run(
         &self,
         ran: &mut ToolCall,
+        issued: &mut Option<ToolCall>,
         sink: &EventSender,
         turn_signal: &CancellationToken,
         fingerprint: &mut Option<String>,
@@ -199,7 +219,7 @@ impl SessionInner {
                 Box::pin(self.screen(ran, session_tool, sink, turn_signal, approved)).await?;
             // The user's edit is new text: it meets the same limits as the model's did.
             if !screened.same(ran) {
-                *ran = screened;
+                *issued = Some(std::mem::replace(ran, screened));
                 check_limits(ran.arguments(), config.limits)?;
             }
         }

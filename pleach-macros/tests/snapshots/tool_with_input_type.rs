@@ -68,6 +68,7 @@ const _: () = {
                             invoke: __pleach_invoke,
                             check: __pleach_check,
                             checked_by_type: false,
+                            output_checked_by_type: false,
                             in_place: true,
                             takes_context: false,
                         },

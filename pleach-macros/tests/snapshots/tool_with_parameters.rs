@@ -163,6 +163,7 @@ const _: () = {
                             invoke: __pleach_invoke,
                             check: __pleach_check,
                             checked_by_type: true,
+                            output_checked_by_type: true,
                             in_place: true,
                             takes_context: true,
                         },

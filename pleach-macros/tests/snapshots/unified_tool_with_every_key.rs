@@ -104,6 +104,7 @@ const _: () = {
                             invoke: __pleach_invoke,
                             check: __pleach_check,
                             checked_by_type: true,
+                            output_checked_by_type: true,
                             in_place: false,
                             takes_context: false,
                         },
