@@ -36,6 +36,8 @@ use crate::tool::{
 
 /// The code half of a generated definition.
 #[derive(Clone, Copy)]
+// Independent facts the macro proved about the code, each read on its own.
+#[allow(clippy::struct_excessive_bools)]
 pub struct Code {
     /// Arguments text in, a started tool out (the text read straight into the input).
     pub invoke: fn(&str, Option<ToolContext>) -> Result<Started, ToolError>,

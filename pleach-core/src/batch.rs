@@ -650,19 +650,24 @@ impl<Fut: Future> Future for Indexed<Fut> {
 }
 
 /// Which items of a step may start, as items finish: plain bookkeeping, owned by the one task
-/// that drives the step, so starting or finishing an item takes no lock and no wake-up.
+/// that drives the step, so starting or finishing an item takes no lock and no wake-up. A few
+/// bytes per item (a step can hold many thousands): counters are `u32`, and the dependency graph
+/// is stored as one array of edges grouped by item.
 #[derive(Debug)]
 pub(crate) struct Schedule {
     /// For each item, how many of the items it waits for have not finished.
-    remaining: Vec<usize>,
-    /// For each item, the items waiting for it.
-    dependents: Vec<Vec<usize>>,
-    /// For each item, its per-tool limit group, if any.
-    group_of: Vec<Option<usize>>,
+    remaining: Vec<u32>,
+    /// The items waiting for item `i` are `waiting_for[edges_at[i]..edges_at[i + 1]]`; both are
+    /// empty when no item waits for another.
+    edges_at: Vec<u32>,
+    waiting_for: Vec<u32>,
+    /// For each item, its per-tool limit group ([`NO_GROUP`] for none); empty when no item has
+    /// one.
+    group_of: Vec<u32>,
     /// For each limit group, its free places.
     group_room: Vec<usize>,
     /// For each limit group, its ready items waiting for a free place, in item order.
-    group_waiting: Vec<VecDeque<usize>>,
+    group_waiting: Vec<VecDeque<u32>>,
     /// Items whose dependencies are done, smallest index first: those ready from the start in
     /// a queue (they come in index order, so taking one costs nothing), the ones made ready
     /// since in a heap.
@@ -672,11 +677,21 @@ pub(crate) struct Schedule {
     started: Vec<bool>,
 }
 
+/// `group_of` for an item in no limit group.
+const NO_GROUP: u32 = u32::MAX;
+
+/// An item's index as the schedule stores it. A step cannot come near `u32::MAX` items: its
+/// lanes alone would take 128 GiB.
+fn item(index: usize) -> u32 {
+    u32::try_from(index).unwrap_or(u32::MAX)
+}
+
 impl Schedule {
     pub(crate) fn new(lanes: &[Lane], config: BatchingConfig) -> Self {
-        let mut remaining = vec![0; lanes.len()];
-        let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); lanes.len()];
-        let mut group_of = Vec::with_capacity(lanes.len());
+        let mut remaining = vec![0_u32; lanes.len()];
+        // (item waited for, waiting item), in the order the waits are found.
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut group_of: Vec<u32> = Vec::new();
         let mut group_room = Vec::new();
         let mut groups: HashMap<&str, usize> = HashMap::new();
         let mut last_serial: Option<usize> = None;
@@ -685,9 +700,8 @@ impl Schedule {
         for (index, lane) in lanes.iter().enumerate() {
             let mut wait_for = |dependency: usize| {
                 remaining[index] += 1;
-                dependents[dependency].push(index);
+                edges.push((item(dependency), item(index)));
             };
-            let mut group = None;
             match lane {
                 Lane::Serial => {
                     // The previous serial item and everything since: together, every earlier
@@ -707,7 +721,10 @@ impl Schedule {
                         if id == next {
                             group_room.push((*cap).max(1));
                         }
-                        group = Some(id);
+                        if group_of.is_empty() {
+                            group_of = vec![NO_GROUP; lanes.len()];
+                        }
+                        group_of[index] = item(id);
                     }
                 }
                 Lane::Chunked { group: chunk } => {
@@ -722,14 +739,15 @@ impl Schedule {
                     }
                 }
             }
-            group_of.push(group);
             if remaining[index] == 0 {
-                ready.initial.push_back(index);
+                ready.initial.push_back(item(index));
             }
         }
+        let (edges_at, waiting_for) = group_edges(lanes.len(), &edges);
         Schedule {
             remaining,
-            dependents,
+            edges_at,
+            waiting_for,
             group_of,
             group_waiting: vec![VecDeque::new(); group_room.len()],
             group_room,
@@ -739,14 +757,22 @@ impl Schedule {
         }
     }
 
+    /// Item `index`'s limit group, if any.
+    fn group(&self, index: usize) -> Option<usize> {
+        match self.group_of.get(index) {
+            Some(&group) if group != NO_GROUP => Some(group as usize),
+            _ => None,
+        }
+    }
+
     /// An item that may start now (its dependencies finished, a place free under the global cap
     /// and its group's), marked started; `None` when no item may start yet.
     pub(crate) fn next(&mut self) -> Option<usize> {
         while self.room > 0 {
-            let index = self.ready.pop()?;
-            if let Some(group) = self.group_of[index] {
+            let index = self.ready.pop()? as usize;
+            if let Some(group) = self.group(index) {
                 if self.group_room[group] == 0 {
-                    self.group_waiting[group].push_back(index);
+                    self.group_waiting[group].push_back(item(index));
                     continue;
                 }
                 self.group_room[group] -= 1;
@@ -759,18 +785,26 @@ impl Schedule {
     }
 
     /// Marks a started item finished: its places free up, and the items waiting only for it
-    /// become ready.
+    /// become ready. Called once per item.
     pub(crate) fn finish(&mut self, index: usize) {
         self.room += 1;
-        if let Some(group) = self.group_of[index] {
+        if let Some(group) = self.group(index) {
             self.group_room[group] += 1;
             if let Some(waiting) = self.group_waiting[group].pop_front() {
                 self.ready.later.push(Reverse(waiting));
             }
         }
-        for dependent in std::mem::take(&mut self.dependents[index]) {
-            self.remaining[dependent] -= 1;
-            if self.remaining[dependent] == 0 {
+        if self.edges_at.is_empty() {
+            return;
+        }
+        let (from, to) = (
+            self.edges_at[index] as usize,
+            self.edges_at[index + 1] as usize,
+        );
+        for &dependent in &self.waiting_for[from..to] {
+            let count = &mut self.remaining[dependent as usize];
+            *count -= 1;
+            if *count == 0 {
                 self.ready.later.push(Reverse(dependent));
             }
         }
@@ -788,17 +822,41 @@ impl Schedule {
     }
 }
 
+/// The edges `(item waited for, waiting item)` grouped by the item waited for (a counting sort
+/// that keeps their order): offsets per item (`items + 1` of them) and the waiting items. Both
+/// empty without edges.
+fn group_edges(items: usize, edges: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
+    if edges.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let mut edges_at = vec![0_u32; items + 1];
+    for &(dependency, _) in edges {
+        edges_at[dependency as usize + 1] += 1;
+    }
+    for index in 0..items {
+        edges_at[index + 1] += edges_at[index];
+    }
+    let mut next = edges_at.clone();
+    let mut waiting_for = vec![0_u32; edges.len()];
+    for &(dependency, dependent) in edges {
+        let slot = &mut next[dependency as usize];
+        waiting_for[*slot as usize] = dependent;
+        *slot += 1;
+    }
+    (edges_at, waiting_for)
+}
+
 /// A schedule's ready items, smallest index first.
 #[derive(Debug, Default)]
 struct Ready {
     /// Ready from the start, in index order.
-    initial: VecDeque<usize>,
+    initial: VecDeque<u32>,
     /// Made ready as other items finished.
-    later: BinaryHeap<Reverse<usize>>,
+    later: BinaryHeap<Reverse<u32>>,
 }
 
 impl Ready {
-    fn pop(&mut self) -> Option<usize> {
+    fn pop(&mut self) -> Option<u32> {
         match (self.initial.front(), self.later.peek()) {
             (Some(&first), Some(&Reverse(next))) if next < first => {
                 self.later.pop().map(|Reverse(index)| index)
@@ -818,8 +876,42 @@ mod tests {
         let mut ready = Ready::default();
         ready.initial.extend([0, 2, 7]);
         ready.later.extend([Reverse(5), Reverse(1), Reverse(9)]);
-        let order: Vec<usize> = std::iter::from_fn(|| ready.pop()).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| ready.pop()).collect();
         assert_eq!(order, [0, 1, 2, 5, 7, 9]);
+    }
+
+    #[test]
+    fn edges_are_grouped_by_the_item_waited_for_in_order() {
+        let (at, waiting) = group_edges(4, &[(0, 3), (2, 3), (0, 1), (1, 2)]);
+        assert_eq!(at, [0, 2, 3, 4, 4]);
+        assert_eq!(waiting, [3, 1, 2, 3]);
+        assert_eq!(group_edges(3, &[]), (Vec::new(), Vec::new()));
+    }
+
+    #[test]
+    fn serial_items_wait_for_everything_before_and_hold_everything_after() {
+        let lanes = vec![
+            Lane::Parallel { limit: None },
+            Lane::Parallel { limit: None },
+            Lane::Serial,
+            Lane::Parallel { limit: None },
+            Lane::Chunked { group: "k".into() },
+        ];
+        let mut schedule = Schedule::new(&lanes, BatchingConfig::new(8));
+        let first: Vec<usize> = std::iter::from_fn(|| schedule.next()).collect();
+        assert_eq!(first, [0, 1]);
+        schedule.finish(1);
+        assert_eq!(
+            schedule.next(),
+            None,
+            "the serial item waits for item 0 too"
+        );
+        schedule.finish(0);
+        assert_eq!(schedule.next(), Some(2));
+        assert_eq!(schedule.next(), None);
+        schedule.finish(2);
+        let after: Vec<usize> = std::iter::from_fn(|| schedule.next()).collect();
+        assert_eq!(after, [3, 4]);
     }
 
     #[test]

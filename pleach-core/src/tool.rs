@@ -608,6 +608,8 @@ pub struct ToolDefinition {
     inner: Arc<DefinitionInner>,
 }
 
+// Independent facts the macro proved about the code, each read on its own.
+#[allow(clippy::struct_excessive_bools)]
 struct DefinitionInner {
     name: String,
     description: String,
@@ -629,6 +631,8 @@ struct DefinitionInner {
 }
 
 /// Everything a definition is made of, before its checks.
+// Independent facts the macro proved about the code, each read on its own.
+#[allow(clippy::struct_excessive_bools)]
 pub(crate) struct DefinitionParts {
     pub(crate) name: String,
     pub(crate) description: String,

@@ -88,6 +88,18 @@ fn generate(
     };
 
     let unified_fields = unified_fields(shape, attrs, &p);
+    // The flag fields of the generated `Code`: what the macro proved about the tool.
+    let output_checked_by_type = crate::ast::exact_output(&output_ty);
+    let takes_context = tool
+        .params
+        .iter()
+        .any(|param| matches!(param.kind, ParamKind::Context));
+    let code_flags = quote! {
+        checked_by_type: #checked_by_type,
+        output_checked_by_type: #output_checked_by_type,
+        in_place: #in_place,
+        takes_context: #takes_context,
+    };
     let handle_impl = handle_impl(&HandleParts {
         fn_ident,
         method_vis: &method_vis,
@@ -96,13 +108,7 @@ fn generate(
         output_ty: &output_ty,
         site: &site,
         unified_fields: &unified_fields,
-        checked_by_type,
-        output_checked_by_type: crate::ast::exact_output(&output_ty),
-        in_place,
-        takes_context: tool
-            .params
-            .iter()
-            .any(|param| matches!(param.kind, ParamKind::Context)),
+        code_flags: &code_flags,
     });
     let handle_doc = format!(
         " The `{}` handle of [`{fn_ident}`](fn@{fn_ident}): the tool `{name}`'s definition, for explicit registration and tests.",
@@ -173,10 +179,8 @@ struct HandleParts<'a> {
     output_ty: &'a syn::Type,
     site: &'a TokenStream,
     unified_fields: &'a TokenStream,
-    checked_by_type: bool,
-    output_checked_by_type: bool,
-    in_place: bool,
-    takes_context: bool,
+    /// The flag fields of `Code`.
+    code_flags: &'a TokenStream,
 }
 
 /// `impl my_tool { NAME, try_unified, unified, definition, __pleach_entry }`.
@@ -189,10 +193,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
         output_ty,
         site,
         unified_fields,
-        checked_by_type,
-        output_checked_by_type,
-        in_place,
-        takes_context,
+        code_flags,
     } = parts;
     let p = quote!(::pleach_core::__private);
     quote! {
@@ -222,10 +223,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
                         #p::Code {
                             invoke: __pleach_invoke,
                             check: __pleach_check,
-                            checked_by_type: #checked_by_type,
-                            output_checked_by_type: #output_checked_by_type,
-                            in_place: #in_place,
-                            takes_context: #takes_context,
+                            #code_flags
                         },
                         #site,
                     )?;

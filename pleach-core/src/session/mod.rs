@@ -281,7 +281,7 @@ impl Session {
         }
         // The driver and the turn share the calls: the turn keeps them to answer for every call
         // should the driver die.
-        let calls: Arc<[ToolCall]> = calls.into();
+        let calls = Arc::new(calls);
         let driver = drive_turn(
             self.inner.clone(),
             calls.clone(),
@@ -450,8 +450,10 @@ impl Session {
                     .await
             }
         };
-        if dispatched.failed.is_some() {
-            self.inner.record_failures(dispatched.failed);
+        if dispatched.counts {
+            // No approval here, so the call ran as the model issued it.
+            self.inner
+                .record_failures([crate::safety::fingerprint(&dispatched.call)]);
         }
         ToolResult {
             tool_call: dispatched.call,
@@ -515,7 +517,7 @@ impl SessionHandle {
             content: text,
             tool_calls: calls.clone(),
         });
-        drive_turn(self.0.clone(), calls.into(), sink, signal, None, failed).await
+        drive_turn(self.0.clone(), Arc::new(calls), sink, signal, None, failed).await
     }
 }
 
@@ -525,7 +527,7 @@ impl SessionHandle {
 /// their terminal event and result message like any other (missing entries: none failed).
 async fn drive_turn(
     session: Arc<SessionInner>,
-    calls: Arc<[ToolCall]>,
+    calls: Arc<Vec<ToolCall>>,
     sink: EventSender,
     signal: CancellationToken,
     mut approved: Option<(usize, crate::safety::Action)>,
@@ -608,10 +610,12 @@ async fn drive_turn(
     )
     .await;
     let mut failures = Vec::new();
-    let results: Vec<(ToolResult, bool)> = calls
-        .iter()
-        .zip(outcomes)
-        .map(|(issued, dispatched)| {
+    // Collected into the outcomes' own buffer (the outcomes lead the chain): a step's results
+    // take no second allocation.
+    let results: Vec<(ToolResult, bool)> = outcomes
+        .into_iter()
+        .zip(calls.iter())
+        .map(|(dispatched, issued)| {
             let (result, edited, failed) = settle(issued, dispatched, &sink);
             failures.extend(failed);
             (result, edited)
@@ -653,7 +657,11 @@ fn settle(
         tool_call: dispatched.call,
         outcome: dispatched.outcome,
     };
-    (result, edited, dispatched.failed)
+    // Counted against the call as the model issued it, whatever a user's edit made it.
+    let failed = dispatched
+        .counts
+        .then(|| crate::safety::fingerprint(issued));
+    (result, edited, failed)
 }
 
 fn cancelled_error() -> ToolError {
@@ -668,7 +676,7 @@ fn cancelled_error() -> ToolError {
 pub struct Turn {
     events: EventStream,
     signal: CancellationToken,
-    calls: Arc<[ToolCall]>,
+    calls: Arc<Vec<ToolCall>>,
     driver: tokio::task::JoinHandle<Vec<ToolResult>>,
 }
 

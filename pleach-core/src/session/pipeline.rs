@@ -35,10 +35,10 @@ impl SessionInner {
             .map(|index| &self.tools[index])
     }
 
-    /// The whole pipeline for one call, ending in its terminal event. Returns the outcome and,
-    /// for a recoverable failure, the call's fingerprint for the repeated-failure count (recorded
-    /// by the caller: a turn records its failures when it ends, since calls of one model step are
-    /// issued together and none of them repeats another).
+    /// The whole pipeline for one call, ending in its terminal event. Returns the outcome, and
+    /// whether it counts toward the repeated-failure limit (recorded by the caller: a turn
+    /// records its failures when it ends, since calls of one model step are issued together and
+    /// none of them repeats another).
     pub(super) async fn dispatch(
         &self,
         call: ToolCall,
@@ -46,29 +46,12 @@ impl SessionInner {
         turn_signal: &CancellationToken,
         approved: Option<Action>,
     ) -> Dispatched {
-        let mut fingerprint = None;
         let mut gate = Gate(None);
         let mut ran = call;
-        let mut issued = None;
         let outcome = self
-            .run(
-                &mut ran,
-                &mut issued,
-                sink,
-                turn_signal,
-                &mut fingerprint,
-                &mut gate,
-                approved,
-            )
+            .run(&mut ran, sink, turn_signal, &mut gate, approved)
             .await;
-        self.conclude(
-            issued.as_ref(),
-            ran,
-            outcome,
-            fingerprint,
-            sink,
-            gate.0.as_deref(),
-        )
+        self.conclude(ran, outcome, sink, gate.0.as_deref())
     }
 
     /// The pipeline for a call that can finish right here, without waiting for anything: no
@@ -86,7 +69,6 @@ impl SessionInner {
         if self.screens() {
             return Err(call);
         }
-        let mut fingerprint = None;
         let outcome = match self.tool(call.name()) {
             None => Err(self.not_found(call.name())),
             Some(session_tool) => {
@@ -101,11 +83,11 @@ impl SessionInner {
                 {
                     return Err(call);
                 }
-                self.check_call(&call, &mut fingerprint)
+                self.check_call(&call)
                     .and_then(|()| self.run_in_place(definition, &call, turn_signal))
             }
         };
-        Ok(self.conclude(None, call, outcome, fingerprint, sink, None))
+        Ok(self.conclude(call, outcome, sink, None))
     }
 
     /// Runs a tool that finishes where it starts (`runs_in_place`), unless the turn is over.
@@ -128,58 +110,45 @@ impl SessionInner {
         }
     }
 
-    /// A call's terminal event and what the turn keeps of it. A recoverable failure counts
-    /// against the call as the model issued it (`issued`; `None`: as it ran), whatever a user's
-    /// edit made it (`ran`).
+    /// A call's terminal event and what the turn keeps of it (`ran`: the call as it ran, a
+    /// user's edit included).
     fn conclude(
         &self,
-        issued: Option<&ToolCall>,
         ran: ToolCall,
         outcome: Result<Value, ToolError>,
-        fingerprint: Option<String>,
         sink: &EventSender,
         gate: Option<&CallEvents>,
     ) -> Dispatched {
         send_terminal(sink, &ran, gate, &outcome);
-        let failed = match &outcome {
+        let counts = match &outcome {
             Ok(result) => {
                 if self.screens() {
                     self.provenance().record_result(&ran, result);
                 }
-                None
+                false
             }
-            Err(error) => error
-                .is_recoverable()
-                .then(|| fingerprint.unwrap_or_else(|| fingerprint_of(issued.unwrap_or(&ran)))),
+            Err(error) => error.is_recoverable(),
         };
         Dispatched {
             call: ran,
             outcome,
-            failed,
+            counts,
         }
     }
 
     /// The checks before anything runs: the tool's lookup, then [`check_call`](Self::check_call).
-    fn admit(
-        &self,
-        call: &ToolCall,
-        fingerprint: &mut Option<String>,
-    ) -> Result<&SessionTool, ToolError> {
+    fn admit(&self, call: &ToolCall) -> Result<&SessionTool, ToolError> {
         let Some(session_tool) = self.tool(call.name()) else {
             return Err(self.not_found(call.name()));
         };
-        self.check_call(call, fingerprint)?;
+        self.check_call(call)?;
         Ok(session_tool)
     }
 
     /// The size limits and the repeated-failure limit.
-    fn check_call(
-        &self,
-        call: &ToolCall,
-        fingerprint: &mut Option<String>,
-    ) -> Result<(), ToolError> {
+    fn check_call(&self, call: &ToolCall) -> Result<(), ToolError> {
         check_limits(call.arguments(), self.runtime.config.limits)?;
-        self.check_repetition(call, fingerprint)
+        self.check_repetition(call)
     }
 
     /// Counts recoverable failures toward the repeated-failure limit.
@@ -196,21 +165,17 @@ impl SessionInner {
             .store(true, std::sync::atomic::Ordering::Release);
     }
 
-    /// Runs the call in `ran`; a user's edit replaces it there, and the call as the model
-    /// issued it moves to `issued`.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs the call in `ran`; a user's edit replaces it there.
     async fn run(
         &self,
         ran: &mut ToolCall,
-        issued: &mut Option<ToolCall>,
         sink: &EventSender,
         turn_signal: &CancellationToken,
-        fingerprint: &mut Option<String>,
         gate: &mut Gate,
         approved: Option<Action>,
     ) -> Result<Value, ToolError> {
         let config = &self.runtime.config;
-        let session_tool = self.admit(ran, fingerprint)?;
+        let session_tool = self.admit(ran)?;
         let definition = session_tool.tool.definition();
         if approved.is_some() || self.screens() {
             // Boxed: the safety stage is for guarded tools only; inline it would grow every
@@ -219,7 +184,7 @@ impl SessionInner {
                 Box::pin(self.screen(ran, session_tool, sink, turn_signal, approved)).await?;
             // The user's edit is new text: it meets the same limits as the model's did.
             if !screened.same(ran) {
-                *issued = Some(std::mem::replace(ran, screened));
+                *ran = screened;
                 check_limits(ran.arguments(), config.limits)?;
             }
         }
@@ -386,11 +351,7 @@ impl SessionInner {
 
     /// Refuses a call that already failed recoverably too often with the same arguments this
     /// user turn: the model is stuck in a loop, and another try will not help.
-    fn check_repetition(
-        &self,
-        call: &ToolCall,
-        fingerprint: &mut Option<String>,
-    ) -> Result<(), ToolError> {
+    fn check_repetition(&self, call: &ToolCall) -> Result<(), ToolError> {
         if !self.any_failures.load(std::sync::atomic::Ordering::Acquire) {
             return Ok(());
         }
@@ -402,7 +363,6 @@ impl SessionInner {
         let failures = state.failures.get(&key).copied().unwrap_or(0);
         drop(state);
         let limit = self.runtime.config.max_repeated_failures;
-        *fingerprint = Some(key);
         if failures >= limit {
             return Err(ToolError::new(
                 ErrorCode::RepeatedFailure,
@@ -418,11 +378,13 @@ impl SessionInner {
 }
 
 /// What came of one call: the call as it ran (the user's edit, after an approval with edits),
-/// its outcome, and for a recoverable failure its fingerprint.
+/// its outcome, and whether that outcome counts toward the repeated-failure limit (a recoverable
+/// failure of a call that went through the pipeline; the count is keyed by the call as the model
+/// issued it, see [`fingerprint`](crate::safety::fingerprint)).
 pub(super) struct Dispatched {
     pub(super) call: ToolCall,
     pub(super) outcome: Result<Value, ToolError>,
-    pub(super) failed: Option<String>,
+    pub(super) counts: bool,
 }
 
 impl Dispatched {
@@ -434,7 +396,7 @@ impl Dispatched {
         Dispatched {
             call,
             outcome,
-            failed: None,
+            counts: false,
         }
     }
 }
