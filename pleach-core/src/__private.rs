@@ -71,7 +71,7 @@ pub fn definition(
         description: description.to_owned(),
         input_schema,
         output_schema,
-        invoke: Arc::new(code.invoke),
+        invoke: crate::tool::Invoke::Generated(code.invoke),
         check: Some(Arc::new(code.check)),
         checked_by_type: code.checked_by_type,
         output_checked_by_type: code.output_checked_by_type,

@@ -27,8 +27,29 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Se
 ///
 /// The context is `None` only for a tool that takes none (`takes_context` false): the runtime then
 /// builds no context, token or id for it.
-pub(crate) type Invoke =
-    Arc<dyn Fn(&str, Option<ToolContext>) -> Result<Started, ToolError> + Send + Sync + 'static>;
+#[derive(Clone)]
+pub(crate) enum Invoke {
+    /// A `#[tool]` fn's generated entry point: called directly.
+    Generated(InvokeFn),
+    /// A closure built at run time ([`define_tool`]).
+    Closure(Arc<InvokeClosure>),
+}
+
+/// A generated entry point.
+pub(crate) type InvokeFn = fn(&str, Option<ToolContext>) -> Result<Started, ToolError>;
+
+/// A run-time tool's code.
+pub(crate) type InvokeClosure =
+    dyn Fn(&str, Option<ToolContext>) -> Result<Started, ToolError> + Send + Sync + 'static;
+
+impl Invoke {
+    fn call(&self, arguments: &str, ctx: Option<ToolContext>) -> Result<Started, ToolError> {
+        match self {
+            Invoke::Generated(invoke) => invoke(arguments, ctx),
+            Invoke::Closure(invoke) => invoke(arguments, ctx),
+        }
+    }
+}
 
 /// A tool's code once started: already finished, or a future to drive.
 ///
@@ -816,7 +837,7 @@ impl ToolDefinition {
                 .trim_start_matches([' ', '\t', '\n', '\r'])
                 .starts_with('{');
             let started = if object {
-                (self.inner.invoke)(arguments, ctx)
+                self.inner.invoke.call(arguments, ctx)
             } else {
                 Err(ToolError::new(
                     ErrorCode::InputInvalid,
@@ -827,7 +848,7 @@ impl ToolDefinition {
                 .map_err(|refused| self.parse_and_validate(arguments).err().unwrap_or(refused));
         }
         self.parse_and_validate(arguments)?;
-        (self.inner.invoke)(arguments, ctx)
+        self.inner.invoke.call(arguments, ctx)
     }
 
     /// Whether the tool's code reads its [`ToolContext`].
@@ -994,7 +1015,7 @@ impl ToolBuilder {
             .input_schema
             .unwrap_or_else(schema::input_schema_for::<I>);
         let output_schema = self.output_schema.or_else(schema::output_schema_for::<O>);
-        let invoke: Invoke = Arc::new(move |arguments: &str, ctx| {
+        let invoke = Invoke::Closure(Arc::new(move |arguments: &str, ctx| {
             let input: I = schema::deserialize_input(arguments)?;
             let future = f(input, ctx.unwrap_or_else(ToolContext::detached));
             Ok(Started::Running(Box::pin(async move {
@@ -1003,7 +1024,7 @@ impl ToolBuilder {
                     Err(error) => Err(error.into()),
                 }
             })))
-        });
+        }));
         let check: Check =
             Arc::new(|arguments: &str| schema::deserialize_input::<I>(arguments).map(drop));
         ToolDefinition::from_parts(DefinitionParts {
@@ -1044,13 +1065,13 @@ impl ToolBuilder {
         let input_schema = self
             .input_schema
             .unwrap_or_else(|| serde_json::json!({ "type": "object" }));
-        let invoke: Invoke = Arc::new(move |arguments: &str, ctx| {
+        let invoke = Invoke::Closure(Arc::new(move |arguments: &str, ctx| {
             let input: Value = schema::deserialize_input(arguments)?;
             let future = f(input, ctx.unwrap_or_else(ToolContext::detached));
             Ok(Started::Running(Box::pin(async move {
                 future.await.map_err(Into::into)
             })))
-        });
+        }));
         ToolDefinition::from_parts(DefinitionParts {
             name: self.name,
             description: self.description,

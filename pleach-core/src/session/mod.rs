@@ -436,9 +436,13 @@ impl Session {
     /// # }
     /// ```
     pub async fn dispatch(&self, call: ToolCall, events: &EventSender) -> ToolResult {
-        events.send(ToolEvent::Started {
-            tool_call: call.clone(),
-        });
+        // Built only when someone listens (`Session::call` dispatches into a sender that drops
+        // everything).
+        if events.is_connected() {
+            events.send(ToolEvent::Started {
+                tool_call: call.clone(),
+            });
+        }
         // The session's token stands for the turn: it fires only when the session is dropped,
         // which cannot happen while it is borrowed here, so a call run in place need not look at
         // it (a call that waits gets its own token in `run`).
