@@ -516,6 +516,13 @@ async fn read_blocker() -> &'static str {
     "released"
 }
 
+/// Returns its input at once: no `.await` and no context, so it runs where it starts and holds no
+/// slot while it does; it still needs a free one to start.
+#[tool]
+async fn read_echo(n: u32) -> u32 {
+    n
+}
+
 fn backpressure_runtime(policy: pleach_core::OverloadPolicy) -> Runtime {
     Runtime::builder()
         .max_in_flight(1)
@@ -539,6 +546,14 @@ async fn backpressure_fails_fast_with_1014_when_configured() {
     let refused = second.call(call("c2", "read_record", r#""ms":1"#)).await;
     let error = refused.outcome.expect_err("the runtime is full");
     assert_eq!(error.code(), pleach_core::ErrorCode::Overloaded);
+    // A call that would run in place is refused the same way: it needs a free slot too.
+    let in_place = second
+        .call(ToolCall::new("c2b", "read_echo", r#"{"n":7}"#))
+        .await;
+    assert_eq!(
+        in_place.outcome.expect_err("the runtime is full").code(),
+        pleach_core::ErrorCode::Overloaded
+    );
     assert!(error.is_recoverable());
     assert!(
         error.message().contains("at capacity (1 calls running)"),
@@ -576,7 +591,15 @@ async fn backpressure_waits_across_sessions_by_default() {
             .is_err(),
         "the second session's call waits while the only slot is taken"
     );
+    let mut in_place = Box::pin(second.call(ToolCall::new("c2b", "read_echo", r#"{"n":7}"#)));
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), &mut in_place)
+            .await
+            .is_err(),
+        "a call that would run in place waits for a free slot too"
+    );
     BP_GATE.notify_one();
     assert!(waiting.await.outcome.is_ok(), "and runs once it is free");
+    assert_eq!(in_place.await.outcome, Ok(serde_json::json!(7)));
     assert!(turn.finish().await[0].outcome.is_ok());
 }

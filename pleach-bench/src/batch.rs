@@ -6,9 +6,10 @@
 //! | `bare` | the tool's `async fn` futures through `futures::stream::iter(..).buffer_unordered(64)` |
 //! | `pleach` | `Session::run_turn` of 100,000 `ToolCall`s, its events read to the end, `Turn::finish` |
 //!
-//! A third row, `bare (spawn)`, is context and not in the summary line: the same futures, each
+//! Two more rows are context and not in the summary line: `bare (spawn)`, the same futures, each
 //! spawned as its own Tokio task, at most 64 in flight (what pleach's scheduler did before it
-//! ran calls inside the step's own task).
+//! ran calls inside the step's own task); and `floor`, the step's events, results and result
+//! messages with no pipeline or schedule (what any design with these events and messages pays).
 //!
 //! Every path runs on the same current-thread Tokio runtime (the workspace's tokio has no
 //! `rt-multi-thread`), inside one `block_on` per batch with the clock inside it. Each module says
@@ -16,6 +17,7 @@
 //! order, each its own input) before any timing.
 
 mod bare_buffered;
+mod event_floor;
 mod pleach_turn;
 
 use std::error::Error;
@@ -62,6 +64,7 @@ pub(crate) fn run(quick: bool) -> Result<(), Box<dyn Error>> {
         Box::new(bare_buffered::BufferUnordered),
         Box::new(pleach_turn::TurnOfCalls::new()?),
         Box::new(bare_buffered::SpawnEach),
+        Box::new(event_floor::EventFloor),
     ];
     for contender in &mut contenders {
         contender

@@ -55,7 +55,8 @@ impl TurnOfCalls {
     }
 }
 
-fn new_calls(calls: u32) -> Vec<ToolCall> {
+/// The step's calls, as a host builds them from a provider's message (also the `floor` row's).
+pub(super) fn new_calls(calls: u32) -> Vec<ToolCall> {
     (0..calls)
         .map(|i| ToolCall::new(format!("c{i}"), TOOL, format!("{{\"n\":{i}}}")))
         .collect()

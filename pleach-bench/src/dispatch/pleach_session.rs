@@ -11,14 +11,16 @@
 //!
 //! With `--profile`, [`profile_parts`] times pieces of the same work through pleach's public API,
 //! plus one ingredient the pipeline is built from (a cancellation child token, made and dropped
-//! once per call), so the core team can see where the time goes without touching pleach-core.
+//! once per call), so the core team can see where the time goes without touching pleach-core;
+//! and [`EventFloor`], the floor under this column: what a host pays for the call and its two
+//! events with no pipeline at all.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use pleach_core::event::{EventSender, EventStream};
 use pleach_core::{
-    CancellationToken, Session, SessionOptions, ToolCall, ToolContext, ToolDefinition,
+    CancellationToken, Session, SessionOptions, ToolCall, ToolContext, ToolDefinition, ToolEvent,
 };
 use serde_json::Value;
 use tokio::runtime::Runtime;
@@ -102,6 +104,71 @@ impl Contender for SessionDispatch {
     }
 }
 
+/// `--profile`'s floor row: the work every host with pleach's events does, without the pipeline.
+/// One call: `ToolCall::new`, a `tool.started` with the call into a channel, the `raw` column's
+/// call on the call's arguments, a `tool.completed` with the call and the result; the channel
+/// drained every [`DRAIN_EVERY`] calls, as in the `pleach` column. No lookup, limits, validation,
+/// panic guard or result. What the pipeline costs is the `pleach` row minus this one.
+pub(super) struct EventFloor {
+    sender: EventSender,
+    stream: EventStream,
+}
+
+impl EventFloor {
+    pub(super) fn new() -> Self {
+        let (sender, stream) = pleach_core::event::channel();
+        EventFloor { sender, stream }
+    }
+
+    async fn once(&self) -> Result<Value, String> {
+        let call = new_call(black_box(ARGUMENTS));
+        self.sender.send(ToolEvent::Started {
+            tool_call: call.clone(),
+        });
+        let result = super::raw_serde::call(call.arguments())
+            .await
+            .map_err(|error| error.to_string())?;
+        self.sender.send(ToolEvent::Completed {
+            tool_call: call,
+            result: result.clone(),
+        });
+        Ok(result)
+    }
+}
+
+impl Contender for EventFloor {
+    fn label(&self) -> &'static str {
+        "floor/call + 2 events"
+    }
+
+    fn describe(&self) -> &'static str {
+        "ToolCall::new + raw call + tool.started/completed into a channel, no pipeline"
+    }
+
+    fn verify(&mut self, runtime: &Runtime) -> Result<(), String> {
+        let result = runtime.block_on(self.once())?;
+        let events = self.stream.drain().len();
+        match result {
+            value if value == 3 && events == 2 => Ok(()),
+            value => Err(format!("{value} with {events} events")),
+        }
+    }
+
+    fn time_batch(&mut self, runtime: &Runtime, calls: u32) -> Duration {
+        runtime.block_on(async {
+            let start = Instant::now();
+            for index in 1..=calls {
+                black_box(self.once().await.is_ok());
+                if index % DRAIN_EVERY == 0 {
+                    black_box(self.stream.drain());
+                }
+            }
+            black_box(self.stream.drain());
+            start.elapsed()
+        })
+    }
+}
+
 /// The pieces `--profile` times, each through pleach's public API.
 #[derive(Debug, Clone, Copy)]
 enum Part {
@@ -147,6 +214,7 @@ pub(super) fn profile_parts() -> Result<Vec<Box<dyn Contender>>, Box<dyn std::er
             parent: CancellationToken::new(),
         }));
     }
+    parts.push(Box::new(EventFloor::new()));
     Ok(parts)
 }
 

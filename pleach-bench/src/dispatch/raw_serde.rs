@@ -27,7 +27,8 @@ struct AddArgs {
 /// Parse, call, serialize: nothing else.
 pub(super) struct RawCall;
 
-async fn call(arguments: &str) -> Result<Value, serde_json::Error> {
+/// The raw call: parse, call, serialize (also the middle of `--profile`'s event floor row).
+pub(super) async fn call(arguments: &str) -> Result<Value, serde_json::Error> {
     let args: AddArgs = serde_json::from_str(arguments)?;
     let sum = add(args.a, args.b).await;
     serde_json::to_value(sum)
