@@ -446,18 +446,24 @@ impl Session {
         // The session's token stands for the turn: it fires only when the session is dropped,
         // which cannot happen while it is borrowed here, so a call run in place need not look at
         // it (a call that waits gets its own token in `run`).
-        let dispatched = match self.inner.dispatch_now(call, events, None) {
-            Ok(dispatched) => dispatched,
+        let (dispatched, issued) = match self.inner.dispatch_now(call, events, None) {
+            // Run in place: no safety stage, so the call ran as the model issued it.
+            Ok(dispatched) => (dispatched, None),
             Err(call) => {
-                self.inner
+                // A user's edit (an approval interrupt) may replace the call; a failure counts
+                // against the call as the model issued it.
+                let issued = call.clone();
+                let dispatched = self
+                    .inner
                     .dispatch(call, events, &self.inner.signal, None)
-                    .await
+                    .await;
+                (dispatched, Some(issued))
             }
         };
         if dispatched.counts {
-            // No approval here, so the call ran as the model issued it.
+            let issued = issued.as_ref().unwrap_or(&dispatched.call);
             self.inner
-                .record_failures([crate::safety::fingerprint(&dispatched.call)]);
+                .record_failures([crate::safety::fingerprint(issued)]);
         }
         ToolResult {
             tool_call: dispatched.call,
