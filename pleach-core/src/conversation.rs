@@ -1,6 +1,8 @@
 //! The conversation a session appends to: user messages, assistant messages with their tool
 //! calls, and one tool-result message per call, written as the model will read it.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -56,74 +58,54 @@ pub enum Message {
     },
 }
 
-/// How a [`Message`] is written.
-#[derive(Serialize)]
+/// A [`Message`] on the wire, written from borrowed text and read into owned text.
+#[derive(Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
-enum WireRef<'a> {
+enum Wire<'a> {
     User {
-        content: &'a str,
+        content: Cow<'a, str>,
     },
     Assistant {
-        content: Option<&'a str>,
-        tool_calls: &'a [ToolCall],
+        content: Option<Cow<'a, str>>,
+        tool_calls: Cow<'a, [ToolCall]>,
     },
     Tool {
-        tool_call_id: &'a str,
-        name: &'a str,
-        arguments: &'a str,
-        content: &'a str,
-        is_error: bool,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        edited_arguments: Option<&'a str>,
-    },
-}
-
-/// How a [`Message`] is read.
-#[derive(Deserialize)]
-#[serde(tag = "role", rename_all = "lowercase")]
-enum Wire {
-    User {
-        content: String,
-    },
-    Assistant {
-        content: Option<String>,
-        tool_calls: Vec<ToolCall>,
-    },
-    Tool {
-        tool_call_id: String,
-        name: String,
+        tool_call_id: Cow<'a, str>,
+        name: Cow<'a, str>,
         #[serde(default)]
-        arguments: Option<String>,
-        content: String,
+        arguments: Option<Cow<'a, str>>,
+        content: Cow<'a, str>,
         is_error: bool,
-        #[serde(default)]
-        edited_arguments: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        edited_arguments: Option<Cow<'a, str>>,
     },
 }
 
 impl Serialize for Message {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Message::User { content } => WireRef::User { content },
+            Message::User { content } => Wire::User {
+                content: Cow::Borrowed(content),
+            },
             Message::Assistant {
                 content,
                 tool_calls,
-            } => WireRef::Assistant {
-                content: content.as_deref(),
-                tool_calls,
+            } => Wire::Assistant {
+                content: content.as_deref().map(Cow::Borrowed),
+                tool_calls: Cow::Borrowed(tool_calls),
             },
             Message::Tool {
                 tool_call,
                 content,
                 is_error,
                 edited_arguments,
-            } => WireRef::Tool {
-                tool_call_id: tool_call.id(),
-                name: tool_call.name(),
-                arguments: tool_call.arguments(),
-                content,
+            } => Wire::Tool {
+                tool_call_id: Cow::Borrowed(tool_call.id()),
+                name: Cow::Borrowed(tool_call.name()),
+                arguments: Some(Cow::Borrowed(tool_call.arguments())),
+                content: Cow::Borrowed(content),
                 is_error: *is_error,
-                edited_arguments: edited_arguments.as_deref(),
+                edited_arguments: edited_arguments.as_deref().map(Cow::Borrowed),
             },
         }
         .serialize(serializer)
@@ -133,13 +115,15 @@ impl Serialize for Message {
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Ok(match Wire::deserialize(deserializer)? {
-            Wire::User { content } => Message::User { content },
+            Wire::User { content } => Message::User {
+                content: content.into_owned(),
+            },
             Wire::Assistant {
                 content,
                 tool_calls,
             } => Message::Assistant {
-                content,
-                tool_calls,
+                content: content.map(Cow::into_owned),
+                tool_calls: tool_calls.into_owned(),
             },
             Wire::Tool {
                 tool_call_id,
@@ -155,9 +139,9 @@ impl<'de> Deserialize<'de> for Message {
                     .unwrap_or("{}");
                 Message::Tool {
                     tool_call: ToolCall::new(tool_call_id, name, arguments),
-                    content,
+                    content: content.into_owned(),
                     is_error,
-                    edited_arguments,
+                    edited_arguments: edited_arguments.map(Cow::into_owned),
                 }
             }
         })

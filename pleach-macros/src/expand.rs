@@ -69,19 +69,18 @@ fn generate(
     } = input_parts(tool, &p);
     let (output_ty, convert) = output_parts(&tool.output);
     let fn_span = fn_ident.span();
-    // Spelled out (not through `#p`) so the whole path carries the fn's span: a tool whose future
-    // is not `Send` is reported on its name.
-    let boxed = quote_spanned!(fn_span=> ::pleach_core::__private::boxed);
     let site = quote_spanned!(fn_span=> file!(), line!(), column!());
-    // A body that cannot suspend runs in place when started; any other is boxed.
+    // A body that cannot suspend runs in place when started; any other is boxed. Spelled out (not
+    // through `#p`) so the whole path carries the fn's span: a tool whose future is not `Send` is
+    // reported on its name.
     let in_place = !crate::suspend::may_suspend(item.block.to_token_stream());
-    let boxed = if in_place {
+    let start = if in_place {
         quote_spanned!(fn_span=> ::pleach_core::__private::run_now)
     } else {
-        boxed
+        quote_spanned!(fn_span=> ::pleach_core::__private::boxed)
     };
     let started = quote_spanned! {fn_span=>
-        #boxed(async move {
+        #start(async move {
             let __pleach_ret = __pleach_future.await;
             #convert
         })

@@ -11,7 +11,7 @@
 //! scheduler cost.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pleach_core::{Message, ToolCall, ToolEvent, ToolResult};
 use serde::Deserialize;
@@ -98,13 +98,6 @@ impl Contender for EventFloor {
     }
 
     fn time_batch(&mut self, runtime: &Runtime, calls: u32) -> Duration {
-        let step_calls = super::pleach_turn::new_calls(calls);
-        let (elapsed, out) = runtime.block_on(async {
-            let start = Instant::now();
-            let out = black_box(step(step_calls).await);
-            (start.elapsed(), out)
-        });
-        drop(out);
-        elapsed
+        super::bare_buffered::time(runtime, step(super::pleach_turn::new_calls(calls)))
     }
 }

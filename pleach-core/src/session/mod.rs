@@ -588,13 +588,12 @@ async fn drive_turn(
             let decision = approved
                 .take_if(|(approved_index, _)| *approved_index == index)
                 .map(|(_, action)| action);
+            let call = calls[index].clone();
             if let Some(error) = failure {
-                let call = calls[index].clone();
                 return Step::Done(pipeline::Dispatched::never_ran(call, error, &sink));
             }
             // A call that can finish where it starts does, unless other workers could run it
             // beside the rest (a multi-thread runtime: it is spawned like any call there).
-            let call = calls[index].clone();
             let call = if decision.is_none() && !multi_thread {
                 match session.dispatch_now(call, &sink, Some(&signal)) {
                     Ok(dispatched) => return Step::Done(dispatched),

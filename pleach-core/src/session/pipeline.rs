@@ -460,10 +460,6 @@ fn check_result_size(result: &Value, limit: usize) -> Result<(), ToolError> {
             }
         }
     }
-    // A scalar is a few bytes; only text and containers can reach a limit.
-    if matches!(result, Value::Null | Value::Bool(_) | Value::Number(_)) && limit >= 24 {
-        return Ok(());
-    }
     let mut budget = limit.saturating_add(1);
     if size(result, &mut budget) {
         return Ok(());
