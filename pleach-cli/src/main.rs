@@ -37,10 +37,13 @@
 //! default timeout and the shell's. `url_fetch` uses its strict default policy; `http_request`
 //! has no host allowed.
 //!
-//! `pleach validate` reads tool definitions as a JSON list in OpenAI's function format
-//! (`{"type":"function","function":{"name","description","parameters"}}`, or bare
-//! `{"name","parameters"}`); without `--tools`, the registry's tools. Each call line is
-//! `{"name": …, "arguments": …}` with the arguments as a JSON object or a string holding JSON
+//! `pleach validate` reads tool definitions as a JSON list in any format `pleach schema --all`
+//! prints: OpenAI's (`{"type":"function","function":{"name","description","parameters"}}`, or
+//! bare `{"name","parameters"}`), Gemini's (`parameters` or `parametersJsonSchema`), Anthropic's
+//! (`input_schema`), MCP's and pleach's own (`inputSchema`). A tool with no schema key takes no
+//! arguments; one with two is refused. Without `--tools`, the registry's tools. Each call line is
+//! `{"name": …, "arguments": …}` (other keys, such as `id`, are ignored) with the arguments as a
+//! JSON object, kept as written so a repeated key is reported, or a string holding JSON
 //! (absent: `{}`). Each verdict is `{"valid": bool, "errors": [{"path", "keyword", "message"}]}`:
 //! the keyword is a JSON Schema keyword, `json` or `duplicateKey` for arguments that are not one
 //! JSON object text, or `unknownTool` for a name the definitions lack.
@@ -106,7 +109,8 @@ enum Command {
     },
     /// Checks tool calls against tool definitions, one JSON verdict a line, in input order.
     Validate {
-        /// Tool definitions: a JSON list in OpenAI's function format (default: the registry).
+        /// Tool definitions: a JSON list in any format `pleach schema --all` prints (default: the
+        /// registry).
         #[arg(long, value_name = "DEFS.json")]
         tools: Option<PathBuf>,
         /// Calls, one JSON object a line: `{"name", "arguments"}` (default: stdin).

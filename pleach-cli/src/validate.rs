@@ -1,12 +1,15 @@
 //! `pleach validate`: calls checked against tool definitions, one verdict a line.
 
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::Path;
 use std::process::ExitCode;
 
-use pleach_core::{ToolDefinition, ToolError, ValidationError, ValidationResult, define_tool};
+use pleach_core::{
+    DefinitionError, ToolDefinition, ToolError, ValidationError, ValidationResult, define_tool,
+};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::{Outcome, UsageError, read_file};
 
@@ -36,7 +39,6 @@ pub(crate) fn run(tools: Option<&Path>, calls: Option<&Path>) -> Outcome {
     };
     let source = calls.map_or_else(|| "stdin".to_owned(), |p| format!("`{}`", p.display()));
     let mut all_valid = true;
-    let mut out = std::io::stdout().lock();
     for (index, line) in input.lines().enumerate() {
         let line = line.map_err(|error| UsageError(format!("cannot read {source}: {error}")))?;
         if line.trim().is_empty() {
@@ -54,10 +56,8 @@ pub(crate) fn run(tools: Option<&Path>, calls: Option<&Path>) -> Outcome {
             }]),
         };
         all_valid &= verdict.valid;
-        let line = serde_json::to_string(&verdict).unwrap_or_default();
-        if writeln!(out, "{line}").is_err() {
-            break; // stdout closed: nobody is reading any more
-        }
+        // A reader that went away ends the process quietly; any other write failure is an error.
+        outln!("{}", serde_json::to_string(&verdict).unwrap_or_default());
     }
     Ok(if all_valid {
         ExitCode::SUCCESS
@@ -66,25 +66,42 @@ pub(crate) fn run(tools: Option<&Path>, calls: Option<&Path>) -> Outcome {
     })
 }
 
-/// A call line's name and its arguments as text: a JSON object as written, a string as it holds.
-fn read_call(line: &str) -> Result<(String, String), String> {
-    let value: Value = serde_json::from_str(line).map_err(|error| format!("not JSON: {error}"))?;
-    let Value::Object(mut call) = value else {
-        return Err("a call is a JSON object: {\"name\": …, \"arguments\": …}".to_owned());
-    };
-    let Some(Value::String(name)) = call.remove("name") else {
-        return Err("the call has no `name` string".to_owned());
-    };
-    let arguments = match call.remove("arguments") {
-        None | Some(Value::Null) => "{}".to_owned(),
-        Some(Value::String(text)) => text,
-        Some(other) => other.to_string(),
-    };
-    Ok((name, arguments))
+/// A call line: the tool's name and its arguments, kept as the line wrote them.
+#[derive(serde::Deserialize)]
+struct CallLine<'a> {
+    name: String,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
 }
 
-/// The definitions of a file: a JSON list of OpenAI function tools, or of bare
-/// `{"name","description","parameters"}` objects.
+/// A call line's name and its arguments as text: a JSON object as written (a repeated key stays
+/// visible to the check), a string as it holds.
+fn read_call(line: &str) -> Result<(String, String), String> {
+    let call: CallLine<'_> = serde_json::from_str(line).map_err(|error| {
+        format!("a call is one JSON object {{\"name\": …, \"arguments\": …}}: {error}")
+    })?;
+    let arguments = match call.arguments.map(RawValue::get) {
+        None | Some("null") => "{}".to_owned(),
+        Some(text) if text.starts_with('"') => serde_json::from_str::<String>(text)
+            .map_err(|error| format!("the arguments string is not readable: {error}"))?,
+        Some(text) => text.to_owned(),
+    };
+    Ok((call.name, arguments))
+}
+
+/// Where each provider format keeps a tool's input schema: OpenAI (Chat Completions and
+/// Responses) and Gemini `parameters`, Gemini's newer `parametersJsonSchema`, Anthropic
+/// `input_schema`, MCP and pleach's own `inputSchema`.
+const SCHEMA_KEYS: [&str; 4] = [
+    "parameters",
+    "parametersJsonSchema",
+    "input_schema",
+    "inputSchema",
+];
+
+/// The definitions of a file: a JSON list of tools in any of the formats `pleach schema --all`
+/// prints (OpenAI function tools, with or without the `function` wrapper, Anthropic, Gemini, MCP,
+/// pleach's own). A tool without any schema key takes no arguments, as OpenAI defines it.
 fn read_definitions(path: &Path) -> Result<HashMap<String, ToolDefinition>, UsageError> {
     let at = format!("`{}`", path.display());
     let value: Value = serde_json::from_slice(&read_file(path)?)
@@ -104,17 +121,50 @@ fn read_definitions(path: &Path) -> Result<HashMap<String, ToolDefinition>, Usag
             .get("description")
             .and_then(Value::as_str)
             .unwrap_or(name);
-        let parameters = function
-            .get("parameters")
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({ "type": "object" }));
+        let schemas: Vec<&str> = SCHEMA_KEYS
+            .into_iter()
+            .filter(|key| function.get(key).is_some())
+            .collect();
+        let parameters = match schemas.as_slice() {
+            [] => serde_json::json!({
+                "type": "object", "properties": {}, "additionalProperties": false
+            }),
+            [key] => function[key].clone(),
+            keys => {
+                return Err(UsageError(format!(
+                    "{at}: tool `{name}` has more than one input schema (`{}`); keep one",
+                    keys.join("`, `")
+                )));
+            }
+        };
         let definition = define_tool(name, description)
             .input_schema(parameters)
             .execute_json(|value, _| async move { Ok::<_, ToolError>(value) })
-            .map_err(|error| UsageError(format!("{at}: tool `{name}`: {error}")))?;
+            .map_err(|error| UsageError(format!("{at}: {}", definition_problem(&error))))?;
         if tools.insert(name.to_owned(), definition).is_some() {
             return Err(UsageError(format!("{at}: tool `{name}` is defined twice")));
         }
     }
     Ok(tools)
+}
+
+/// What is wrong with a definition read from a file. `DefinitionError`'s own text ends with the
+/// source line that built the definition, which here is pleach's, not the user's.
+fn definition_problem(error: &DefinitionError) -> String {
+    match error {
+        DefinitionError::InvalidName { name, .. } => {
+            format!("tool name `{name}` is invalid: use 1 to 64 ASCII letters, digits, `_` or `-`")
+        }
+        DefinitionError::EmptyDescription { name, .. } => format!(
+            "tool `{name}` has an empty description; the model reads it to decide when to call \
+             the tool"
+        ),
+        DefinitionError::InvalidSchema {
+            name,
+            which,
+            reason,
+            ..
+        } => format!("tool `{name}`: the {which} schema is invalid: {reason}"),
+        other => other.to_string(),
+    }
 }

@@ -372,6 +372,106 @@ fn validate_refuses_unreadable_input_with_exit_2() {
 }
 
 #[test]
+fn validate_reads_definitions_in_every_format_schema_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let call = r#"{"name": "math", "arguments": {"expression": 42}}"#;
+    for provider in [
+        None,
+        Some("openai"),
+        Some("anthropic"),
+        Some("gemini"),
+        Some("mcp"),
+    ] {
+        let mut args = vec!["schema", "--all"];
+        args.extend(provider.iter().flat_map(|p| ["--provider", p]));
+        let definitions = pleach(&args);
+        assert_eq!(definitions.status.code(), Some(0), "{provider:?}");
+        let path = dir.path().join("defs.json");
+        std::fs::write(&path, &definitions.stdout).unwrap();
+        let output = pleach_with_stdin(&["validate", "--tools", path.to_str().unwrap()], call);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{provider:?}: {}",
+            stdout(&output)
+        );
+        let verdict = &ndjson(&output)[0];
+        assert_eq!(verdict["errors"][0]["path"], "/expression", "{provider:?}");
+        assert_eq!(verdict["errors"][0]["keyword"], "type", "{provider:?}");
+    }
+
+    // No schema key: a tool that takes no arguments. Two: refused, not guessed.
+    let path = dir.path().join("defs.json");
+    std::fs::write(&path, r#"[{"name": "ping"}]"#).unwrap();
+    let tools = path.to_str().unwrap();
+    let output = pleach_with_stdin(
+        &["validate", "--tools", tools],
+        "{\"name\": \"ping\"}\n{\"name\": \"ping\", \"arguments\": {\"x\": 1}}\n",
+    );
+    let verdicts = ndjson(&output);
+    assert_eq!(verdicts[0]["valid"], true);
+    assert_eq!(verdicts[1]["errors"][0]["keyword"], "additionalProperties");
+    std::fs::write(
+        &path,
+        r#"[{"name": "ping", "parameters": {"type": "object"}, "input_schema": {"type": "object"}}]"#,
+    )
+    .unwrap();
+    let output = pleach_with_stdin(&["validate", "--tools", tools], "");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("more than one input schema"),
+        "{}",
+        stderr(&output)
+    );
+
+    // A bad name is reported without pleach's own source location.
+    std::fs::write(&path, r#"[{"name": "my.tool"}]"#).unwrap();
+    let output = pleach_with_stdin(&["validate", "--tools", tools], "");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("tool name `my.tool` is invalid"));
+    assert!(!stderr(&output).contains(".rs:"), "{}", stderr(&output));
+}
+
+#[test]
+fn validate_sees_a_repeated_key_in_object_arguments() {
+    let output = pleach_with_stdin(
+        &["validate"],
+        r#"{"id": "call_1", "name": "math", "arguments": {"expression": "2", "expression": "1"}}"#,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(ndjson(&output)[0]["errors"][0]["keyword"], "duplicateKey");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn validate_reports_a_failed_write_with_exit_2() {
+    let out = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .arg("validate")
+        .stdin(Stdio::piped())
+        .stdout(out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"name": "math", "arguments": {"expression": "1"}}"#)
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("cannot write to stdout"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn call_runs_one_call_through_the_runtime() {
     let output = pleach(&[
         "call",
