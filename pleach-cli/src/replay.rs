@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use pleach_core::providers::{
     Decoder, ProviderEvent, StreamParser, anthropic, gemini, openai_chat, openai_responses,
 };
+use pleach_core::stream::StreamError;
 use pleach_core::{SessionOptions, StreamAssembler, ToolCall, ToolError, ToolEvent};
 
 use crate::catalog::HostArgs;
@@ -34,7 +35,31 @@ pub(crate) async fn run(
     json: bool,
     host: &HostArgs,
 ) -> Outcome {
-    let events = decode(provider, &read_file(file)?);
+    let bytes = read_file(file)?;
+    let (events, skipped) = decode(provider, &bytes);
+    let at = format!("`{}`", file.display());
+    if events.is_empty() {
+        return Err(UsageError(format!(
+            "{at} holds no event of this provider's stream ({skipped} skipped as unknown); check \
+             the file and `--provider`"
+        )));
+    }
+    if events
+        .iter()
+        .all(|event| matches!(event, ProviderEvent::StreamError { .. }))
+    {
+        let first = match &events[0] {
+            ProviderEvent::StreamError { message, .. } => message.as_str(),
+            _ => "",
+        };
+        let more = match events.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more problems)"),
+        };
+        return Err(UsageError(format!(
+            "{at} cannot be read as this provider's stream: {first}{more}"
+        )));
+    }
     let runtime = host.runtime()?;
     let session = runtime
         .create_session(SessionOptions::all())
@@ -48,17 +73,32 @@ pub(crate) async fn run(
     let mut orphans: Vec<(ToolCall, ToolError)> = Vec::new();
     let mut begun: HashSet<String> = HashSet::new();
     let mut text = String::new();
+    // A problem of the stream itself (not of one call, which its events report): on stderr, in
+    // either output mode, and the replay fails.
+    let mut stream_failed = false;
+    let mut report = |what: &dyn std::fmt::Display| {
+        eprintln!("error: {what}");
+        stream_failed = true;
+    };
     for event in events {
         match event {
             ProviderEvent::CallStarted { key, id, name } => {
-                if let Ok(Some(started)) = assembler.begin(&key, &id, &name) {
-                    begun.insert(id);
-                    renderer.event(&started);
+                match assembler.begin(&key, &id, &name) {
+                    Ok(Some(started)) => {
+                        begun.insert(id);
+                        renderer.event(&started);
+                    }
+                    Ok(None) => {}
+                    Err(refused) => report(&refused),
                 }
             }
             ProviderEvent::ArgumentsDelta { key, fragment } => {
-                if let Ok(Some(delta)) = assembler.push(&key, fragment) {
-                    renderer.event(&delta);
+                match assembler.push(&key, fragment) {
+                    Ok(Some(delta)) => renderer.event(&delta),
+                    Ok(None) => {}
+                    // The call failed: `finish` reports it with its own events.
+                    Err(StreamError::CallFailed { .. }) => {}
+                    Err(refused) => report(&refused),
                 }
             }
             ProviderEvent::CallEnded { key } => {
@@ -79,8 +119,10 @@ pub(crate) async fn run(
                 _ => {}
             },
             ProviderEvent::Text { delta } => text.push_str(&delta),
-            ProviderEvent::StreamError { message, .. } if !renderer.is_json() => {
-                eprintln!("warning: the stream reported a problem: {message}");
+            ProviderEvent::StreamError { problem, message } => {
+                report(&format_args!(
+                    "the stream reported a problem ({problem}): {message}"
+                ));
             }
             _ => {}
         }
@@ -89,7 +131,7 @@ pub(crate) async fn run(
         renderer.say("model", text.trim());
     }
 
-    let mut any_failed = false;
+    let mut any_failed = stream_failed;
     let mut runnable = Vec::new();
     for streamed in assembler.finish() {
         let ((Some(error), _) | (None, Err(error))) =
@@ -133,8 +175,9 @@ pub(crate) async fn run(
     })
 }
 
-/// The provider's events of a recording, framed as its content says.
-fn decode(provider: ReplayProvider, bytes: &[u8]) -> Vec<ProviderEvent> {
+/// The provider's events of a recording, framed as its content says, and how many events the
+/// parser skipped as unknown.
+fn decode(provider: ReplayProvider, bytes: &[u8]) -> (Vec<ProviderEvent>, usize) {
     let parser: Box<dyn StreamParser> = match provider {
         ReplayProvider::OpenaiChat => Box::new(openai_chat::ChatStreamParser::new()),
         ReplayProvider::OpenaiResponses => Box::new(openai_responses::ResponsesStreamParser::new()),
@@ -148,5 +191,5 @@ fn decode(provider: ReplayProvider, bytes: &[u8]) -> Vec<ProviderEvent> {
     };
     let mut events = decoder.feed(bytes);
     events.extend(decoder.finish());
-    events
+    (events, decoder.parser().skipped())
 }

@@ -605,6 +605,61 @@ fn replay_fails_a_truncated_call_with_1007() {
 }
 
 #[test]
+fn replay_refuses_a_recording_it_cannot_read_and_fails_on_a_provider_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    // Not this provider's stream, or nothing at all: exit 2 and a reason, in either output mode.
+    let not_json = write("bad.sse", b"data: {not json}\n\n");
+    let empty = write("empty.sse", b"");
+    let other = fixture("openai-chat", "openai-python-");
+    for (provider, file) in [
+        ("openai-chat", &not_json),
+        ("openai-chat", &empty),
+        ("anthropic", &other),
+    ] {
+        let output = replay_json(provider, file);
+        assert_eq!(output.status.code(), Some(2), "{provider} {file:?}");
+        assert!(output.stdout.is_empty());
+        assert!(
+            stderr(&output).starts_with("error: "),
+            "{}",
+            stderr(&output)
+        );
+    }
+
+    // A provider's error in the middle of a call: the call fails (1007), the error is on stderr,
+    // the replay exits 1.
+    let overloaded = write(
+        "overloaded.sse",
+        concat!(
+            "event: content_block_start\n",
+            r#"data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"math","input":{}}}"#,
+            "\n\nevent: content_block_delta\n",
+            r#"data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"expression\": \"1"}}"#,
+            "\n\nevent: error\n",
+            r#"data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            "\n\n",
+        )
+        .as_bytes(),
+    );
+    let output = replay_json("anthropic", &overloaded);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        of_type(&ndjson(&output), "tool.failed")[0]["error"]["code"],
+        1007
+    );
+    assert!(
+        stderr(&output).contains("Overloaded"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn replay_reads_json_lines_and_runs_known_tools() {
     let dir = tempfile::tempdir().unwrap();
     let stream = dir.path().join("math.chunks.txt");
