@@ -8,7 +8,7 @@ use pleach_core::providers::{
     Decoder, ProviderEvent, StreamParser, anthropic, gemini, openai_chat, openai_responses,
 };
 use pleach_core::stream::StreamError;
-use pleach_core::{SessionOptions, StreamAssembler, ToolCall, ToolError, ToolEvent};
+use pleach_core::{Session, SessionOptions, StreamAssembler, ToolCall, ToolError, ToolEvent};
 
 use crate::catalog::HostArgs;
 use crate::render::Renderer;
@@ -37,29 +37,7 @@ pub(crate) async fn run(
 ) -> Outcome {
     let bytes = read_file(file)?;
     let (events, skipped) = decode(provider, &bytes);
-    let at = format!("`{}`", file.display());
-    if events.is_empty() {
-        return Err(UsageError(format!(
-            "{at} holds no event of this provider's stream ({skipped} skipped as unknown); check \
-             the file and `--provider`"
-        )));
-    }
-    if events
-        .iter()
-        .all(|event| matches!(event, ProviderEvent::StreamError { .. }))
-    {
-        let first = match &events[0] {
-            ProviderEvent::StreamError { message, .. } => message.as_str(),
-            _ => "",
-        };
-        let more = match events.len() - 1 {
-            0 => String::new(),
-            n => format!(" (and {n} more problems)"),
-        };
-        return Err(UsageError(format!(
-            "{at} cannot be read as this provider's stream: {first}{more}"
-        )));
-    }
+    readable(&events, skipped, file)?;
     let runtime = host.runtime()?;
     let session = runtime
         .create_session(SessionOptions::all())
@@ -95,9 +73,8 @@ pub(crate) async fn run(
             ProviderEvent::ArgumentsDelta { key, fragment } => {
                 match assembler.push(&key, fragment) {
                     Ok(Some(delta)) => renderer.event(&delta),
-                    Ok(None) => {}
-                    // The call failed: `finish` reports it with its own events.
-                    Err(StreamError::CallFailed { .. }) => {}
+                    // A call that failed is reported by `finish`, with its own events.
+                    Ok(None) | Err(StreamError::CallFailed { .. }) => {}
                     Err(refused) => report(&refused),
                 }
             }
@@ -157,22 +134,55 @@ pub(crate) async fn run(
         });
     }
     if !runnable.is_empty() {
-        let mut turn = session.run_turn(runnable);
-        // The assembler announced these calls already: the turn's own `tool.started` would
-        // repeat it.
-        let stream = turn.events();
-        while let Some(event) = stream.recv().await {
-            if !matches!(event, ToolEvent::Started { .. }) {
-                renderer.event(&event);
-            }
-        }
-        any_failed |= turn.finish().await.iter().any(|r| r.outcome.is_err());
+        any_failed |= run_calls(&session, runnable, &mut renderer).await;
     }
     Ok(if any_failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Runs the calls the stream completed as one turn; whether any of them failed.
+async fn run_calls(session: &Session, calls: Vec<ToolCall>, renderer: &mut Renderer) -> bool {
+    let mut turn = session.run_turn(calls);
+    // The assembler announced these calls already: the turn's own `tool.started` would repeat it.
+    let stream = turn.events();
+    while let Some(event) = stream.recv().await {
+        if !matches!(event, ToolEvent::Started { .. }) {
+            renderer.event(&event);
+        }
+    }
+    turn.finish().await.iter().any(|r| r.outcome.is_err())
+}
+
+/// Refuses a recording with nothing of the provider's stream in it (empty, another provider's,
+/// not JSON): there is nothing to replay, and saying so beats an empty, successful run.
+fn readable(events: &[ProviderEvent], skipped: usize, file: &Path) -> Result<(), UsageError> {
+    let at = format!("`{}`", file.display());
+    if events.is_empty() {
+        return Err(UsageError(format!(
+            "{at} holds no event of this provider's stream ({skipped} skipped as unknown); check \
+             the file and `--provider`"
+        )));
+    }
+    if events
+        .iter()
+        .all(|event| matches!(event, ProviderEvent::StreamError { .. }))
+    {
+        let first = match &events[0] {
+            ProviderEvent::StreamError { message, .. } => message.as_str(),
+            _ => "",
+        };
+        let more = match events.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more problems)"),
+        };
+        return Err(UsageError(format!(
+            "{at} cannot be read as this provider's stream: {first}{more}"
+        )));
+    }
+    Ok(())
 }
 
 /// The provider's events of a recording, framed as its content says, and how many events the
