@@ -52,6 +52,18 @@ async fn mcp_waits_for_cancel(ctx: ToolContext) -> i64 {
 static DISCONNECT_STARTED: AtomicBool = AtomicBool::new(false);
 static DISCONNECT_SIGNAL_FIRED: AtomicBool = AtomicBool::new(false);
 
+static FLAKY_READY: AtomicBool = AtomicBool::new(false);
+
+/// Fails (recoverably) until the test says the resource it reads is there.
+#[tool]
+async fn mcp_flaky(n: i64) -> Result<i64, pleach_core::ToolError> {
+    if FLAKY_READY.load(Ordering::SeqCst) {
+        Ok(n)
+    } else {
+        Err(pleach_core::ToolError::failed("not there yet"))
+    }
+}
+
 /// Waits until its call is cancelled: the client will go away instead of answering.
 #[tool]
 async fn mcp_waits_for_disconnect(ctx: ToolContext) -> i64 {
@@ -82,8 +94,17 @@ type ServerTask = JoinHandle<QuitReason>;
 /// Starts a server for every tool of this binary on one end of a duplex stream and connects
 /// `handler` as the client on the other; the task ends when the server's service loop does.
 async fn connect<H: ClientHandler>(handler: H) -> (RunningService<RoleClient, H>, ServerTask) {
+    let (client, task, _server) = connect_to_server(handler).await;
+    (client, task)
+}
+
+/// [`connect`], also keeping a handle on the server (it shares its session with the one serving).
+async fn connect_to_server<H: ClientHandler>(
+    handler: H,
+) -> (RunningService<RoleClient, H>, ServerTask, McpServer) {
     let runtime = Runtime::builder().build().expect("the registry builds");
     let server = McpServer::new(runtime).expect("every tool can be described to MCP");
+    let handle = server.clone();
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let server_task = tokio::spawn(async move {
         let running = server
@@ -98,7 +119,7 @@ async fn connect<H: ClientHandler>(handler: H) -> (RunningService<RoleClient, H>
     let client = bounded(handler.serve(client_io))
         .await
         .expect("the client completes the handshake");
-    (client, server_task)
+    (client, server_task, handle)
 }
 
 async fn bounded<T>(future: impl Future<Output = T>) -> T {
@@ -262,4 +283,97 @@ async fn bad_arguments_are_an_is_error_result_and_an_unknown_tool_a_protocol_err
     };
     assert_eq!(error.code.0, -32602, "invalid params: {error:?}");
     assert!(error.message.contains("mcp_no_such_tool"), "{error:?}");
+}
+
+/// The text of a call's result, and whether it is an error.
+async fn call_text<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    name: &'static str,
+    arguments: Value,
+) -> (bool, String) {
+    let result = wire(
+        &bounded(client.call_tool(call(name, arguments)))
+            .await
+            .expect("a tool call answers with a result"),
+    );
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    (result["isError"] == json!(true), text.to_owned())
+}
+
+#[tokio::test]
+async fn a_repeated_failure_is_refused_once_then_runs_again_and_the_server_keeps_no_conversation() {
+    let (client, _task, server) = connect_to_server(()).await;
+    for _ in 0..3 {
+        let (failed, text) = call_text(&client, "mcp_flaky", json!({ "n": 7 })).await;
+        assert!(failed && text.starts_with("error 1008:"), "{text}");
+    }
+    // The fourth identical try is refused as a loop (docs/error-codes.md, 1015) ...
+    let (failed, text) = call_text(&client, "mcp_flaky", json!({ "n": 7 })).await;
+    assert!(failed && text.starts_with("error 1015:"), "{text}");
+    // ... and MCP has no user turn to end the count: after the refusal the call runs again, so
+    // a resource that appeared later is read instead of refused for the rest of the connection.
+    FLAKY_READY.store(true, Ordering::SeqCst);
+    let (failed, text) = call_text(&client, "mcp_flaky", json!({ "n": 7 })).await;
+    assert!(!failed, "{text}");
+    assert_eq!(text, "7");
+
+    // The client keeps the conversation; the server's session holds none of these calls.
+    assert!(server.session().conversation().is_empty());
+}
+
+#[tokio::test]
+async fn params_that_do_not_fit_tools_call_are_invalid_params_with_the_reason() {
+    let (client, _server) = connect(()).await;
+    for params in [
+        json!({ "name": "mcp_add", "arguments": [1, 2] }),
+        json!({ "arguments": {} }),
+        json!({ "name": 42 }),
+    ] {
+        let request = ClientRequest::CustomRequest(rmcp::model::CustomRequest::new(
+            "tools/call",
+            Some(params.clone()),
+        ));
+        let error = bounded(client.send_request(request))
+            .await
+            .expect_err("params that do not fit are not a result");
+        let ServiceError::McpError(error) = error else {
+            panic!("{params}: a protocol error, not {error:?}");
+        };
+        assert_eq!(error.code.0, -32602, "{params}: {error:?}");
+        assert!(error.message.contains("tools/call"), "{error:?}");
+    }
+    let unknown = ClientRequest::CustomRequest(rmcp::model::CustomRequest::new("no/such", None));
+    let ServiceError::McpError(error) = bounded(client.send_request(unknown)).await.unwrap_err()
+    else {
+        panic!("an unknown method is a protocol error");
+    };
+    assert_eq!(error.code.0, -32601, "method not found: {error:?}");
+}
+
+#[tokio::test]
+async fn listed_schemas_carry_only_formats_json_schema_defines() {
+    let (client, _server) = connect(()).await;
+    let listed = wire(
+        &bounded(client.list_all_tools())
+            .await
+            .expect("tools/list answers"),
+    );
+    let add = listed
+        .as_array()
+        .and_then(|tools| tools.iter().find(|tool| tool["name"] == "mcp_add"))
+        .expect("mcp_add is listed");
+    // schemars writes `"format": "int64"` for an i64; the range says the same, and clients warn
+    // about formats they do not know.
+    assert_eq!(
+        add["inputSchema"]["properties"]["a"].get("format"),
+        None,
+        "{add}"
+    );
+    assert_eq!(add["inputSchema"]["properties"]["a"]["type"], "integer");
+    assert!(
+        add["inputSchema"]["properties"]["a"]
+            .get("maximum")
+            .is_some(),
+        "{add}"
+    );
 }

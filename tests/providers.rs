@@ -1100,13 +1100,20 @@ fn definitions_have_each_providers_shape() {
         schema
     );
     let listed = mcp::definition(&create_unified_tool(tool)).unwrap();
+    // MCP gets the schema without `schemars`' `"format": "uint32"` (docs/mcp.md): the range is
+    // in `minimum`/`maximum`, and clients warn about formats JSON Schema does not define.
+    let mut mcp_schema = schema.clone();
+    mcp_schema["properties"]["limit"]
+        .as_object_mut()
+        .unwrap()
+        .remove("format");
     assert_eq!(
         listed,
         json!({
             "name": "search_corpus",
             "title": "Search Corpus",
             "description": "Free-text search over the host corpus.",
-            "inputSchema": schema
+            "inputSchema": mcp_schema
         }),
         "an array output is not MCP structured content: no outputSchema"
     );

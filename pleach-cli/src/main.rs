@@ -229,6 +229,7 @@ type Outcome = Result<ExitCode, UsageError>;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    log_to_stderr();
     pleach_tools::link();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -302,6 +303,24 @@ async fn run(command: Command) -> Outcome {
             }
         }
     }
+}
+
+/// Sends the libraries' log records to stderr (stdout carries the command's output, or MCP's
+/// JSON-RPC): warnings and errors by default, which include an MCP message rmcp drops for being
+/// over its 16 MiB line limit; `RUST_LOG=debug` (or `info`, `trace`) shows more, such as a
+/// message dropped as unparsable JSON.
+fn log_to_stderr() {
+    let level = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|level| level.trim().parse::<tracing::Level>().ok())
+        .unwrap_or(tracing::Level::WARN);
+    // Fails only when a subscriber is already set, and then that one logs.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(true)
+        .without_time()
+        .try_init();
 }
 
 /// Reads a file, or says which one could not be read.

@@ -18,7 +18,9 @@
 //!   delta's JSON as the message).
 //!
 //! One server holds one session for its connection: session state (a scratchpad's notes) lasts
-//! across calls, and each call is written into that session's conversation.
+//! across calls. The client keeps the conversation, so the session writes none. The
+//! repeated-failure guard (1015) counts across the connection; a refusal starts its count over.
+//! `tools/call` params that do not fit are invalid params (-32602), with the reason.
 //!
 //! ```rust,no_run,standalone_crate
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
@@ -41,8 +43,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -155,7 +158,11 @@ impl McpServer {
         if !problems.is_empty() {
             return Err(McpError::Schema(problems));
         }
-        let session = runtime.create_session(SessionOptions::all())?;
+        // The client keeps the conversation: the server's session writes none (a long connection
+        // would otherwise keep every call's arguments and result).
+        let session = runtime
+            .create_session(SessionOptions::all())?
+            .without_conversation();
         Ok(McpServer {
             inner: Arc::new(Inner {
                 runtime,
@@ -200,7 +207,7 @@ impl McpServer {
         &self.inner.runtime
     }
 
-    /// The session calls run in (its conversation, its state).
+    /// The session calls run in (its state; it keeps no conversation: the client does).
     pub fn session(&self) -> &Session {
         &self.inner.session
     }
@@ -226,7 +233,7 @@ impl McpServer {
         );
         let call = ToolCall::from_value(id, name, &arguments);
         let progress_token = context.meta.get_progress_token();
-        let mut turn = self.inner.session.run_turn(vec![call]);
+        let mut turn = self.inner.session.run_turn(vec![call.clone()]);
         let mut progress = 0_u32;
         let mut cancelled = false;
         loop {
@@ -264,6 +271,15 @@ impl McpServer {
             },
             |result| result.outcome,
         );
+        // MCP has no user turns to reset the repeated-failure count: once a call has been refused
+        // for repeating (1015), its count starts over, so a later try (the file now exists, the
+        // service is back) runs instead of being refused for the rest of the connection.
+        if outcome
+            .as_ref()
+            .is_err_and(|error| error.code() == crate::ErrorCode::RepeatedFailure)
+        {
+            self.inner.session.forget_failures_of(&call);
+        }
         let listed = crate::providers::mcp::call_tool_result(&outcome);
         serde_json::from_value(listed)
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))
@@ -300,7 +316,61 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         self.run_call(request, context).await.map(Into::into)
     }
+
+    /// rmcp hands over a request whose params do not fit its method (a `tools/call` with
+    /// `arguments` that are not an object, or no `name`) as a custom request: that is invalid
+    /// params (-32602) with the reason, not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let CustomRequest { method, params, .. } = request;
+        if method == "tools/call" {
+            let reason =
+                serde_json::from_value::<CallToolRequestParams>(params.unwrap_or(Value::Null))
+                    .err()
+                    .map_or_else(String::new, |error| format!(": {error}"));
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the `tools/call` params do not fit {{\"name\": string, \"arguments\": \
+                     object}}{reason}"
+                ),
+                None,
+            ));
+        }
+        if STANDARD_METHODS.contains(&method.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!("the params of `{method}` are not what MCP defines for it"),
+                None,
+            ));
+        }
+        // What rmcp itself answers for a method it does not know.
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            method,
+            None,
+        ))
+    }
 }
+
+/// The client-to-server requests MCP defines: for these, a custom request means params that do
+/// not fit.
+const STANDARD_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+];
 
 /// Serves every tool of `runtime` over MCP on stdin and stdout until the client disconnects.
 ///

@@ -116,6 +116,9 @@ struct SessionInner {
     provenance: Mutex<crate::safety::Provenance>,
     /// Interrupts waiting for the host's decision.
     approvals: Mutex<screening::Approvals>,
+    /// Whether turns write their calls and results into the conversation (not for a server
+    /// whose client keeps the conversation: see [`Session::without_conversation`]).
+    keeps_conversation: bool,
 }
 
 /// A conversation with a set of enabled tools. Runs turns of tool calls and keeps the
@@ -255,11 +258,33 @@ impl Session {
     pub fn run_turn(&self, step: impl Into<AssistantStep>) -> Turn {
         let step = step.into();
         let calls: Vec<ToolCall> = step.calls;
-        self.inner.log().conversation.push(Message::Assistant {
-            content: step.text,
-            tool_calls: calls.clone(),
-        });
+        if self.inner.keeps_conversation {
+            self.inner.log().conversation.push(Message::Assistant {
+                content: step.text,
+                tool_calls: calls.clone(),
+            });
+        }
         self.start_turn(calls, None, None)
+    }
+
+    /// This session, with turns that write nothing into its conversation: for a server whose
+    /// client keeps the conversation (MCP), so a long connection does not grow memory with every
+    /// call. Called on a session just created (its only handle).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn without_conversation(mut self) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.keeps_conversation = false;
+        }
+        self
+    }
+
+    /// Forgets the recoverable failures counted against `call` (name and canonical arguments),
+    /// so its next try runs: for a server without user turns (MCP), once the repeated-failure
+    /// refusal has been given.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn forget_failures_of(&self, call: &ToolCall) {
+        let key = crate::safety::fingerprint(call);
+        self.inner.log().failures.remove(&key);
     }
 
     /// Starts a turn of `calls`: their `tool.started` events (then `announce`, if any), and the
@@ -631,7 +656,7 @@ async fn drive_turn(
         })
         .collect();
     session.record_failures(failures);
-    {
+    if session.keeps_conversation {
         let mut state = session.log();
         state.conversation.reserve(results.len());
         for (result, edited) in &results {

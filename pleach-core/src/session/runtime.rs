@@ -623,6 +623,7 @@ impl Runtime {
                 }),
                 provenance: Mutex::default(),
                 approvals: Mutex::default(),
+                keeps_conversation: true,
             }),
         })
     }

@@ -7,7 +7,7 @@
 //! | [`Profile::OpenAiStrict`] | `additionalProperties: false` on every object; every property required, optional ones made nullable; `oneOf` → `anyOf`; one-element `allOf` merged; a `$ref` with siblings inlined; annotations OpenAI rejects (`default`, `examples`, …) and unsupported `format`s dropped | open objects and maps, `allOf`, `not`, `if`/`then`/`else`, `dependent*`, `patternProperties`, tuples, other keywords outside the subset; root `anyOf`; size limits |
 //! | [`Profile::Gemini`] | `$ref`/`$defs` inlined; `["T","null"]` and `anyOf` with `null` → `nullable: true`; `oneOf` → `anyOf`; `const` → one-value `enum`; integer `exclusiveMinimum`/`exclusiveMaximum` → `minimum`/`maximum`; `additionalProperties`, `$schema`, unsupported `format`s dropped | recursive `$ref`, several non-null types, non-string `enum`/`const`, untyped schemas, objects without properties, `allOf` of several, `not`, `if`/`then`/`else`, `multipleOf`, `uniqueItems`, tuples, … |
 //! | [`Profile::Anthropic`] | nothing | a root that is not `type: object`, or has `anyOf`/`oneOf`/`allOf` |
-//! | [`Profile::Mcp`] | nothing | a root that is not `type: object` |
+//! | [`Profile::Mcp`] | `format`s JSON Schema does not define dropped (`schemars`' `int32`, `uint64`, `double`, …) | a root that is not `type: object` |
 //!
 //! Conversions only ever widen what the provider is told to produce (`oneOf` → `anyOf`, a dropped
 //! `additionalProperties`), or keep it the same; that is safe because pleach validates every call
@@ -94,7 +94,7 @@ impl Profile {
             Profile::OpenAiStrict => openai_strict::apply(schema),
             Profile::Gemini => gemini::apply(schema),
             Profile::Anthropic => anthropic_root(schema).map(|()| schema.clone()),
-            Profile::Mcp => object_root(schema).map(|()| schema.clone()),
+            Profile::Mcp => object_root(schema).map(|()| standard_formats_only(schema)),
         };
         result.map_err(dedup)
     }
@@ -504,6 +504,72 @@ fn object_root(schema: &Value) -> Result<(), Vec<ProfileProblem>> {
     }
 }
 
+/// The `format` values JSON Schema 2020-12 defines. Others (`schemars` writes `int32`,
+/// `uint64`, `double`, … for Rust's number types) are annotations a validator ignores, and MCP
+/// clients warn about each one.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// `schema` without the `format`s JSON Schema does not define. Only annotations go: the range a
+/// Rust integer type implies is in `minimum`/`maximum` already, and pleach validates every call
+/// against the tool's own schema. Values that are data (`default`, `const`, `enum`, `examples`)
+/// are left as they are, and so are properties named `format`.
+pub(crate) fn standard_formats_only(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, value)| {
+                    key.as_str() != "format"
+                        || value
+                            .as_str()
+                            .is_none_or(|format| STANDARD_FORMATS.contains(&format))
+                })
+                .map(|(key, value)| {
+                    let kept = match key.as_str() {
+                        "default" | "const" | "enum" | "examples" => value.clone(),
+                        // A map of names to schemas: each schema is walked, the names kept.
+                        "properties" | "patternProperties" | "$defs" | "definitions"
+                        | "dependentSchemas" => match value {
+                            Value::Object(named) => Value::Object(
+                                named
+                                    .iter()
+                                    .map(|(name, schema)| {
+                                        (name.clone(), standard_formats_only(schema))
+                                    })
+                                    .collect(),
+                            ),
+                            other => other.clone(),
+                        },
+                        _ => standard_formats_only(value),
+                    };
+                    (key.clone(), kept)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(standard_formats_only).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Anthropic refuses `oneOf`, `allOf` and `anyOf` at the top level of `input_schema` (the API's
 /// own error: "`input_schema` does not support oneOf, allOf, or anyOf at the top level").
 fn anthropic_root(schema: &Value) -> Result<(), Vec<ProfileProblem>> {
@@ -565,6 +631,38 @@ mod tests {
     #[test]
     fn child_escapes_pointer_segments() {
         assert_eq!(child("/a", "b/c~d"), "/a/b~1c~0d");
+    }
+
+    #[test]
+    fn mcp_drops_only_formats_json_schema_does_not_define() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": { "type": "integer", "format": "uint32", "minimum": 0, "maximum": 4_294_967_295_u64 },
+                "at": { "type": "string", "format": "date-time" },
+                "format": { "type": "string", "format": "int64", "default": { "format": "uint8" } },
+                "xs": { "type": "array", "items": { "$ref": "#/$defs/X" } },
+                "e": { "enum": [{ "format": "double" }] }
+            },
+            "required": ["format"],
+            "$defs": { "X": { "type": "number", "format": "double" } }
+        });
+        let sent = Profile::Mcp.apply(&schema).unwrap();
+        assert_eq!(
+            sent,
+            json!({
+                "type": "object",
+                "properties": {
+                    "n": { "type": "integer", "minimum": 0, "maximum": 4_294_967_295_u64 },
+                    "at": { "type": "string", "format": "date-time" },
+                    "format": { "type": "string", "default": { "format": "uint8" } },
+                    "xs": { "type": "array", "items": { "$ref": "#/$defs/X" } },
+                    "e": { "enum": [{ "format": "double" }] }
+                },
+                "required": ["format"],
+                "$defs": { "X": { "type": "number" } }
+            })
+        );
     }
 
     #[test]
