@@ -55,6 +55,11 @@ const MAX_DEPTH: usize = 64;
 /// 1 MiB text cannot come near it; with them it is what stops a few lines standing for billions.
 const MAX_VALUES: usize = 1_000_000;
 
+/// The most JSON one document may produce, in bytes (8 MiB, the runtime's default limit on a
+/// result): counted as values are built, so a document that expands (YAML aliases, a CSV header
+/// repeated in every row) is refused before it takes the memory, not after.
+const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
+
 /// The longest single CSV field accepted, in bytes (64 KiB).
 const MAX_CSV_FIELD_BYTES: usize = 64 * 1024;
 
@@ -170,7 +175,11 @@ fn check_size(format: Format, text: &str) -> Result<(), ToolError> {
         )));
     }
     if text.len() <= MAX_TEXT_BYTES {
-        return Ok(());
+        return if format == Format::Yaml {
+            check_yaml_brackets(text)
+        } else {
+            Ok(())
+        };
     }
     let message = format!(
         "the text is {} bytes long, over the limit of {MAX_TEXT_BYTES} (1 MiB); pass the part of \
@@ -188,6 +197,36 @@ fn check_size(format: Format, text: &str) -> Result<(), ToolError> {
         }
     }
     Err(invalid(message))
+}
+
+/// The most `[` and `{` a YAML text may leave open at once, counted on the raw text.
+const MAX_OPEN_YAML_BRACKETS: usize = 2 * MAX_DEPTH;
+
+/// Refuses YAML text that opens brackets far deeper than the depth limit, before the parser sees
+/// it: `serde_norway`'s scanner costs time in proportion to the open flow collections for every
+/// token, so 200,000 `{a: ` took two minutes in a release build before the depth limit (which
+/// applies as values are built, after the whole text is scanned) could answer. The count ignores
+/// quoting, so nothing can hide brackets from it; a text with more than 128 opening brackets
+/// left unclosed inside its strings is refused too, which real documents do not have.
+fn check_yaml_brackets(text: &str) -> Result<(), ToolError> {
+    let mut open = 0_usize;
+    for byte in text.bytes() {
+        match byte {
+            b'[' | b'{' => {
+                open += 1;
+                if open > MAX_OPEN_YAML_BRACKETS {
+                    return Err(invalid(format!(
+                        "the yaml opens more than {MAX_OPEN_YAML_BRACKETS} `[` or `{{` without \
+                         closing them, so it nests deeper than the limit of {MAX_DEPTH} levels; \
+                         flatten it or pass the part you need"
+                    )));
+                }
+            }
+            b']' | b'}' => open = open.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The longest run of bytes between commas and line breaks: a field's length, give or take quotes.
@@ -267,11 +306,14 @@ fn read_csv(text: &str, header: bool) -> Result<Value, ToolError> {
     } else {
         None
     };
+    let limits = Limits::new(Format::Csv);
     let mut rows = Vec::new();
     for (index, record) in records.enumerate() {
         let record = record.map_err(not_csv)?;
         let row_number = index + 1 + usize::from(header);
         check_fields(&record, row_number)?;
+        spend_row(&limits, &record, columns.as_deref())
+            .map_err(|_: de::value::Error| invalid(limits.broken.take().unwrap_or_default()))?;
         let row = match &columns {
             Some(columns) => Value::Object(
                 columns
@@ -290,6 +332,22 @@ fn read_csv(text: &str, header: bool) -> Result<Value, ToolError> {
         rows.push(row);
     }
     Ok(Value::Array(rows))
+}
+
+/// Counts a CSV row against the limits before it is built: its cells as values, their text, and
+/// with a header the column name each cell is written under.
+fn spend_row<E: de::Error>(
+    limits: &Limits,
+    record: &csv::StringRecord,
+    columns: Option<&[String]>,
+) -> Result<(), E> {
+    limits.count()?;
+    for (index, field) in record.iter().enumerate() {
+        limits.count()?;
+        let name = columns.and_then(|columns| columns.get(index));
+        limits.spend(field.len() + 2 + name.map_or(0, |name| name.len() + 3))?;
+    }
+    Ok(())
 }
 
 fn check_fields(record: &csv::StringRecord, row_number: usize) -> Result<(), ToolError> {
@@ -322,6 +380,8 @@ fn quoted_key(key: &str) -> String {
 struct Limits {
     format: Format,
     values: Cell<usize>,
+    /// About how many bytes of JSON text the values built so far take.
+    bytes: Cell<usize>,
     broken: RefCell<Option<String>>,
 }
 
@@ -330,8 +390,33 @@ impl Limits {
         Limits {
             format,
             values: Cell::new(0),
+            bytes: Cell::new(0),
             broken: RefCell::new(None),
         }
+    }
+
+    /// Counts `bytes` more of output (a string's text and its quotes, a key, a separator).
+    fn spend<E: de::Error>(&self, bytes: usize) -> Result<(), E> {
+        let spent = self.bytes.get().saturating_add(bytes);
+        self.bytes.set(spent);
+        if spent <= MAX_OUTPUT_BYTES {
+            return Ok(());
+        }
+        let format = self.format;
+        let why = match format {
+            Format::Yaml => {
+                ": its aliases (`*name`) repeat what they point to, so a few lines can stand \
+                 for gigabytes; expand fewer aliases or pass less data"
+            }
+            Format::Csv => {
+                ": every row repeats the header's column names; pass fewer rows, or \
+                 `header: false` to read rows as arrays"
+            }
+            Format::Json | Format::Toml => "; pass less data",
+        };
+        Err(self.refuse(format!(
+            "the {format} makes over {MAX_OUTPUT_BYTES} bytes (8 MiB) of JSON{why}"
+        )))
     }
 
     fn refuse<E: de::Error>(&self, message: String) -> E {
@@ -340,8 +425,9 @@ impl Limits {
         err
     }
 
-    /// Counts one more value.
+    /// Counts one more value (and a separator's byte of output).
     fn count<E: de::Error>(&self) -> Result<(), E> {
+        self.spend(1)?;
         let values = self.values.get() + 1;
         self.values.set(values);
         if values <= MAX_VALUES {
@@ -431,10 +517,14 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        self.visit_string(v.to_owned())
+        // Counted before the copy: an alias of a long string costs nothing once over budget.
+        self.limits.spend(v.len() + 2)?;
+        self.limits.count()?;
+        Ok(Value::String(v.to_owned()))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        self.limits.spend(v.len() + 2)?;
         self.limits.count()?;
         Ok(Value::String(v))
     }
@@ -481,9 +571,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         let inner = self.inner()?;
         let mut object = Map::new();
         while let Some(key) = map.next_key_seed(KeySeed(self.limits))? {
-            if key == TOML_DATETIME_KEY && self.limits.format == Format::Toml {
-                return map.next_value::<String>().map(Value::String);
-            }
+            self.limits.spend(key.len() + 3)?;
             if object.contains_key(&key) {
                 let format = self.limits.format;
                 return Err(self.limits.refuse(format!(
@@ -494,6 +582,14 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             }
             let value = map.next_value_seed(inner)?;
             object.insert(key, value);
+        }
+        // toml hands a date or time over as a map whose only key is its marker; a table that
+        // merely has a key of that name among others stays a table, whole.
+        let datetime = self.limits.format == Format::Toml
+            && object.len() == 1
+            && matches!(object.get(TOML_DATETIME_KEY), Some(Value::String(_)));
+        if datetime && let Some(text) = object.remove(TOML_DATETIME_KEY) {
+            return Ok(text);
         }
         Ok(Value::Object(object))
     }
@@ -645,6 +741,41 @@ mod tests {
             json!({"server": {"when": "1979-05-27T07:32:00Z", "day": "1979-05-27"}})
         );
         assert_eq!(ok(Format::Json, "\u{feff}[null]"), json!([null]));
+        // A key spelled like toml's date marker, among others, is an ordinary key.
+        assert_eq!(
+            ok(
+                Format::Toml,
+                "[server]\n\"$__toml_private_datetime\" = \"x\"\nport = 8080\n"
+            ),
+            json!({"server": {"$__toml_private_datetime": "x", "port": 8080}})
+        );
+    }
+
+    #[test]
+    fn output_that_would_pass_8_mib_is_refused_before_it_is_built() {
+        // 120 KB of CSV whose two 30,000-byte column names every row repeats: 2.4 GB as JSON.
+        let csv = format!(
+            "{},{}\n{}",
+            "A".repeat(30_000),
+            "B".repeat(30_000),
+            ",\n".repeat(20_000)
+        );
+        let started = std::time::Instant::now();
+        assert_error(Format::Csv, &csv, "repeats the header's column names");
+        // 60 KB of YAML: one long string, 20,000 aliases of it (a few jumps each, so the
+        // parser's own jump limit lets it through).
+        let yaml = format!(
+            "a: &x \"{}\"\nb: [{}]\n",
+            "x".repeat(60_000),
+            vec!["*x"; 20_000].join(",")
+        );
+        assert_error(Format::Yaml, &yaml, "aliases (`*name`) repeat");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        // The same CSV read as arrays holds no names: it is small, and read.
+        let Ok(Value::Array(rows)) = parse(Format::Csv, &csv, false) else {
+            panic!("header: false reads it")
+        };
+        assert_eq!(rows.len(), 20_001);
     }
 
     #[test]
@@ -734,7 +865,20 @@ mod tests {
         let depth_error = "nests arrays and objects more than 64 levels deep";
         let json = format!("{}{}", "[".repeat(deep), "]".repeat(deep));
         assert_error(Format::Json, &json, depth_error);
-        assert_error(Format::Yaml, &json, depth_error);
+        assert_error(Format::Yaml, &json, "opens more than 128 `[` or `{`");
+        // Deep flow mappings cost the YAML scanner time per open level per token: refused on
+        // the raw text, at once.
+        let started = std::time::Instant::now();
+        assert_error(Format::Yaml, &"{a: ".repeat(200_000), "nests deeper than");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        // Between 64 and 128 open: the depth limit answers, as values are built.
+        let over = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        assert_error(Format::Yaml, &over, depth_error);
+        // Brackets in strings are text: balanced or few, they pass.
+        assert_eq!(
+            ok(Format::Yaml, "a: \"[[[ {x} ]]]\"\nb: '{'\n"),
+            json!({"a": "[[[ {x} ]]]", "b": "{"})
+        );
         let toml = format!("a = {}{}", "[".repeat(deep), "]".repeat(deep));
         let message = error(Format::Toml, &toml);
         assert!(

@@ -387,9 +387,11 @@ fn total_bytes(notes: &BTreeMap<String, String>) -> usize {
 /// The error for a key with no note, with the closest keys.
 pub(crate) fn no_note<'a>(key: &str, keys: impl IntoIterator<Item = &'a String>) -> ToolError {
     let keys: Vec<&String> = keys.into_iter().collect();
+    // Quoted short: the key may be any length (`text_search` takes it as given).
+    let asked = crate::shorten::first_chars(key, 64);
     if keys.is_empty() {
         return invalid(format!(
-            "there is no note `{key}`: the scratchpad is empty; `set` one first"
+            "there is no note `{asked}`: the scratchpad is empty; `set` one first"
         ));
     }
     let close: Vec<String> = close_matches(key, keys.iter().map(|k| (k.as_str(), ())))
@@ -399,12 +401,12 @@ pub(crate) fn no_note<'a>(key: &str, keys: impl IntoIterator<Item = &'a String>)
         .collect();
     if close.is_empty() {
         invalid(format!(
-            "there is no note `{key}`; `list` shows the {} notes there are",
+            "there is no note `{asked}`; `list` shows the {} notes there are",
             keys.len()
         ))
     } else {
         invalid(format!(
-            "there is no note `{key}`; did you mean {}?",
+            "there is no note `{asked}`; did you mean {}?",
             one_of(&close)
         ))
     }

@@ -10,7 +10,8 @@ pub(crate) fn close_matches<'a, T>(
     candidates: impl IntoIterator<Item = (&'a str, T)>,
 ) -> Vec<(&'a str, T)> {
     let input = input.to_lowercase();
-    let allowed = match input.chars().count() {
+    let length = input.chars().count();
+    let allowed = match length {
         0 | 1 => return Vec::new(),
         2..=4 => 1,
         5..=8 => 2,
@@ -19,6 +20,12 @@ pub(crate) fn close_matches<'a, T>(
     let mut matches: Vec<(usize, &'a str, T)> = candidates
         .into_iter()
         .filter_map(|(spelling, item)| {
+            // Every edit changes the length by one at most: a spelling whose length is further
+            // off cannot be close, and skipping it keeps a huge input from costing
+            // length × length per candidate.
+            if spelling.chars().count().abs_diff(length) > allowed {
+                return None;
+            }
             let distance = strsim::osa_distance(&input, &spelling.to_lowercase());
             (distance <= allowed).then_some((distance, spelling, item))
         })
@@ -52,6 +59,21 @@ mod tests {
         assert_eq!(found, [("kilometer", 1)]);
         let found = close_matches("SINE", [("sinh", 1), ("sin", 2), ("cos", 3)]);
         assert_eq!(found, [("sinh", 1), ("sin", 2)]);
+    }
+
+    #[test]
+    fn a_huge_input_is_compared_with_nothing_of_another_length() {
+        let huge = "y".repeat(1_000_000);
+        let keys: Vec<String> = (0..100).map(|i| format!("{i:0>128}")).collect();
+        let started = std::time::Instant::now();
+        assert!(close_matches(&huge, keys.iter().map(|k| (k.as_str(), ()))).is_empty());
+        // Length checks only: far under what 100 full comparisons of 10^6 × 128 would take.
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Lengths within reach are still compared: a deleted and an added character.
+        assert_eq!(
+            close_matches("kilomter", [("kilometers", 1)]),
+            [("kilometers", 1)]
+        );
     }
 
     #[test]
