@@ -348,6 +348,15 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
     ("AEDT", "Australia/Sydney"),
 ];
 
+/// The time zone a bracketed annotation names (`…[America/New_York]`, `…[!Europe/Paris]`), if
+/// the text has one; other annotations (`[u-ca=…]`) are `key=value` and name none.
+fn zone_annotation(text: &str) -> Option<&str> {
+    let (_, rest) = text.split_once('[')?;
+    let (inside, _) = rest.split_once(']')?;
+    let name = inside.strip_prefix('!').unwrap_or(inside);
+    (!name.contains('=')).then_some(name)
+}
+
 fn unknown_time_zone(name: &str) -> ToolError {
     if let Some((abbreviation, zone)) = ABBREVIATIONS
         .iter()
@@ -407,6 +416,14 @@ fn read_datetime(text: &str, argument: &str, tz: &TimeZone) -> Result<ZonedDateT
     }
     if let Ok(zoned) = text.parse::<ZonedDateTime>() {
         return Ok(zoned.timestamp().to_zoned_datetime(tz.clone()));
+    }
+    // A bracketed annotation (RFC 9557) names the zone the text is in. One that names no zone
+    // would be dropped by the readings below, and a text without an offset placed in `time_zone`
+    // instead: hours off, silently. (With an offset, the offset says the instant.)
+    if let Some(annotation) = zone_annotation(text)
+        && TimeZone::get(annotation).is_err()
+    {
+        return Err(unknown_time_zone(annotation));
     }
     let instant = text.parse::<Timestamp>();
     if let Ok(instant) = instant {
@@ -605,6 +622,26 @@ mod tests {
         assert_eq!(out.weekday, "Monday");
         let out = parse("2024-07-01T09:00:00Z", "Asia/Tokyo");
         assert_eq!(out.datetime, "2024-07-01T18:00:00+09:00");
+    }
+
+    #[test]
+    fn a_zone_annotation_is_read_or_refused_never_dropped() {
+        // The annotation's zone places an offsetless text, whatever `time_zone` says.
+        let out = parse("2024-01-01T00:00[America/New_York]", "UTC");
+        assert_eq!(out.datetime, "2024-01-01T05:00:00+00:00");
+        // A misspelled zone is an error with the name meant, not a time hours off.
+        let message = error(&Request {
+            datetime: Some("2024-01-01T00:00[America/New_Yrok]"),
+            ..request(Operation::Parse)
+        });
+        assert!(
+            message.contains("unknown time zone `America/New_Yrok`"),
+            "{message}"
+        );
+        assert!(message.contains("`America/New_York`"), "{message}");
+        // An annotation that names no zone changes nothing.
+        let out = parse("2024-01-01T00:00[u-ca=iso8601]", "UTC");
+        assert_eq!(out.datetime, "2024-01-01T00:00:00+00:00");
     }
 
     #[test]

@@ -34,8 +34,8 @@
 //! | tool | what it does | safety tier | batching | feature |
 //! | --- | --- | --- | --- | --- |
 //! | [`math`](fn@math::math) | evaluates an arithmetic expression to a finite number | none | parallel (pure) | `math` |
-//! | [`unit_convert`](fn@unit_convert::unit_convert) | converts a value between units of one dimension | none | parallel (pure) | `unit-convert` |
-//! | [`datetime`](fn@datetime::datetime) | the current time, parsing, formatting, span arithmetic and differences in IANA time zones | none | parallel (pure) | `datetime` |
+//! | [`unit_convert`](fn@unit_convert::unit_convert) | converts a value between units of one dimension | none | serial (inferred; it is pure: a host may hint it `parallel`) | `unit-convert` |
+//! | [`datetime`](fn@datetime::datetime) | the current time, parsing, formatting, span arithmetic and differences in IANA time zones | none | serial (inferred; it is pure: a host may hint it `parallel`) | `datetime` |
 //! | [`parse_structured`](fn@parse_structured::parse_structured) | reads JSON, YAML, TOML or CSV text into a JSON value, within size and depth limits | none | parallel (pure) | `parse` |
 //! | [`scratchpad`](fn@scratchpad::scratchpad) | session-scoped notes: set, get, list, delete, within size limits | none | chunked on `key` (one note's calls in order) | `scratchpad` |
 //! | [`text_search`](fn@text_search::text_search) | literal, regex or ranked fuzzy search of text or a scratchpad note, with byte and char offsets | none | chunked on `key` (serial without `scratchpad`: no resource key) | `text-search` |
@@ -78,8 +78,10 @@
 //! ```
 //!
 //! Batching is what [`infer_batching_strategy`](pleach_core::infer_batching_strategy) gives each
-//! tool (a plugin's hint can override it). The pure tools start with a read-only verb and run in
-//! parallel. The `fs_*` tools and `scratchpad` are chunked on their resource (`path`, `key`):
+//! tool (a plugin's hint can override it). `math` and `parse_structured` start with a read-only
+//! verb and run in parallel; `datetime` and `unit_convert` are pure too, but their names start
+//! with no verb the rules know, so they get the safe default, serial, unless a host hints them
+//! `parallel` (`contribute_batching_hints`). The `fs_*` tools and `scratchpad` are chunked on their resource (`path`, `key`):
 //! calls on one file or note keep their order, others run side by side. `text_search` only reads,
 //! but is chunked on `key` like the notes it searches (serial, the safe default, when built
 //! without `scratchpad`); a host may hint it `parallel`. `shell_exec` has side effects: serial.

@@ -101,6 +101,10 @@ const MAX_ARGS_BYTES: usize = 64 * 1024;
 /// without waiting further.
 const REAP_GRACE: Duration = Duration::from_secs(2);
 
+/// How long the pipes may stay open once the program has ended and its group is killed: what is
+/// left in them is read, but a process that left the group is not waited for.
+const OUTPUT_GRACE: Duration = Duration::from_millis(200);
+
 /// The programs `shell_exec` may run, the root its working directories are under, the
 /// environment, the timeout and the output cap. Provide it to the runtime
 /// ([`RuntimeBuilder::provide`](pleach_core::RuntimeBuilder::provide) or
@@ -255,13 +259,16 @@ pub struct ShellOutput {
     /// The signal that ended the program, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
-    /// What it wrote to stdout (invalid UTF-8 replaced with `�`).
+    /// What it wrote to stdout (invalid UTF-8 replaced with `�`; a character the limit cut in two
+    /// left out).
     pub stdout: String,
     /// What it wrote to stderr.
     pub stderr: String,
-    /// Whether stdout went past the host's output limit and was cut.
+    /// Whether stdout went past the host's output limit and was cut, or was still open when the
+    /// program ended (held by a process it set loose with `setsid`, which the call does not wait
+    /// for).
     pub stdout_truncated: bool,
-    /// Whether stderr went past the host's output limit and was cut.
+    /// The same for stderr.
     pub stderr_truncated: bool,
     /// How long it ran, in milliseconds.
     pub duration_ms: u64,
@@ -483,46 +490,71 @@ async fn run(
             .with_detail(format!("spawn `{program}`: {err}"))
     })?;
     let group = ProcessGroup::new(child.id());
-    let stdout = read_capped(child.stdout.take(), max_output_bytes);
-    let stderr = read_capped(child.stderr.take(), max_output_bytes);
-    let exited = async {
-        let status = child.wait().await;
-        // What the program left running goes with it, so that the pipes close.
-        group.kill();
-        status
-    };
-    let finished = async { tokio::join!(exited, stdout, stderr) };
-    tokio::pin!(finished);
-    let stopped = tokio::select! {
-        (status, stdout, stderr) = &mut finished => {
-            let status = status.map_err(|err| {
-                ToolError::failed(format!("lost track of `{program}`"))
-                    .with_detail(format!("wait for `{program}`: {err}"))
-            })?;
-            return Ok(ShellOutput {
-                exit_code: status.code(),
-                signal: status.signal(),
-                stdout: String::from_utf8_lossy(&stdout.0).into_owned(),
-                stderr: String::from_utf8_lossy(&stderr.0).into_owned(),
-                stdout_truncated: stdout.1,
-                stderr_truncated: stderr.1,
-                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            });
+    // Filled as the pipes are read, so what was read stays when the readers are dropped.
+    let (mut stdout, mut stderr) = (Captured::default(), Captured::default());
+    let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
+    let outcome = {
+        let readers = async {
+            tokio::join!(
+                read_capped(stdout_pipe, max_output_bytes, &mut stdout),
+                read_capped(stderr_pipe, max_output_bytes, &mut stderr),
+            )
+        };
+        let finished = async {
+            tokio::pin!(readers);
+            let (status, read_all) = tokio::select! {
+                status = child.wait() => (status, false),
+                _ = &mut readers => (child.wait().await, true),
+            };
+            // What the program left running goes with it, so that the pipes close.
+            group.kill();
+            // A process that left the group (`setsid`) may still hold the pipes: what it writes
+            // later is not this call's output, and the call does not wait for it.
+            let held_open = !read_all
+                && tokio::time::timeout(OUTPUT_GRACE, &mut readers)
+                    .await
+                    .is_err();
+            (status, held_open)
+        };
+        tokio::pin!(finished);
+        tokio::select! {
+            done = &mut finished => Ok(done),
+            () = tokio::time::sleep(timeout) => Err(ToolError::new(
+                ErrorCode::TimedOut,
+                format!(
+                    "`{program}` did not finish within {} ms, so it and every process it \
+                     started were stopped; ask for less work, or a longer `timeout_ms` within \
+                     the host's limit",
+                    timeout.as_millis()
+                ),
+            )),
+            () = ctx.signal.cancelled() => Err(cancelled(program)),
         }
-        () = tokio::time::sleep(timeout) => ToolError::new(
-            ErrorCode::TimedOut,
-            format!(
-                "`{program}` did not finish within {} ms, so it and every process it started \
-                 were stopped; ask for less work, or a longer `timeout_ms` within the host's limit",
-                timeout.as_millis()
-            ),
-        ),
-        () = ctx.signal.cancelled() => cancelled(program),
+        // The readers, and their hold on the child and the buffers, end here.
     };
-    group.kill();
-    // Reap the child (and let the readers see the pipes close) before returning, briefly.
-    let _ = tokio::time::timeout(REAP_GRACE, &mut finished).await;
-    Err(stopped)
+    let (status, held_open) = match outcome {
+        Ok(done) => done,
+        Err(stopped) => {
+            group.kill();
+            // Reap the child before returning, briefly.
+            let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
+            return Err(stopped);
+        }
+    };
+    let status = status.map_err(|err| {
+        ToolError::failed(format!("lost track of `{program}`"))
+            .with_detail(format!("wait for `{program}`: {err}"))
+    })?;
+    Ok(ShellOutput {
+        exit_code: status.code(),
+        signal: status.signal(),
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        // Still open after the program ended: more may come, from a process it set loose.
+        stdout_truncated: stdout.truncated || held_open,
+        stderr_truncated: stderr.truncated || held_open,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
 }
 
 fn cancelled(program: &str) -> ToolError {
@@ -532,27 +564,46 @@ fn cancelled(program: &str) -> ToolError {
     )
 }
 
-/// Reads `pipe` to its end, keeping the first `max` bytes; whether more came.
-async fn read_capped(pipe: Option<impl AsyncRead + Unpin>, max: usize) -> (Vec<u8>, bool) {
-    let mut kept = Vec::new();
-    let mut truncated = false;
+/// One pipe's output: the first bytes, up to the cap, and whether more came.
+#[derive(Debug, Default)]
+struct Captured {
+    kept: Vec<u8>,
+    truncated: bool,
+}
+
+impl Captured {
+    /// The output as text: invalid UTF-8 replaced with `�`, and a character the cap cut in two
+    /// dropped rather than replaced.
+    fn text(&self) -> String {
+        let mut bytes = self.kept.as_slice();
+        if self.truncated
+            && let Err(err) = std::str::from_utf8(bytes)
+            && err.error_len().is_none()
+        {
+            bytes = &bytes[..err.valid_up_to()];
+        }
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+}
+
+/// Reads `pipe` to its end into `out`, keeping the first `max` bytes.
+async fn read_capped(pipe: Option<impl AsyncRead + Unpin>, max: usize, out: &mut Captured) {
     let Some(mut pipe) = pipe else {
-        return (kept, truncated);
+        return;
     };
     let mut buffer = vec![0; 16 * 1024];
     loop {
         match pipe.read(&mut buffer).await {
             Ok(0) | Err(_) => break,
             Ok(read) => {
-                let room = max - kept.len();
+                let room = max - out.kept.len();
                 if read > room {
-                    truncated = true;
+                    out.truncated = true;
                 }
-                kept.extend_from_slice(&buffer[..read.min(room)]);
+                out.kept.extend_from_slice(&buffer[..read.min(room)]);
             }
         }
     }
-    (kept, truncated)
 }
 
 #[cfg(test)]
@@ -863,6 +914,48 @@ mod tests {
         );
         assert_within(started, Duration::from_secs(5));
         assert_dies(fx.written_pid().await).await;
+    }
+
+    #[tokio::test]
+    async fn a_process_that_leaves_the_group_is_not_waited_for() {
+        if !Path::new("/usr/bin/setsid").exists() && !Path::new("/bin/setsid").exists() {
+            eprintln!("skipped: no `setsid` on this machine");
+            return;
+        }
+        let fx = Fixture::new();
+        let started = Instant::now();
+        // `sh` ends soon; the `sleep` it sets loose in a session of its own keeps the pipes.
+        let out = fx
+            .call(json!({"program": "sh", "args": ["-c", "echo started; setsid sleep 3 & sleep 0.3"]}))
+            .await
+            .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_millis(2_500),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(out["exit_code"], 0, "{out}");
+        assert_eq!(out["stdout"], "started\n");
+        // The pipes were still open: more could have come.
+        assert_eq!(out["stdout_truncated"], true, "{out}");
+    }
+
+    #[tokio::test]
+    async fn a_character_the_output_cap_cuts_is_dropped_not_replaced() {
+        let fx = Fixture::with(|config| config.max_output_bytes(4));
+        let out = fx
+            .call(json!({"program": "sh", "args": ["-c", "printf 'abc\\342\\202\\254'"]}))
+            .await
+            .unwrap();
+        assert_eq!(out["stdout"], "abc", "{out}");
+        assert_eq!(out["stdout_truncated"], true);
+        // Invalid bytes the program wrote are still shown as `�`.
+        let fx = Fixture::new();
+        let out = fx
+            .call(json!({"program": "sh", "args": ["-c", "printf 'a\\377b'"]}))
+            .await
+            .unwrap();
+        assert_eq!(out["stdout"], "a\u{fffd}b", "{out}");
     }
 
     #[tokio::test]
