@@ -425,6 +425,27 @@ async fn code_1015_a_repeated_failing_call_stops_being_recoverable() {
 }
 
 #[tokio::test]
+async fn code_1015_also_stops_a_model_repeating_an_unknown_tool_and_a_limit_of_0_refuses_only_what_failed()
+ {
+    let session = Runtime::builder()
+        .max_repeated_failures(0)
+        .build()
+        .expect("runtime")
+        .create_session(SessionOptions::all())
+        .expect("session");
+    // An unknown tool fails recoverably (1003); repeated, it is a loop like any other.
+    let first = session.call(call("c1", "rt_no_such_tool", "{}")).await;
+    assert_eq!(code(&first), ErrorCode::UnknownTool);
+    let again = session.call(call("c2", "rt_no_such_tool", "{}")).await;
+    assert_eq!(code(&again), ErrorCode::RepeatedFailure);
+    // With a limit of 0, a call that never failed still runs: only identical calls are refused.
+    let other = session
+        .call(call("c3", "rt_fails", r#"{"reason":"first time"}"#))
+        .await;
+    assert_eq!(code(&other), ErrorCode::ToolFailed);
+}
+
+#[tokio::test]
 async fn results_come_back_in_call_order_whatever_order_calls_finish() {
     let session = runtime()
         .create_session(SessionOptions::all())

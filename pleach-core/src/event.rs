@@ -221,9 +221,19 @@ impl Serialize for WireCall<'_> {
         let mut s = serializer.serialize_struct("ToolCall", 3)?;
         s.serialize_field("id", &self.0.id())?;
         s.serialize_field("name", &self.0.name())?;
-        match serde_json::from_str::<&RawValue>(self.0.arguments()) {
+        let arguments = self.0.arguments();
+        match serde_json::from_str::<&RawValue>(arguments) {
+            // Line breaks in JSON text are whitespace between tokens (a string cannot hold one
+            // raw), and a model's pretty-printed arguments would split an NDJSON line or an SSE
+            // `data:` field: written as spaces, the text means the same on one line.
+            Ok(_) if arguments.contains(['\n', '\r']) => {
+                match RawValue::from_string(arguments.replace(['\n', '\r'], " ")) {
+                    Ok(raw) => s.serialize_field("args", &raw)?,
+                    Err(_) => s.serialize_field("args", arguments)?,
+                }
+            }
             Ok(raw) => s.serialize_field("args", raw)?,
-            Err(_) => s.serialize_field("args", &self.0.arguments())?,
+            Err(_) => s.serialize_field("args", arguments)?,
         }
         s.end()
     }
@@ -470,6 +480,38 @@ mod tests {
 
     fn call(arguments: &str) -> ToolCall {
         ToolCall::new("call_1", "search_corpus", arguments)
+    }
+
+    #[test]
+    fn pretty_printed_arguments_stay_on_one_ndjson_line_and_one_sse_field() {
+        let pretty = "{\n  \"query\": \"rust\",\r\n  \"tags\": [\n    \"a b\"\n  ]\n}";
+        for event in [
+            ToolEvent::Started {
+                tool_call: call(pretty),
+            },
+            ToolEvent::Completed {
+                tool_call: call(pretty),
+                result: json!("line one\nline two"),
+            },
+        ] {
+            let line = event.to_ndjson();
+            assert_eq!(line.matches('\n').count(), 1, "{line:?}");
+            assert!(line.ends_with('\n'));
+            let value: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(
+                value["toolCall"]["args"],
+                json!({ "query": "rust", "tags": ["a b"] })
+            );
+            let sse = event.to_sse();
+            let data: Vec<&str> = sse.lines().filter(|l| l.starts_with("data:")).collect();
+            assert_eq!(data.len(), 1, "{sse:?}");
+            assert!(!sse.contains('\r'), "{sse:?}");
+        }
+        // Text that is not JSON is sent as the string it was, escapes and all.
+        let bad = ToolEvent::Started {
+            tool_call: call("{\n oops"),
+        };
+        assert_eq!(bad.to_ndjson().matches('\n').count(), 1);
     }
 
     #[test]

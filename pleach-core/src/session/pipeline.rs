@@ -70,7 +70,10 @@ impl SessionInner {
             return Err(call);
         }
         let outcome = match self.tool(call.name()) {
-            None => Err(self.not_found(call.name())),
+            // A name that keeps failing to resolve is a loop like any other.
+            None => self
+                .check_repetition(&call)
+                .and_then(|()| Err(self.not_found(call.name()))),
             Some(session_tool) => {
                 let definition = session_tool.tool.definition();
                 // Decided before any check, so a call that goes the other way is checked once.
@@ -139,6 +142,7 @@ impl SessionInner {
     /// The checks before anything runs: the tool's lookup, then [`check_call`](Self::check_call).
     fn admit(&self, call: &ToolCall) -> Result<&SessionTool, ToolError> {
         let Some(session_tool) = self.tool(call.name()) else {
+            self.check_repetition(call)?;
             return Err(self.not_found(call.name()));
         };
         self.check_call(call)?;
@@ -363,7 +367,8 @@ impl SessionInner {
         let failures = state.failures.get(&key).copied().unwrap_or(0);
         drop(state);
         let limit = self.runtime.config.max_repeated_failures;
-        if failures >= limit {
+        // Only a call that did fail is refused (a limit of 0 acts as 1).
+        if failures > 0 && failures >= limit {
             return Err(ToolError::new(
                 ErrorCode::RepeatedFailure,
                 format!(

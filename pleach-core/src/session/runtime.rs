@@ -215,6 +215,8 @@ impl RuntimeBuilder {
 
     /// Sets how many recoverable failures with the same arguments a tool may have in one user
     /// turn (default [`DEFAULT_MAX_REPEATED_FAILURES`]); the next identical call fails with 1015.
+    /// Only identical calls are counted and refused; 0 acts as 1 (a call that failed once is
+    /// refused the next time).
     pub fn max_repeated_failures(mut self, failures: u32) -> Self {
         self.max_repeated_failures = Some(failures);
         self
