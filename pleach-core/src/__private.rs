@@ -164,6 +164,11 @@ pub enum Number {
     Float(f64),
 }
 
+#[diagnostic::on_unimplemented(
+    message = "`#[arg(min/max)]` bounds a number, and `{Self}` is not one",
+    label = "this is not a number type",
+    note = "`min` and `max` become the schema's `minimum` and `maximum`, which apply to numbers only; for a string's length or a list's size, take an `#[input]` struct and put `#[schemars(length(min = …, max = …))]` on the field"
+)]
 pub trait Bounded {
     fn number(&self) -> Option<Number>;
 }
@@ -172,13 +177,17 @@ macro_rules! bounded_int {
     ($($ty:ty),*) => {$(
         impl Bounded for $ty {
             fn number(&self) -> Option<Number> {
-                Some(Number::Int(i128::from(*self)))
+                // Every integer up to 64 bits fits; a `u128` past `i128` compares as a float.
+                #[allow(clippy::cast_precision_loss)]
+                Some(i128::try_from(*self).map_or(Number::Float(*self as f64), Number::Int))
             }
         }
     )*};
 }
 
-bounded_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+bounded_int!(
+    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize
+);
 
 impl Bounded for f32 {
     fn number(&self) -> Option<Number> {
@@ -201,24 +210,6 @@ impl<T: Bounded> Bounded for Option<T> {
 impl<T: Bounded + ?Sized> Bounded for Box<T> {
     fn number(&self) -> Option<Number> {
         (**self).number()
-    }
-}
-
-impl Bounded for String {
-    fn number(&self) -> Option<Number> {
-        None
-    }
-}
-
-impl Bounded for bool {
-    fn number(&self) -> Option<Number> {
-        None
-    }
-}
-
-impl<T> Bounded for Vec<T> {
-    fn number(&self) -> Option<Number> {
-        None
     }
 }
 
@@ -436,6 +427,9 @@ fn integer_range(schema: &mut Value) {
     };
     for object in targets {
         let range: Option<(Value, Value)> = match object.get("format").and_then(Value::as_str) {
+            // `usize` and `isize`, at this target's width.
+            Some("uint") => Some((0.into(), usize::MAX.into())),
+            Some("int") => Some((isize::MIN.into(), isize::MAX.into())),
             Some("int8") => Some((i8::MIN.into(), i8::MAX.into())),
             Some("int16") => Some((i16::MIN.into(), i16::MAX.into())),
             Some("int32") => Some((i32::MIN.into(), i32::MAX.into())),

@@ -281,3 +281,50 @@ pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors:
         }
     }
 }
+
+/// A number literal, negated or not (`5`, `-2`, `0.5`), as `f64`; `None` for anything else.
+fn literal_number(expr: &Expr) -> Option<f64> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) => int.base10_parse::<f64>().ok(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(float),
+            ..
+        }) => float.base10_parse::<f64>().ok(),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => literal_number(expr).map(|n| -n),
+        Expr::Paren(inner) => literal_number(&inner.expr),
+        _ => None,
+    }
+}
+
+/// A literal `default` outside literal `min`/`max`: the schema would contradict itself, and every
+/// call that leaves the argument out would be refused for a value the model never sent.
+pub(crate) fn default_within_bounds(attrs: &ArgAttrs, errors: &mut Errors) {
+    let Some(default) = attrs.default.as_ref() else {
+        return;
+    };
+    let Some(value) = literal_number(default) else {
+        return;
+    };
+    let bounds = [("min", &attrs.min, true), ("max", &attrs.max, false)];
+    for (key, bound, lower) in bounds {
+        let Some(limit) = bound.as_ref().and_then(literal_number) else {
+            continue;
+        };
+        if (lower && value < limit) || (!lower && value > limit) {
+            let side = if lower { "below" } else { "above" };
+            errors.push(syn::Error::new_spanned(
+                default,
+                format!(
+                    "the default is {side} `{key}`: a call that leaves the argument out would get a \
+                     value its own bounds refuse; pick a default within `min` and `max`"
+                ),
+            ));
+        }
+    }
+}

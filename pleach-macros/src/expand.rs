@@ -462,8 +462,13 @@ fn argument_parts(
     .into_iter()
     .filter_map(|(limit, check)| {
         limit.as_ref().map(|limit| {
+            // Spanned so that a type the bound cannot apply to is reported on the parameter's
+            // type, and a bound that is not a number on the bound.
+            let value = quote_spanned!(ty.span()=> &__pleach_args.#ident);
+            let limit = quote_spanned!(limit.span()=> &(#limit));
+            let check = quote_spanned!(ty.span()=> #p::#check);
             quote! {
-                if !#p::#check(&__pleach_args.#ident, &(#limit)) {
+                if !#check(#value, #limit) {
                     return ::core::result::Result::Err(#p::out_of_bounds(#property));
                 }
             }

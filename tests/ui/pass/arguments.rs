@@ -15,8 +15,29 @@ async fn search(
     vec![format!("{query} {limit} {language} {region:?}")]
 }
 
+/// Takes a page of a list.
+#[tool]
+async fn take_page(#[arg(min = 1, max = 100)] size: usize, offset: isize) -> usize {
+    size + offset.unsigned_abs()
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    // `usize` and `isize` take bounds, and their schemas carry the range of the type.
+    let page = pleach_core::tool_registry().definition("take_page").unwrap();
+    let schema = page.input_schema();
+    assert_eq!(schema["properties"]["size"]["maximum"], 100);
+    assert_eq!(schema["properties"]["offset"]["minimum"], isize::MIN as i64);
+    assert_eq!(schema["properties"]["offset"]["maximum"], isize::MAX as i64);
+    let refused = page
+        .call(r#"{"size":101,"offset":0}"#, ToolContext::new("p1"))
+        .await;
+    assert_eq!(refused.unwrap_err().code().as_u16(), 1001);
+    let taken = page
+        .call(r#"{"size":2,"offset":-3}"#, ToolContext::new("p2"))
+        .await;
+    assert_eq!(taken.unwrap(), json!(5));
+
     let registry = pleach_core::tool_registry();
     assert!(registry.has("search"));
     let definition = registry.definition("search").unwrap();
