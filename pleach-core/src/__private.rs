@@ -178,7 +178,7 @@ macro_rules! bounded_int {
         impl Bounded for $ty {
             fn number(&self) -> Option<Number> {
                 // Every integer up to 64 bits fits; a `u128` past `i128` compares as a float.
-                #[allow(clippy::cast_precision_loss)]
+                #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
                 Some(i128::try_from(*self).map_or(Number::Float(*self as f64), Number::Int))
             }
         }
