@@ -583,6 +583,55 @@ fn a_call_id_seen_twice_fails_the_second_call() {
 }
 
 #[test]
+fn an_empty_finish_reason_is_no_reason_and_a_repeated_id_without_index_is_the_same_call() {
+    // SGLang and older Ollama send `"finish_reason": ""` on every chunk where OpenAI sends null:
+    // the call must not end at its first chunk and run without the rest of its arguments.
+    let with_empty_reason =
+        |data: String| data.replace(r#""finish_reason":null"#, r#""finish_reason":"""#);
+    let body = sse(&[
+        &with_empty_reason(chat_delta(0, Some("call_1"), Some("fs_list"), "")),
+        &with_empty_reason(chat_delta(0, None, None, r#"{"path":"#)),
+        &with_empty_reason(chat_delta(0, None, None, r#""sub"}"#)),
+        CHAT_FINISH,
+    ]);
+    assert_eq!(body.matches(r#""finish_reason":"""#).count(), 3, "{body}");
+    let assembled = chat(&body);
+    assert_eq!(assembled.calls.len(), 1);
+    assert_eq!(assembled.call("0").arguments(), &json!({ "path": "sub" }));
+    assert_eq!(assembled.finished, [Some("tool_calls".to_owned())]);
+
+    // No `index`, the id sent again with every fragment: one call, not a new one per fragment.
+    let without_index = |data: String| data.replace(r#""index":0,"function""#, r#""function""#);
+    let body = sse(&[
+        &without_index(chat_delta(0, Some("call_9"), Some("fs_list"), "")),
+        &without_index(chat_delta(0, Some("call_9"), None, r#"{"path":"sub"}"#)),
+        CHAT_FINISH,
+    ]);
+    assert!(!body.contains(r#""index":0,"function""#), "{body}");
+    let assembled = chat(&body);
+    assert_eq!(assembled.calls.len(), 1, "{:?}", assembled.calls);
+    assert_eq!(assembled.calls[0].arguments(), &json!({ "path": "sub" }));
+}
+
+#[test]
+fn arguments_after_a_call_ended_are_reported_not_dropped_silently() {
+    let mut parser = openai_chat::ChatStreamParser::new();
+    let mut events = parser.feed(&chat_delta(0, Some("call_1"), Some("f"), "{}"));
+    events.extend(parser.feed(CHAT_FINISH));
+    events.extend(parser.feed(&chat_delta(0, None, None, r#"{"late":1}"#)));
+    assert!(
+        events.iter().any(|event| matches!(
+            event,
+            ProviderEvent::StreamError {
+                problem: StreamProblem::ArgumentsMismatch,
+                ..
+            }
+        )),
+        "{events:?}"
+    );
+}
+
+#[test]
 fn deltas_for_an_unknown_index_fail_that_index_only() {
     let body = sse(&[
         &chat_delta(0, Some("call_a"), Some("f"), r#"{"a":"#),

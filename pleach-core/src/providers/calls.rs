@@ -113,6 +113,17 @@ impl CallTable {
                     });
                 }
             }
+            // The call ended (and may be running): its arguments were final. More of them is
+            // the provider contradicting itself, which the host should hear of.
+            Some(State::Ended) if !fragment.is_empty() => {
+                out.push(ProviderEvent::StreamError {
+                    problem: StreamProblem::ArgumentsMismatch,
+                    message: format!(
+                        "the provider sent more arguments for the call under key `{key}` after it \
+                         ended; they were dropped"
+                    ),
+                });
+            }
             Some(State::Ended | State::Failed) => {}
             None => {
                 let message = format!(

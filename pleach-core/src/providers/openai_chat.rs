@@ -8,7 +8,9 @@
 //! the model stopped mid-arguments. `data: [DONE]` without a `finish_reason` also ends the open
 //! calls: it is the server's own in-band end of the stream (a dropped connection sends neither, and
 //! its calls fail as incomplete). An id or name sent again as `""` (Alibaba, Mistral) never
-//! overwrites the known one.
+//! overwrites the known one, and a `finish_reason` of `""` (SGLang, older Ollama) is no reason:
+//! it ends nothing. Without `index`, a fragment that repeats the open call's id continues it.
+//! Arguments for a call that already ended are dropped and reported as a stream error.
 //!
 //! ```
 //! use pleach_core::providers::{openai_chat::ChatStreamParser, ProviderEvent, StreamParser};
@@ -338,10 +340,17 @@ impl ChatStreamParser {
         };
         let key = match delta.index {
             Some(index) => Self::key(choice, index),
-            // No index: a call with an id is the next one; a fragment without one continues the
-            // last call of the choice.
+            // No index: a call with a new id is the next one (a server that repeats the id on
+            // every fragment continues its call); a fragment without one continues the last
+            // call of the choice.
             None if id.is_some() => {
-                Self::key(choice, self.started.get(&choice).copied().unwrap_or(0))
+                let last = self.last_key.get(&choice).filter(|key| {
+                    self.calls.open_call(key).map(|(known, _)| known) == id.as_deref()
+                });
+                match last {
+                    Some(key) => key.clone(),
+                    None => Self::key(choice, self.started.get(&choice).copied().unwrap_or(0)),
+                }
             }
             None => {
                 let Some(key) = self.last_key.get(&choice).cloned() else {
@@ -457,7 +466,9 @@ impl StreamParser for ChatStreamParser {
                     self.tool_call(&mut out, index, call);
                 }
             }
-            if let Some(reason) = choice.finish_reason {
+            // Some servers (SGLang, older Ollama) send `""` on every chunk where OpenAI sends
+            // `null`: that is no reason, and ending the calls on it would run them cut short.
+            if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
                 self.finish_choice(&mut out, index, &reason);
                 out.push(ProviderEvent::Finished {
                     reason: Some(reason),
