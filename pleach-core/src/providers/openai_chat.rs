@@ -8,7 +8,7 @@
 //! the model stopped mid-arguments. `data: [DONE]` without a `finish_reason` also ends the open
 //! calls: it is the server's own in-band end of the stream (a dropped connection sends neither, and
 //! its calls fail as incomplete). An id or name sent again as `""` (Alibaba, Mistral) never
-//! overwrites the known one, and a `finish_reason` of `""` (SGLang, older Ollama) is no reason:
+//! overwrites the known one, and a `finish_reason` of `""` (`SGLang`, older Ollama) is no reason:
 //! it ends nothing. Without `index`, a fragment that repeats the open call's id continues it.
 //! Arguments for a call that already ended are dropped and reported as a stream error.
 //!
