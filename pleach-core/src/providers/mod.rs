@@ -558,7 +558,7 @@ fn usage_event(usage: &Value, input: &str, output: &str) -> Option<ProviderEvent
 /// The text a tool-result message carries, and whether it is an error.
 fn result_text(outcome: &Result<Value, ToolError>) -> (String, bool) {
     match outcome {
-        Ok(value) => (value.to_string(), false),
+        Ok(value) => (crate::conversation::json_text(value), false),
         Err(error) => (error.model_text(), true),
     }
 }
@@ -570,6 +570,17 @@ fn arguments_object(call: &ToolCall) -> Value {
     match serde_json::from_str::<Value>(call.arguments()) {
         Ok(value @ Value::Object(_)) => value,
         _ => Value::Object(serde_json::Map::new()),
+    }
+}
+
+/// A call's arguments as text, for the formats that carry them as a string (Chat Completions): as
+/// the model sent them when they are a JSON object, else `{}`. A call cut off mid-arguments or sent
+/// as broken JSON failed (its result message says so); sent back as it came, it would make servers
+/// that parse the history (vLLM) refuse every later request of the conversation.
+fn arguments_text(call: &ToolCall) -> &str {
+    match serde_json::from_str::<Value>(call.arguments()) {
+        Ok(Value::Object(_)) => call.arguments(),
+        _ => "{}",
     }
 }
 

@@ -548,7 +548,7 @@ pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
                 json!({
                     "id": c.id(),
                     "type": "function",
-                    "function": { "name": c.name(), "arguments": c.arguments() },
+                    "function": { "name": c.name(), "arguments": super::arguments_text(c) },
                 })
             })
             .collect();

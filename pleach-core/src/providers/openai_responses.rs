@@ -501,7 +501,7 @@ pub fn assistant_items(content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> 
         .map(|t| json!({ "role": "assistant", "content": t }));
     text.into_iter()
         .chain(calls.iter().map(|c| {
-            json!({ "type": "function_call", "call_id": c.id(), "name": c.name(), "arguments": c.arguments() })
+            json!({ "type": "function_call", "call_id": c.id(), "name": c.name(), "arguments": super::arguments_text(c) })
         }))
         .collect()
 }
