@@ -1037,3 +1037,38 @@ async fn cancelling_a_run_fails_the_calls_seen_and_stops_reading() {
     assert_eq!(session.conversation().len(), 3);
     server.abort();
 }
+
+#[tokio::test]
+async fn an_error_the_provider_reports_mid_response_stops_the_run_and_its_text_is_no_answer() {
+    // Anthropic: text, then an `error` event inside the 200 response (as its streaming docs say
+    // can happen). OpenAI-style servers: a chunk carrying `error`.
+    let anthropic = sse(&[
+        json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[]}}),
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+        json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"The bridge is safe to"}}),
+        json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}),
+    ]);
+    let openai = b"data: {\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}\n\n".to_vec();
+    for (format, body, said) in [
+        (WireFormat::AnthropicMessages, anthropic, "Overloaded"),
+        (WireFormat::OpenAiChat, openai, "The server had an error"),
+    ] {
+        let session = session(None);
+        let client = ReplayClient::new(format, [body]);
+        let (_, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
+        let StopReason::Error(ModelError::Provider(message)) = &outcome.stop_reason else {
+            panic!("{format:?}: {:?}", outcome.stop_reason);
+        };
+        assert!(message.contains(said), "{message}");
+        assert_eq!(outcome.final_text, None);
+        // The cut-off text is not kept as the model's answer.
+        assert!(
+            !session
+                .conversation()
+                .iter()
+                .any(|m| matches!(m, Message::Assistant { .. })),
+            "{:?}",
+            session.conversation()
+        );
+    }
+}

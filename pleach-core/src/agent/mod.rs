@@ -315,6 +315,10 @@ pub enum ModelError {
     /// schema profile refuses, a bad base URL).
     #[error("the model client is not set up right: {0}")]
     Config(String),
+    /// The provider reported an error inside a response it had begun (an Anthropic `error`
+    /// event, an OpenAI-style chunk with an `error`): the answer is incomplete.
+    #[error("the model API reported an error mid-response: {0}")]
+    Provider(String),
     /// A [`ReplayClient`] was asked for more steps than it holds.
     #[error("the replay has {steps} recorded responses; step {asked} has none")]
     ReplayExhausted {
@@ -759,6 +763,7 @@ async fn read_response(
         text: String::new(),
         report: StepReport::default(),
         sink,
+        provider_error: None,
     };
     let mut received = 0usize;
     let mut broke = None;
@@ -800,8 +805,12 @@ async fn read_response(
         assembler,
         text,
         mut report,
+        provider_error,
         ..
     } = reading;
+    // An error the provider reported in a response it had begun breaks it off like a dropped
+    // connection: its text is no answer, and the run stops with the error.
+    let broke = broke.or(provider_error.map(ModelError::Provider));
     report.skipped_events = decoder.skipped();
     let (calls, failed) = assembler
         .finish()
@@ -844,6 +853,8 @@ struct Reading<'a> {
     text: String,
     report: StepReport,
     sink: &'a EventSender,
+    /// The first error the provider reported in the stream: the response broke off there.
+    provider_error: Option<String>,
 }
 
 impl Reading<'_> {
@@ -878,7 +889,10 @@ impl Reading<'_> {
                     self.report.input_tokens = input_tokens.or(self.report.input_tokens);
                     self.report.output_tokens = output_tokens.or(self.report.output_tokens);
                 }
-                ProviderEvent::StreamError { message, .. } => {
+                ProviderEvent::StreamError { problem, message } => {
+                    if problem == StreamProblem::ProviderError && self.provider_error.is_none() {
+                        self.provider_error = Some(message.clone());
+                    }
                     self.report.stream_errors.push(message);
                 }
             }
