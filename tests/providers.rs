@@ -632,6 +632,39 @@ fn arguments_after_a_call_ended_are_reported_not_dropped_silently() {
 }
 
 #[test]
+fn a_new_id_on_an_index_in_use_is_the_next_call() {
+    // Ollama sends every call whole, each as `index: 0` with its own id.
+    let body = sse(&[
+        &chat_delta(0, Some("call_a1"), Some("math"), r#"{"expression":"1+1"}"#),
+        &chat_delta(0, Some("call_b2"), Some("math"), r#"{"expression":"2+2"}"#),
+        CHAT_FINISH,
+    ]);
+    let assembled = chat(&body);
+    assert_eq!(assembled.calls.len(), 2, "{:?}", assembled.calls);
+    assert_eq!(
+        assembled.calls[0].arguments(),
+        &json!({ "expression": "1+1" })
+    );
+    assert_eq!(
+        assembled.calls[1].arguments(),
+        &json!({ "expression": "2+2" })
+    );
+    assert!(assembled.calls.iter().all(|call| call.problem.is_none()));
+
+    // A different id without a name cannot start a call: it is still a conflict.
+    let body = sse(&[
+        &chat_delta(0, Some("call_a1"), Some("math"), r#"{"expression":"#),
+        &chat_delta(0, Some("call_zz"), None, r#""1"}"#),
+        CHAT_FINISH,
+    ]);
+    let assembled = chat(&body);
+    assert_eq!(
+        assembled.calls[0].problem,
+        Some(StreamProblem::ConflictingCall)
+    );
+}
+
+#[test]
 fn deltas_for_an_unknown_index_fail_that_index_only() {
     let body = sse(&[
         &chat_delta(0, Some("call_a"), Some("f"), r#"{"a":"#),

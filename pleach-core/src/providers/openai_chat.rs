@@ -10,7 +10,9 @@
 //! its calls fail as incomplete). An id or name sent again as `""` (Alibaba, Mistral) never
 //! overwrites the known one, and a `finish_reason` of `""` (`SGLang`, older Ollama) is no reason:
 //! it ends nothing. Without `index`, a fragment that repeats the open call's id continues it.
-//! Arguments for a call that already ended are dropped and reported as a stream error.
+//! Arguments for a call that already ended are dropped and reported as a stream error. A new id
+//! with a name on an index that is in use starts the next call and ends the open one (Ollama sends
+//! every call whole as `index: 0`); a new id without a name fails the open call (1005).
 //!
 //! ```
 //! use pleach_core::providers::{openai_chat::ChatStreamParser, ProviderEvent, StreamParser};
@@ -305,6 +307,8 @@ pub struct ChatStreamParser {
     last_key: HashMap<u64, String>,
     /// How many calls each choice started (the position of one without an `index`).
     started: HashMap<u64, u64>,
+    /// The key a reused `index` now stands for (Ollama sends each whole call as `index: 0`).
+    reused: HashMap<String, String>,
     skipped: usize,
 }
 
@@ -339,7 +343,10 @@ impl ChatStreamParser {
             None => (None, String::new()),
         };
         let key = match delta.index {
-            Some(index) => Self::key(choice, index),
+            Some(index) => {
+                let key = Self::key(choice, index);
+                self.reused.get(&key).cloned().unwrap_or(key)
+            }
             // No index: a call with a new id is the next one (a server that repeats the id on
             // every fragment continues its call); a fragment without one continues the last
             // call of the choice.
@@ -367,6 +374,23 @@ impl ChatStreamParser {
             }
         };
         if let Some((known_id, known_name)) = self.calls.open_call(&key) {
+            // A new id with a name on an index in use starts the next call (Ollama sends every
+            // call whole as `index: 0`): the open one is over, and ends; if its arguments are
+            // not whole, that fails it, as any call that ends early.
+            if let (Some(new_id), Some(new_name)) = (&id, &name)
+                && new_id != known_id
+            {
+                let (new_id, new_name) = (new_id.clone(), new_name.clone());
+                self.calls.end(out, &key);
+                let base = delta
+                    .index
+                    .map_or_else(|| key.clone(), |i| Self::key(choice, i));
+                let next = format!("{base}#{}", self.started.get(&choice).copied().unwrap_or(0));
+                self.reused.insert(base, next.clone());
+                self.start_call(out, choice, &next, &new_id, &new_name);
+                self.calls.delta(out, &next, &arguments);
+                return;
+            }
             let conflict = id.as_deref().is_some_and(|id| id != known_id)
                 || name.as_deref().is_some_and(|name| name != known_name);
             if conflict {
@@ -378,12 +402,7 @@ impl ChatStreamParser {
                 return;
             }
         } else if let (Some(id), Some(name)) = (&id, &name) {
-            self.calls.start(out, &key, id, name);
-            if self.calls.is_open(&key) {
-                *self.started.entry(choice).or_default() += 1;
-                self.choice_of.insert(key.clone(), choice);
-                self.last_key.insert(choice, key.clone());
-            }
+            self.start_call(out, choice, &key, id, name);
         } else if !self.calls.is_known(&key) {
             let message = format!(
                 "the provider sent a tool-call fragment for index `{key}` before that call's id and name; it was not run"
@@ -393,6 +412,23 @@ impl ChatStreamParser {
             return;
         }
         self.calls.delta(out, &key, &arguments);
+    }
+
+    /// Starts a call of `choice` under `key`.
+    fn start_call(
+        &mut self,
+        out: &mut Vec<ProviderEvent>,
+        choice: u64,
+        key: &str,
+        id: &str,
+        name: &str,
+    ) {
+        self.calls.start(out, key, id, name);
+        if self.calls.is_open(key) {
+            *self.started.entry(choice).or_default() += 1;
+            self.choice_of.insert(key.to_owned(), choice);
+            self.last_key.insert(choice, key.to_owned());
+        }
     }
 
     fn finish_choice(&mut self, out: &mut Vec<ProviderEvent>, choice: u64, reason: &str) {
