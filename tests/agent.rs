@@ -1072,3 +1072,21 @@ async fn an_error_the_provider_reports_mid_response_stops_the_run_and_its_text_i
         );
     }
 }
+
+#[tokio::test]
+async fn a_success_that_is_not_an_event_stream_is_an_error_not_an_empty_answer() {
+    // A server that ignores `stream: true` and answers with the whole completion as JSON.
+    let whole = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
+    let server = Server::start(vec![Reply::Status(200, whole.to_owned())]).await;
+    let client = OpenAiChatClient::new(&server.base, "m", None).unwrap();
+    let session = session(None);
+    let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
+    assert!(events.is_empty());
+    let StopReason::Error(ModelError::NotAStream { content_type, body }) = &outcome.stop_reason
+    else {
+        panic!("{:?}", outcome.stop_reason)
+    };
+    assert_eq!(content_type, "application/json");
+    assert!(body.contains("call_1"), "{body}");
+    assert_eq!(outcome.final_text, None);
+}

@@ -104,6 +104,22 @@ pub(super) async fn post_stream(
             body: error_body(response).await,
         });
     }
+    // A whole JSON answer (a server that ignores `stream: true`) or an HTML page (a proxy's)
+    // holds no events: read as a stream it would be an empty answer, the run "finished".
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    if let Some(content_type) = content_type {
+        let essence = content_type.split(';').next().unwrap_or_default().trim();
+        if !essence.eq_ignore_ascii_case("text/event-stream") {
+            return Err(ModelError::NotAStream {
+                content_type,
+                body: error_body(response).await,
+            });
+        }
+    }
     Ok(ModelResponse::new(format, HttpBody(response)))
 }
 

@@ -315,6 +315,17 @@ pub enum ModelError {
     /// schema profile refuses, a bad base URL).
     #[error("the model client is not set up right: {0}")]
     Config(String),
+    /// The API answered with success but no event stream (`Content-Type` other than
+    /// `text/event-stream`: a whole JSON answer, an HTML page); `body` is its start (4 KiB).
+    #[error(
+        "the model API answered `{content_type}`, not an event stream (`text/event-stream`): {body}"
+    )]
+    NotAStream {
+        /// The response's `Content-Type`.
+        content_type: String,
+        /// The start of the body, as text.
+        body: String,
+    },
     /// The provider reported an error inside a response it had begun (an Anthropic `error`
     /// event, an OpenAI-style chunk with an `error`): the answer is incomplete.
     #[error("the model API reported an error mid-response: {0}")]
