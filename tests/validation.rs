@@ -390,3 +390,67 @@ async fn the_context_reaches_the_tool() {
     ctx.signal.cancel();
     assert_eq!(def.call("{}", ctx).await.unwrap(), json!("cancelled"));
 }
+
+/// A shipment: counts nested where the `#[tool]` macro's own integer reading does not reach.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Shipment {
+    boxes: u32,
+    weights: std::collections::BTreeMap<String, u8>,
+    labels: Option<Vec<u16>>,
+}
+
+/// Ships boxes.
+#[tool]
+async fn ship(#[input] shipment: Shipment) -> u64 {
+    u64::from(shipment.boxes)
+        + shipment
+            .weights
+            .values()
+            .map(|w| u64::from(*w))
+            .sum::<u64>()
+        + shipment
+            .labels
+            .unwrap_or_default()
+            .iter()
+            .map(|l| u64::from(*l))
+            .sum::<u64>()
+}
+
+/// Counts pages.
+#[tool]
+async fn count_pages(pages: Option<Vec<u8>>, size: usize) -> usize {
+    pages.unwrap_or_default().len() + size
+}
+
+#[tokio::test]
+async fn whole_floats_are_integers_wherever_the_schema_says_integer() {
+    // JSON Schema counts `3.0` and `1e1` as integers; so does the call, nested or not, and
+    // `validate_tool_call` agrees with it.
+    let cases = [
+        (
+            "ship",
+            r#"{"boxes":3.0,"weights":{"a":1e1},"labels":[2.0]}"#,
+            json!(15),
+        ),
+        ("count_pages", r#"{"pages":[1.0,2.0],"size":4.0}"#, json!(6)),
+    ];
+    for (name, arguments, expected) in cases {
+        assert!(verdict(name, arguments).valid, "{name} {arguments}");
+        let definition = pleach_core::tool_registry().definition(name).unwrap();
+        let out = definition.call(arguments, ToolContext::new("c1")).await;
+        assert_eq!(out.unwrap(), expected, "{name} {arguments}");
+    }
+    // A fraction is still refused, by both.
+    for (name, arguments) in [
+        ("ship", r#"{"boxes":3.5,"weights":{}}"#),
+        ("count_pages", r#"{"size":4.5}"#),
+    ] {
+        assert!(!verdict(name, arguments).valid, "{name} {arguments}");
+        let definition = pleach_core::tool_registry().definition(name).unwrap();
+        let error = definition
+            .call(arguments, ToolContext::new("c2"))
+            .await
+            .unwrap_err();
+        assert_eq!(error.code(), ErrorCode::InputInvalid, "{name} {arguments}");
+    }
+}

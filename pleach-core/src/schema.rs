@@ -256,6 +256,62 @@ pub(crate) fn deserialize_input<T: de::DeserializeOwned>(arguments: &str) -> Res
     })
 }
 
+/// Whether arguments text may hold a number written with a fraction or an exponent (`3.0`,
+/// `1e2`): a `.`, or an `e`/`E` after a digit. A quick look that can say yes wrongly, never no.
+pub(crate) fn may_hold_integral_float(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(at, &byte)| {
+        byte == b'.' || (matches!(byte, b'e' | b'E') && at > 0 && bytes[at - 1].is_ascii_digit())
+    })
+}
+
+/// `value` as JSON text with every number that is a whole float (`3.0`, `1e2`) written as an
+/// integer, or `None` when it has none. JSON Schema counts such numbers as integers; serde reads
+/// them into no integer type.
+pub(crate) fn integral_floats_as_integers(value: &Value) -> Option<String> {
+    /// The integer a float stands for, when it is whole and an `i64` or `u64` holds it exactly.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    fn integer(number: &serde_json::Number) -> Option<Value> {
+        let float = number.as_f64().filter(|_| number.is_f64())?;
+        if float.fract() != 0.0 || !float.is_finite() {
+            return None;
+        }
+        // 2^63 and 2^64 are exact as floats; below them every whole float converts exactly.
+        if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&float) {
+            Some(Value::from(float as i64))
+        } else if (0.0..18_446_744_073_709_551_616.0).contains(&float) {
+            Some(Value::from(float as u64))
+        } else {
+            None
+        }
+    }
+    fn has(value: &Value) -> bool {
+        match value {
+            Value::Number(number) => integer(number).is_some(),
+            Value::Array(items) => items.iter().any(has),
+            Value::Object(map) => map.values().any(has),
+            _ => false,
+        }
+    }
+    fn convert(value: &Value) -> Value {
+        match value {
+            Value::Number(number) => integer(number).unwrap_or_else(|| value.clone()),
+            Value::Array(items) => Value::Array(items.iter().map(convert).collect()),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(key, item)| (key.clone(), convert(item)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    has(value).then(|| convert(value).to_string())
+}
+
 /// Serializes a tool's result; a result that cannot be JSON is the tool's fault (1002).
 pub(crate) fn output_to_value<T: Serialize + ?Sized>(output: &T) -> Result<Value, ToolError> {
     serde_json::to_value(output).map_err(|e| {

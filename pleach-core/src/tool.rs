@@ -767,13 +767,21 @@ impl ToolDefinition {
     /// assert_eq!(verdict.errors[0].keyword, "maximum");
     /// ```
     pub fn validate_arguments(&self, arguments: &str) -> ValidationResult {
-        let verdict = match schema::parse_arguments(arguments) {
-            Ok(value) => self.inner.input.validate(&value),
+        let (verdict, value) = match schema::parse_arguments(arguments) {
+            Ok(value) => (self.inner.input.validate(&value), value),
             Err(error) => return ValidationResult::invalid(vec![error]),
         };
         match &self.inner.check {
             Some(check) if verdict.valid => match check(arguments) {
                 Ok(()) => verdict,
+                // `3.0` where the type wants an integer: the schema takes it, and so does the
+                // call (see `start`).
+                Err(_)
+                    if schema::integral_floats_as_integers(&value)
+                        .is_some_and(|text| check(&text).is_ok()) =>
+                {
+                    verdict
+                }
                 Err(refused) => ValidationResult::invalid(vec![schema::ValidationError {
                     path: refused.path().unwrap_or_default().to_owned(),
                     keyword: "type".to_owned(),
@@ -829,6 +837,12 @@ impl ToolDefinition {
         arguments: &str,
         ctx: Option<ToolContext>,
     ) -> Result<Started, ToolError> {
+        // Kept for a second reading of the arguments (below); only text that can hold a number
+        // with a fraction or an exponent needs one.
+        let spare_ctx = ctx
+            .as_ref()
+            .filter(|_| schema::may_hold_integral_float(arguments))
+            .cloned();
         if self.inner.checked_by_type {
             // serde reads a struct from an array as well as from an object (`["6*7"]` fills the
             // first parameter); a tool's parameters schema takes objects only. Anything else
@@ -844,11 +858,34 @@ impl ToolDefinition {
                     "the arguments must be a JSON object",
                 ))
             };
-            return started
-                .map_err(|refused| self.parse_and_validate(arguments).err().unwrap_or(refused));
+            return started.or_else(|refused| match self.parse_and_validate(arguments) {
+                Err(explained) => Err(explained),
+                Ok(value) => self.start_normalized(&value, spare_ctx, refused),
+            });
         }
-        self.parse_and_validate(arguments)?;
-        self.inner.invoke.call(arguments, ctx)
+        let value = self.parse_and_validate(arguments)?;
+        self.inner
+            .invoke
+            .call(arguments, ctx)
+            .or_else(|refused| self.start_normalized(&value, spare_ctx, refused))
+    }
+
+    /// Arguments the schema accepts but the input type refused: JSON Schema counts `3.0` as an
+    /// integer, and serde reads it into no integer type. Read again with such numbers written as
+    /// integers; anything else keeps the type's refusal.
+    fn start_normalized(
+        &self,
+        value: &Value,
+        ctx: Option<ToolContext>,
+        refused: ToolError,
+    ) -> Result<Started, ToolError> {
+        if refused.code() != ErrorCode::InputInvalid {
+            return Err(refused);
+        }
+        match schema::integral_floats_as_integers(value) {
+            Some(text) => self.inner.invoke.call(&text, ctx).map_err(|_| refused),
+            None => Err(refused),
+        }
     }
 
     /// Whether the tool's code reads its [`ToolContext`].
