@@ -157,6 +157,8 @@ enum Reply {
     },
     /// An error status with a JSON body.
     Status(u16, String),
+    /// A whole HTTP response, written as it is.
+    Raw(String),
 }
 
 fn stream(body: Vec<u8>) -> Reply {
@@ -239,6 +241,9 @@ async fn serve(stream: TcpStream, reply: Option<Reply>, requests: Arc<Mutex<Vec<
             );
             let _ = stream.write_all(head.as_bytes()).await;
             let _ = stream.write_all(body.as_bytes()).await;
+        }
+        Some(Reply::Raw(response)) => {
+            let _ = stream.write_all(response.as_bytes()).await;
         }
         None => {}
     }
@@ -1089,4 +1094,27 @@ async fn a_success_that_is_not_an_event_stream_is_an_error_not_an_empty_answer()
     assert_eq!(content_type, "application/json");
     assert!(body.contains("call_1"), "{body}");
     assert_eq!(outcome.final_text, None);
+}
+
+#[tokio::test]
+async fn a_429_keeps_the_retry_after_the_api_asked_for() {
+    let body = r#"{"error":{"message":"Rate limit reached"}}"#;
+    let response = format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 7\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let server = Server::start(vec![Reply::Raw(response)]).await;
+    let client = OpenAiChatClient::new(&server.base, "m", None).unwrap();
+    let (_, outcome) = run(&session(None), Arc::new(client), AgentOptions::default()).await;
+    let StopReason::Error(error) = &outcome.stop_reason else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(
+        error,
+        &ModelError::RateLimited {
+            retry_after: Some(Duration::from_secs(7)),
+            body: body.to_owned()
+        }
+    );
+    assert!(error.to_string().contains("retry after 7 s"), "{error}");
 }

@@ -112,6 +112,8 @@ const KEYWORD_UNKNOWN_TOOL: &str = "unknownTool";
 /// Checks a call against the active registry's tool (see
 /// [`set_orchestrator_registry`](crate::set_orchestrator_registry)), without running it: the
 /// tool exists, the arguments are JSON with no duplicate key, and they satisfy the input schema.
+/// It knows no runtime: a session also applies its runtime's [`Limits`](crate::Limits) (size and
+/// nesting, 1006) and enabled tools, so a valid verdict does not promise those.
 ///
 /// ```
 /// use pleach_core::{define_tool, set_orchestrator_registry, validate_tool_call, ToolCall, ToolError, ToolRegistryBuilder};

@@ -98,6 +98,19 @@ pub(super) async fn post_stream(
         .await
         .map_err(|err| transport_error(&err))?;
     let status = response.status();
+    if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|seconds| seconds.trim().parse::<f64>().ok())
+            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+            .map(std::time::Duration::from_secs_f64);
+        return Err(ModelError::RateLimited {
+            retry_after,
+            body: error_body(response).await,
+        });
+    }
     if !status.is_success() {
         return Err(ModelError::Status {
             status: status.as_u16(),

@@ -299,6 +299,15 @@ pub enum ModelError {
         /// The error body, as text.
         body: String,
     },
+    /// The API answered 429: too many requests. `retry_after` is its `Retry-After` header in
+    /// seconds, when it sent one, so the host can wait that long before it runs the loop again.
+    #[error("the model API is rate limiting (HTTP 429{}): {body}", retry_text(.retry_after.as_ref()))]
+    RateLimited {
+        /// How long the API asked to wait.
+        retry_after: Option<std::time::Duration>,
+        /// The error body, as text.
+        body: String,
+    },
     /// The API could not be reached, or the connection broke.
     #[error("the model API could not be reached: {0}")]
     Connection(String),
@@ -338,6 +347,12 @@ pub enum ModelError {
         /// The step asked for (1-based).
         asked: usize,
     },
+}
+
+fn retry_text(retry_after: Option<&std::time::Duration>) -> String {
+    retry_after.map_or_else(String::new, |wait| {
+        format!("; retry after {} s", wait.as_secs_f64())
+    })
 }
 
 /// A client that replays recorded responses, one per request, in order: for tests and for
