@@ -227,7 +227,15 @@ mod tests {
         ));
         assert!(matches!(&out[2], ProviderEvent::ArgumentsDelta { key, .. } if key == "0"));
         assert!(matches!(&out[3], ProviderEvent::CallEnded { key } if key == "0"));
-        assert_eq!(out.len(), 4);
+        // Arguments after the end are dropped, and said to be.
+        assert!(matches!(
+            &out[4],
+            ProviderEvent::StreamError {
+                problem: StreamProblem::ArgumentsMismatch,
+                ..
+            }
+        ));
+        assert_eq!(out.len(), 5);
     }
 
     #[test]
