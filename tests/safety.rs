@@ -735,3 +735,65 @@ fn tiers_map_to_mcp_annotations() {
     }
     let _ = Action::Accept;
 }
+
+#[tokio::test]
+async fn an_interrupt_is_answered_once_whether_resolved_or_resumed() {
+    let runtime = runtime();
+    let session = session_with_accounts(&runtime).await;
+    let mut turn = session.run_turn(vec![ToolCall::new(
+        "c9",
+        "sf_pay",
+        r#"{"to_account":"ACC-0043","amount":7}"#,
+    )]);
+    let interrupt = loop {
+        let event = turn.events().recv().await.expect("an interrupt");
+        if let ToolEvent::InterruptRequested { interrupt } = event {
+            break interrupt;
+        }
+    };
+    let sealed = session.seal(&interrupt).expect("a key is configured");
+    // Still waiting in this session's turn: resuming the seal here would run the call twice.
+    assert!(matches!(
+        session.resume(&sealed, interrupt.accept()),
+        Err(DecisionError::StillPending(_))
+    ));
+    session.resolve(interrupt.accept()).expect("answered here");
+    // Answered: the seal no longer runs it in this session.
+    assert!(matches!(
+        session.resume(&sealed, interrupt.accept()),
+        Err(DecisionError::AlreadyResolved(_))
+    ));
+    while turn.events().recv().await.is_some() {}
+    let results = turn.finish().await;
+    assert_eq!(results[0].outcome, Ok(json!("sent 7 to ACC-0043")));
+    let payments = session
+        .conversation()
+        .iter()
+        .filter(|m| matches!(m, Message::Tool { tool_call, .. } if tool_call.name() == "sf_pay"))
+        .count();
+    assert_eq!(payments, 1, "one payment, one result");
+}
+
+#[tokio::test]
+async fn interrupt_ids_differ_across_sessions() {
+    let runtime = runtime();
+    let (_, first) = sealed_interrupt(&runtime).await;
+    let (_, second) = sealed_interrupt(&runtime).await;
+    assert_ne!(first.id, second.id);
+}
+
+#[tokio::test]
+async fn finishing_a_turn_without_reading_its_events_halts_a_call_waiting_for_approval() {
+    let runtime = runtime();
+    let session = session_with_accounts(&runtime).await;
+    let turn = session.run_turn(vec![ToolCall::new(
+        "c9",
+        "sf_pay",
+        r#"{"to_account":"ACC-0043","amount":7}"#,
+    )]);
+    // Nobody reads the events, so nobody sees the interrupt: the call cannot be approved.
+    let results = tokio::time::timeout(std::time::Duration::from_secs(10), turn.finish())
+        .await
+        .expect("finish does not wait for an answer nobody can give");
+    assert_eq!(code(&results[0]), Some(ErrorCode::SafetyHalt));
+}

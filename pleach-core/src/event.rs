@@ -259,6 +259,9 @@ pub struct EventSender {
 #[derive(Debug, Default)]
 struct Shared {
     state: Mutex<ChannelState>,
+    /// Woken when the stream is dropped: a sender waiting for a reader's answer learns there is
+    /// none.
+    reader_gone: tokio::sync::Notify,
 }
 
 #[derive(Debug, Default)]
@@ -309,6 +312,24 @@ impl EventSender {
     /// Whether events sent here can reach a stream (`false` for [`EventSender::discard`]).
     pub(crate) fn is_connected(&self) -> bool {
         self.shared.is_some()
+    }
+
+    /// Returns once the stream has been dropped: nobody reads these events any more (never, for
+    /// [`EventSender::discard`], which nobody ever read).
+    pub(crate) async fn reader_gone(&self) {
+        let Some(shared) = &self.shared else {
+            return std::future::pending().await;
+        };
+        loop {
+            let notified = shared.reader_gone.notified();
+            tokio::pin!(notified);
+            // Registered before the look, so a drop between the two still wakes this.
+            notified.as_mut().enable();
+            if shared.lock().stream_dropped {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Ends the stream once what is queued has been read, even if senders remain (a tool may
@@ -460,6 +481,7 @@ impl Drop for EventStream {
         state.stream_dropped = true;
         state.queue.clear();
         drop(state);
+        self.shared.reader_gone.notify_waiters();
         self.taken.clear();
     }
 }

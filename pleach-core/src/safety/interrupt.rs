@@ -119,9 +119,16 @@ pub enum DecisionError {
         /// The fingerprint of the waiting call.
         pending: String,
     },
-    /// The interrupt was resumed already (a sealed interrupt resumes once per session).
+    /// The interrupt was answered already (resolved, or resumed from its seal): each interrupt is
+    /// answered once per session.
     #[error("interrupt `{0}` was already resolved")]
     AlreadyResolved(String),
+    /// A sealed interrupt resumed in the session whose turn still waits on it: answer it there,
+    /// with `Session::resolve`, or the call would run twice.
+    #[error(
+        "interrupt `{0}` still waits in this session's turn; answer it with `resolve`, not by resuming its seal"
+    )]
+    StillPending(String),
     /// The edited arguments are not valid for the tool.
     #[error("the edited arguments are not valid for the tool: {}", describe(.0))]
     InvalidEdit(ValidationResult),

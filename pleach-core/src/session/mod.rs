@@ -735,7 +735,16 @@ impl Turn {
     /// Waits for every call and returns the results in the model's call order (they are already
     /// written into the conversation). Read the events first: finishing consumes the turn.
     pub async fn finish(self) -> Vec<ToolResult> {
-        match self.driver.await {
+        let Turn {
+            events,
+            driver,
+            calls,
+            ..
+        } = self;
+        // Finishing consumes the events: nobody can read them from here on, which a call waiting
+        // for the user's approval must hear of, or it would wait for ever.
+        drop(events);
+        match driver.await {
             Ok(results) => results,
             // The driver runs no user code; should it die anyway (or the runtime shut down), every
             // call still gets its one result rather than vanishing.
@@ -750,7 +759,7 @@ impl Turn {
                     )
                     .with_detail(error.to_string())
                 };
-                self.calls
+                calls
                     .iter()
                     .map(|tool_call| ToolResult {
                         tool_call: tool_call.clone(),

@@ -25,9 +25,22 @@ const GROUND_TRUTH_VALUES: usize = 3;
 #[derive(Debug, Default)]
 pub(super) struct Approvals {
     pending: HashMap<String, Pending>,
-    next_id: u64,
-    /// Interrupts this session resumed from a seal: each resumes once.
-    resumed: std::collections::HashSet<String>,
+    /// Interrupts answered here, by `resolve` or by resuming their seal: each is answered once.
+    answered: std::collections::HashSet<String>,
+}
+
+/// A new interrupt id, unique across sessions and processes: a random prefix drawn once per
+/// process, and a count. A host that keeps the ids it resumed (a sealed interrupt resumes once)
+/// can rely on one id meaning one interrupt.
+fn next_interrupt_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static PREFIX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    // `RandomState` is seeded from the OS's randomness: reused here as a source of one number.
+    let prefix = PREFIX.get_or_init(|| std::hash::RandomState::new().build_hasher().finish());
+    let count = COUNT.fetch_add(1, Ordering::Relaxed) + 1;
+    format!("int-{prefix:016x}-{count}")
 }
 
 #[derive(Debug)]
@@ -169,9 +182,8 @@ impl SessionInner {
         let (reply, decided) = oneshot::channel();
         let interrupt = {
             let mut approvals = self.approvals();
-            approvals.next_id += 1;
             let interrupt = Arc::new(Interrupt::new(
-                format!("int-{}", approvals.next_id),
+                next_interrupt_id(),
                 call.clone(),
                 tier,
                 findings,
@@ -194,6 +206,21 @@ impl SessionInner {
             biased;
             () = turn_signal.cancelled() => None,
             action = decided => action.ok(),
+            // The host dropped the turn's events (or finished the turn without reading them):
+            // nobody saw the interrupt, so nobody can answer it.
+            () = sink.reader_gone() => {
+                self.approvals().pending.remove(&interrupt.id);
+                return Err(ToolError::new(
+                    ErrorCode::SafetyHalt,
+                    format!(
+                        "this call needs the user's approval ({}), and nobody is reading this \
+                         turn's events to give it",
+                        describe(&interrupt.findings)
+                    ),
+                )
+                .with_recoverable(false)
+                .with_detail("the turn's event stream was dropped while the interrupt waited"));
+            }
         };
         let Some(action) = action else {
             self.approvals().pending.remove(&interrupt.id);
@@ -214,6 +241,7 @@ impl SessionInner {
             return Err(DecisionError::UnknownInterrupt(decision.interrupt_id));
         };
         check_decision(&decision, &pending.fingerprint, Some(&pending.definition))?;
+        approvals.answered.insert(decision.interrupt_id.clone());
         if let Some(pending) = approvals.pending.remove(&decision.interrupt_id) {
             // A call cancelled meanwhile has stopped listening; the decision has nothing left to do.
             let _ = pending.reply.send(decision.action);
@@ -234,7 +262,13 @@ impl SessionInner {
             ));
         }
         check_decision(decision, &interrupt.fingerprint, definition)?;
-        if !self.approvals().resumed.insert(interrupt.id.clone()) {
+        let mut approvals = self.approvals();
+        // Still waiting in this session's own turn: answered there (`resolve`), or the call
+        // would run once from the seal and once more when that turn is answered.
+        if approvals.pending.contains_key(&interrupt.id) {
+            return Err(DecisionError::StillPending(interrupt.id.clone()));
+        }
+        if !approvals.answered.insert(interrupt.id.clone()) {
             return Err(DecisionError::AlreadyResolved(interrupt.id.clone()));
         }
         Ok(())
