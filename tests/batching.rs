@@ -516,8 +516,8 @@ async fn read_blocker() -> &'static str {
     "released"
 }
 
-/// Returns its input at once: no `.await` and no context, so it runs where it starts and holds no
-/// slot while it does; it still needs a free one to start.
+/// Returns its input at once: no `.await` and no context, so it runs where it starts, holding a
+/// runtime slot while it does.
 #[tool]
 async fn read_echo(n: u32) -> u32 {
     n
@@ -602,4 +602,58 @@ async fn backpressure_waits_across_sessions_by_default() {
     assert!(waiting.await.outcome.is_ok(), "and runs once it is free");
     assert_eq!(in_place.await.outcome, Ok(serde_json::json!(7)));
     assert!(turn.finish().await[0].outcome.is_ok());
+}
+
+static SPIN_ENTERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static SPIN_RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Reads nothing, and holds its thread until the test lets it go: a call that runs in place.
+#[tool]
+async fn read_spin() -> u8 {
+    SPIN_ENTERED.store(true, Ordering::SeqCst);
+    while !SPIN_RELEASE.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    1
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_running_in_place_holds_its_runtime_slot_against_other_threads() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    let runtime = backpressure_runtime(pleach_core::OverloadPolicy::FailFast);
+    let first = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let second = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    // One worker thread runs a call in place, holding the only slot...
+    let spinning =
+        tokio::spawn(async move { first.call(ToolCall::new("c1", "read_spin", "{}")).await });
+    while !SPIN_ENTERED.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    // ... so a call from another thread finds the runtime full, whichever way it would run.
+    let refused = [
+        second.call(call("c2", "read_record", r#""ms":1"#)).await,
+        second
+            .call(ToolCall::new("c3", "read_echo", r#"{"n":7}"#))
+            .await,
+    ];
+    // Let the spinning call go before judging, so a failure here does not hang the test.
+    SPIN_RELEASE.store(true, Ordering::SeqCst);
+    for refused in refused {
+        assert_eq!(
+            refused.outcome.expect_err("the runtime is full").code(),
+            pleach_core::ErrorCode::Overloaded
+        );
+    }
+    assert_eq!(spinning.await.unwrap().outcome, Ok(serde_json::json!(1)));
+    assert!(
+        second
+            .call(ToolCall::new("c4", "read_echo", r#"{"n":7}"#))
+            .await
+            .outcome
+            .is_ok()
+    );
 }

@@ -296,11 +296,6 @@ impl Slots {
         self.max
     }
 
-    /// Whether a slot is free now (without taking it).
-    pub(crate) fn has_free(&self) -> bool {
-        self.used.load(std::sync::atomic::Ordering::Relaxed) < self.max
-    }
-
     /// A slot if one is free now.
     pub(crate) fn try_take(&self) -> Option<Slot<'_>> {
         use std::sync::atomic::Ordering::{Relaxed, SeqCst};

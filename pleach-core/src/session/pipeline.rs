@@ -77,15 +77,15 @@ impl SessionInner {
             Some(session_tool) => {
                 let definition = session_tool.tool.definition();
                 // Decided before any check, so a call that goes the other way is checked once.
-                // A call that cannot suspend holds no slot: nothing else runs on this thread
-                // while it does, and it is over before anything could wait for its slot. It
-                // still needs one free, so a saturated runtime holds it back like any call.
-                if !definition.runs_in_place()
-                    || definition.takes_context()
-                    || !self.runtime.in_flight.has_free()
-                {
+                if !definition.runs_in_place() || definition.takes_context() {
                     return Err(call);
                 }
+                // It holds a runtime-wide slot while it runs, like any call: other threads (a
+                // multi-thread runtime, or another runtime sharing this pleach `Runtime`) may be
+                // running calls meanwhile. No slot free: the slow path waits or fails fast.
+                let Some(_slot) = self.runtime.in_flight.try_take() else {
+                    return Err(call);
+                };
                 self.check_call(&call)
                     .and_then(|()| self.run_in_place(definition, &call, turn_signal))
             }
