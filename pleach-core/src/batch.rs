@@ -389,8 +389,13 @@ impl Lane {
                             args.get(key).cloned()
                         }
                     });
+                // Grouped by the value, not its spelling: `7`, `7.0` and `70e-1` are one key.
                 let group = match value {
-                    Some(value) => format!("{tool_name}\u{0}{value}"),
+                    Some(value) => {
+                        let text = crate::schema::integral_floats_as_integers(&value)
+                            .unwrap_or_else(|| value.to_string());
+                        format!("{tool_name}\u{0}{text}")
+                    }
                     None => format!("{tool_name}\u{0}"),
                 };
                 Lane::Chunked { group }
@@ -865,6 +870,19 @@ impl Ready {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunk_key_is_grouped_by_its_value_not_its_spelling() {
+        let strategy = BatchingStrategy::Chunked {
+            key: "user_id".into(),
+        };
+        let lane = |arguments: &str| Lane::for_call("bump", &strategy, None, arguments);
+        let seven = lane(r#"{"user_id":7}"#);
+        assert_eq!(lane(r#"{"user_id":7.0}"#), seven);
+        assert_eq!(lane(r#"{"user_id":70e-1}"#), seven);
+        assert_ne!(lane(r#"{"user_id":7.5}"#), seven);
+        assert_ne!(lane(r#"{"user_id":"7"}"#), seven);
+    }
 
     #[test]
     fn ready_items_come_out_smallest_index_first() {

@@ -329,22 +329,31 @@ fn keys(value: &Value) -> Option<(Key, Vec<Key>)> {
             }
             Some((Key::Text(text.clone()), normalized))
         }
+        // A number matches numbers (and text that reads as one, through `number_key`), not the
+        // digits of any text: `12.50` or `12:50` normalized to letters and digits is not 1250.
         Value::Number(number) => {
             let canonical = canonical_number(number);
-            Some((
-                Key::Number(canonical.clone()),
-                vec![Key::Number(canonical.clone()), Key::Text(canonical)],
-            ))
+            Some((Key::Number(canonical.clone()), vec![Key::Number(canonical)]))
         }
         _ => None,
     }
 }
 
-/// Lowercase, letters and digits only: `ACC-0042`, `acc 0042` and `Acc_0042` are one value.
+/// Lowercase, letters and digits only: `ACC-0042`, `acc 0042` and `Acc_0042` are one value. A
+/// decimal point between digits stays: `12.50` and `1250` are not.
 fn normalize(text: &str) -> String {
-    text.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
+    let chars: Vec<char> = text.chars().collect();
+    let decimal_point = |at: usize| {
+        chars[at] == '.'
+            && at > 0
+            && chars[at - 1].is_ascii_digit()
+            && chars.get(at + 1).is_some_and(char::is_ascii_digit)
+    };
+    chars
+        .iter()
+        .enumerate()
+        .filter(|&(at, c)| c.is_alphanumeric() || decimal_point(at))
+        .flat_map(|(_, c)| c.to_lowercase())
         .collect()
 }
 
@@ -556,6 +565,20 @@ mod tests {
         );
         assert_eq!(provenance.seen(&json!(2.5)).unwrap().kind, MatchKind::Exact);
         assert!(provenance.seen(&json!(1251)).is_none());
+    }
+
+    #[test]
+    fn a_decimal_point_or_a_time_is_not_a_separator_between_digits() {
+        let provenance = with_result(&json!({ "price": "12.50", "at": "12:50", "v": "4.2" }));
+        assert!(provenance.seen(&json!(1250)).is_none());
+        assert!(provenance.seen(&json!(42)).is_none());
+        // Text still normalizes its separators: `12:50` and `1250` are one text.
+        assert!(provenance.seen(&json!("1250")).is_some_and(|seen| {
+            seen.sources
+                .iter()
+                .any(|source| matches!(source, Source::ToolResult { path, .. } if path == "/at"))
+        }));
+        assert!(provenance.seen(&json!(12.5)).is_some());
     }
 
     #[test]
