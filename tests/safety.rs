@@ -333,6 +333,19 @@ async fn an_invalid_edit_is_refused_and_the_interrupt_stays_pending() {
                 .resolve(interrupt.edit("{nope"))
                 .expect_err("not JSON");
             assert!(matches!(not_json, DecisionError::InvalidEdit(_)));
+            // An edit past the runtime's limits is refused to the host, not run into a 1006.
+            let deep = format!(
+                r#"{{"to_account":"ACC-0042","amount":5,"x":{}{}}}"#,
+                "[".repeat(100),
+                "]".repeat(100)
+            );
+            let too_deep = session
+                .resolve(interrupt.edit(&deep))
+                .expect_err("over the depth limit");
+            let DecisionError::InvalidEdit(verdict) = &too_deep else {
+                panic!("{too_deep:?}");
+            };
+            assert_eq!(verdict.errors[0].keyword, "limits", "{verdict:?}");
             // Still pending: a valid answer goes through.
             session.resolve(interrupt.reject("wrong payee")).unwrap();
             outcome = Some(());

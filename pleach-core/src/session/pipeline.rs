@@ -407,7 +407,7 @@ impl Dispatched {
 }
 
 /// Size and nesting limits, checked on the text before anything is parsed.
-fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolError> {
+pub(super) fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolError> {
     if arguments.len() > limits.max_argument_bytes {
         return Err(ToolError::new(
             ErrorCode::ArgumentsTooLarge,

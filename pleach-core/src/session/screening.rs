@@ -240,7 +240,13 @@ impl SessionInner {
         let Some(pending) = approvals.pending.get(&decision.interrupt_id) else {
             return Err(DecisionError::UnknownInterrupt(decision.interrupt_id));
         };
-        check_decision(&decision, &pending.fingerprint, Some(&pending.definition))?;
+        let limits = self.runtime.config.limits;
+        check_decision(
+            &decision,
+            &pending.fingerprint,
+            Some(&pending.definition),
+            limits,
+        )?;
         approvals.answered.insert(decision.interrupt_id.clone());
         if let Some(pending) = approvals.pending.remove(&decision.interrupt_id) {
             // A call cancelled meanwhile has stopped listening; the decision has nothing left to do.
@@ -261,7 +267,12 @@ impl SessionInner {
                 decision.interrupt_id.clone(),
             ));
         }
-        check_decision(decision, &interrupt.fingerprint, definition)?;
+        check_decision(
+            decision,
+            &interrupt.fingerprint,
+            definition,
+            self.runtime.config.limits,
+        )?;
         let mut approvals = self.approvals();
         // Still waiting in this session's own turn: answered there (`resolve`), or the call
         // would run once from the seal and once more when that turn is answered.
@@ -280,6 +291,7 @@ fn check_decision(
     decision: &Decision,
     fingerprint: &str,
     definition: Option<&ToolDefinition>,
+    limits: super::Limits,
 ) -> Result<(), DecisionError> {
     if decision.fingerprint != fingerprint {
         return Err(DecisionError::FingerprintMismatch {
@@ -287,6 +299,19 @@ fn check_decision(
             decided: decision.fingerprint.clone(),
             pending: fingerprint.to_owned(),
         });
+    }
+    if let Action::Edit { arguments } = &decision.action
+        && let Err(over) = super::pipeline::check_limits(arguments, limits)
+    {
+        // Refused here, to the host, rather than failing the call with a 1006 that tells the
+        // model to send less data for what the user typed.
+        return Err(DecisionError::InvalidEdit(
+            crate::ValidationResult::invalid(vec![crate::schema::ValidationError {
+                path: String::new(),
+                keyword: "limits".to_owned(),
+                message: over.message().to_owned(),
+            }]),
+        ));
     }
     if let (Action::Edit { arguments }, Some(definition)) = (&decision.action, definition) {
         let verdict = definition.validate_arguments(arguments);
