@@ -657,3 +657,39 @@ async fn a_call_running_in_place_holds_its_runtime_slot_against_other_threads() 
             .is_ok()
     );
 }
+
+#[test]
+fn two_plugins_that_hint_one_tool_differently_are_refused_at_build() {
+    let hint = |strategy| BatchingHint::new("publish_post", strategy);
+    let error = Runtime::builder()
+        .plugin(
+            define_pleach_plugin("a").contribute_batching_hints([hint(BatchingStrategy::Parallel)]),
+        )
+        .plugin(
+            define_pleach_plugin("b").contribute_batching_hints([hint(BatchingStrategy::Serial)]),
+        )
+        .build()
+        .expect_err("which hint holds would depend on the plugins' order");
+    assert_eq!(
+        error,
+        pleach_core::RuntimeError::ConflictingHints {
+            tool: "publish_post".into(),
+            first: "plugin `a`".into(),
+            second: "plugin `b`".into(),
+        }
+    );
+    // The same hint twice is no conflict.
+    assert!(
+        Runtime::builder()
+            .plugin(
+                define_pleach_plugin("a")
+                    .contribute_batching_hints([hint(BatchingStrategy::Parallel)])
+            )
+            .plugin(
+                define_pleach_plugin("b")
+                    .contribute_batching_hints([hint(BatchingStrategy::Parallel)])
+            )
+            .build()
+            .is_ok()
+    );
+}

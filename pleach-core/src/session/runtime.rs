@@ -106,6 +106,19 @@ pub enum RuntimeError {
         /// `; did you mean …?`, or empty.
         suggestion: String,
     },
+    /// Two plugins (or one, twice) give one tool different batching hints: which one holds would
+    /// depend on the order plugins were added.
+    #[error(
+        "{first} and {second} give tool `{tool}` different batching hints; keep one (or make them the same)"
+    )]
+    ConflictingHints {
+        /// The tool.
+        tool: String,
+        /// The plugin whose hint came first (`plugin <name>`).
+        first: String,
+        /// The plugin whose hint differs.
+        second: String,
+    },
     /// `critical` tools that no fabrication detector covers: each could bypass its hard halt.
     #[error("{}", crate::safety::uncovered_message(.0))]
     UncoveredCriticalTools(Vec<String>),
@@ -335,13 +348,26 @@ impl RuntimeBuilder {
         }
         let registry = builder.build()?;
 
-        let mut hints = HashMap::new();
+        let mut hints: HashMap<String, BatchingHint> = HashMap::new();
+        let mut hinted_by: HashMap<String, String> = HashMap::new();
         for plugin in &self.plugins {
+            let source = format!("plugin `{}`", plugin.name);
             for hint in &plugin.batching_hints {
-                require_tool(&registry, &hint.tool_name, || {
-                    format!("plugin `{}`", plugin.name)
-                })?;
-                hints.insert(hint.tool_name.clone(), hint.clone());
+                require_tool(&registry, &hint.tool_name, || source.clone())?;
+                match hints.get(&hint.tool_name) {
+                    Some(known) if known != hint => {
+                        return Err(RuntimeError::ConflictingHints {
+                            tool: hint.tool_name.clone(),
+                            first: hinted_by.get(&hint.tool_name).cloned().unwrap_or_default(),
+                            second: source,
+                        });
+                    }
+                    Some(_) => {}
+                    None => {
+                        hints.insert(hint.tool_name.clone(), hint.clone());
+                        hinted_by.insert(hint.tool_name.clone(), source.clone());
+                    }
+                }
             }
         }
 
