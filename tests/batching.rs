@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use pleach_core::{
-    BatchingConfig, BatchingHint, BatchingStrategy, Lane, Runtime, SessionOptions,
+    BatchingConfig, BatchingHint, BatchingStrategy, Lane, Runtime, Session, SessionOptions,
     ToolBatchExecutor, ToolCall, define_pleach_plugin, get_batching_strategy_for_tool, tool,
 };
 
@@ -523,24 +523,25 @@ async fn read_echo(n: u32) -> u32 {
     n
 }
 
-fn backpressure_runtime(policy: pleach_core::OverloadPolicy) -> Runtime {
-    Runtime::builder()
+/// Two sessions of one runtime that runs one call at a time, overloaded by `policy`.
+fn backpressure_sessions(policy: pleach_core::OverloadPolicy) -> (Session, Session) {
+    let runtime = Runtime::builder()
         .max_in_flight(1)
         .overload_policy(policy)
         .build()
-        .expect("runtime")
+        .expect("runtime");
+    let session = || {
+        runtime
+            .create_session(SessionOptions::all())
+            .expect("session")
+    };
+    (session(), session())
 }
 
 #[tokio::test(start_paused = true)]
 async fn backpressure_fails_fast_with_1014_when_configured() {
     let _one_at_a_time = SERIAL_TESTS.lock().await;
-    let runtime = backpressure_runtime(pleach_core::OverloadPolicy::FailFast);
-    let first = runtime
-        .create_session(SessionOptions::all())
-        .expect("session");
-    let second = runtime
-        .create_session(SessionOptions::all())
-        .expect("session");
+    let (first, second) = backpressure_sessions(pleach_core::OverloadPolicy::FailFast);
     let turn = first.run_turn(vec![ToolCall::new("c1", "read_blocker", "{}")]);
     BP_ENTERED.notified().await;
     let refused = second.call(call("c2", "read_record", r#""ms":1"#)).await;
@@ -575,13 +576,7 @@ async fn backpressure_fails_fast_with_1014_when_configured() {
 #[tokio::test(start_paused = true)]
 async fn backpressure_waits_across_sessions_by_default() {
     let _one_at_a_time = SERIAL_TESTS.lock().await;
-    let runtime = backpressure_runtime(pleach_core::OverloadPolicy::Wait);
-    let first = runtime
-        .create_session(SessionOptions::all())
-        .expect("session");
-    let second = runtime
-        .create_session(SessionOptions::all())
-        .expect("session");
+    let (first, second) = backpressure_sessions(pleach_core::OverloadPolicy::Wait);
     let turn = first.run_turn(vec![ToolCall::new("c1", "read_blocker", "{}")]);
     BP_ENTERED.notified().await;
     let mut waiting = Box::pin(second.call(call("c2", "read_record", r#""ms":1"#)));
@@ -620,13 +615,7 @@ async fn read_spin() -> u8 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_running_in_place_holds_its_runtime_slot_against_other_threads() {
     let _one_at_a_time = SERIAL_TESTS.lock().await;
-    let runtime = backpressure_runtime(pleach_core::OverloadPolicy::FailFast);
-    let first = runtime
-        .create_session(SessionOptions::all())
-        .expect("session");
-    let second = runtime
-        .create_session(SessionOptions::all())
-        .expect("session");
+    let (first, second) = backpressure_sessions(pleach_core::OverloadPolicy::FailFast);
     // One worker thread runs a call in place, holding the only slot...
     let spinning =
         tokio::spawn(async move { first.call(ToolCall::new("c1", "read_spin", "{}")).await });

@@ -12,8 +12,8 @@ use pleach_core::safety::{
 };
 use pleach_core::{
     BatchingHint, BatchingStrategy, ErrorCode, Message, Runtime, RuntimeBuilder, RuntimeError,
-    SafetyTier, Session, SessionOptions, ToolCall, ToolEvent, ToolResult, tool, tool_registry,
-    unified_tool,
+    SafetyTier, Session, SessionOptions, ToolCall, ToolEvent, ToolResult, Turn, tool,
+    tool_registry, unified_tool,
 };
 use serde_json::{Value, json};
 
@@ -527,8 +527,8 @@ async fn cancelling_a_turn_ends_a_waiting_interrupt() {
 }
 
 /// Waits for the first interrupt of a turn, seals it, and drops the turn (the process "ends").
-async fn sealed_interrupt(runtime: &Runtime) -> (String, Interrupt) {
-    let session = session_with_accounts(runtime).await;
+/// Starts a payment to an account no result named, and reads its events up to the interrupt.
+async fn flagged_payment(session: &Session) -> (Turn, std::sync::Arc<Interrupt>) {
     let mut turn = session.run_turn(vec![ToolCall::new(
         "c9",
         "sf_pay",
@@ -537,10 +537,16 @@ async fn sealed_interrupt(runtime: &Runtime) -> (String, Interrupt) {
     loop {
         let event = turn.events().recv().await.expect("an interrupt");
         if let ToolEvent::InterruptRequested { interrupt } = event {
-            let sealed = session.seal(&interrupt).expect("a key is configured");
-            return (sealed, (*interrupt).clone());
+            return (turn, interrupt);
         }
     }
+}
+
+async fn sealed_interrupt(runtime: &Runtime) -> (String, Interrupt) {
+    let session = session_with_accounts(runtime).await;
+    let (_turn, interrupt) = flagged_payment(&session).await;
+    let sealed = session.seal(&interrupt).expect("a key is configured");
+    (sealed, (*interrupt).clone())
 }
 
 #[tokio::test]
@@ -753,17 +759,7 @@ fn tiers_map_to_mcp_annotations() {
 async fn an_interrupt_is_answered_once_whether_resolved_or_resumed() {
     let runtime = runtime();
     let session = session_with_accounts(&runtime).await;
-    let mut turn = session.run_turn(vec![ToolCall::new(
-        "c9",
-        "sf_pay",
-        r#"{"to_account":"ACC-0043","amount":7}"#,
-    )]);
-    let interrupt = loop {
-        let event = turn.events().recv().await.expect("an interrupt");
-        if let ToolEvent::InterruptRequested { interrupt } = event {
-            break interrupt;
-        }
-    };
+    let (mut turn, interrupt) = flagged_payment(&session).await;
     let sealed = session.seal(&interrupt).expect("a key is configured");
     // Still waiting in this session's turn: resuming the seal here would run the call twice.
     assert!(matches!(

@@ -40,7 +40,7 @@ use crate::tool::{
 #[allow(clippy::struct_excessive_bools)]
 pub struct Code {
     /// Arguments text in, a started tool out (the text read straight into the input).
-    pub invoke: fn(&str, Option<ToolContext>) -> Result<Started, ToolError>,
+    pub invoke: fn(&str, &mut Option<ToolContext>) -> Result<Started, ToolError>,
     /// The same reading without starting anything.
     pub check: fn(&str) -> Result<(), ToolError>,
     /// Whether a successful read implies the input schema accepts the text.
@@ -500,8 +500,9 @@ pub fn parse_input<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError>
 }
 
 /// The context a `#[tool]` fn that takes one receives (always provided for it by the runtime).
-pub fn context(ctx: Option<ToolContext>) -> ToolContext {
-    ctx.unwrap_or_else(ToolContext::detached)
+/// Taken only once the arguments were read: a refusal leaves it for another reading.
+pub fn context(ctx: &mut Option<ToolContext>) -> ToolContext {
+    ctx.take().unwrap_or_else(ToolContext::detached)
 }
 
 /// Boxes a tool's future; the `Send` bound is spelled here so a non-`Send` tool is reported on

@@ -258,15 +258,6 @@ pub(crate) fn deserialize_input<T: de::DeserializeOwned>(arguments: &str) -> Res
     })
 }
 
-/// Whether arguments text may hold a number written with a fraction or an exponent (`3.0`,
-/// `1e2`): a `.`, or an `e`/`E` after a digit. A quick look that can say yes wrongly, never no.
-pub(crate) fn may_hold_integral_float(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.iter().enumerate().any(|(at, &byte)| {
-        byte == b'.' || (matches!(byte, b'e' | b'E') && at > 0 && bytes[at - 1].is_ascii_digit())
-    })
-}
-
 /// `value` as JSON text with every number that is a whole float (`3.0`, `1e2`) written as an
 /// integer, or `None` when it has none. JSON Schema counts such numbers as integers; serde reads
 /// them into no integer type.

@@ -36,14 +36,17 @@ pub(crate) enum Invoke {
 }
 
 /// A generated entry point.
-pub(crate) type InvokeFn = fn(&str, Option<ToolContext>) -> Result<Started, ToolError>;
+///
+/// The context is taken only when the arguments were read: a refusal leaves it in place, so the
+/// arguments can be read again ([`ToolDefinition::start`]).
+pub(crate) type InvokeFn = fn(&str, &mut Option<ToolContext>) -> Result<Started, ToolError>;
 
 /// A run-time tool's code.
 pub(crate) type InvokeClosure =
-    dyn Fn(&str, Option<ToolContext>) -> Result<Started, ToolError> + Send + Sync + 'static;
+    dyn Fn(&str, &mut Option<ToolContext>) -> Result<Started, ToolError> + Send + Sync + 'static;
 
 impl Invoke {
-    fn call(&self, arguments: &str, ctx: Option<ToolContext>) -> Result<Started, ToolError> {
+    fn call(&self, arguments: &str, ctx: &mut Option<ToolContext>) -> Result<Started, ToolError> {
         match self {
             Invoke::Generated(invoke) => invoke(arguments, ctx),
             Invoke::Closure(invoke) => invoke(arguments, ctx),
@@ -835,14 +838,8 @@ impl ToolDefinition {
     pub(crate) fn start(
         &self,
         arguments: &str,
-        ctx: Option<ToolContext>,
+        mut ctx: Option<ToolContext>,
     ) -> Result<Started, ToolError> {
-        // Kept for a second reading of the arguments (below); only text that can hold a number
-        // with a fraction or an exponent needs one.
-        let spare_ctx = ctx
-            .as_ref()
-            .filter(|_| schema::may_hold_integral_float(arguments))
-            .cloned();
         if self.inner.checked_by_type {
             // serde reads a struct from an array as well as from an object (`["6*7"]` fills the
             // first parameter); a tool's parameters schema takes objects only. Anything else
@@ -851,7 +848,7 @@ impl ToolDefinition {
                 .trim_start_matches([' ', '\t', '\n', '\r'])
                 .starts_with('{');
             let started = if object {
-                self.inner.invoke.call(arguments, ctx)
+                self.inner.invoke.call(arguments, &mut ctx)
             } else {
                 Err(ToolError::new(
                     ErrorCode::InputInvalid,
@@ -860,14 +857,14 @@ impl ToolDefinition {
             };
             return started.or_else(|refused| match self.parse_and_validate(arguments) {
                 Err(explained) => Err(explained),
-                Ok(value) => self.start_normalized(&value, spare_ctx, refused),
+                Ok(value) => self.start_normalized(&value, &mut ctx, refused),
             });
         }
         let value = self.parse_and_validate(arguments)?;
         self.inner
             .invoke
-            .call(arguments, ctx)
-            .or_else(|refused| self.start_normalized(&value, spare_ctx, refused))
+            .call(arguments, &mut ctx)
+            .or_else(|refused| self.start_normalized(&value, &mut ctx, refused))
     }
 
     /// Arguments the schema accepts but the input type refused: JSON Schema counts `3.0` as an
@@ -876,7 +873,7 @@ impl ToolDefinition {
     fn start_normalized(
         &self,
         value: &Value,
-        ctx: Option<ToolContext>,
+        ctx: &mut Option<ToolContext>,
         refused: ToolError,
     ) -> Result<Started, ToolError> {
         if refused.code() != ErrorCode::InputInvalid {
@@ -1052,9 +1049,9 @@ impl ToolBuilder {
             .input_schema
             .unwrap_or_else(schema::input_schema_for::<I>);
         let output_schema = self.output_schema.or_else(schema::output_schema_for::<O>);
-        let invoke = Invoke::Closure(Arc::new(move |arguments: &str, ctx| {
+        let invoke = Invoke::Closure(Arc::new(move |arguments: &str, ctx: &mut Option<_>| {
             let input: I = schema::deserialize_input(arguments)?;
-            let future = f(input, ctx.unwrap_or_else(ToolContext::detached));
+            let future = f(input, ctx.take().unwrap_or_else(ToolContext::detached));
             Ok(Started::Running(Box::pin(async move {
                 match future.await {
                     Ok(output) => schema::output_to_value(&output),
@@ -1102,9 +1099,9 @@ impl ToolBuilder {
         let input_schema = self
             .input_schema
             .unwrap_or_else(|| serde_json::json!({ "type": "object" }));
-        let invoke = Invoke::Closure(Arc::new(move |arguments: &str, ctx| {
+        let invoke = Invoke::Closure(Arc::new(move |arguments: &str, ctx: &mut Option<_>| {
             let input: Value = schema::deserialize_input(arguments)?;
-            let future = f(input, ctx.unwrap_or_else(ToolContext::detached));
+            let future = f(input, ctx.take().unwrap_or_else(ToolContext::detached));
             Ok(Started::Running(Box::pin(async move {
                 future.await.map_err(Into::into)
             })))

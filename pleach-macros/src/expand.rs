@@ -147,7 +147,7 @@ fn generate(
 
             fn __pleach_invoke(
                 __pleach_arguments: &str,
-                __pleach_ctx: ::core::option::Option<::pleach_core::ToolContext>,
+                __pleach_ctx: &mut ::core::option::Option<::pleach_core::ToolContext>,
             ) -> ::core::result::Result<#p::Started, ::pleach_core::ToolError> {
                 let __pleach_args = __pleach_parse(__pleach_arguments)?;
                 let __pleach_future = #fn_ident(#(#call_args),*);

@@ -377,17 +377,16 @@ impl ChatStreamParser {
             // A new id with a name on an index in use starts the next call (Ollama sends every
             // call whole as `index: 0`): the open one is over, and ends; if its arguments are
             // not whole, that fails it, as any call that ends early.
-            if let (Some(new_id), Some(new_name)) = (&id, &name)
+            if let (Some(new_id), Some(new_name)) = (id.as_deref(), name.as_deref())
                 && new_id != known_id
             {
-                let (new_id, new_name) = (new_id.clone(), new_name.clone());
                 self.calls.end(out, &key);
                 let base = delta
                     .index
                     .map_or_else(|| key.clone(), |i| Self::key(choice, i));
                 let next = format!("{base}#{}", self.started.get(&choice).copied().unwrap_or(0));
                 self.reused.insert(base, next.clone());
-                self.start_call(out, choice, &next, &new_id, &new_name);
+                self.start_call(out, choice, &next, new_id, new_name);
                 self.calls.delta(out, &next, &arguments);
                 return;
             }

@@ -348,28 +348,31 @@ impl RuntimeBuilder {
         }
         let registry = builder.build()?;
 
-        let mut hints: HashMap<String, BatchingHint> = HashMap::new();
-        let mut hinted_by: HashMap<String, String> = HashMap::new();
+        // Each tool's hint, with the plugin it came from.
+        let mut hinted: HashMap<String, (BatchingHint, String)> = HashMap::new();
         for plugin in &self.plugins {
             let source = format!("plugin `{}`", plugin.name);
             for hint in &plugin.batching_hints {
                 require_tool(&registry, &hint.tool_name, || source.clone())?;
-                match hints.get(&hint.tool_name) {
-                    Some(known) if known != hint => {
+                match hinted.get(&hint.tool_name) {
+                    Some((known, first)) if known != hint => {
                         return Err(RuntimeError::ConflictingHints {
                             tool: hint.tool_name.clone(),
-                            first: hinted_by.get(&hint.tool_name).cloned().unwrap_or_default(),
+                            first: first.clone(),
                             second: source,
                         });
                     }
                     Some(_) => {}
                     None => {
-                        hints.insert(hint.tool_name.clone(), hint.clone());
-                        hinted_by.insert(hint.tool_name.clone(), source.clone());
+                        hinted.insert(hint.tool_name.clone(), (hint.clone(), source.clone()));
                     }
                 }
             }
         }
+        let hints: HashMap<String, BatchingHint> = hinted
+            .into_iter()
+            .map(|(tool, (hint, _))| (tool, hint))
+            .collect();
 
         let mut timeouts = HashMap::new();
         let configured = self

@@ -27,7 +27,7 @@ const _: () = {
     }
     fn __pleach_invoke(
         __pleach_arguments: &str,
-        __pleach_ctx: ::core::option::Option<::pleach_core::ToolContext>,
+        __pleach_ctx: &mut ::core::option::Option<::pleach_core::ToolContext>,
     ) -> ::core::result::Result<
         ::pleach_core::__private::Started,
         ::pleach_core::ToolError,
