@@ -31,6 +31,7 @@ struct Assembled {
     text: String,
     result: Option<Result<Value, ToolError>>,
     problem: Option<StreamProblem>,
+    signature: Option<String>,
 }
 
 impl Assembled {
@@ -85,7 +86,13 @@ impl Accumulator {
                     text: String::new(),
                     result: None,
                     problem: None,
+                    signature: None,
                 });
+            }
+            ProviderEvent::CallSignature { key, signature } => {
+                let call = self.open(&key).expect("a signature only for an open call");
+                assert!(!signature.is_empty(), "no empty signature");
+                call.signature = Some(signature);
             }
             ProviderEvent::ArgumentsDelta { key, fragment } => {
                 let call = self.open(&key).expect("a fragment only for an open call");
@@ -117,6 +124,7 @@ impl Accumulator {
                         text: String::new(),
                         result: Some(Err(error)),
                         problem: Some(problem),
+                        signature: None,
                     });
                 }
             }
@@ -1591,4 +1599,111 @@ fn results_and_assistant_messages_in_each_format() {
             .get("structuredContent")
             .is_none()
     );
+}
+
+/// The `thoughtSignature`s of a Gemini recording's `functionCall` parts that start a call (those
+/// with a name), in order: `None` for a call sent without one.
+fn recorded_gemini_signatures(bytes: &[u8]) -> Vec<Option<String>> {
+    let mut signatures = Vec::new();
+    for line in String::from_utf8_lossy(bytes).lines() {
+        let Ok(chunk) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let parts = chunk
+            .pointer("/candidates/0/content/parts")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for part in parts {
+            if part.pointer("/functionCall/name").is_some() {
+                signatures.push(
+                    part.get("thoughtSignature")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                );
+            }
+        }
+    }
+    signatures
+}
+
+/// Gemini 3 refuses a conversation whose calls lack the `thoughtSignature` it sent with them: every
+/// recorded call's signature reaches its `ToolCall` (whole or streamed, however the bytes are
+/// chunked) and goes back on the call's part.
+#[test]
+fn gemini_thought_signatures_reach_the_call_and_go_back_with_it() {
+    let mut signed = 0;
+    for (folder, file) in FIXTURES.iter().filter(|(folder, _)| *folder == "gemini") {
+        let bytes = fixture(folder, file);
+        let want = recorded_gemini_signatures(&bytes);
+        let recorded = check_fixture(folder, file);
+        let got: Vec<Option<String>> = recorded
+            .calls
+            .iter()
+            .map(|call| call.signature.clone())
+            .collect();
+        assert_eq!(got, want, "{file}");
+        signed += want.iter().flatten().count();
+
+        // Through the assembler a host runs, byte by byte, to the written-back assistant content.
+        let (events, _) = decode(folder, file, bytes.chunks(1));
+        let mut assembler = pleach_core::stream::StreamAssembler::new();
+        for event in events {
+            match event {
+                ProviderEvent::CallStarted { key, id, name } => {
+                    assembler.begin(&key, &id, &name).unwrap();
+                }
+                ProviderEvent::CallSignature { key, signature } => {
+                    assembler.sign(&key, &signature).unwrap();
+                }
+                ProviderEvent::ArgumentsDelta { key, fragment } => {
+                    assembler.push(&key, fragment).unwrap();
+                }
+                ProviderEvent::CallEnded { key } => {
+                    assembler.end(&key).unwrap();
+                }
+                _ => {}
+            }
+        }
+        let calls: Vec<ToolCall> = assembler.finish().into_iter().map(|c| c.call).collect();
+        let content = gemini::assistant_message(None, &calls);
+        let sent: Vec<Option<String>> = content["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|part| part["thoughtSignature"].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(sent, want, "{file}");
+    }
+    assert!(signed >= 4, "the recordings carry signatures: {signed}");
+}
+
+#[test]
+fn gemini_signatures_of_whole_responses_and_saved_conversations() {
+    let body = r#"{"candidates":[{"content":{"role":"model","parts":[
+        {"functionCall":{"name":"a","args":{"x":1}},"thoughtSignature":"c2lnLWE="},
+        {"functionCall":{"name":"b","args":{}}}
+    ]},"finishReason":"STOP"}],"responseId":"r1"}"#;
+    let calls = gemini::tool_calls(body).unwrap();
+    assert_eq!(calls[0].signature(), Some("c2lnLWE="));
+    assert_eq!(calls[0].arguments(), r#"{"x":1}"#);
+    assert_eq!(calls[1].signature(), None);
+
+    // A conversation saved as JSON and loaded again still writes the signature back.
+    let conversation = vec![pleach_core::Message::Assistant {
+        content: None,
+        tool_calls: calls.clone(),
+    }];
+    let saved = serde_json::to_string(&conversation).unwrap();
+    let loaded: Vec<pleach_core::Message> = serde_json::from_str(&saved).unwrap();
+    assert_eq!(loaded, conversation);
+    let contents = gemini::messages(&loaded);
+    assert_eq!(contents[0]["parts"][0]["thoughtSignature"], "c2lnLWE=");
+    assert!(contents[0]["parts"][1].get("thoughtSignature").is_none());
+    // An edit of the arguments keeps it; events do not carry it.
+    assert_eq!(calls[0].with_arguments("{}").signature(), Some("c2lnLWE="));
+    let started = pleach_core::ToolEvent::Started {
+        tool_call: calls[0].clone(),
+    };
+    assert!(!started.to_json().contains("c2lnLWE="));
 }

@@ -346,16 +346,21 @@ pub(crate) fn send_terminal(
 /// assert_eq!(a, b);
 /// ```
 ///
-/// A call is one shared allocation holding its three texts: cloning it (into an event, a result,
-/// the conversation) copies a pointer, not the text.
+/// A call is one shared allocation holding its texts: cloning it (into an event, a result, the
+/// conversation) copies a pointer, not the text.
+///
+/// A call may also carry the provider's opaque [`signature`](ToolCall::signature) for it (Gemini's
+/// `thoughtSignature`), which the provider's message writer sends back with the call.
 #[derive(Clone)]
 pub struct ToolCall {
-    /// `id`, `name` and `arguments`, back to back.
+    /// `id`, `name`, `arguments` and the signature (empty for none), back to back.
     text: Arc<str>,
     /// Where `id` ends and `name` begins.
     id_end: usize,
     /// Where `name` ends and `arguments` begin.
     name_end: usize,
+    /// Where `arguments` end and the signature begins.
+    arguments_end: usize,
 }
 
 /// The texts of calls being built are joined here first, so a call costs one allocation.
@@ -368,11 +373,16 @@ thread_local! {
 impl ToolCall {
     /// A call from its id, the tool's name and the arguments text.
     pub fn new(id: impl AsRef<str>, name: impl AsRef<str>, arguments: impl AsRef<str>) -> Self {
-        let (id, name, arguments) = (id.as_ref(), name.as_ref(), arguments.as_ref());
+        ToolCall::joined(id.as_ref(), name.as_ref(), arguments.as_ref(), "")
+    }
+
+    /// A call from its texts, `signature` empty for none: one allocation.
+    #[inline]
+    pub(crate) fn joined(id: &str, name: &str, arguments: &str, signature: &str) -> Self {
         let text: Arc<str> = SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
             Ok(mut joined) => {
                 joined.clear();
-                joined.extend([id, name, arguments]);
+                joined.extend([id, name, arguments, signature]);
                 let text = Arc::from(joined.as_str());
                 // Keep a small buffer for the next call; give a huge one back.
                 if joined.capacity() > SCRATCH_KEEP {
@@ -381,12 +391,14 @@ impl ToolCall {
                 text
             }
             // Only reachable from within this closure; join in a fresh buffer then.
-            Err(_) => Arc::from([id, name, arguments].concat()),
+            Err(_) => Arc::from([id, name, arguments, signature].concat()),
         });
+        let name_end = id.len() + name.len();
         ToolCall {
             text,
             id_end: id.len(),
-            name_end: id.len() + name.len(),
+            name_end,
+            arguments_end: name_end + arguments.len(),
         }
     }
 
@@ -422,10 +434,38 @@ impl ToolCall {
     /// assert_eq!(call.arguments(), r#"{"a":1}"#);
     /// ```
     pub fn arguments(&self) -> &str {
-        &self.text[self.name_end..]
+        &self.text[self.name_end..self.arguments_end]
     }
 
-    /// The same call with other arguments (an edit a user made before it ran).
+    /// The provider's opaque signature for this call, if it sent one: Gemini's
+    /// `thoughtSignature`, which Gemini 3 requires back on the call's part in the next request
+    /// (it refuses a conversation whose calls lack it). The provider parsers attach it, the
+    /// message writers send it back; pleach never reads it.
+    ///
+    /// ```
+    /// let call = pleach_core::ToolCall::new("call_1", "add", "{}");
+    /// assert_eq!(call.signature(), None);
+    /// assert_eq!(call.with_signature("EqUCCq").signature(), Some("EqUCCq"));
+    /// ```
+    pub fn signature(&self) -> Option<&str> {
+        Some(&self.text[self.arguments_end..]).filter(|signature| !signature.is_empty())
+    }
+
+    /// The same call carrying the provider's `signature` (see [`signature`](Self::signature));
+    /// an empty one removes it.
+    ///
+    /// ```
+    /// let call = pleach_core::ToolCall::new("call_1", "add", r#"{"a":1}"#).with_signature("sig");
+    /// assert_eq!(call.arguments(), r#"{"a":1}"#);
+    /// assert_eq!(call.with_signature("").signature(), None);
+    /// ```
+    #[must_use]
+    pub fn with_signature(&self, signature: impl AsRef<str>) -> Self {
+        ToolCall::joined(self.id(), self.name(), self.arguments(), signature.as_ref())
+    }
+
+    /// The same call with other arguments (an edit a user made before it ran); it keeps its
+    /// [`signature`](Self::signature).
     ///
     /// ```
     /// let call = pleach_core::ToolCall::new("call_1", "add", r#"{"a":1}"#);
@@ -433,7 +473,12 @@ impl ToolCall {
     /// ```
     #[must_use]
     pub fn with_arguments(&self, arguments: impl AsRef<str>) -> Self {
-        ToolCall::new(self.id(), self.name(), arguments)
+        ToolCall::joined(
+            self.id(),
+            self.name(),
+            arguments.as_ref(),
+            self.signature().unwrap_or_default(),
+        )
     }
 
     /// Whether `self` and `other` are the very same call (clones of one), not merely equal.
@@ -445,11 +490,15 @@ impl ToolCall {
 impl fmt::Debug for ToolCall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (id, name, arguments) = (self.id(), self.name(), self.arguments());
-        f.debug_struct("ToolCall")
+        let mut debug = f.debug_struct("ToolCall");
+        debug
             .field("id", &id)
             .field("name", &name)
-            .field("arguments", &arguments)
-            .finish()
+            .field("arguments", &arguments);
+        if let Some(signature) = self.signature() {
+            debug.field("signature", &signature);
+        }
+        debug.finish()
     }
 }
 
@@ -458,13 +507,15 @@ impl PartialEq for ToolCall {
         self.same(other)
             || (self.id() == other.id()
                 && self.name() == other.name()
-                && self.arguments() == other.arguments())
+                && self.arguments() == other.arguments()
+                && self.signature() == other.signature())
     }
 }
 
 impl Eq for ToolCall {}
 
-/// The wire form: `{"id", "name", "arguments"}`.
+/// The stored form: `{"id", "name", "arguments"}`, and `"signature"` when the call has one (so a
+/// saved conversation written back later still carries it).
 #[derive(Serialize, serde::Deserialize)]
 #[serde(rename = "ToolCall")]
 struct ToolCallFields<'a> {
@@ -474,6 +525,8 @@ struct ToolCallFields<'a> {
     name: Cow<'a, str>,
     #[serde(borrow)]
     arguments: Cow<'a, str>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    signature: Option<Cow<'a, str>>,
 }
 
 impl Serialize for ToolCall {
@@ -482,6 +535,7 @@ impl Serialize for ToolCall {
             id: Cow::Borrowed(self.id()),
             name: Cow::Borrowed(self.name()),
             arguments: Cow::Borrowed(self.arguments()),
+            signature: self.signature().map(Cow::Borrowed),
         }
         .serialize(serializer)
     }
@@ -490,7 +544,12 @@ impl Serialize for ToolCall {
 impl<'de> serde::Deserialize<'de> for ToolCall {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let fields = ToolCallFields::deserialize(deserializer)?;
-        Ok(ToolCall::new(fields.id, fields.name, fields.arguments))
+        Ok(ToolCall::joined(
+            &fields.id,
+            &fields.name,
+            &fields.arguments,
+            fields.signature.as_deref().unwrap_or_default(),
+        ))
     }
 }
 

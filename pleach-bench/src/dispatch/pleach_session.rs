@@ -1,6 +1,6 @@
 //! **pleach**: the whole pipeline a host runs for one of a model's calls.
 //!
-//! One call: `ToolCall::new("call_1", "add", arguments)` (its three texts copied into one shared
+//! One call: `ToolCall::new("call_1", "add", arguments)` (its texts copied into one shared
 //! allocation, as a host builds it from a provider's message) and `Session::dispatch(call, &sender).await`: whatever pleach-core's
 //! pipeline does for a call. As documented there: the tool lookup, the size and nesting limits,
 //! the JSON parse with its duplicate-key check and input-schema validation (or their equivalent),

@@ -891,6 +891,10 @@ impl Reading<'_> {
                     let begun = self.assembler.begin(&key, &id, &name);
                     self.announce(begun);
                 }
+                ProviderEvent::CallSignature { key, signature } => {
+                    let signed = self.assembler.sign(&key, &signature).map(|()| None);
+                    self.announce(signed);
+                }
                 ProviderEvent::ArgumentsDelta { key, fragment } => {
                     let pushed = self.assembler.push(&key, fragment);
                     self.announce(pushed);

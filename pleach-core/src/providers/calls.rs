@@ -101,6 +101,17 @@ impl CallTable {
         });
     }
 
+    /// The provider's signature for an open call; ignored for any other key (a call that ended
+    /// has been handed on, and one that failed will not be written back).
+    pub(crate) fn sign(&mut self, out: &mut Vec<ProviderEvent>, key: &str, signature: String) {
+        if self.is_open(key) && !signature.is_empty() {
+            out.push(ProviderEvent::CallSignature {
+                key: key.to_owned(),
+                signature,
+            });
+        }
+    }
+
     /// A fragment of a call's arguments. For a key never started, the call fails (its id and
     /// name are unknown); after a call ended or failed, fragments are ignored.
     pub(crate) fn delta(&mut self, out: &mut Vec<ProviderEvent>, key: &str, fragment: &str) {

@@ -198,6 +198,10 @@ struct Part {
     thought: Option<bool>,
     #[serde(default)]
     function_call: Option<FunctionCall>,
+    /// Gemini 3's signature of the thought behind the part; on a `functionCall` part it must be
+    /// sent back with the call.
+    #[serde(default)]
+    thought_signature: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -270,15 +274,16 @@ pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     let mut out = Vec::new();
     let mut n = 0;
     for (i, part) in parts.into_iter().enumerate() {
-        let Some(call) = part.function_call else {
+        let Some(call) = &part.function_call else {
             continue;
         };
         let at = format!("/candidates/0/content/parts/{i}/functionCall");
-        let name = call.name.filter(|n| !n.is_empty()).ok_or_else(|| {
+        let name = call.name.clone().filter(|n| !n.is_empty()).ok_or_else(|| {
             ResponseError::new(format!("{at}/name"), "a function call has no name")
         })?;
         let id = call
             .id
+            .clone()
             .filter(|id| !id.is_empty())
             .unwrap_or_else(|| synthetic_call_id(response.response_id.as_deref(), n));
         n += 1;
@@ -288,10 +293,9 @@ pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
                 format!("the call id `{id}` is used twice"),
             ));
         }
-        let arguments = call
-            .args
-            .map_or_else(|| "{}".to_owned(), |raw| raw.get().to_owned());
-        out.push(ToolCall::new(id, name, arguments));
+        let arguments = call.args.as_ref().map_or("{}", |raw| raw.get());
+        let signature = part.thought_signature.as_deref().unwrap_or_default();
+        out.push(ToolCall::joined(&id, &name, arguments, signature));
     }
     Ok(out)
 }
@@ -346,7 +350,12 @@ impl GeminiStreamParser {
         (n.to_string(), id)
     }
 
-    fn function_call(&mut self, out: &mut Vec<ProviderEvent>, call: FunctionCall) {
+    fn function_call(
+        &mut self,
+        out: &mut Vec<ProviderEvent>,
+        call: FunctionCall,
+        signature: Option<String>,
+    ) {
         let continues = call.will_continue == Some(true);
         let streaming_part = call.partial_args.is_some() || (call.name.is_some() && continues);
         let terminal = call.name.is_none()
@@ -357,6 +366,10 @@ impl GeminiStreamParser {
             if let Some(name) = call.name {
                 self.start_streaming(out, call.id, &name);
             }
+            // On whichever part of the streamed call it comes.
+            if let (Some(signature), Some(streaming)) = (signature, &self.streaming) {
+                self.calls.sign(out, &streaming.key, signature);
+            }
             if let Some(args) = call.partial_args {
                 let ends = !continues && args.iter().all(|a| a.will_continue != Some(true));
                 self.partial_args(out, &args);
@@ -365,11 +378,17 @@ impl GeminiStreamParser {
                 }
             }
         } else if terminal {
+            if let (Some(signature), Some(streaming)) = (signature, &self.streaming) {
+                self.calls.sign(out, &streaming.key, signature);
+            }
             self.end_streaming(out);
         } else if let Some(name) = call.name {
             // A whole call: with its arguments, or (`{name}` alone) without any.
             let (key, id) = self.next_key(call.id);
             self.calls.start(out, &key, &id, &name);
+            if let Some(signature) = signature {
+                self.calls.sign(out, &key, signature);
+            }
             let arguments = call
                 .args
                 .map_or_else(|| "{}".to_owned(), |raw| raw.get().to_owned());
@@ -449,7 +468,9 @@ impl StreamParser for GeminiStreamParser {
             let parts = candidate.content.and_then(|c| c.parts).unwrap_or_default();
             for part in parts {
                 match (part.function_call, part.text) {
-                    (Some(call), _) => self.function_call(&mut out, call),
+                    (Some(call), _) => {
+                        self.function_call(&mut out, call, part.thought_signature);
+                    }
                     (None, Some(text)) => {
                         if part.thought != Some(true) && !text.is_empty() {
                             out.push(ProviderEvent::Text { delta: text });
@@ -691,8 +712,8 @@ fn response_part(id: &str, name: &str, response: &Value) -> Value {
 /// The `model` content carrying the calls as `functionCall` parts (after a text part, if any).
 /// Arguments that are not a JSON object (a call that failed to parse) are sent as `{}`.
 ///
-/// Gemini 3 expects the `thoughtSignature` it sent with a call back on that call's part; pleach's
-/// [`ToolCall`] does not carry it yet, so a host that needs it adds it to the part.
+/// A call's [`signature`](ToolCall::signature) (the `thoughtSignature` Gemini 3 sent with it, and
+/// requires back) goes on its part, beside `functionCall`.
 ///
 /// ```
 /// use pleach_core::ToolCall;
@@ -711,7 +732,11 @@ pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
     let parts: Vec<Value> = text
         .into_iter()
         .chain(calls.iter().map(|c| {
-            json!({ "functionCall": { "id": c.id(), "name": c.name(), "args": arguments_object(c) } })
+            let mut part = json!({ "functionCall": { "id": c.id(), "name": c.name(), "args": arguments_object(c) } });
+            if let Some(signature) = c.signature() {
+                part["thoughtSignature"] = Value::from(signature);
+            }
+            part
         }))
         .collect();
     json!({ "role": "model", "parts": parts })

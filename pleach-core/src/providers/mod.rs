@@ -21,7 +21,8 @@
 //! because a prefix of its arguments happened to parse. [`Decoder`] puts a framing
 //! ([`sse::SseFramer`] or [`sse::JsonLines`]) in front of a parser: bytes in, events out.
 //!
-//! Per key, the events are: at most one `CallStarted`, any `ArgumentsDelta`s, then exactly one of
+//! Per key, the events are: at most one `CallStarted`, any `ArgumentsDelta`s (and, from Gemini,
+//! a `CallSignature` carrying the provider's signature for the call), then exactly one of
 //! `CallEnded` / `CallFailed`, and nothing after (a `CallFailed` can also come for a key that never
 //! started: its id and name are then unknown). A key is used again only after its call ended.
 //!
@@ -108,6 +109,14 @@ pub enum ProviderEvent {
         /// The tool's name.
         name: String,
     },
+    /// The provider's opaque signature for a started call (Gemini's `thoughtSignature`), to be
+    /// sent back with the call: see [`ToolCall::signature`](crate::ToolCall::signature).
+    CallSignature {
+        /// The provider's key for the call.
+        key: String,
+        /// The signature, as the provider sent it.
+        signature: String,
+    },
     /// A fragment of a call's arguments text; the fragments of a key, concatenated, are the
     /// arguments (nothing at all means `{}`).
     ArgumentsDelta {
@@ -173,6 +182,7 @@ impl ProviderEvent {
     pub fn key(&self) -> Option<&str> {
         match self {
             ProviderEvent::CallStarted { key, .. }
+            | ProviderEvent::CallSignature { key, .. }
             | ProviderEvent::ArgumentsDelta { key, .. }
             | ProviderEvent::CallEnded { key }
             | ProviderEvent::CallFailed { key, .. } => Some(key),

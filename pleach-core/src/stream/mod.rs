@@ -109,7 +109,16 @@ struct StreamingCall {
     text: String,
     /// Bytes received, a character cut between fragments included.
     received: usize,
+    /// The provider's signature for the call (empty: none), see [`ToolCall::signature`].
+    signature: String,
     phase: Phase,
+}
+
+impl StreamingCall {
+    /// The call as it stands, with `arguments`.
+    fn tool_call(&self, arguments: &str) -> ToolCall {
+        ToolCall::joined(&self.id, &self.name, arguments, &self.signature)
+    }
 }
 
 #[derive(Debug)]
@@ -281,6 +290,7 @@ impl StreamAssembler {
             name: name.to_owned(),
             text: String::new(),
             received: 0,
+            signature: String::new(),
             phase: Phase::Open(IncrementalJson::with_max_depth(
                 self.limits.max_argument_depth,
             )),
@@ -408,7 +418,7 @@ impl StreamAssembler {
         match parsed {
             Ok(value) => {
                 let arguments = std::mem::take(&mut call.text);
-                let ended = ToolCall::new(&*call.id, call.name.as_str(), arguments);
+                let ended = call.tool_call(&arguments);
                 call.phase = Phase::Ended {
                     call: ended.clone(),
                     value,
@@ -436,14 +446,8 @@ impl StreamAssembler {
     /// assert_eq!(calls[0].parsed.as_ref().unwrap_err().code(), ErrorCode::ArgumentsNotJson);
     /// ```
     pub fn fail(&mut self, key: &str, error: ToolError) -> Result<(), StreamError> {
-        let Some(index) = self.index_of(key) else {
-            return if self.refused.contains_key(key) {
-                Ok(())
-            } else {
-                Err(StreamError::UnknownKey {
-                    key: key.to_owned(),
-                })
-            };
+        let Some(index) = self.known(key)? else {
+            return Ok(());
         };
         let call = &mut self.calls[index];
         match call.phase {
@@ -457,6 +461,30 @@ impl StreamAssembler {
             }),
             Phase::Failed(_) => Ok(()),
         }
+    }
+
+    /// Attaches the provider's `signature` to the call under `key` (see
+    /// [`ToolCall::signature`]): the call [`end`](Self::end) returns and
+    /// [`finish`](Self::finish) reports carries it. A later signature replaces an earlier one;
+    /// one for a call that already ended updates what `finish` reports.
+    ///
+    /// ```
+    /// let mut assembler = pleach_core::stream::StreamAssembler::new();
+    /// assembler.begin("0", "gemini_r_0", "weather").unwrap();
+    /// assembler.sign("0", "EqUCCq").unwrap();
+    /// assembler.push("0", r#"{"city":"Paris"}"#).unwrap();
+    /// assert_eq!(assembler.end("0").unwrap().signature(), Some("EqUCCq"));
+    /// ```
+    pub fn sign(&mut self, key: &str, signature: &str) -> Result<(), StreamError> {
+        let Some(index) = self.known(key)? else {
+            return Ok(());
+        };
+        let call = &mut self.calls[index];
+        signature.clone_into(&mut call.signature);
+        if let Phase::Ended { call: ended, .. } = &mut call.phase {
+            *ended = ended.with_signature(signature);
+        }
+        Ok(())
     }
 
     /// The arguments of the call under `key` so far, as a value (see
@@ -520,9 +548,9 @@ impl StreamAssembler {
                     call,
                     parsed: Ok(value),
                 },
-                Phase::Failed(error) => StreamedCall {
-                    call: ToolCall::new(&*call.id, call.name, call.text),
-                    parsed: Err(error),
+                Phase::Failed(ref error) => StreamedCall {
+                    call: call.tool_call(&call.text),
+                    parsed: Err(error.clone()),
                 },
                 Phase::Open(_) => {
                     let error = ToolError::new(
@@ -539,12 +567,24 @@ impl StreamAssembler {
                         call.key
                     ));
                     StreamedCall {
-                        call: ToolCall::new(&*call.id, call.name, call.text),
+                        call: call.tool_call(&call.text),
                         parsed: Err(error),
                     }
                 }
             })
             .collect()
+    }
+
+    /// The index of the call under `key`; `None` for a key refused at `begin` (whatever comes
+    /// for it is dropped), an error for a key never begun.
+    fn known(&mut self, key: &str) -> Result<Option<usize>, StreamError> {
+        match self.index_of(key) {
+            Some(index) => Ok(Some(index)),
+            None if self.refused.contains_key(key) => Ok(None),
+            None => Err(StreamError::UnknownKey {
+                key: key.to_owned(),
+            }),
+        }
     }
 
     /// The index of the call under `key`.
