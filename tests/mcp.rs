@@ -377,3 +377,17 @@ async fn listed_schemas_carry_only_formats_json_schema_defines() {
         "{add}"
     );
 }
+
+#[tokio::test]
+async fn a_cursor_the_server_never_gave_is_invalid_params() {
+    let (client, _server) = connect(()).await;
+    let params = rmcp::model::PaginatedRequestParams::default().with_cursor(Some("bogus".into()));
+    let error = bounded(client.list_tools(Some(params)))
+        .await
+        .expect_err("tools/list has one page: no cursor continues it");
+    let ServiceError::McpError(error) = error else {
+        panic!("a protocol error, not {error:?}");
+    };
+    assert_eq!(error.code.0, -32602, "{error:?}");
+    assert!(error.message.contains("bogus"), "{error:?}");
+}

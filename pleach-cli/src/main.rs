@@ -242,6 +242,10 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(run(cli.command));
+    // Dropping the runtime would wait for its blocking threads, one of which may be blocked
+    // reading a stdin that never closes (`pleach mcp` ended by SIGTERM): stop waiting soon. The
+    // tasks still running are dropped either way.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match outcome {
         Ok(code) => code,
         Err(UsageError(message)) => {
@@ -294,32 +298,65 @@ async fn run(command: Command) -> Outcome {
         }
         Command::Mcp { host } => {
             let runtime = host.runtime()?;
-            match pleach_core::mcp::serve_stdio(runtime).await {
-                Ok(()) => Ok(ExitCode::SUCCESS),
-                Err(error) => {
-                    eprintln!("error: {error}");
-                    Ok(ExitCode::FAILURE)
-                }
+            tokio::select! {
+                served = pleach_core::mcp::serve_stdio(runtime) => match served {
+                    Ok(()) => Ok(ExitCode::SUCCESS),
+                    Err(error) => {
+                        eprintln!("error: {error}");
+                        Ok(ExitCode::FAILURE)
+                    }
+                },
+                // MCP's stdio shutdown: the client closes stdin, waits, then sends SIGTERM (the
+                // official SDKs wait 2 s, less than rmcp's 5 s drain of a call still running).
+                // Ending here shuts the async runtime down, which drops the calls still running:
+                // a dropped `shell_exec` kills its program's process group, which a SIGTERM to
+                // the server's group does not reach.
+                () = terminated() => Ok(ExitCode::SUCCESS),
             }
         }
     }
+}
+
+/// Resolves when the process is asked to terminate (SIGTERM); never where there is no such signal,
+/// or when it cannot be watched.
+async fn terminated() {
+    #[cfg(unix)]
+    if let Ok(mut sigterm) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    {
+        sigterm.recv().await;
+        return;
+    }
+    std::future::pending::<()>().await;
 }
 
 /// Sends the libraries' log records to stderr (stdout carries the command's output, or MCP's
 /// JSON-RPC): warnings and errors by default, which include an MCP message rmcp drops for being
 /// over its 16 MiB line limit; `RUST_LOG=debug` (or `info`, `trace`) shows more, such as a
 /// message dropped as unparsable JSON.
+///
+/// By default rmcp's service loop logs errors only: it warns of every error response it sends (an
+/// unknown tool, a method this server does not have), which is the client's mistake and already
+/// the client's to see, not something wrong with the server.
 fn log_to_stderr() {
-    let level = std::env::var("RUST_LOG")
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let chosen = std::env::var("RUST_LOG")
         .ok()
-        .and_then(|level| level.trim().parse::<tracing::Level>().ok())
-        .unwrap_or(tracing::Level::WARN);
-    // Fails only when a subscriber is already set, and then that one logs.
-    let _ = tracing_subscriber::fmt()
+        .and_then(|level| level.trim().parse::<tracing::Level>().ok());
+    let mut filter = tracing_subscriber::filter::Targets::new()
+        .with_default(chosen.unwrap_or(tracing::Level::WARN));
+    if chosen.is_none() {
+        filter = filter.with_target("rmcp::service", tracing::Level::ERROR);
+    }
+    let output = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_max_level(level)
         .with_target(true)
-        .without_time()
+        .without_time();
+    // Fails only when a subscriber is already set, and then that one logs.
+    let _ = tracing_subscriber::registry()
+        .with(output)
+        .with(filter)
         .try_init();
 }
 

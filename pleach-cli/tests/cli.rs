@@ -707,6 +707,8 @@ fn mcp_answers_a_handshake_and_a_call_on_stdio() {
     let reply = |id: u64| replies.iter().find(|r| r["id"] == id).unwrap().clone();
     assert_eq!(reply(1)["result"]["serverInfo"]["name"], "pleach");
     assert_eq!(reply(2)["result"]["structuredContent"]["result"], 42.0);
+    // `resultType` is 2026-07-28's: a client of 2025-06-18 gets the shape it knows.
+    assert_eq!(reply(2)["result"].get("resultType"), None, "{}", reply(2));
     assert_eq!(reply(3)["result"]["isError"], true);
     assert!(
         reply(3)["result"]["content"][0]["text"]
@@ -714,6 +716,137 @@ fn mcp_answers_a_handshake_and_a_call_on_stdio() {
             .unwrap()
             .starts_with("error 1001:")
     );
+}
+
+/// A client of MCP 2026-07-28 (the Python SDK's default `Client`): `server/discover`, then each
+/// request with its `_meta` envelope. Every result carries `resultType`, which that version
+/// requires (the Python SDK refuses a `tools/call` result without it).
+#[test]
+fn mcp_answers_a_2026_07_28_client_with_a_result_type_on_every_result() {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "math", "arguments": {"expression": "6*7"}, "_meta": meta}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "math", "arguments": {"expression": 6}, "_meta": meta}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}, "_meta": meta}}),
+    ];
+    let text: Vec<String> = input.iter().map(Value::to_string).collect();
+    let output = pleach_with_stdin(&["mcp"], &(text.join("\n") + "\n"));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let replies = ndjson(&output);
+    let reply = |id: u64| replies.iter().find(|r| r["id"] == id).unwrap().clone();
+    assert!(
+        reply(1)["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28")),
+        "{}",
+        reply(1)
+    );
+    for id in 1..=4 {
+        assert_eq!(
+            reply(id)["result"]["resultType"],
+            "complete",
+            "{}",
+            reply(id)
+        );
+    }
+    assert_eq!(reply(3)["result"]["structuredContent"]["result"], 42.0);
+    assert_eq!(reply(4)["result"]["isError"], true);
+    // The client's mistake is the client's to see: no warning on the server's stderr.
+    assert_eq!(reply(5)["error"]["code"], -32602, "{}", reply(5));
+    assert_eq!(stderr(&output), "");
+}
+
+/// Whether `pid` is a live process (a zombie, killed and waiting for its parent, is not).
+#[cfg(target_os = "linux")]
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
+/// MCP's stdio shutdown as the official SDKs do it: close stdin, wait (2 s), then SIGTERM. With a
+/// call still running, rmcp's drain outlasts that wait; the SIGTERM must end the server cleanly
+/// and take the call's program with it (`shell_exec` runs it in its own process group, which a
+/// SIGTERM to the server's group does not reach).
+#[cfg(target_os = "linux")]
+#[test]
+fn mcp_ended_by_sigterm_mid_call_exits_0_and_stops_the_calls_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .args(["mcp", "--root", dir.path().to_str().unwrap()])
+        .args(["--allow-program", "sh", "--timeout-ms", "60000"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shell_exec", "arguments": {"program": "sh", "args": ["-c", "echo $$ > pid; exec sleep 60"]}}}),
+    ];
+    let mut stdin = server.stdin.take().expect("piped");
+    for message in input {
+        writeln!(stdin, "{message}").expect("stdin takes the input");
+    }
+    let pid_file = dir.path().join("pid");
+    let started = Instant::now();
+    let program = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the program never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    std::thread::sleep(Duration::from_millis(300));
+    let terminate = Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", server.id())])
+        .status()
+        .expect("sh runs kill");
+    assert!(terminate.success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = server.try_wait().expect("the server can be waited for") {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = server.kill();
+            break server.wait().expect("a killed server ends");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let started = Instant::now();
+    while alive(program) && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survived = alive(program);
+    if survived {
+        // Leave nothing running behind the test.
+        let _ = Command::new("sh")
+            .args(["-c", &format!("kill -KILL {program}")])
+            .status();
+    }
+    let mut errors = String::new();
+    let _ = std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut errors);
+    assert_eq!(status.code(), Some(0), "{status:?}; stderr: {errors}");
+    assert!(!survived, "the call's program outlived the server");
+    assert_eq!(errors, "", "nothing on stderr");
 }
 
 #[test]

@@ -44,7 +44,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ResultType,
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
@@ -281,8 +281,13 @@ impl McpServer {
             self.inner.session.forget_failures_of(&call);
         }
         let listed = crate::providers::mcp::call_tool_result(&outcome);
-        serde_json::from_value(listed)
-            .map_err(|error| ErrorData::internal_error(error.to_string(), None))
+        let mut result: CallToolResult = serde_json::from_value(listed)
+            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        // MCP 2026-07-28 requires `resultType` on every result, and the JSON above has none: set
+        // it as rmcp's own constructors do. rmcp strips a `"complete"` one for a peer that
+        // negotiated an older version, so those keep the shape they know.
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(result)
     }
 }
 
@@ -295,9 +300,20 @@ impl ServerHandler for McpServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // One page, with no `nextCursor`: any cursor is one this server never gave, which MCP's
+        // pagination answers with invalid params, not with the first page again.
+        if let Some(cursor) = request.and_then(|request| request.cursor) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown cursor `{cursor}`: `tools/list` lists every tool on one page, \
+                     with no `nextCursor`"
+                ),
+                None,
+            ));
+        }
         Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
     }
 
