@@ -42,7 +42,12 @@
 //! Windows) falls back to the copy embedded in the binary rather than knowing only UTC.
 //!
 //! Every step is checked: jiff's fallible constructors and `checked_add`, never the operators
-//! that panic on overflow, so a result outside years -9999 to 9999 is an error a model can read.
+//! that panic on overflow, so a result outside the supported range (instants from
+//! `-009999-01-02T01:59:59Z` to `9999-12-30T22:00:00Z`, jiff's, so that every offset of such an
+//! instant is a valid civil date) is an error a model can read.
+
+/// The instants the tool can represent (jiff's `Timestamp::MIN` to `Timestamp::MAX`).
+const RANGE: &str = "instants from -009999-01-02T01:59:59Z to 9999-12-30T22:00:00Z";
 
 use jiff::civil::DateTime;
 use jiff::fmt::{rfc2822, strtime};
@@ -156,8 +161,9 @@ pub struct DateTimeOutput {
 ///
 /// A span is ISO 8601 (`P1DT2H`, `PT90M`, `-P1W`) or words (`2 hours 30 minutes`, `1 day`,
 /// `3 weeks ago`). `format` is a strftime pattern, e.g. `%A %d %B %Y, %H:%M %Z`; `formatted` in
-/// the result holds it, with any operation. Dates run from year -9999 to 9999; a result outside is
-/// an error.
+/// the result holds it, with any operation. Instants run from `-009999-01-02T01:59:59Z` to
+/// `9999-12-30T22:00:00Z` (a year before 0 or after 9999 is written with a sign and six digits,
+/// `-000044-03-15`); a date or result outside is an error.
 #[tool]
 pub async fn datetime(
     #[arg(description = "What to do: now, parse, format, add, subtract or difference")]
@@ -226,8 +232,8 @@ fn run(request: &Request<'_>) -> Result<DateTimeOutput, ToolError> {
             }
             start.checked_add(parsed).map_err(|err| {
                 invalid(format!(
-                    "{} `{text}` {} {} leaves the supported range of years -9999 to 9999; use a \
-                     smaller span ({err})",
+                    "{} `{text}` {} {} leaves the supported range ({RANGE}); use a smaller span \
+                     ({err})",
                     if request.operation == Operation::Add {
                         "adding"
                     } else {
@@ -437,8 +443,8 @@ fn read_datetime(text: &str, argument: &str, tz: &TimeZone) -> Result<ZonedDateT
             .map(|instant| instant.to_zoned_datetime(tz.clone()))
             .map_err(|_| {
                 invalid(format!(
-                    "`{argument}` `{text}` as unix seconds is outside the supported range of \
-                     years -9999 to 9999"
+                    "`{argument}` `{text}` as unix seconds is outside the supported range \
+                     ({RANGE})"
                 ))
             });
     }
@@ -451,8 +457,9 @@ fn read_datetime(text: &str, argument: &str, tz: &TimeZone) -> Result<ZonedDateT
     match civil {
         Ok(civil) => civil.to_zoned_datetime(tz.clone()).map_err(|err| {
             invalid(format!(
-                "`{argument}` `{text}` cannot be placed in `{}`: {err}",
-                tz.iana_name().unwrap_or("UTC")
+                "`{argument}` `{text}` cannot be placed in `{}`: {err}{}",
+                tz.iana_name().unwrap_or("UTC"),
+                range_hint(&err.to_string())
             ))
         }),
         Err(civil_err) => {
@@ -462,7 +469,7 @@ fn read_datetime(text: &str, argument: &str, tz: &TimeZone) -> Result<ZonedDateT
                 _ => civil_err.to_string(),
             };
             let reason = if text.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+') {
-                format!(" ({reason})")
+                format!(" ({reason}){}", range_hint(&reason))
             } else {
                 String::new()
             };
@@ -472,6 +479,15 @@ fn read_datetime(text: &str, argument: &str, tz: &TimeZone) -> Result<ZonedDateT
                  `time_zone` such as `2024-03-10 14:30` or `2024-03-10`"
             )))
         }
+    }
+}
+
+/// The supported range, for a reason that says a value was out of range.
+fn range_hint(reason: &str) -> String {
+    if reason.contains("range") {
+        format!("; the supported range is {RANGE}")
+    } else {
+        String::new()
     }
 }
 
@@ -807,6 +823,28 @@ mod tests {
         assert_error(
             &parse_error("2024-02-30"),
             "cannot read `datetime` `2024-02-30` as a date and time (parsed date is not valid",
+        );
+        // Past the last instant: the error says where the range ends; its edges work.
+        for past_the_end in [
+            "9999-12-31T23:59:59Z",
+            "9999-12-31",
+            "9999-12-31T00:00:00+01:00",
+        ] {
+            assert_error(
+                &parse_error(past_the_end),
+                "the supported range is instants from -009999-01-02T01:59:59Z to \
+                 9999-12-30T22:00:00Z",
+            );
+        }
+        assert!(
+            ok(&parse_error("9999-12-30T22:00:00Z"))
+                .datetime
+                .starts_with("9999-12-30T22:00:00")
+        );
+        assert!(
+            ok(&parse_error("-009999-01-02T01:59:59Z"))
+                .datetime
+                .starts_with("-009999-01-02T01:59:59")
         );
         assert_error(&parse_error("2024-03-10T25:00:00Z"), "(");
         assert_error(&parse_error("  "), "`datetime` is empty");
