@@ -806,3 +806,27 @@ async fn finishing_a_turn_without_reading_its_events_halts_a_call_waiting_for_ap
         .expect("finish does not wait for an answer nobody can give");
     assert_eq!(code(&results[0]), Some(ErrorCode::SafetyHalt));
 }
+
+/// A critical tool's halt is not the user's to override (`docs/safety.md`): an interrupt for it,
+/// however it came to be sealed (before the tool became critical, or built by the host), does not
+/// resume, and the tool does not run.
+#[tokio::test]
+async fn a_sealed_interrupt_for_a_critical_tool_does_not_resume() {
+    let session = session(&runtime());
+    let call = ToolCall::new("c5", "sf_close_account", r#"{"account_id":"ACC-9"}"#);
+    let interrupt = Interrupt::new("int-critical", call, SafetyTier::Standard, vec![], vec![]);
+    let sealed = session.seal(&interrupt).expect("a key is configured");
+    let refused = session
+        .resume(&sealed, interrupt.accept())
+        .expect_err("a critical tool's halt cannot be overridden");
+    assert_eq!(
+        refused,
+        DecisionError::CriticalTool {
+            interrupt_id: "int-critical".to_owned(),
+            tool: "sf_close_account".to_owned(),
+        }
+    );
+    assert!(refused.to_string().contains("critical"), "{refused}");
+    // No turn started: nothing ran, nothing was written back.
+    assert!(session.conversation().is_empty());
+}

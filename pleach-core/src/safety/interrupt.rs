@@ -129,6 +129,18 @@ pub enum DecisionError {
         "interrupt `{0}` still waits in this session's turn; answer it with `resolve`, not by resuming its seal"
     )]
     StillPending(String),
+    /// The interrupt's tool is `critical` in this session: no user decision overrides its halt,
+    /// whatever the seal says (it was sealed before the tool became critical, or not by this
+    /// runtime's screening). Nothing ran.
+    #[error(
+        "tool `{tool}` is critical here: no decision can override its safety halt, so interrupt `{interrupt_id}` cannot be resumed"
+    )]
+    CriticalTool {
+        /// The interrupt.
+        interrupt_id: String,
+        /// The tool.
+        tool: String,
+    },
     /// The edited arguments are not valid for the tool.
     #[error("the edited arguments are not valid for the tool: {}", describe(.0))]
     InvalidEdit(ValidationResult),

@@ -388,7 +388,9 @@ impl Session {
     /// # Errors
     ///
     /// A seal that does not check out ([`DecisionError::Seal`](crate::safety::DecisionError::Seal)), a decision for another
-    /// interrupt or call, an invalid edit, or an interrupt already resumed here.
+    /// interrupt or call, an invalid edit, an interrupt already resumed here, or a tool that is
+    /// `critical` in this session ([`DecisionError::CriticalTool`](crate::safety::DecisionError::CriticalTool):
+    /// no decision overrides a critical tool's halt).
     ///
     /// # Panics
     ///
@@ -406,10 +408,14 @@ impl Session {
             .as_deref()
             .ok_or(crate::safety::SealError::NoKey)?;
         let interrupt = crate::safety::Interrupt::open_with(sealed, key)?;
-        let definition = self
-            .inner
-            .tool(interrupt.tool_call.name())
-            .map(|tool| tool.tool.definition());
+        let tool = self.inner.tool(interrupt.tool_call.name());
+        if tool.is_some_and(|tool| tool.tool.safety_tier() == Some(crate::SafetyTier::Critical)) {
+            return Err(crate::safety::DecisionError::CriticalTool {
+                interrupt_id: interrupt.id,
+                tool: interrupt.tool_call.name().to_owned(),
+            });
+        }
+        let definition = tool.map(|tool| tool.tool.definition());
         self.inner
             .accept_resumed(&interrupt, &decision, definition)?;
         let call = interrupt.tool_call;
