@@ -122,7 +122,12 @@ fn near_valid() -> impl Strategy<Value = Value> {
 }
 
 fn check(arguments: &Value) {
-    let definition = v_probe::definition();
+    check_tool(&v_probe::definition(), arguments);
+}
+
+/// `definition`'s two readings of `arguments` (`validate_arguments` and a call) agree with its
+/// input schema's verdict; a refusal is 1001 with a pointer.
+fn check_tool(definition: &pleach_core::ToolDefinition, arguments: &Value) {
     let schema_verdict = jsonschema::validator_for(definition.input_schema())
         .expect("the generated schema compiles")
         .is_valid(arguments);
@@ -181,4 +186,86 @@ fn both_outcomes_are_exercised() {
     assert!(!validator.is_valid(&invalid));
     check(&valid);
     check(&invalid);
+}
+
+/// Probes the verdicts of length and size bounds: `#[arg(min/max)]` on a string bounds its length
+/// in characters (`minLength`/`maxLength`, Unicode code points), on a list its size
+/// (`minItems`/`maxItems`); a fractional bound rounds inward, a negative `max` acts as 0.
+#[tool]
+async fn v_lengths(
+    #[arg(min = 1, max = 4)] name: String,
+    #[arg(max = 2)] tags: Vec<String>,
+    #[arg(min = 1.5, max = 3.5)] word: Option<String>,
+    #[arg(max = -1)] none: Option<Vec<u8>>,
+    #[arg(default = "ab", min = 1, max = 3)] code: String,
+) -> bool {
+    let _ = (name, tags, word, none, code);
+    true
+}
+
+const LENGTH_FIELDS: [&str; 5] = ["name", "tags", "word", "none", "code"];
+
+fn text_or_list() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        4 => "[ab\u{e9}\u{1f600}]{0,6}".prop_map(Value::from),
+        2 => prop::collection::vec("[ab]{0,2}".prop_map(Value::from), 0..4).prop_map(Value::from),
+        1 => prop::collection::vec((0u8..3).prop_map(Value::from), 0..2).prop_map(Value::from),
+        1 => Just(Value::Null),
+        1 => (0i64..5).prop_map(Value::from),
+    ]
+}
+
+fn length_arguments() -> impl Strategy<Value = Value> {
+    prop::collection::vec(prop::option::of(text_or_list()), LENGTH_FIELDS.len()).prop_map(
+        |values| {
+            let mut object = Map::new();
+            for (field, value) in LENGTH_FIELDS.iter().zip(values) {
+                if let Some(value) = value {
+                    object.insert((*field).to_owned(), value);
+                }
+            }
+            Value::Object(object)
+        },
+    )
+}
+
+fn check_lengths(arguments: &Value) {
+    check_tool(&v_lengths::definition(), arguments);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn length_and_size_bounds_agree_with_the_schema(arguments in length_arguments()) {
+        check_lengths(&arguments);
+    }
+}
+
+#[test]
+fn length_and_size_bounds_are_the_schemas_keywords() {
+    let schema = v_lengths::definition().input_schema().clone();
+    let property = |name: &str| schema["properties"][name].clone();
+    assert_eq!(property("name")["minLength"], 1);
+    assert_eq!(property("name")["maxLength"], 4);
+    assert!(property("name").get("minimum").is_none());
+    assert_eq!(property("tags")["maxItems"], 2);
+    assert_eq!(property("word")["minLength"], 2, "1.5 rounds up");
+    assert_eq!(property("word")["maxLength"], 3, "3.5 rounds down");
+    assert_eq!(property("none")["maxItems"], 0, "a negative max acts as 0");
+    assert_eq!(property("code")["default"], "ab");
+    // Characters, not bytes or UTF-16 units: four emoji are four characters.
+    let four = json!({ "name": "\u{1f600}\u{1f600}\u{1f600}\u{1f600}", "tags": [] });
+    let five = json!({ "name": "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}", "tags": [] });
+    let long_list = json!({ "name": "a", "tags": ["a", "b", "c"] });
+    for (arguments, valid) in [(&four, true), (&five, false), (&long_list, false)] {
+        check_lengths(arguments);
+        assert_eq!(
+            v_lengths::definition()
+                .validate_arguments(&arguments.to_string())
+                .valid,
+            valid,
+            "{arguments}"
+        );
+    }
 }

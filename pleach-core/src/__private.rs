@@ -164,13 +164,89 @@ pub enum Number {
     Float(f64),
 }
 
+/// A bound of `#[arg(min/max)]`: a number.
 #[diagnostic::on_unimplemented(
-    message = "`#[arg(min/max)]` bounds a number, and `{Self}` is not one",
-    label = "this is not a number type",
-    note = "`min` and `max` become the schema's `minimum` and `maximum`, which apply to numbers only; for a string's length or a list's size, take an `#[input]` struct and put `#[schemars(length(min = …, max = …))]` on the field"
+    message = "a bound of `#[arg(min/max)]` is a number, and `{Self}` is not one",
+    label = "this is not a number",
+    note = "`min = 1`, `max = 50`, `min = 0.5`: a number, or a constant of a number type"
 )]
 pub trait Bounded {
     fn number(&self) -> Option<Number>;
+}
+
+/// What `#[arg(min/max)]` bounds: a number's value, a string's length in characters (JSON
+/// Schema's `minLength`/`maxLength` count Unicode code points, as `chars` does), a list's size.
+#[diagnostic::on_unimplemented(
+    message = "`#[arg(min/max)]` bounds a number, a string's length or a list's size, and `{Self}` is none of these",
+    label = "not a number, a string or a list",
+    note = "`min` and `max` become `minimum`/`maximum` on a number, `minLength`/`maxLength` on a string, `minItems`/`maxItems` on a list; for another constraint, take an `#[input]` struct and put `#[schemars(…)]` on its field"
+)]
+pub trait Measured {
+    fn measure(&self) -> Option<Measure>;
+}
+
+/// A bounded value's measure.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Measure {
+    /// A number, compared with the bound.
+    Number(Number),
+    /// A length or a size, compared with the bound as the schema's whole-number keywords are
+    /// (a fractional bound rounds inward; a negative `max` acts as 0).
+    Length(usize),
+}
+
+impl<T: Bounded> Measured for T {
+    fn measure(&self) -> Option<Measure> {
+        self.number().map(Measure::Number)
+    }
+}
+
+impl Measured for String {
+    fn measure(&self) -> Option<Measure> {
+        Some(Measure::Length(self.chars().count()))
+    }
+}
+
+impl Measured for str {
+    fn measure(&self) -> Option<Measure> {
+        Some(Measure::Length(self.chars().count()))
+    }
+}
+
+impl Measured for Box<str> {
+    fn measure(&self) -> Option<Measure> {
+        Some(Measure::Length(self.chars().count()))
+    }
+}
+
+impl<T> Measured for Vec<T> {
+    fn measure(&self) -> Option<Measure> {
+        Some(Measure::Length(self.len()))
+    }
+}
+
+impl<T> Measured for std::collections::VecDeque<T> {
+    fn measure(&self) -> Option<Measure> {
+        Some(Measure::Length(self.len()))
+    }
+}
+
+impl<T> Measured for std::collections::BTreeSet<T> {
+    fn measure(&self) -> Option<Measure> {
+        Some(Measure::Length(self.len()))
+    }
+}
+
+impl<T, S> Measured for std::collections::HashSet<T, S> {
+    fn measure(&self) -> Option<Measure> {
+        Some(Measure::Length(self.len()))
+    }
+}
+
+impl<T: Measured> Measured for Option<T> {
+    fn measure(&self) -> Option<Measure> {
+        self.as_ref().and_then(Measured::measure)
+    }
 }
 
 macro_rules! bounded_int {
@@ -201,12 +277,6 @@ impl Bounded for f64 {
     }
 }
 
-impl<T: Bounded> Bounded for Option<T> {
-    fn number(&self) -> Option<Number> {
-        self.as_ref().and_then(Bounded::number)
-    }
-}
-
 impl<T: Bounded + ?Sized> Bounded for Box<T> {
     fn number(&self) -> Option<Number> {
         (**self).number()
@@ -223,19 +293,43 @@ fn compare(value: Number, bound: Number) -> Option<std::cmp::Ordering> {
     }
 }
 
+/// A length as a number to compare with a bound.
+fn length(length: usize) -> Number {
+    i128::try_from(length).map_or(Number::Float(f64::INFINITY), Number::Int)
+}
+
 /// `value >= minimum`, or the bound does not apply.
-pub fn at_least<T: Bounded + ?Sized, B: Bounded>(value: &T, minimum: &B) -> bool {
-    match (value.number(), minimum.number()) {
-        (Some(v), Some(m)) => compare(v, m).is_some_and(std::cmp::Ordering::is_ge),
-        _ => true,
-    }
+pub fn at_least<T: Measured + ?Sized, B: Bounded>(value: &T, minimum: &B) -> bool {
+    let value = match value.measure() {
+        Some(Measure::Number(number)) => number,
+        // A length is never negative: `length >= ceil(max(minimum, 0))` is `length >= minimum`.
+        Some(Measure::Length(count)) => length(count),
+        None => return true,
+    };
+    minimum
+        .number()
+        .is_none_or(|m| compare(value, m).is_some_and(std::cmp::Ordering::is_ge))
 }
 
 /// `value <= maximum`, or the bound does not apply.
-pub fn at_most<T: Bounded + ?Sized, B: Bounded>(value: &T, maximum: &B) -> bool {
-    match (value.number(), maximum.number()) {
-        (Some(v), Some(m)) => compare(v, m).is_some_and(std::cmp::Ordering::is_le),
-        _ => true,
+pub fn at_most<T: Measured + ?Sized, B: Bounded>(value: &T, maximum: &B) -> bool {
+    let Some(bound) = maximum.number() else {
+        return true;
+    };
+    match value.measure() {
+        Some(Measure::Number(number)) => {
+            compare(number, bound).is_some_and(std::cmp::Ordering::is_le)
+        }
+        // As the schema's `maxLength`/`maxItems`, which cannot be negative: a negative bound
+        // acts as 0.
+        Some(Measure::Length(count)) => {
+            let bound = match bound {
+                Number::Int(b) => Number::Int(b.max(0)),
+                Number::Float(b) => Number::Float(b.max(0.0)),
+            };
+            compare(length(count), bound).is_some_and(std::cmp::Ordering::is_le)
+        }
+        None => true,
     }
 }
 
@@ -354,11 +448,20 @@ impl ParamsSchema {
     ) -> &mut Self {
         let mut schema = T::argument_schema(&mut self.generator);
         integer_range(&mut schema);
+        // A string's bounds are on its length, a list's on its size (`Measured`), in the
+        // whole-number keywords JSON Schema has for them.
+        let (minimum, maximum) = match measured_kind(&schema) {
+            Some((min_key, max_key)) => (
+                (min_key, attrs.minimum.map(|b| whole_bound(&b, f64::ceil))),
+                (max_key, attrs.maximum.map(|b| whole_bound(&b, f64::floor))),
+            ),
+            None => (("minimum", attrs.minimum), ("maximum", attrs.maximum)),
+        };
         let extra = [
             ("description", attrs.description.map(Value::from)),
             ("default", attrs.default),
-            ("minimum", attrs.minimum),
-            ("maximum", attrs.maximum),
+            minimum,
+            maximum,
         ];
         for (key, value) in extra {
             let Some(value) = value else { continue };
@@ -403,6 +506,35 @@ impl ParamsSchema {
             root.insert("$defs".to_owned(), Value::Object(definitions));
         }
         Value::Object(root)
+    }
+}
+
+/// The length keywords of a string or list schema (`type` `"string"` or `"array"`, maybe with
+/// `"null"` beside it for an `Option`); `None` for anything else.
+fn measured_kind(schema: &Value) -> Option<(&'static str, &'static str)> {
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Value::String(kind)) => vec![kind.as_str()],
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => return None,
+    };
+    if types.contains(&"string") {
+        Some(("minLength", "maxLength"))
+    } else if types.contains(&"array") {
+        Some(("minItems", "maxItems"))
+    } else {
+        None
+    }
+}
+
+/// A bound as a length keyword's non-negative whole number, rounded inward by `round` (a length
+/// of at least 1.5 is at least 2).
+fn whole_bound(bound: &Value, round: fn(f64) -> f64) -> Value {
+    match bound.as_u64() {
+        Some(whole) => Value::from(whole),
+        None if bound.as_i64().is_some() => Value::from(0),
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        // `as` saturates: a bound past `u64::MAX` is `u64::MAX`, a negative one 0.
+        None => Value::from(round(bound.as_f64().unwrap_or(0.0)).max(0.0) as u64),
     }
 }
 

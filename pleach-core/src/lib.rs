@@ -12,7 +12,7 @@
 //! /// Free-text search over the host corpus.
 //! #[tool]
 //! async fn search_corpus(
-//!     #[arg(description = "What to look for")] query: String,
+//!     #[arg(description = "What to look for", min = 1)] query: String,
 //!     #[arg(default = 10, min = 1, max = 50)] limit: u32,
 //! ) -> Result<Vec<String>, ToolError> {
 //!     Ok((0..limit.min(3)).map(|i| format!("{query} #{i}")).collect())

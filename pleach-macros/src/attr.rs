@@ -308,8 +308,20 @@ pub(crate) fn default_within_bounds(attrs: &ArgAttrs, errors: &mut Errors) {
     let Some(default) = attrs.default.as_ref() else {
         return;
     };
-    let Some(value) = literal_number(default) else {
-        return;
+    // A number, or a string's length in characters (what its bounds measure).
+    let (value, is_length) = match default {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(text),
+            ..
+        }) => {
+            #[allow(clippy::cast_precision_loss)] // a literal's length
+            let length = text.value().chars().count() as f64;
+            (length, true)
+        }
+        other => match literal_number(other) {
+            Some(number) => (number, false),
+            None => return,
+        },
     };
     let bounds = [("min", &attrs.min, true), ("max", &attrs.max, false)];
     for (key, bound, lower) in bounds {
@@ -317,7 +329,12 @@ pub(crate) fn default_within_bounds(attrs: &ArgAttrs, errors: &mut Errors) {
             continue;
         };
         if (lower && value < limit) || (!lower && value > limit) {
-            let side = if lower { "below" } else { "above" };
+            let side = match (lower, is_length) {
+                (true, false) => "below",
+                (false, false) => "above",
+                (true, true) => "shorter than",
+                (false, true) => "longer than",
+            };
             errors.push(syn::Error::new_spanned(
                 default,
                 format!(

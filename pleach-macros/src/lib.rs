@@ -93,7 +93,11 @@ use proc_macro::TokenStream;
 ///
 /// Each parameter is a property of the input schema, named as the parameter; `Option<T>` is
 /// optional. `#[arg(…)]` adds a `description`, a `default` (which makes it optional) and a `min` /
-/// `max` — the Rust form of `z.number().int().min(1).max(50).default(10)`:
+/// `max` — the Rust form of `z.number().int().min(1).max(50).default(10)`. As with Zod's `.min`,
+/// on a number they bound its value (`minimum`/`maximum`), on a string its length in characters
+/// (`minLength`/`maxLength`: `z.string().min(1)`), on a list (`Vec`, a set) its size
+/// (`minItems`/`maxItems`); a fractional bound of a length rounds inward, a negative `max` acts
+/// as 0:
 ///
 /// ```
 /// use pleach_core::tool;
@@ -101,14 +105,16 @@ use proc_macro::TokenStream;
 /// /// Free-text search.
 /// #[tool]
 /// async fn search(
-///     #[arg(description = "What to look for")] query: String,
+///     #[arg(description = "What to look for", min = 1)] query: String,
 ///     #[arg(default = 10, min = 1, max = 50)] limit: u32,
-///     language: Option<String>,
+///     #[arg(max = 5)] languages: Option<Vec<String>>,
 /// ) -> Vec<String> {
-///     vec![format!("{query} ({limit}, {language:?})")]
+///     vec![format!("{query} ({limit}, {languages:?})")]
 /// }
 ///
 /// let schema = search::definition().input_schema().clone();
+/// assert_eq!(schema["properties"]["query"]["minLength"], 1);
+/// assert_eq!(schema["properties"]["languages"]["maxItems"], 5);
 /// assert_eq!(schema["properties"]["limit"]["default"], 10);
 /// assert_eq!(schema["properties"]["limit"]["minimum"], 1);
 /// assert_eq!(schema["required"], pleach_core::serde_json::json!(["query"]));
