@@ -1137,17 +1137,28 @@ impl ToolBuilder {
 
     /// Finishes the definition with JSON code: the input is the arguments as a
     /// [`Value`], already validated against the input schema (an open object
-    /// schema when none was set).
+    /// schema when none was set), with the schema's top-level `default`s filled in for the
+    /// properties the call left out (as `z.number().default(10)` gives `execute` its 10).
     ///
     /// ```
-    /// use pleach_core::{define_tool, ToolError};
-    /// let def = define_tool("keys", "Lists the argument names.")
-    ///     .execute_json(|input, _| async move {
-    ///         let keys: Vec<String> = input.as_object().into_iter().flat_map(|o| o.keys().cloned()).collect();
-    ///         Ok::<_, ToolError>(serde_json::json!(keys))
-    ///     })
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{define_tool, ToolContext, ToolError};
+    /// use serde_json::json;
+    ///
+    /// let def = define_tool("search", "Searches.")
+    ///     .input_schema(json!({
+    ///         "type": "object",
+    ///         "properties": {
+    ///             "query": { "type": "string" },
+    ///             "limit": { "type": "integer", "default": 10 }
+    ///         },
+    ///         "required": ["query"]
+    ///     }))
+    ///     .execute_json(|input, _| async move { Ok::<_, ToolError>(input) })
     ///     .unwrap();
-    /// assert_eq!(def.name(), "keys");
+    /// let input = def.call(r#"{"query":"rust"}"#, ToolContext::new("c1")).await.unwrap();
+    /// assert_eq!(input, json!({ "query": "rust", "limit": 10 }));
+    /// # }
     /// ```
     pub fn execute_json<E, F, Fut>(self, f: F) -> Result<ToolDefinition, DefinitionError>
     where
@@ -1158,8 +1169,16 @@ impl ToolBuilder {
         let input_schema = self
             .input_schema
             .unwrap_or_else(|| serde_json::json!({ "type": "object" }));
+        let defaults = top_level_defaults(&input_schema);
         let invoke = Invoke::Closure(Arc::new(move |arguments: &str, ctx: &mut Option<_>| {
-            let input: Value = schema::deserialize_input(arguments)?;
+            let mut input: Value = schema::deserialize_input(arguments)?;
+            if let Value::Object(given) = &mut input {
+                for (key, default) in &defaults {
+                    if !given.contains_key(key) {
+                        given.insert(key.clone(), default.clone());
+                    }
+                }
+            }
             let future = f(input, ctx.take().unwrap_or_else(ToolContext::detached));
             Ok(Started::Running(Box::pin(async move {
                 future.await.map_err(Into::into)
@@ -1179,6 +1198,17 @@ impl ToolBuilder {
             site: self.site,
         })
     }
+}
+
+/// The `default` of each top-level property of an object schema that has one.
+fn top_level_defaults(schema: &Value) -> Vec<(String, Value)> {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(key, property)| Some((key.clone(), property.get("default")?.clone())))
+        .collect()
 }
 
 /// The registry-level tool shape: a [`ToolDefinition`] plus `id`, `display_name`, `category`,
