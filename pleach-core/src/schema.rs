@@ -140,7 +140,14 @@ const KEYWORD_UNKNOWN_TOOL: &str = "unknownTool";
 /// assert_eq!(verdict.errors[0].keyword, "duplicateKey");
 /// ```
 pub fn validate_tool_call(call: &ToolCall) -> ValidationResult {
-    let registry = registry::active_registry();
+    validate_in(&*registry::active_registry(), call)
+}
+
+/// [`validate_tool_call`] against `registry`.
+pub(crate) fn validate_in(
+    registry: &dyn registry::ToolRegistry,
+    call: &ToolCall,
+) -> ValidationResult {
     match registry.get(call.name()) {
         Some(tool) => tool.definition().validate_arguments(call.arguments()),
         None => ValidationResult::invalid(vec![ValidationError {

@@ -406,6 +406,19 @@ impl Dispatched {
     }
 }
 
+/// The arguments text against the size and nesting limits, as a verdict (keyword `limits`): for
+/// hosts checking a call or an edit before it runs.
+pub(super) fn limits_verdict(arguments: &str, limits: Limits) -> Option<crate::ValidationResult> {
+    let over = check_limits(arguments, limits).err()?;
+    Some(crate::ValidationResult::invalid(vec![
+        crate::schema::ValidationError {
+            path: String::new(),
+            keyword: "limits".to_owned(),
+            message: over.message().to_owned(),
+        },
+    ]))
+}
+
 /// Size and nesting limits, checked on the text before anything is parsed.
 pub(super) fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolError> {
     if arguments.len() > limits.max_argument_bytes {

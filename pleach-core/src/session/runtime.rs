@@ -578,6 +578,34 @@ impl Runtime {
         Some(self.batching(tool).0)
     }
 
+    /// [`validate_tool_call`](crate::validate_tool_call) against this runtime: its tools (the
+    /// registry it was built with and its plugins' tools) and its size and nesting
+    /// [`Limits`](crate::Limits) (keyword `limits`). A valid verdict is a call a session of this
+    /// runtime with the tool enabled would run.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolCall, ToolError};
+    /// use serde_json::json;
+    ///
+    /// let fetch = define_tool("fetch_document", "Fetches a document.")
+    ///     .input_schema(json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }))
+    ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .plugin(define_pleach_plugin("docs").contribute_tools([fetch]))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(runtime.validate_tool_call(&ToolCall::new("c1", "fetch_document", r#"{"id":"a"}"#)).valid);
+    /// let verdict = runtime.validate_tool_call(&ToolCall::new("c2", "fetch_document", "{}"));
+    /// assert_eq!(verdict.errors[0].keyword, "required");
+    /// // The free function sees the active registry only, not a plugin's tools.
+    /// assert!(!pleach_core::validate_tool_call(&ToolCall::new("c3", "fetch_document", r#"{"id":"a"}"#)).valid);
+    /// ```
+    pub fn validate_tool_call(&self, call: &crate::ToolCall) -> crate::ValidationResult {
+        super::pipeline::limits_verdict(call.arguments(), self.inner.config.limits)
+            .unwrap_or_else(|| crate::schema::validate_in(&self.inner.registry, call))
+    }
+
     /// A tool's strategy and per-tool cap: its hint's, else inferred without a cap.
     fn batching(&self, tool: &UnifiedToolDefinition) -> (BatchingStrategy, Option<usize>) {
         match self.inner.config.hints.get(tool.name()) {

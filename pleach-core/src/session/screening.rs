@@ -301,17 +301,11 @@ fn check_decision(
         });
     }
     if let Action::Edit { arguments } = &decision.action
-        && let Err(over) = super::pipeline::check_limits(arguments, limits)
+        && let Some(over) = super::pipeline::limits_verdict(arguments, limits)
     {
         // Refused here, to the host, rather than failing the call with a 1006 that tells the
         // model to send less data for what the user typed.
-        return Err(DecisionError::InvalidEdit(
-            crate::ValidationResult::invalid(vec![crate::schema::ValidationError {
-                path: String::new(),
-                keyword: "limits".to_owned(),
-                message: over.message().to_owned(),
-            }]),
-        ));
+        return Err(DecisionError::InvalidEdit(over));
     }
     if let (Action::Edit { arguments }, Some(definition)) = (&decision.action, definition) {
         let verdict = definition.validate_arguments(arguments);
