@@ -830,3 +830,20 @@ async fn a_sealed_interrupt_for_a_critical_tool_does_not_resume() {
     // No turn started: nothing ran, nothing was written back.
     assert!(session.conversation().is_empty());
 }
+
+/// `interrupt.requested` carries its call in the events' `{ id, name, args }` form
+/// (`docs/events.md`), like every `tool.*` event.
+#[tokio::test]
+async fn an_interrupt_event_carries_its_call_in_the_events_wire_form() {
+    let session = session_with_accounts(&runtime()).await;
+    let (_turn, interrupt) = flagged_payment(&session).await;
+    let event = ToolEvent::InterruptRequested { interrupt };
+    let wire: Value = serde_json::from_str(&event.to_json()).unwrap();
+    assert_eq!(
+        wire["interrupt"]["toolCall"],
+        json!({ "id": "c9", "name": "sf_pay", "args": { "to_account": "ACC-0043", "amount": 7 } })
+    );
+    assert_eq!(wire["toolCallId"], "c9");
+    assert_eq!(wire["interrupt"]["tier"], "standard");
+    assert!(wire["interrupt"]["fingerprint"].is_string());
+}

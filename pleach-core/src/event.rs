@@ -189,7 +189,7 @@ impl Serialize for ToolEvent {
             }
             ToolEvent::InterruptRequested { interrupt } => {
                 s.serialize_field("toolCallId", interrupt.tool_call.id())?;
-                s.serialize_field("interrupt", &**interrupt)?;
+                s.serialize_field("interrupt", &WireInterrupt(interrupt))?;
             }
             ToolEvent::InterruptResolved {
                 tool_call_id,
@@ -208,6 +208,24 @@ impl Serialize for ToolEvent {
                 s.serialize_field("findings", findings)?;
             }
         }
+        s.end()
+    }
+}
+
+/// An interrupt in an event: its `toolCall` in the events' `{ id, name, args }` form (a sealed
+/// interrupt keeps `Interrupt`'s own serde form).
+struct WireInterrupt<'a>(&'a crate::safety::Interrupt);
+
+impl Serialize for WireInterrupt<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let interrupt = self.0;
+        let mut s = serializer.serialize_struct("Interrupt", 6)?;
+        s.serialize_field("id", &interrupt.id)?;
+        s.serialize_field("toolCall", &WireCall(&interrupt.tool_call))?;
+        s.serialize_field("fingerprint", &interrupt.fingerprint)?;
+        s.serialize_field("tier", &interrupt.tier)?;
+        s.serialize_field("findings", &interrupt.findings)?;
+        s.serialize_field("groundTruth", &interrupt.ground_truth)?;
         s.end()
     }
 }
