@@ -238,6 +238,23 @@ pub fn get_batching_strategy_for_tool(name: &str) -> Option<BatchingStrategy> {
 /// assert_eq!(limit.available(), 4);
 /// # }
 /// ```
+///
+/// The spec's module-level `const limit = new Semaphore(4)`, shared by every call of a tool, is a
+/// `static` built on first use:
+///
+/// ```
+/// use std::sync::LazyLock;
+/// use pleach_core::{tool, Semaphore};
+///
+/// static UPSTREAM: LazyLock<Semaphore> = LazyLock::new(|| Semaphore::new(4));
+///
+/// /// Fetches a page from the upstream API, at most four at once across all calls.
+/// #[tool]
+/// async fn fetch_page(page: u32) -> u32 {
+///     UPSTREAM.run(async { page }).await
+/// }
+/// # assert_eq!(UPSTREAM.available(), 4);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Semaphore {
     inner: Arc<TokioSemaphore>,
