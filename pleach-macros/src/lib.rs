@@ -121,6 +121,11 @@ use proc_macro::TokenStream;
 /// assert_eq!(schema["additionalProperties"], false);
 /// ```
 ///
+/// An argument the tool does not take is refused (1001, keyword `additionalProperties`), where
+/// Zod's default `z.object` would drop it silently: a model that invents a parameter learns so
+/// and can retry, instead of getting an answer to a question it did not ask. (An `#[input]` type
+/// decides for itself: without `#[serde(deny_unknown_fields)]` it takes extra keys.)
+///
 /// Each `#[arg]` key, wrongly:
 ///
 /// ```compile_fail
