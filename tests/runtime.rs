@@ -33,13 +33,26 @@ async fn rt_fails(reason: String) -> Result<u8, ToolError> {
     Err(ToolError::failed(reason))
 }
 
-static SIGNAL_SEEN: AtomicBool = AtomicBool::new(false);
+/// The ids of the `rt_cooperative` calls that saw their signal (tests run in parallel: each
+/// looks for its own call).
+static SIGNAL_SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn signal_seen(tool_call_id: &str) -> bool {
+    SIGNAL_SEEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .any(|id| id == tool_call_id)
+}
 
 /// Waits for its signal, notes it, and returns.
 #[tool]
 async fn rt_cooperative(ctx: ToolContext) -> &'static str {
     ctx.signal.cancelled().await;
-    SIGNAL_SEEN.store(true, Ordering::SeqCst);
+    SIGNAL_SEEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(ctx.tool_call_id.clone());
     "stopped"
 }
 
@@ -345,7 +358,6 @@ async fn code_1010_timeout_fires_the_signal_then_fails() {
 
 #[tokio::test(start_paused = true)]
 async fn code_1011_cancelling_a_turn_fires_signals_and_drops_stubborn_tools_after_grace() {
-    SIGNAL_SEEN.store(false, Ordering::SeqCst);
     let dropped_before = IGNORED_DROPPED.load(Ordering::SeqCst);
     let runtime = Runtime::builder()
         .plugin(parallel_tools())
@@ -356,7 +368,7 @@ async fn code_1011_cancelling_a_turn_fires_signals_and_drops_stubborn_tools_afte
         .create_session(SessionOptions::all())
         .expect("session");
     let turn = session.run_turn(vec![
-        call("c1", "rt_cooperative", "{}"),
+        call("c1011_coop", "rt_cooperative", "{}"),
         call("c2", "rt_stubborn", "{}"),
         call("c3", "rt_add", r#"{"a":1,"b":1}"#),
     ]);
@@ -377,7 +389,7 @@ async fn code_1011_cancelling_a_turn_fires_signals_and_drops_stubborn_tools_afte
         "a call that finished before stays finished"
     );
     assert!(
-        SIGNAL_SEEN.load(Ordering::SeqCst),
+        signal_seen("c1011_coop"),
         "the cooperative tool saw its signal"
     );
     assert_eq!(
@@ -543,7 +555,9 @@ async fn the_conversation_records_calls_and_results_as_the_model_reads_them() {
     );
 }
 
-#[tokio::test]
+// Paused time: the late report (20 ms) must come before the check (60 ms) whatever the load, or
+// a stalled thread fires both timers at once and the check runs before the report was tried.
+#[tokio::test(start_paused = true)]
 async fn progress_deltas_stream_between_start_and_end_and_never_after() {
     LATE_DELIVERED.store(true, Ordering::SeqCst);
     let session = runtime()

@@ -3,8 +3,7 @@
 //! decision for another call, sealed interrupts resumed in a fresh runtime, a tampered seal, and
 //! the critical-coverage invariant.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pleach_core::safety::{
     Action, DecisionError, FabricationDetector, Finding, Interrupt, Provenance, ProvenanceDetector,
@@ -17,7 +16,17 @@ use pleach_core::{
 };
 use serde_json::{Value, json};
 
-static RAN: AtomicUsize = AtomicUsize::new(0);
+/// The accounts `sf_close_account` closed. Other tests of this binary close accounts at the same
+/// time, so a test asks about its own account, not how many closes there were.
+static CLOSED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn closed(account_id: &str) -> bool {
+    CLOSED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .any(|closed| closed == account_id)
+}
 
 /// Lists the accounts the user may use.
 #[tool]
@@ -28,7 +37,10 @@ async fn sf_list_accounts() -> Value {
 /// Closes an account: cannot be undone.
 #[unified_tool(safety_tier = "critical")]
 async fn sf_close_account(account_id: String) -> String {
-    RAN.fetch_add(1, Ordering::SeqCst);
+    CLOSED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(account_id.clone());
     format!("closed {account_id}")
 }
 
@@ -143,7 +155,6 @@ fn no_answer(_: &Interrupt) -> Option<pleach_core::safety::Decision> {
 async fn critical_with_a_finding_halts_before_the_tool_runs() {
     let runtime = runtime();
     let session = session_with_accounts(&runtime).await;
-    let before = RAN.load(Ordering::SeqCst);
     let (events, result) = run_one(
         &session,
         ToolCall::new("c1", "sf_close_account", r#"{"account_id":"ACC-9999"}"#),
@@ -162,7 +173,7 @@ async fn critical_with_a_finding_halts_before_the_tool_runs() {
         "{}",
         error.message()
     );
-    assert_eq!(RAN.load(Ordering::SeqCst), before, "the tool never ran");
+    assert!(!closed("ACC-9999"), "the tool never ran");
     let wire: Value = serde_json::from_str(&events[1].to_json()).unwrap();
     assert_eq!(wire["error"]["code"], 1012);
     assert_eq!(wire["error"]["_recoverable"], false);

@@ -180,7 +180,8 @@ mod session_tools {
             .unwrap();
         let runtime = Runtime::builder()
             .provide(config)
-            .tool_timeout("shell_exec", Duration::from_secs(1))
+            // Long enough for the script to write its pid on a loaded machine; far under its 30 s.
+            .tool_timeout("shell_exec", Duration::from_secs(2))
             .build()
             .unwrap();
         let session = runtime
