@@ -351,17 +351,27 @@ pub(crate) fn send_terminal(
 ///
 /// A call may also carry the provider's opaque [`signature`](ToolCall::signature) for it (Gemini's
 /// `thoughtSignature`), which the provider's message writer sends back with the call.
+///
+/// A call is 32 bytes (a pointer to its text and where each part ends), which keeps the events,
+/// results and messages that hold one small; the price is that an id and a name longer than
+/// 4 GiB together (no provider sends one) are cut to fit, at a character boundary.
 #[derive(Clone)]
 pub struct ToolCall {
     /// `id`, `name`, `arguments` and the signature (empty for none), back to back.
     text: Arc<str>,
     /// Where `id` ends and `name` begins.
-    id_end: usize,
+    id_end: u32,
     /// Where `name` ends and `arguments` begin.
-    name_end: usize,
+    name_end: u32,
     /// Where `arguments` end and the signature begins.
     arguments_end: usize,
 }
+
+// 32 bytes on 64-bit targets: with eight more, `pleach-bench batch` faulted in fresh pages every
+// round (97,000 page faults against 31,000) and took 1.5 times as long (`docs/performance.md`,
+// session 6).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<ToolCall>() == 32);
 
 /// The texts of calls being built are joined here first, so a call costs one allocation.
 const SCRATCH_KEEP: usize = 16 * 1024;
@@ -379,6 +389,9 @@ impl ToolCall {
     /// A call from its texts, `signature` empty for none: one allocation.
     #[inline]
     pub(crate) fn joined(id: &str, name: &str, arguments: &str, signature: &str) -> Self {
+        // The id's and name's ends are `u32`s (the call stays 32 bytes): cut what cannot fit.
+        let id = cut_to(id, u32::MAX as usize);
+        let name = cut_to(name, u32::MAX as usize - id.len());
         let text: Arc<str> = SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
             Ok(mut joined) => {
                 joined.clear();
@@ -396,8 +409,9 @@ impl ToolCall {
         let name_end = id.len() + name.len();
         ToolCall {
             text,
-            id_end: id.len(),
-            name_end,
+            // Both fit: cut above.
+            id_end: u32::try_from(id.len()).unwrap_or(u32::MAX),
+            name_end: u32::try_from(name_end).unwrap_or(u32::MAX),
             arguments_end: name_end + arguments.len(),
         }
     }
@@ -414,7 +428,7 @@ impl ToolCall {
     /// assert_eq!(call.id(), "call_1");
     /// ```
     pub fn id(&self) -> &str {
-        &self.text[..self.id_end]
+        &self.text[..self.id_end as usize]
     }
 
     /// The tool's name (`tool_calls[].name`).
@@ -424,7 +438,7 @@ impl ToolCall {
     /// assert_eq!(call.name(), "add");
     /// ```
     pub fn name(&self) -> &str {
-        &self.text[self.id_end..self.name_end]
+        &self.text[self.id_end as usize..self.name_end as usize]
     }
 
     /// The arguments as JSON text, exactly as the model sent them.
@@ -434,7 +448,7 @@ impl ToolCall {
     /// assert_eq!(call.arguments(), r#"{"a":1}"#);
     /// ```
     pub fn arguments(&self) -> &str {
-        &self.text[self.name_end..self.arguments_end]
+        &self.text[self.name_end as usize..self.arguments_end]
     }
 
     /// The provider's opaque signature for this call, if it sent one: Gemini's
@@ -513,6 +527,15 @@ impl PartialEq for ToolCall {
 }
 
 impl Eq for ToolCall {}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn cut_to(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        text
+    } else {
+        &text[..text.floor_char_boundary(max)]
+    }
+}
 
 /// The stored form: `{"id", "name", "arguments"}`, and `"signature"` when the call has one (so a
 /// saved conversation written back later still carries it).
@@ -1379,6 +1402,38 @@ fn capitalize(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_is_cut_at_a_character_boundary() {
+        assert_eq!(cut_to("abc", 3), "abc");
+        assert_eq!(cut_to("abc", 2), "ab");
+        assert_eq!(
+            cut_to("aé", 2),
+            "a",
+            "`é` is two bytes: it does not fit in one"
+        );
+        assert_eq!(cut_to("é", 0), "");
+    }
+
+    #[test]
+    fn a_call_keeps_its_texts_and_signature_apart() {
+        let call = ToolCall::joined("ид-1", "añadir", r#"{"x":"é"}"#, "c2ln");
+        assert_eq!(
+            (call.id(), call.name(), call.arguments(), call.signature()),
+            ("ид-1", "añadir", r#"{"x":"é"}"#, Some("c2ln"))
+        );
+        let edited = call.with_arguments("{}");
+        assert_eq!(
+            (edited.arguments(), edited.signature()),
+            ("{}", Some("c2ln"))
+        );
+        assert_eq!(edited.with_signature("").signature(), None);
+        assert_ne!(
+            call,
+            call.with_signature("other"),
+            "the signature is part of the call"
+        );
+    }
 
     #[test]
     fn a_call_keeps_its_three_texts_apart() {
