@@ -1697,6 +1697,14 @@ fn gemini_signatures_of_whole_responses_and_saved_conversations() {
     let saved = serde_json::to_string(&conversation).unwrap();
     let loaded: Vec<pleach_core::Message> = serde_json::from_str(&saved).unwrap();
     assert_eq!(loaded, conversation);
+    // The result message of a signed call reads back equal too.
+    let with_result = vec![
+        conversation[0].clone(),
+        pleach_core::Message::tool_result(&calls[0], &Ok(json!(3))),
+    ];
+    let reloaded: Vec<pleach_core::Message> =
+        serde_json::from_str(&serde_json::to_string(&with_result).unwrap()).unwrap();
+    assert_eq!(reloaded, with_result);
     let contents = gemini::messages(&loaded);
     assert_eq!(contents[0]["parts"][0]["thoughtSignature"], "c2lnLWE=");
     assert!(contents[0]["parts"][1].get("thoughtSignature").is_none());

@@ -840,6 +840,14 @@ async fn a_sealed_interrupt_for_a_critical_tool_does_not_resume() {
     assert!(refused.to_string().contains("critical"), "{refused}");
     // No turn started: nothing ran, nothing was written back.
     assert!(session.conversation().is_empty());
+    // A rejection runs nothing: it closes the interrupt.
+    let results = session
+        .resume(&sealed, interrupt.reject("no"))
+        .expect("a rejection is taken")
+        .finish()
+        .await;
+    assert_eq!(code(&results[0]), Some(ErrorCode::RejectedByUser));
+    assert!(!closed("ACC-9"));
 }
 
 /// `interrupt.requested` carries its call in the events' `{ id, name, args }` form

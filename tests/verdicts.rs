@@ -269,3 +269,84 @@ fn length_and_size_bounds_are_the_schemas_keywords() {
         );
     }
 }
+
+/// Bounds a number cannot be written as (infinite, NaN, past 64 bits), or a default written as an
+/// expression: the definition is refused, or its two paths agree with its schema.
+mod unusual_bounds {
+    use super::*;
+
+    /// Probes an infinite length bound.
+    #[tool]
+    async fn v_inf_max(#[arg(max = f64::INFINITY)] name: String) -> bool {
+        let _ = name;
+        true
+    }
+
+    /// Probes a NaN length bound.
+    #[tool]
+    async fn v_nan_min(#[arg(min = f64::NAN)] name: String) -> bool {
+        let _ = name;
+        true
+    }
+
+    /// Probes a size bound past 64 bits.
+    #[tool]
+    async fn v_huge_min(#[arg(min = 1u128 << 70)] tags: Vec<String>) -> bool {
+        let _ = tags;
+        true
+    }
+
+    /// Probes a number bound past 64 bits.
+    #[tool]
+    async fn v_huge_num(#[arg(min = 1u128 << 70)] n: u64) -> u64 {
+        n
+    }
+
+    /// Probes a default, written as an expression, that its own length bound refuses.
+    #[tool]
+    async fn v_expr_default(#[arg(default = String::new(), min = 1)] name: String) -> usize {
+        name.len()
+    }
+
+    /// Probes a set's size bound (Rust's `Eq` can merge items JSON tells apart).
+    #[tool]
+    async fn v_path_set(
+        #[arg(min = 2)] paths: std::collections::HashSet<std::path::PathBuf>,
+    ) -> usize {
+        paths.len()
+    }
+
+    /// Probes an empty default under a negative `max` (which acts as 0).
+    #[tool]
+    async fn v_neg_default(#[arg(default = "", max = -1)] text: String) -> usize {
+        text.len()
+    }
+
+    /// The definition is refused (it panics when built), or it agrees with its schema.
+    fn refused_or_agrees(definition: fn() -> pleach_core::ToolDefinition, arguments: &Value) {
+        if let Ok(definition) = std::panic::catch_unwind(definition) {
+            check_tool(&definition, arguments);
+        }
+    }
+
+    #[test]
+    fn are_refused_or_agree_with_the_schema() {
+        for arguments in [json!({ "name": "abc" }), json!({ "name": "" })] {
+            refused_or_agrees(v_inf_max::definition, &arguments);
+            refused_or_agrees(v_nan_min::definition, &arguments);
+        }
+        check_tool(&v_huge_min::definition(), &json!({ "tags": ["a"] }));
+        check_tool(&v_huge_num::definition(), &json!({ "n": 5 }));
+        refused_or_agrees(v_expr_default::definition, &json!({}));
+        assert!(
+            std::panic::catch_unwind(v_expr_default::definition).is_err(),
+            "a default its own bounds refuse is refused when the definition is built"
+        );
+        check_tool(
+            &v_path_set::definition(),
+            &json!({ "paths": ["a/b", "a//b"] }),
+        );
+        check_tool(&v_neg_default::definition(), &json!({}));
+        check_tool(&v_neg_default::definition(), &json!({ "text": "x" }));
+    }
+}

@@ -231,15 +231,18 @@ impl<T> Measured for std::collections::VecDeque<T> {
     }
 }
 
+// A set keeps its items distinct by Rust's `Eq`, which can merge items JSON tells apart (`a/b` and
+// `a//b` as paths): its bounds are the schema's `minItems`/`maxItems` on the array as sent, which
+// the validator checks first (a set is never read on the typed path alone).
 impl<T> Measured for std::collections::BTreeSet<T> {
     fn measure(&self) -> Option<Measure> {
-        Some(Measure::Length(self.len()))
+        None
     }
 }
 
 impl<T, S> Measured for std::collections::HashSet<T, S> {
     fn measure(&self) -> Option<Measure> {
-        Some(Measure::Length(self.len()))
+        None
     }
 }
 
@@ -534,7 +537,12 @@ fn whole_bound(bound: &Value, round: fn(f64) -> f64) -> Value {
         None if bound.as_i64().is_some() => Value::from(0),
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         // `as` saturates: a bound past `u64::MAX` is `u64::MAX`, a negative one 0.
-        None => Value::from(round(bound.as_f64().unwrap_or(0.0)).max(0.0) as u64),
+        None => match bound.as_f64() {
+            Some(float) => Value::from(round(float).max(0.0) as u64),
+            // NaN and the infinities serialize as `null`: kept, so the schema fails to compile
+            // and the definition says so, as it does for a number's bound.
+            None => bound.clone(),
+        },
     }
 }
 
@@ -624,6 +632,16 @@ impl<T: DefaultFromStr> DefaultFromStr for Option<T> {
 /// Serializes a `#[arg(default/min/max = …)]` value for the schema.
 pub fn json_value<T: Serialize + ?Sized>(value: &T) -> Option<Value> {
     serde_json::to_value(value).ok()
+}
+
+/// Serializes a `#[arg(min/max)]` bound: an integer past 64 bits becomes a float (as the typed
+/// check compares it) instead of no bound at all.
+pub fn bound_value<T: Serialize + ?Sized>(value: &T) -> Option<Value> {
+    serde_json::to_value(value).ok().or_else(|| {
+        serde_json::to_string(value)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+    })
 }
 
 /// Reads the arguments text into the tool's input.

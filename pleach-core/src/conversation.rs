@@ -78,6 +78,9 @@ enum Wire<'a> {
         is_error: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         edited_arguments: Option<Cow<'a, str>>,
+        /// The call's provider signature, if it has one (`ToolCall::signature`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<Cow<'a, str>>,
     },
 }
 
@@ -106,6 +109,7 @@ impl Serialize for Message {
                 content: Cow::Borrowed(content),
                 is_error: *is_error,
                 edited_arguments: edited_arguments.as_deref().map(Cow::Borrowed),
+                signature: tool_call.signature().map(Cow::Borrowed),
             },
         }
         .serialize(serializer)
@@ -132,13 +136,19 @@ impl<'de> Deserialize<'de> for Message {
                 content,
                 is_error,
                 edited_arguments,
+                signature,
             } => {
                 let arguments = arguments
                     .as_deref()
                     .or(edited_arguments.as_deref())
                     .unwrap_or("{}");
                 Message::Tool {
-                    tool_call: ToolCall::new(tool_call_id, name, arguments),
+                    tool_call: ToolCall::joined(
+                        &tool_call_id,
+                        &name,
+                        arguments,
+                        signature.as_deref().unwrap_or_default(),
+                    ),
                     content: content.into_owned(),
                     is_error,
                     edited_arguments: edited_arguments.map(Cow::into_owned),

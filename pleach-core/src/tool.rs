@@ -789,6 +789,22 @@ impl ToolDefinition {
             ));
         }
         let input = CompiledSchema::compile(input_schema).map_err(|e| invalid("input", e))?;
+        // A typed input gets a property's default when the call leaves it out: one its own schema
+        // refuses would fail every such call for a value the model never sent.
+        if check.is_some() {
+            let defaults: serde_json::Map<String, Value> =
+                top_level_defaults(input.schema()).into_iter().collect();
+            let verdict = input.validate(&Value::Object(defaults));
+            if let Some(error) = verdict.errors.iter().find(|e| !e.path.is_empty()) {
+                return Err(invalid(
+                    "input",
+                    format!(
+                        "the default at `{}` fails its own schema: {}",
+                        error.path, error.message
+                    ),
+                ));
+            }
+        }
         let output = output_schema
             .map(CompiledSchema::compile)
             .transpose()

@@ -325,9 +325,13 @@ pub(crate) fn default_within_bounds(attrs: &ArgAttrs, errors: &mut Errors) {
     };
     let bounds = [("min", &attrs.min, true), ("max", &attrs.max, false)];
     for (key, bound, lower) in bounds {
-        let Some(limit) = bound.as_ref().and_then(literal_number) else {
+        let Some(mut limit) = bound.as_ref().and_then(literal_number) else {
             continue;
         };
+        if is_length && !lower {
+            // As the schema's `maxLength`: a negative `max` acts as 0.
+            limit = limit.max(0.0);
+        }
         if (lower && value < limit) || (!lower && value > limit) {
             let side = match (lower, is_length) {
                 (true, false) => "below",

@@ -435,7 +435,7 @@ fn argument_parts(
     let bound = |expr: &Option<Expr>| {
         expr.as_ref().map_or_else(
             || quote!(::core::option::Option::None),
-            |e| quote!(#p::json_value(&(#e))),
+            |e| quote!(#p::bound_value(&(#e))),
         )
     };
     let (minimum, maximum) = (bound(&attrs.min), bound(&attrs.max));

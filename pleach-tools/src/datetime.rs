@@ -484,7 +484,9 @@ fn read_datetime(text: &str, argument: &str, tz: &TimeZone) -> Result<ZonedDateT
 
 /// The supported range, for a reason that says a value was out of range.
 fn range_hint(reason: &str) -> String {
-    if reason.contains("range") {
+    // jiff's reasons for a date past its instants name the timestamp or the year; a bad field
+    // (hour 25, month 13) names that field's own range.
+    if reason.contains("timestamp") || reason.contains("'year'") {
         format!("; the supported range is {RANGE}")
     } else {
         String::new()
@@ -834,6 +836,20 @@ mod tests {
                 &parse_error(past_the_end),
                 "the supported range is instants from -009999-01-02T01:59:59Z to \
                  9999-12-30T22:00:00Z",
+            );
+        }
+        // A bad field names its own range, not the instants'.
+        for bad_field in [
+            "2024-03-10T25:00:00Z",
+            "2024-13-01",
+            "2024-02-30",
+            "2024-01-01T10:61:00",
+        ] {
+            let refused = run(&parse_error(bad_field)).unwrap_err();
+            assert!(
+                !refused.message().contains("the supported range is"),
+                "{bad_field}: {}",
+                refused.message()
             );
         }
         assert!(

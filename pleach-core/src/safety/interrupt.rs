@@ -129,9 +129,9 @@ pub enum DecisionError {
         "interrupt `{0}` still waits in this session's turn; answer it with `resolve`, not by resuming its seal"
     )]
     StillPending(String),
-    /// The interrupt's tool is `critical` in this session: no user decision overrides its halt,
+    /// The interrupt's tool is `critical` in this session: no accept or edit overrides its halt,
     /// whatever the seal says (it was sealed before the tool became critical, or not by this
-    /// runtime's screening). Nothing ran.
+    /// runtime's screening). Nothing ran; a rejection would still be taken.
     #[error(
         "tool `{tool}` is critical here: no decision can override its safety halt, so interrupt `{interrupt_id}` cannot be resumed"
     )]

@@ -409,7 +409,11 @@ impl Session {
             .ok_or(crate::safety::SealError::NoKey)?;
         let interrupt = crate::safety::Interrupt::open_with(sealed, key)?;
         let tool = self.inner.tool(interrupt.tool_call.name());
-        if tool.is_some_and(|tool| tool.tool.safety_tier() == Some(crate::SafetyTier::Critical)) {
+        // A rejection runs nothing: it may close such an interrupt (the call fails with 1013).
+        let runs = !matches!(decision.action, crate::safety::Action::Reject { .. });
+        if runs
+            && tool.is_some_and(|tool| tool.tool.safety_tier() == Some(crate::SafetyTier::Critical))
+        {
             return Err(crate::safety::DecisionError::CriticalTool {
                 interrupt_id: interrupt.id,
                 tool: interrupt.tool_call.name().to_owned(),

@@ -61,8 +61,8 @@ const _: () = {
                     default: ::pleach_core::__private::json_value(
                         &__pleach_default_limit(),
                     ),
-                    minimum: ::pleach_core::__private::json_value(&(1)),
-                    maximum: ::pleach_core::__private::json_value(&(50)),
+                    minimum: ::pleach_core::__private::bound_value(&(1)),
+                    maximum: ::pleach_core::__private::bound_value(&(50)),
                 },
             );
         __pleach_schema
