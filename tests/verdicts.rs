@@ -322,6 +322,17 @@ mod unusual_bounds {
         text.len()
     }
 
+    /// Probes the other string and list types a bound measures.
+    #[tool]
+    async fn v_other_types(
+        #[arg(min = 1, max = 3)] path: std::path::PathBuf,
+        #[arg(max = 2)] boxed: Option<Box<[u8]>>,
+        #[arg(min = 2)] cow: Option<std::borrow::Cow<'static, str>>,
+    ) -> bool {
+        let _ = (path, boxed, cow);
+        true
+    }
+
     /// The definition is refused (it panics when built), or it agrees with its schema.
     fn refused_or_agrees(definition: fn() -> pleach_core::ToolDefinition, arguments: &Value) {
         if let Ok(definition) = std::panic::catch_unwind(definition) {
@@ -348,5 +359,20 @@ mod unusual_bounds {
         );
         check_tool(&v_neg_default::definition(), &json!({}));
         check_tool(&v_neg_default::definition(), &json!({ "text": "x" }));
+        for arguments in [
+            json!({ "path": "a/\u{e9}" }),
+            json!({ "path": "" }),
+            json!({ "path": "abcd" }),
+            json!({ "path": "a", "boxed": [1, 2, 3] }),
+            json!({ "path": "a", "boxed": [1] }),
+            json!({ "path": "a", "cow": "x" }),
+            json!({ "path": "a", "cow": "xy" }),
+        ] {
+            check_tool(&v_other_types::definition(), &arguments);
+        }
+        let schema = v_other_types::definition().input_schema().clone();
+        assert_eq!(schema["properties"]["path"]["maxLength"], 3);
+        assert_eq!(schema["properties"]["boxed"]["maxItems"], 2);
+        assert_eq!(schema["properties"]["cow"]["minLength"], 2);
     }
 }

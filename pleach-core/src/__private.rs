@@ -219,6 +219,32 @@ impl Measured for Box<str> {
     }
 }
 
+impl Measured for std::sync::Arc<str> {
+    fn measure(&self) -> Option<Measure> {
+        Some(Measure::Length(self.chars().count()))
+    }
+}
+
+impl Measured for std::borrow::Cow<'_, str> {
+    fn measure(&self) -> Option<Measure> {
+        Some(Measure::Length(self.chars().count()))
+    }
+}
+
+impl Measured for std::path::PathBuf {
+    fn measure(&self) -> Option<Measure> {
+        // Read from JSON, so UTF-8; a path built otherwise is measured as the schema would see
+        // its lossy text.
+        Some(Measure::Length(self.to_string_lossy().chars().count()))
+    }
+}
+
+impl<T> Measured for Box<[T]> {
+    fn measure(&self) -> Option<Measure> {
+        Some(Measure::Length(self.len()))
+    }
+}
+
 impl<T> Measured for Vec<T> {
     fn measure(&self) -> Option<Measure> {
         Some(Measure::Length(self.len()))
