@@ -128,6 +128,18 @@ async fn bounded<T>(future: impl Future<Output = T>) -> T {
         .expect("the step finishes within the bound")
 }
 
+/// The protocol error a request ends in, within the bound; a result or another failure fails
+/// the test, saying what the request was.
+async fn protocol_error<T: std::fmt::Debug>(
+    request: impl Future<Output = Result<T, ServiceError>>,
+    what: impl std::fmt::Display,
+) -> rmcp::model::ErrorData {
+    match bounded(request).await {
+        Err(ServiceError::McpError(error)) => error,
+        other => panic!("{what}: a protocol error, not {other:?}"),
+    }
+}
+
 /// Waits until `flag` is set, failing after the bound.
 async fn until_set(flag: &AtomicBool) {
     bounded(async {
@@ -275,12 +287,11 @@ async fn bad_arguments_are_an_is_error_result_and_an_unknown_tool_a_protocol_err
         .expect("the failure is text");
     assert!(text.starts_with("error 1001:"), "{text}");
 
-    let error = bounded(client.call_tool(call("mcp_no_such_tool", json!({}))))
-        .await
-        .expect_err("an unknown tool is not a result");
-    let ServiceError::McpError(error) = error else {
-        panic!("an unknown tool is a protocol error, not {error:?}");
-    };
+    let error = protocol_error(
+        client.call_tool(call("mcp_no_such_tool", json!({}))),
+        "an unknown tool",
+    )
+    .await;
     assert_eq!(error.code.0, -32602, "invalid params: {error:?}");
     assert!(error.message.contains("mcp_no_such_tool"), "{error:?}");
 }
@@ -333,20 +344,12 @@ async fn params_that_do_not_fit_tools_call_are_invalid_params_with_the_reason() 
             "tools/call",
             Some(params.clone()),
         ));
-        let error = bounded(client.send_request(request))
-            .await
-            .expect_err("params that do not fit are not a result");
-        let ServiceError::McpError(error) = error else {
-            panic!("{params}: a protocol error, not {error:?}");
-        };
+        let error = protocol_error(client.send_request(request), &params).await;
         assert_eq!(error.code.0, -32602, "{params}: {error:?}");
         assert!(error.message.contains("tools/call"), "{error:?}");
     }
     let unknown = ClientRequest::CustomRequest(rmcp::model::CustomRequest::new("no/such", None));
-    let ServiceError::McpError(error) = bounded(client.send_request(unknown)).await.unwrap_err()
-    else {
-        panic!("an unknown method is a protocol error");
-    };
+    let error = protocol_error(client.send_request(unknown), "an unknown method").await;
     assert_eq!(error.code.0, -32601, "method not found: {error:?}");
 }
 
@@ -382,12 +385,11 @@ async fn listed_schemas_carry_only_formats_json_schema_defines() {
 async fn a_cursor_the_server_never_gave_is_invalid_params() {
     let (client, _server) = connect(()).await;
     let params = rmcp::model::PaginatedRequestParams::default().with_cursor(Some("bogus".into()));
-    let error = bounded(client.list_tools(Some(params)))
-        .await
-        .expect_err("tools/list has one page: no cursor continues it");
-    let ServiceError::McpError(error) = error else {
-        panic!("a protocol error, not {error:?}");
-    };
+    let error = protocol_error(
+        client.list_tools(Some(params)),
+        "tools/list has one page: a cursor",
+    )
+    .await;
     assert_eq!(error.code.0, -32602, "{error:?}");
     assert!(error.message.contains("bogus"), "{error:?}");
 }

@@ -201,59 +201,32 @@ impl<T: Bounded> Measured for T {
     }
 }
 
-impl Measured for String {
-    fn measure(&self) -> Option<Measure> {
-        Some(Measure::Length(self.chars().count()))
-    }
+/// `Measured` for string types (length in characters) and list types (size).
+macro_rules! measured {
+    (text: $($text:ty),*; list: $($list:ty),*) => {
+        $(impl Measured for $text {
+            fn measure(&self) -> Option<Measure> {
+                Some(Measure::Length(self.chars().count()))
+            }
+        })*
+        $(impl<T> Measured for $list {
+            fn measure(&self) -> Option<Measure> {
+                Some(Measure::Length(self.len()))
+            }
+        })*
+    };
 }
 
-impl Measured for str {
-    fn measure(&self) -> Option<Measure> {
-        Some(Measure::Length(self.chars().count()))
-    }
-}
-
-impl Measured for Box<str> {
-    fn measure(&self) -> Option<Measure> {
-        Some(Measure::Length(self.chars().count()))
-    }
-}
-
-impl Measured for std::sync::Arc<str> {
-    fn measure(&self) -> Option<Measure> {
-        Some(Measure::Length(self.chars().count()))
-    }
-}
-
-impl Measured for std::borrow::Cow<'_, str> {
-    fn measure(&self) -> Option<Measure> {
-        Some(Measure::Length(self.chars().count()))
-    }
-}
+measured!(
+    text: String, str, Box<str>, std::sync::Arc<str>, std::borrow::Cow<'_, str>;
+    list: Vec<T>, std::collections::VecDeque<T>, Box<[T]>
+);
 
 impl Measured for std::path::PathBuf {
     fn measure(&self) -> Option<Measure> {
         // Read from JSON, so UTF-8; a path built otherwise is measured as the schema would see
         // its lossy text.
         Some(Measure::Length(self.to_string_lossy().chars().count()))
-    }
-}
-
-impl<T> Measured for Box<[T]> {
-    fn measure(&self) -> Option<Measure> {
-        Some(Measure::Length(self.len()))
-    }
-}
-
-impl<T> Measured for Vec<T> {
-    fn measure(&self) -> Option<Measure> {
-        Some(Measure::Length(self.len()))
-    }
-}
-
-impl<T> Measured for std::collections::VecDeque<T> {
-    fn measure(&self) -> Option<Measure> {
-        Some(Measure::Length(self.len()))
     }
 }
 
@@ -327,39 +300,41 @@ fn length(length: usize) -> Number {
     i128::try_from(length).map_or(Number::Float(f64::INFINITY), Number::Int)
 }
 
+/// Whether `value` stands to `bound` as `holds` accepts; true when the bound does not apply (no
+/// value, or a bound that is no number), false when the two do not compare (NaN). A length
+/// compares as the schema's whole-number keywords, which cannot be negative: a negative bound
+/// acts as 0 (for a `min` that changes nothing, a length never being negative).
+fn within<T: Measured + ?Sized, B: Bounded>(
+    value: &T,
+    bound: &B,
+    holds: fn(std::cmp::Ordering) -> bool,
+) -> bool {
+    let (Some(measure), Some(bound)) = (value.measure(), bound.number()) else {
+        return true;
+    };
+    let (value, bound) = match measure {
+        Measure::Number(number) => (number, bound),
+        Measure::Length(count) => {
+            let bound = match bound {
+                Number::Int(b) => Number::Int(b.max(0)),
+                // NaN stays NaN (and compares with nothing), as for a number.
+                Number::Float(b) if b < 0.0 => Number::Float(0.0),
+                float @ Number::Float(_) => float,
+            };
+            (length(count), bound)
+        }
+    };
+    compare(value, bound).is_some_and(holds)
+}
+
 /// `value >= minimum`, or the bound does not apply.
 pub fn at_least<T: Measured + ?Sized, B: Bounded>(value: &T, minimum: &B) -> bool {
-    let value = match value.measure() {
-        Some(Measure::Number(number)) => number,
-        // A length is never negative: `length >= ceil(max(minimum, 0))` is `length >= minimum`.
-        Some(Measure::Length(count)) => length(count),
-        None => return true,
-    };
-    minimum
-        .number()
-        .is_none_or(|m| compare(value, m).is_some_and(std::cmp::Ordering::is_ge))
+    within(value, minimum, std::cmp::Ordering::is_ge)
 }
 
 /// `value <= maximum`, or the bound does not apply.
 pub fn at_most<T: Measured + ?Sized, B: Bounded>(value: &T, maximum: &B) -> bool {
-    let Some(bound) = maximum.number() else {
-        return true;
-    };
-    match value.measure() {
-        Some(Measure::Number(number)) => {
-            compare(number, bound).is_some_and(std::cmp::Ordering::is_le)
-        }
-        // As the schema's `maxLength`/`maxItems`, which cannot be negative: a negative bound
-        // acts as 0.
-        Some(Measure::Length(count)) => {
-            let bound = match bound {
-                Number::Int(b) => Number::Int(b.max(0)),
-                Number::Float(b) => Number::Float(b.max(0.0)),
-            };
-            compare(length(count), bound).is_some_and(std::cmp::Ordering::is_le)
-        }
-        None => true,
-    }
+    within(value, maximum, std::cmp::Ordering::is_le)
 }
 
 /// The error of a value outside its `#[arg]` bounds (the runtime explains it with the validator).

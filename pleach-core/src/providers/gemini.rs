@@ -366,10 +366,7 @@ impl GeminiStreamParser {
             if let Some(name) = call.name {
                 self.start_streaming(out, call.id, &name);
             }
-            // On whichever part of the streamed call it comes.
-            if let (Some(signature), Some(streaming)) = (signature, &self.streaming) {
-                self.calls.sign(out, &streaming.key, signature);
-            }
+            self.sign_streaming(out, signature);
             if let Some(args) = call.partial_args {
                 let ends = !continues && args.iter().all(|a| a.will_continue != Some(true));
                 self.partial_args(out, &args);
@@ -378,9 +375,7 @@ impl GeminiStreamParser {
                 }
             }
         } else if terminal {
-            if let (Some(signature), Some(streaming)) = (signature, &self.streaming) {
-                self.calls.sign(out, &streaming.key, signature);
-            }
+            self.sign_streaming(out, signature);
             self.end_streaming(out);
         } else if let Some(name) = call.name {
             // A whole call: with its arguments, or (`{name}` alone) without any.
@@ -394,6 +389,13 @@ impl GeminiStreamParser {
                 .map_or_else(|| "{}".to_owned(), |raw| raw.get().to_owned());
             self.calls.delta(out, &key, &arguments);
             self.calls.end(out, &key);
+        }
+    }
+
+    /// A signature on a part of the call being streamed, on whichever part it comes.
+    fn sign_streaming(&mut self, out: &mut Vec<ProviderEvent>, signature: Option<String>) {
+        if let (Some(signature), Some(streaming)) = (signature, &self.streaming) {
+            self.calls.sign(out, &streaming.key, signature);
         }
     }
 

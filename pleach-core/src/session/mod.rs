@@ -409,19 +409,7 @@ impl Session {
             .ok_or(crate::safety::SealError::NoKey)?;
         let interrupt = crate::safety::Interrupt::open_with(sealed, key)?;
         let tool = self.inner.tool(interrupt.tool_call.name());
-        // A rejection runs nothing: it may close such an interrupt (the call fails with 1013).
-        let runs = !matches!(decision.action, crate::safety::Action::Reject { .. });
-        if runs
-            && tool.is_some_and(|tool| tool.tool.safety_tier() == Some(crate::SafetyTier::Critical))
-        {
-            return Err(crate::safety::DecisionError::CriticalTool {
-                interrupt_id: interrupt.id,
-                tool: interrupt.tool_call.name().to_owned(),
-            });
-        }
-        let definition = tool.map(|tool| tool.tool.definition());
-        self.inner
-            .accept_resumed(&interrupt, &decision, definition)?;
+        self.inner.accept_resumed(&interrupt, &decision, tool)?;
         let call = interrupt.tool_call;
         let resolved = ToolEvent::InterruptResolved {
             tool_call_id: Arc::from(call.id()),

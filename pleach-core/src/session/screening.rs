@@ -240,13 +240,7 @@ impl SessionInner {
         let Some(pending) = approvals.pending.get(&decision.interrupt_id) else {
             return Err(DecisionError::UnknownInterrupt(decision.interrupt_id));
         };
-        let limits = self.runtime.config.limits;
-        check_decision(
-            &decision,
-            &pending.fingerprint,
-            Some(&pending.definition),
-            limits,
-        )?;
+        self.check_decision(&decision, &pending.fingerprint, Some(&pending.definition))?;
         approvals.answered.insert(decision.interrupt_id.clone());
         if let Some(pending) = approvals.pending.remove(&decision.interrupt_id) {
             // A call cancelled meanwhile has stopped listening; the decision has nothing left to do.
@@ -255,24 +249,31 @@ impl SessionInner {
         Ok(())
     }
 
-    /// Checks a decision against a sealed interrupt being resumed, and marks it resumed.
+    /// Checks a decision against a sealed interrupt being resumed for `tool` (this session's,
+    /// if it has one of that name), and marks it resumed.
     pub(super) fn accept_resumed(
         &self,
         interrupt: &Interrupt,
         decision: &Decision,
-        definition: Option<&ToolDefinition>,
+        tool: Option<&SessionTool>,
     ) -> Result<(), DecisionError> {
+        // No accept or edit overrides a critical halt; a rejection runs nothing, so it may close
+        // such an interrupt (the call fails with 1013).
+        if !matches!(decision.action, Action::Reject { .. })
+            && tool.is_some_and(|tool| tool.tool.safety_tier() == Some(SafetyTier::Critical))
+        {
+            return Err(DecisionError::CriticalTool {
+                interrupt_id: interrupt.id.clone(),
+                tool: interrupt.tool_call.name().to_owned(),
+            });
+        }
         if decision.interrupt_id != interrupt.id {
             return Err(DecisionError::UnknownInterrupt(
                 decision.interrupt_id.clone(),
             ));
         }
-        check_decision(
-            decision,
-            &interrupt.fingerprint,
-            definition,
-            self.runtime.config.limits,
-        )?;
+        let definition = tool.map(|tool| tool.tool.definition());
+        self.check_decision(decision, &interrupt.fingerprint, definition)?;
         let mut approvals = self.approvals();
         // Still waiting in this session's own turn: answered there (`resolve`), or the call
         // would run once from the seal and once more when that turn is answered.
@@ -284,36 +285,38 @@ impl SessionInner {
         }
         Ok(())
     }
-}
 
-/// A decision applies to the fingerprint it was made for, and an edit must be valid arguments.
-fn check_decision(
-    decision: &Decision,
-    fingerprint: &str,
-    definition: Option<&ToolDefinition>,
-    limits: super::Limits,
-) -> Result<(), DecisionError> {
-    if decision.fingerprint != fingerprint {
-        return Err(DecisionError::FingerprintMismatch {
-            interrupt_id: decision.interrupt_id.clone(),
-            decided: decision.fingerprint.clone(),
-            pending: fingerprint.to_owned(),
-        });
-    }
-    if let Action::Edit { arguments } = &decision.action
-        && let Some(over) = super::pipeline::limits_verdict(arguments, limits)
-    {
-        // Refused here, to the host, rather than failing the call with a 1006 that tells the
-        // model to send less data for what the user typed.
-        return Err(DecisionError::InvalidEdit(over));
-    }
-    if let (Action::Edit { arguments }, Some(definition)) = (&decision.action, definition) {
-        let verdict = definition.validate_arguments(arguments);
-        if !verdict.valid {
-            return Err(DecisionError::InvalidEdit(verdict));
+    /// A decision applies to the fingerprint it was made for, and an edit must be valid
+    /// arguments within the runtime's limits.
+    fn check_decision(
+        &self,
+        decision: &Decision,
+        fingerprint: &str,
+        definition: Option<&ToolDefinition>,
+    ) -> Result<(), DecisionError> {
+        if decision.fingerprint != fingerprint {
+            return Err(DecisionError::FingerprintMismatch {
+                interrupt_id: decision.interrupt_id.clone(),
+                decided: decision.fingerprint.clone(),
+                pending: fingerprint.to_owned(),
+            });
         }
+        if let Action::Edit { arguments } = &decision.action
+            && let Some(over) =
+                super::pipeline::limits_verdict(arguments, self.runtime.config.limits)
+        {
+            // Refused here, to the host, rather than failing the call with a 1006 that tells the
+            // model to send less data for what the user typed.
+            return Err(DecisionError::InvalidEdit(over));
+        }
+        if let (Action::Edit { arguments }, Some(definition)) = (&decision.action, definition) {
+            let verdict = definition.validate_arguments(arguments);
+            if !verdict.valid {
+                return Err(DecisionError::InvalidEdit(verdict));
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The call to run after a decision, or the rejection.

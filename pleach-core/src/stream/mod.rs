@@ -543,32 +543,42 @@ impl StreamAssembler {
     pub fn finish(self) -> Vec<StreamedCall> {
         self.calls
             .into_iter()
-            .map(|call| match call.phase {
-                Phase::Ended { call, value } => StreamedCall {
-                    call,
-                    parsed: Ok(value),
-                },
-                Phase::Failed(ref error) => StreamedCall {
-                    call: call.tool_call(&call.text),
-                    parsed: Err(error.clone()),
-                },
-                Phase::Open(_) => {
-                    let error = ToolError::new(
-                        ErrorCode::ArgumentsIncomplete,
-                        format!(
-                            "the call to `{}` was cut off: the response ended before its \
-                             arguments were complete ({} bytes came), so it did not run; call it \
-                             again, with shorter arguments if they were long",
-                            call.name, call.received
-                        ),
-                    )
-                    .with_detail(format!(
-                        "the stream ended without the provider's end signal for key `{}`",
-                        call.key
-                    ));
-                    StreamedCall {
-                        call: call.tool_call(&call.text),
+            .map(|call| {
+                let StreamingCall {
+                    key,
+                    id,
+                    name,
+                    text,
+                    received,
+                    signature,
+                    phase,
+                } = call;
+                let as_received = || ToolCall::joined(&id, &name, &text, &signature);
+                match phase {
+                    Phase::Ended { call, value } => StreamedCall {
+                        call,
+                        parsed: Ok(value),
+                    },
+                    Phase::Failed(error) => StreamedCall {
+                        call: as_received(),
                         parsed: Err(error),
+                    },
+                    Phase::Open(_) => {
+                        let error = ToolError::new(
+                            ErrorCode::ArgumentsIncomplete,
+                            format!(
+                                "the call to `{name}` was cut off: the response ended before its \
+                                 arguments were complete ({received} bytes came), so it did not \
+                                 run; call it again, with shorter arguments if they were long"
+                            ),
+                        )
+                        .with_detail(format!(
+                            "the stream ended without the provider's end signal for key `{key}`"
+                        ));
+                        StreamedCall {
+                            call: as_received(),
+                            parsed: Err(error),
+                        }
                     }
                 }
             })
