@@ -2,6 +2,18 @@
 //! [`BatchingStrategy`] — inferred from its definition ([`infer_batching_strategy`]) unless a
 //! plugin's [`BatchingHint`] says otherwise — and [`ToolBatchExecutor`] runs a step's calls under
 //! those rules with a global cap. `docs/batching.md` is the contract.
+//!
+//! ```
+//! use pleach_core::{BatchingStrategy, ToolError, define_tool, infer_batching_strategy};
+//! use serde_json::json;
+//!
+//! let write_file = define_tool("write_file", "Writes a file.")
+//!     .input_schema(json!({ "type": "object", "properties": { "path": { "type": "string" } } }))
+//!     .execute_json(|_, _| async { Ok::<_, ToolError>(json!(null)) })
+//!     .unwrap();
+//! // A write with a resource key: calls on one path run in order, other paths beside them.
+//! assert_eq!(infer_batching_strategy(&write_file), BatchingStrategy::Chunked { key: "path".into() });
+//! ```
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -63,6 +75,12 @@ impl Default for BatchingConfig {
 
 impl BatchingConfig {
     /// A config with the given global cap (at least 1).
+    ///
+    /// ```
+    /// use pleach_core::BatchingConfig;
+    /// assert_eq!(BatchingConfig::new(64).max_concurrency, 64);
+    /// assert_eq!(BatchingConfig::new(0).max_concurrency, 1);
+    /// ```
     pub fn new(max_concurrency: usize) -> Self {
         BatchingConfig {
             max_concurrency: max_concurrency.max(1),
@@ -95,6 +113,12 @@ pub struct BatchingHint {
 
 impl BatchingHint {
     /// A hint without a per-tool cap.
+    ///
+    /// ```
+    /// use pleach_core::{BatchingHint, BatchingStrategy};
+    /// let hint = BatchingHint::new("write_file", BatchingStrategy::Serial);
+    /// assert_eq!(hint.max_concurrency, None);
+    /// ```
     pub fn new(tool_name: impl Into<String>, strategy: BatchingStrategy) -> Self {
         BatchingHint {
             tool_name: tool_name.into(),
@@ -104,6 +128,12 @@ impl BatchingHint {
     }
 
     /// Caps the tool's concurrent calls.
+    ///
+    /// ```
+    /// use pleach_core::{BatchingHint, BatchingStrategy};
+    /// let hint = BatchingHint::new("fetch_page", BatchingStrategy::Parallel).with_max_concurrency(4);
+    /// assert_eq!(hint.max_concurrency, Some(4));
+    /// ```
     #[must_use]
     pub fn with_max_concurrency(mut self, max_concurrency: usize) -> Self {
         self.max_concurrency = Some(max_concurrency.max(1));
@@ -262,6 +292,11 @@ pub struct Semaphore {
 
 impl Semaphore {
     /// A limit of `permits` concurrent runs (at least 1).
+    ///
+    /// ```
+    /// let limit = pleach_core::Semaphore::new(2);
+    /// assert_eq!(limit.available(), 2);
+    /// ```
     pub fn new(permits: usize) -> Self {
         Semaphore {
             inner: Arc::new(TokioSemaphore::new(permits.max(1))),
@@ -269,6 +304,20 @@ impl Semaphore {
     }
 
     /// Runs `future` once a permit is free, holding it until the future completes.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::LazyLock;
+    /// use pleach_core::Semaphore;
+    ///
+    /// // At most 3 requests to the upstream at once, across every call of the tool.
+    /// static UPSTREAM: LazyLock<Semaphore> = LazyLock::new(|| Semaphore::new(3));
+    ///
+    /// let body = UPSTREAM.run(async { "response" }).await;
+    /// assert_eq!(body, "response");
+    /// assert_eq!(UPSTREAM.available(), 3); // the permit is back
+    /// # }
+    /// ```
     pub async fn run<F: Future>(&self, future: F) -> F::Output {
         // The semaphore is never closed, so acquiring cannot fail; if it ever did, running
         // without the limit beats failing the tool.
@@ -277,6 +326,14 @@ impl Semaphore {
     }
 
     /// How many permits are free now.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let limit = pleach_core::Semaphore::new(1);
+    /// limit.run(async { assert_eq!(limit.available(), 0) }).await;
+    /// assert_eq!(limit.available(), 1);
+    /// # }
+    /// ```
     pub fn available(&self) -> usize {
         self.inner.available_permits()
     }
@@ -365,6 +422,12 @@ impl Drop for Slot<'_> {
 }
 
 /// Where one call stands in its step, as the executor sees it.
+///
+/// ```
+/// use pleach_core::{BatchingStrategy, Lane};
+/// let lane = Lane::for_call("read_file", &BatchingStrategy::Chunked { key: "path".into() }, None, r#"{"path":"a.txt"}"#);
+/// assert!(matches!(lane, Lane::Chunked { .. }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Lane {
@@ -385,6 +448,19 @@ pub enum Lane {
 impl Lane {
     /// The lane of a call of a tool with `strategy` (and a hint's cap), given its arguments text.
     /// A chunked call whose key is missing joins the tool's group of keyless calls.
+    ///
+    /// ```
+    /// use pleach_core::{BatchingStrategy, Lane};
+    ///
+    /// let chunked = BatchingStrategy::Chunked { key: "path".into() };
+    /// let a = Lane::for_call("read_file", &chunked, None, r#"{"path":"a.txt"}"#);
+    /// let b = Lane::for_call("read_file", &chunked, None, r#"{"path":"b.txt"}"#);
+    /// assert_ne!(a, b); // different keys: different groups, may overlap
+    /// assert_eq!(
+    ///     Lane::for_call("fetch", &BatchingStrategy::Parallel, Some(4), "{}"),
+    ///     Lane::Parallel { limit: Some(("fetch".into(), 4)) },
+    /// );
+    /// ```
     pub fn for_call(
         tool_name: &str,
         strategy: &BatchingStrategy,
@@ -446,11 +522,22 @@ pub struct ToolBatchExecutor {
 
 impl ToolBatchExecutor {
     /// An executor with `config`.
+    ///
+    /// ```
+    /// use pleach_core::{BatchingConfig, ToolBatchExecutor};
+    /// let executor = ToolBatchExecutor::new(BatchingConfig::new(8));
+    /// assert_eq!(executor.config().max_concurrency, 8);
+    /// ```
     pub fn new(config: BatchingConfig) -> Self {
         ToolBatchExecutor { config }
     }
 
     /// The executor's settings.
+    ///
+    /// ```
+    /// use pleach_core::{BatchingConfig, ToolBatchExecutor};
+    /// assert_eq!(ToolBatchExecutor::new(BatchingConfig::default()).config(), BatchingConfig::default());
+    /// ```
     pub fn config(&self) -> BatchingConfig {
         self.config
     }
@@ -466,6 +553,19 @@ impl ToolBatchExecutor {
     /// # Panics
     ///
     /// Outside a Tokio runtime.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{BatchingConfig, Lane, ToolBatchExecutor};
+    ///
+    /// let executor = ToolBatchExecutor::new(BatchingConfig::new(2));
+    /// let lanes = vec![Lane::Serial, Lane::Serial];
+    /// let out = executor.run(lanes, |index| async move {
+    ///     if index == 0 { panic!("boom") } else { "ok" }
+    /// }).await;
+    /// assert_eq!(out, [None, Some("ok")]); // a panic costs its own item only
+    /// # }
+    /// ```
     pub async fn run<T, F, Fut>(&self, lanes: Vec<Lane>, mut run: F) -> Vec<Option<T>>
     where
         T: Send + 'static,

@@ -1,5 +1,17 @@
 //! The conversation a session appends to: user messages, assistant messages with their tool
 //! calls, and one tool-result message per call, written as the model will read it.
+//!
+//! ```
+//! use pleach_core::{Message, ToolCall};
+//!
+//! let call = ToolCall::new("c1", "add", r#"{"a":1,"b":2}"#);
+//! let conversation = vec![
+//!     Message::User { content: "1 + 2?".into() },
+//!     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
+//!     Message::Tool { tool_call: call, content: "3".into(), is_error: false, edited_arguments: None },
+//! ];
+//! assert_eq!(conversation.len(), 3);
+//! ```
 
 use std::borrow::Cow;
 

@@ -2,6 +2,16 @@
 //! kept apart from operator detail.
 //!
 //! `docs/error-codes.md` is the contract for the codes; [`ErrorCode`] is its Rust form.
+//!
+//! ```
+//! use pleach_core::{ErrorCode, ToolError};
+//!
+//! let error = ToolError::new(ErrorCode::TimedOut, "`slow_tool` took longer than 30 s")
+//!     .with_detail("deadline from the runtime's default_timeout");
+//! assert_eq!(error.code().as_u16(), 1010);
+//! assert!(error.is_recoverable());
+//! assert!(!error.message().contains("default_timeout")); // operator detail stays out
+//! ```
 
 use std::borrow::Cow;
 use std::fmt;
@@ -55,6 +65,12 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in numeric order.
+    ///
+    /// ```
+    /// use pleach_core::ErrorCode;
+    /// let numbers: Vec<u16> = ErrorCode::ALL.iter().map(|c| c.as_u16()).collect();
+    /// assert_eq!(numbers, (1001..=1015).collect::<Vec<_>>());
+    /// ```
     pub const ALL: [ErrorCode; 15] = [
         ErrorCode::InputInvalid,
         ErrorCode::OutputInvalid,
@@ -267,31 +283,66 @@ impl ToolError {
     }
 
     /// The stable code.
+    ///
+    /// ```
+    /// use pleach_core::{ErrorCode, ToolError};
+    /// assert_eq!(ToolError::failed("no such account").code(), ErrorCode::ToolFailed);
+    /// ```
     pub fn code(&self) -> ErrorCode {
         self.0.code
     }
 
     /// The text the model reads.
+    ///
+    /// ```
+    /// let error = pleach_core::ToolError::failed("no such account").with_detail("row 17 missing");
+    /// assert_eq!(error.message(), "no such account");
+    /// ```
     pub fn message(&self) -> &str {
         &self.0.message
     }
 
     /// Whether a retry with other arguments can help (`_recoverable` on the wire).
+    ///
+    /// ```
+    /// use pleach_core::{ErrorCode, ToolError};
+    /// assert!(ToolError::new(ErrorCode::InputInvalid, "bad").is_recoverable());
+    /// assert!(!ToolError::new(ErrorCode::Cancelled, "cancelled").is_recoverable());
+    /// ```
     pub fn is_recoverable(&self) -> bool {
         self.0.recoverable
     }
 
     /// The JSON pointer at fault, if the error is about one place.
+    ///
+    /// ```
+    /// use pleach_core::{ErrorCode, ToolError};
+    /// let error = ToolError::new(ErrorCode::InputInvalid, "bad").with_location("/items/0", "type");
+    /// assert_eq!(error.path(), Some("/items/0"));
+    /// assert_eq!(ToolError::failed("no").path(), None);
+    /// ```
     pub fn path(&self) -> Option<&str> {
         self.0.path.as_deref()
     }
 
     /// The JSON Schema keyword at fault (`type`, `maximum`, `required`, …), if any.
+    ///
+    /// ```
+    /// use pleach_core::{ErrorCode, ToolError};
+    /// let error = ToolError::new(ErrorCode::InputInvalid, "bad").with_location("", "required");
+    /// assert_eq!(error.keyword(), Some("required"));
+    /// ```
     pub fn keyword(&self) -> Option<&str> {
         self.0.keyword.as_deref()
     }
 
     /// Operator detail, never shown to the model.
+    ///
+    /// ```
+    /// let error = pleach_core::ToolError::failed("lookup failed");
+    /// assert_eq!(error.detail(), None);
+    /// assert_eq!(error.with_detail("shard 3").detail(), Some("shard 3"));
+    /// ```
     pub fn detail(&self) -> Option<&str> {
         self.0.detail.as_deref()
     }

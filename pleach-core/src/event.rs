@@ -2,6 +2,23 @@
 //! `tool.failed`, serialized exactly as the spec prints them, and their NDJSON and SSE forms.
 //!
 //! `docs/events.md` is the contract: payloads, ordering rules, examples.
+//!
+//! ```
+//! use pleach_core::{ToolCall, event::{self, ToolEvent}};
+//!
+//! let (sender, mut stream) = event::channel();
+//! let call = ToolCall::new("c1", "add", r#"{"a":1,"b":2}"#);
+//! sender.send(ToolEvent::Started { tool_call: call.clone() });
+//! sender.send(ToolEvent::Completed { tool_call: call, result: 3.into() });
+//! let lines: String = stream.drain().iter().map(ToolEvent::to_ndjson).collect();
+//! assert_eq!(
+//!     lines,
+//!     concat!(
+//!         r#"{"type":"tool.started","toolCall":{"id":"c1","name":"add","args":{"a":1,"b":2}}}"#, "\n",
+//!         r#"{"type":"tool.completed","toolCall":{"id":"c1","name":"add","args":{"a":1,"b":2}},"result":3}"#, "\n",
+//!     )
+//! );
+//! ```
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -90,6 +107,16 @@ pub enum ToolEvent {
 
 impl ToolEvent {
     /// The dotted event name: `tool.started`, `tool.delta`, `tool.completed` or `tool.failed`.
+    ///
+    /// ```
+    /// use pleach_core::{ToolCall, ToolError, ToolEvent};
+    ///
+    /// let failed = ToolEvent::Failed {
+    ///     tool_call: ToolCall::new("c1", "add", "{}"),
+    ///     error: ToolError::failed("no"),
+    /// };
+    /// assert_eq!(failed.event_type(), "tool.failed");
+    /// ```
     pub fn event_type(&self) -> &'static str {
         match self {
             ToolEvent::Started { .. } => "tool.started",
@@ -103,6 +130,13 @@ impl ToolEvent {
     }
 
     /// The id of the call the event is about.
+    ///
+    /// ```
+    /// use pleach_core::ToolEvent;
+    ///
+    /// let delta = ToolEvent::Delta { tool_call_id: "c7".into(), delta: "{\"a\":".into() };
+    /// assert_eq!(delta.tool_call_id(), "c7");
+    /// ```
     pub fn tool_call_id(&self) -> &str {
         match self {
             ToolEvent::Started { tool_call }
@@ -116,11 +150,26 @@ impl ToolEvent {
     }
 
     /// Whether this is the call's last event (`tool.completed` or `tool.failed`).
+    ///
+    /// ```
+    /// use pleach_core::{ToolCall, ToolEvent};
+    ///
+    /// let call = ToolCall::new("c1", "add", "{}");
+    /// assert!(!ToolEvent::Started { tool_call: call.clone() }.is_terminal());
+    /// assert!(ToolEvent::Completed { tool_call: call, result: 3.into() }.is_terminal());
+    /// ```
     pub fn is_terminal(&self) -> bool {
         matches!(self, ToolEvent::Completed { .. } | ToolEvent::Failed { .. })
     }
 
     /// The event as one line of JSON (no trailing newline).
+    ///
+    /// ```
+    /// use pleach_core::ToolEvent;
+    ///
+    /// let delta = ToolEvent::Delta { tool_call_id: "c1".into(), delta: "{\"a\":".into() };
+    /// assert_eq!(delta.to_json(), r#"{"type":"tool.delta","toolCallId":"c1","delta":"{\"a\":"}"#);
+    /// ```
     pub fn to_json(&self) -> String {
         // Serializing these shapes cannot fail: string keys, and values already JSON.
         serde_json::to_string(self).unwrap_or_default()
@@ -130,7 +179,7 @@ impl ToolEvent {
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// # use pleach_core::{ToolCall, event::ToolEvent};
+    /// # use pleach_core::event::ToolEvent;
     /// let e = ToolEvent::Delta { tool_call_id: Arc::from("call_1"), delta: "{\"q".into() };
     /// assert_eq!(e.to_ndjson(), "{\"type\":\"tool.delta\",\"toolCallId\":\"call_1\",\"delta\":\"{\\\"q\"}\n");
     /// ```
@@ -300,6 +349,13 @@ impl Shared {
 
 /// A connected sender and stream. Unbounded: a session never waits on a slow reader, so read the
 /// stream (or drop it) to bound memory.
+///
+/// ```
+/// let (sender, mut stream) = pleach_core::event::channel();
+/// sender.send(pleach_core::ToolEvent::Delta { tool_call_id: "c1".into(), delta: "x".into() });
+/// drop(sender);
+/// assert_eq!(stream.drain().len(), 1);
+/// ```
 pub fn channel() -> (EventSender, EventStream) {
     let shared = Arc::new(Shared::default());
     shared.lock().senders = 1;
@@ -365,6 +421,12 @@ impl EventSender {
     }
 
     /// Sends `event`.
+    ///
+    /// ```
+    /// let (sender, mut stream) = pleach_core::event::channel();
+    /// sender.send(pleach_core::ToolEvent::Delta { tool_call_id: "c1".into(), delta: 50.into() });
+    /// assert_eq!(stream.drain()[0].event_type(), "tool.delta");
+    /// ```
     pub fn send(&self, event: ToolEvent) {
         self.enqueue(|queue| queue.push_back(event));
     }
@@ -452,11 +514,28 @@ pub struct EventStream {
 
 impl EventStream {
     /// The next event, or `None` when the stream is over.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let (sender, mut stream) = pleach_core::event::channel();
+    /// sender.send(pleach_core::ToolEvent::Delta { tool_call_id: "c1".into(), delta: "x".into() });
+    /// drop(sender); // the last sender gone: the stream ends once read
+    /// assert_eq!(stream.recv().await.map(|e| e.event_type()), Some("tool.delta"));
+    /// assert!(stream.recv().await.is_none());
+    /// # }
+    /// ```
     pub async fn recv(&mut self) -> Option<ToolEvent> {
         std::future::poll_fn(|cx| self.poll_event(cx)).await
     }
 
     /// The events already sent, without waiting.
+    ///
+    /// ```
+    /// let (sender, mut stream) = pleach_core::event::channel();
+    /// assert!(stream.drain().is_empty());
+    /// sender.send(pleach_core::ToolEvent::Delta { tool_call_id: "c1".into(), delta: "x".into() });
+    /// assert_eq!(stream.drain().len(), 1);
+    /// ```
     pub fn drain(&mut self) -> Vec<ToolEvent> {
         // Hand over the queue's buffer rather than copy it out; the senders get a fresh one of
         // the same size, since they are likely to send about as much again.

@@ -66,6 +66,11 @@ pub struct Extensions {
 
 impl Extensions {
     /// No values.
+    ///
+    /// ```
+    /// let extensions = pleach_core::extensions::Extensions::new();
+    /// assert!(extensions.get::<String>().is_none());
+    /// ```
     pub fn new() -> Self {
         Extensions::default()
     }
@@ -157,6 +162,12 @@ pub struct SessionState {
 
 impl SessionState {
     /// Empty state.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// let state = pleach_core::extensions::SessionState::new();
+    /// assert_eq!(*state.get_or_default::<Mutex<u32>>().lock().unwrap(), 0);
+    /// ```
     pub fn new() -> Self {
         SessionState::default()
     }

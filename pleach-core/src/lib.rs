@@ -72,6 +72,9 @@
 //! versions pleach uses, re-exported, so `#[derive(Deserialize, JsonSchema)]` needs no other
 //! dependency.
 
+// Examples are held to the code's standard: a warning in one fails the doc tests.
+#![doc(test(attr(deny(warnings))))]
+
 // `#[tool]` expands to `::pleach_core::…` paths; this makes them resolve inside this crate too.
 #[allow(unused_extern_crates)] // used by macro expansions in doctests and unit tests
 extern crate self as pleach_core;

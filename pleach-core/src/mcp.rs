@@ -57,6 +57,12 @@ use crate::session::{Runtime, Session, SessionError, SessionOptions};
 use crate::tool::ToolCall;
 
 /// Why the MCP server could not start or stopped with an error.
+///
+/// ```
+/// use pleach_core::mcp::McpError;
+/// let err = McpError::Initialize("the client sent no initialize request".into());
+/// assert_eq!(err.to_string(), "the MCP handshake failed: the client sent no initialize request");
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
@@ -127,6 +133,20 @@ impl McpServer {
     ///
     /// A tool's input schema cannot be described to MCP ([`McpError::Schema`]), or the session
     /// cannot be created.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, mcp::McpServer, Runtime, ToolError, ToolRegistryBuilder};
+    ///
+    /// let ping = define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(ping).build().unwrap())
+    ///     .build()
+    ///     .unwrap();
+    /// let server = McpServer::new(runtime).unwrap();
+    /// assert_eq!(server.tools()[0].name, "ping");
+    /// ```
     pub fn new(runtime: Runtime) -> Result<McpServer, McpError> {
         let mut tools = Vec::new();
         let mut problems = Vec::new();
@@ -198,16 +218,44 @@ impl McpServer {
     }
 
     /// The tools as `tools/list` lists them.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, mcp::McpServer, Runtime, ToolError, ToolRegistryBuilder};
+    ///
+    /// let ping = define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(ping).build().unwrap())
+    ///     .build()
+    ///     .unwrap();
+    /// let server = McpServer::new(runtime).unwrap();
+    /// assert_eq!(server.tools()[0].input_schema.get("type"), Some(&serde_json::json!("object")));
+    /// ```
     pub fn tools(&self) -> &[Tool] {
         &self.inner.tools
     }
 
     /// The runtime whose tools are served.
+    ///
+    /// ```
+    /// use pleach_core::{mcp::McpServer, Runtime, ToolRegistryBuilder};
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let server = McpServer::new(runtime).unwrap();
+    /// assert_eq!(server.runtime().registry().size(), 0);
+    /// ```
     pub fn runtime(&self) -> &Runtime {
         &self.inner.runtime
     }
 
     /// The session calls run in (its state; it keeps no conversation: the client does).
+    ///
+    /// ```
+    /// use pleach_core::{mcp::McpServer, Runtime, ToolRegistryBuilder};
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let server = McpServer::new(runtime).unwrap();
+    /// assert!(server.session().conversation().is_empty()); // the client keeps the conversation
+    /// ```
     pub fn session(&self) -> &Session {
         &self.inner.session
     }
@@ -393,6 +441,14 @@ const STANDARD_METHODS: &[&str] = &[
 /// # Errors
 ///
 /// See [`McpError`].
+///
+/// ```rust,no_run
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
+/// use pleach_core::{Runtime, ToolRegistryBuilder};
+/// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+/// pleach_core::mcp::serve_stdio(runtime).await // until the client disconnects
+/// # }
+/// ```
 pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
     serve(McpServer::new(runtime)?).await
 }
@@ -402,6 +458,15 @@ pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
 /// # Errors
 ///
 /// The handshake fails, or the connection ends with an error.
+///
+/// ```rust,no_run
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
+/// use pleach_core::{mcp::McpServer, Runtime, ToolRegistryBuilder};
+/// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+/// let server = McpServer::new(runtime)?.with_implementation("acme-tools", "2.1.0");
+/// pleach_core::mcp::serve(server).await
+/// # }
+/// ```
 pub async fn serve(server: McpServer) -> Result<(), McpError> {
     let running = server
         .serve(rmcp::transport::stdio())

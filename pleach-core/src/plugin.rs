@@ -1,5 +1,23 @@
 //! Plugins: the standard way to wire tools and their configuration into a runtime
 //! ([`define_pleach_plugin`]).
+//!
+//! ```
+//! use std::time::Duration;
+//! use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolError, ToolRegistryBuilder};
+//!
+//! let fetch = define_tool("fetch_page", "Fetches a page.")
+//!     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("<html>")) })
+//!     .unwrap();
+//! let plugin = define_pleach_plugin("web")
+//!     .contribute_tools([fetch])
+//!     .tool_timeout("fetch_page", Duration::from_secs(10));
+//! let runtime = Runtime::builder()
+//!     .registry(ToolRegistryBuilder::new().build().unwrap())
+//!     .plugin(plugin)
+//!     .build()
+//!     .unwrap();
+//! assert!(runtime.registry().has("fetch_page"));
+//! ```
 
 use std::time::Duration;
 
@@ -20,7 +38,7 @@ use std::sync::Arc;
 ///
 /// ```rust,standalone_crate
 /// use std::time::Duration;
-/// use pleach_core::{define_pleach_plugin, define_tool, Runtime, SessionOptions, ToolError};
+/// use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolError};
 ///
 /// let lookup = define_tool("lookup_order", "Finds an order by id.")
 ///     .execute_json(|input, _| async move { Ok::<_, ToolError>(input) })
@@ -62,11 +80,24 @@ pub fn define_pleach_plugin(name: impl Into<String>) -> PleachPlugin {
 
 impl PleachPlugin {
     /// The plugin's name.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::define_pleach_plugin("web").name(), "web");
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// Contributes tools (basic or registry-level definitions).
+    ///
+    /// ```
+    /// use pleach_core::{define_pleach_plugin, define_tool, ToolError};
+    /// let ping = define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// let plugin = define_pleach_plugin("net").contribute_tools([ping]);
+    /// # let _ = plugin;
+    /// ```
     pub fn contribute_tools<T: Into<UnifiedToolDefinition>>(
         mut self,
         tools: impl IntoIterator<Item = T>,
@@ -96,6 +127,12 @@ impl PleachPlugin {
 
     /// Sets the timeout of the tool named `tool_name`: when it passes, the call's signal fires and
     /// the call fails with code 1010.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let plugin = pleach_core::define_pleach_plugin("web").tool_timeout("fetch_page", Duration::from_secs(10));
+    /// # let _ = plugin;
+    /// ```
     pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
         self.tool_timeouts.push((tool_name.into(), timeout));
         self
@@ -110,6 +147,7 @@ impl PleachPlugin {
     /// struct Endpoint(&'static str);
     /// let plugin = pleach_core::define_pleach_plugin("weather").provide(Endpoint("https://example.test"));
     /// # let _ = plugin;
+    /// # let _ = Endpoint("").0;
     /// ```
     pub fn provide<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
         self.extensions.insert(value);

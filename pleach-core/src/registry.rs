@@ -1,6 +1,18 @@
 //! The tool registry: the compile-time slice every `#[tool]` lands in, [`tool_registry()`] built
 //! from it once, explicit registration with [`ToolRegistryBuilder`], the [`ToolRegistry`] trait
 //! both implement, and the spec's [`set_orchestrator_registry`] shim.
+//!
+//! ```
+//! use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+//!
+//! let ping = define_tool("ping", "Answers pong.")
+//!     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+//!     .unwrap();
+//! let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+//! assert!(registry.has("ping"));
+//! // Every `#[tool]` linked into the binary, with no list to maintain:
+//! let _everything = pleach_core::tool_registry();
+//! ```
 
 use std::fmt;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
@@ -38,24 +50,49 @@ use crate::tool::{DefinitionError, DefinitionSite, ToolDefinition, UnifiedToolDe
 /// ```
 pub trait ToolRegistry: Send + Sync {
     /// Every tool, sorted by name for the registries pleach builds.
+    ///
+    /// ```
+    /// use pleach_core::ToolRegistry;
+    /// let registry: &dyn ToolRegistry = pleach_core::tool_registry();
+    /// let names: Vec<&str> = registry.get_tool_definitions().iter().map(|t| t.name()).collect();
+    /// assert!(names.windows(2).all(|pair| pair[0] < pair[1])); // sorted, one per name
+    /// ```
     fn get_tool_definitions(&self) -> Vec<&UnifiedToolDefinition>;
 
     /// The tool named `name`.
+    ///
+    /// ```
+    /// use pleach_core::ToolRegistry;
+    /// let registry: &dyn ToolRegistry = pleach_core::tool_registry();
+    /// assert!(registry.get("no_such_tool").is_none());
+    /// ```
     fn get(&self, name: &str) -> Option<&UnifiedToolDefinition>;
 
     /// Whether a tool named `name` exists.
+    ///
+    /// ```
+    /// use pleach_core::ToolRegistry;
+    /// let registry: &dyn ToolRegistry = pleach_core::tool_registry();
+    /// assert!(!registry.has("no_such_tool"));
+    /// ```
     fn has(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
 
     /// How many tools there are.
+    ///
+    /// ```
+    /// use pleach_core::{ToolRegistry, ToolRegistryBuilder};
+    /// let registry: &dyn ToolRegistry = &ToolRegistryBuilder::new().build().unwrap();
+    /// assert_eq!(registry.size(), 0);
+    /// ```
     fn size(&self) -> usize;
 }
 
 /// A checked set of tools with unique names, sorted by name.
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, ToolRegistry, ToolRegistryBuilder};
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
 ///
 /// let ping = define_tool("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
@@ -92,21 +129,49 @@ impl Registry {
     }
 
     /// How many tools there are.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::ToolRegistryBuilder::new().build().unwrap().size(), 0);
+    /// ```
     pub fn size(&self) -> usize {
         self.tools.len()
     }
 
     /// The tools' names, sorted.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+    /// let tool = |name: &str| define_tool(name, "A tool.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
+    ///     .unwrap();
+    /// let registry = ToolRegistryBuilder::new().register(tool("b")).register(tool("a")).build().unwrap();
+    /// assert_eq!(registry.names().collect::<Vec<_>>(), ["a", "b"]);
+    /// ```
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tools.iter().map(UnifiedToolDefinition::name)
     }
 
     /// The tools, sorted by name.
+    ///
+    /// ```
+    /// for tool in pleach_core::tool_registry().tools() {
+    ///     println!("{} ({}): {}", tool.name(), tool.category(), tool.definition().description());
+    /// }
+    /// ```
     pub fn tools(&self) -> &[UnifiedToolDefinition] {
         &self.tools
     }
 
     /// The basic definition of the tool named `name`.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+    /// let ping = define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+    /// assert_eq!(registry.definition("ping").map(|d| d.description()), Some("Answers pong."));
+    /// ```
     pub fn definition(&self, name: &str) -> Option<&ToolDefinition> {
         self.get(name).map(UnifiedToolDefinition::definition)
     }
@@ -177,11 +242,29 @@ pub struct ToolRegistryBuilder {
 
 impl ToolRegistryBuilder {
     /// An empty builder.
+    ///
+    /// ```
+    /// let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
+    /// assert_eq!(registry.size(), 0);
+    /// ```
     pub fn new() -> Self {
         ToolRegistryBuilder::default()
     }
 
     /// Adds a tool (a [`ToolDefinition`] or a [`UnifiedToolDefinition`]).
+    ///
+    /// ```
+    /// use pleach_core::{create_unified_tool, define_tool, ToolError, ToolRegistryBuilder};
+    /// let tool = |name: &str| define_tool(name, "A tool.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
+    ///     .unwrap();
+    /// let registry = ToolRegistryBuilder::new()
+    ///     .register(tool("basic"))
+    ///     .register(create_unified_tool(tool("unified")).with_category("demo"))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(registry.size(), 2);
+    /// ```
     pub fn register(mut self, tool: impl Into<UnifiedToolDefinition>) -> Self {
         self.tools.push(tool.into());
         self
@@ -190,7 +273,7 @@ impl ToolRegistryBuilder {
     /// Adds every tool of `tools`.
     ///
     /// ```
-    /// use pleach_core::{ToolRegistry, ToolRegistryBuilder};
+    /// use pleach_core::ToolRegistryBuilder;
     /// let registry = ToolRegistryBuilder::new()
     ///     .register_all(pleach_core::tool_registry().tools().iter().cloned())
     ///     .build()
@@ -206,6 +289,15 @@ impl ToolRegistryBuilder {
     }
 
     /// Checks the names and builds the registry.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+    /// let ping = || define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// assert!(ToolRegistryBuilder::new().register(ping()).build().is_ok());
+    /// assert!(ToolRegistryBuilder::new().register(ping()).register(ping()).build().is_err());
+    /// ```
     pub fn build(self) -> Result<Registry, RegistryError> {
         let mut problems = Vec::new();
         let registry = Registry::from_tools(self.tools, &mut problems);
@@ -242,6 +334,15 @@ impl RegistryError {
     }
 
     /// Every problem found.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, RegistryProblem, ToolError, ToolRegistryBuilder};
+    /// let ping = || define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// let err = ToolRegistryBuilder::new().register(ping()).register(ping()).build().unwrap_err();
+    /// assert!(matches!(&err.problems()[0], RegistryProblem::DuplicateName { name, .. } if name == "ping"));
+    /// ```
     pub fn problems(&self) -> &[RegistryProblem] {
         &self.problems
     }
@@ -266,6 +367,16 @@ impl fmt::Display for RegistryError {
 }
 
 /// One problem of a registry.
+///
+/// ```
+/// use pleach_core::{DefinitionSite, RegistryProblem};
+/// let problem = RegistryProblem::DuplicateName {
+///     name: "search".into(),
+///     first: DefinitionSite::new("a.rs", 1, 1),
+///     second: DefinitionSite::new("b.rs", 2, 1),
+/// };
+/// assert!(problem.to_string().contains("rename one of them"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegistryProblem {
@@ -342,7 +453,7 @@ fn compiled() -> &'static Compiled {
 /// where a silent choice is not acceptable.
 ///
 /// ```
-/// use pleach_core::{tool, ToolRegistry};
+/// use pleach_core::tool;
 ///
 /// /// Adds two integers.
 /// #[tool]
@@ -406,7 +517,6 @@ pub fn clear_orchestrator_registry() {
 /// [`tool_registry()`].
 ///
 /// ```
-/// use pleach_core::ToolRegistry;
 /// let names: Vec<String> = pleach_core::active_registry()
 ///     .get_tool_definitions()
 ///     .iter()

@@ -1,5 +1,20 @@
 //! JSON Schema: generation from Rust types (schemars), validators compiled once (jsonschema, no
 //! remote `$ref`s), and violations as field-path errors ([`ValidationResult`]).
+//!
+//! ```
+//! use pleach_core::{define_tool, ToolError};
+//! use serde_json::json;
+//!
+//! let tool = define_tool("search", "Searches.")
+//!     .input_schema(json!({
+//!         "type": "object",
+//!         "properties": { "limit": { "type": "integer", "maximum": 50 } },
+//!     }))
+//!     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+//!     .unwrap();
+//! let verdict = tool.validate_arguments(r#"{"limit":80}"#);
+//! assert_eq!((verdict.errors[0].path.as_str(), verdict.errors[0].keyword.as_str()), ("/limit", "maximum"));
+//! ```
 
 use std::cell::RefCell;
 use std::fmt;
@@ -52,6 +67,11 @@ impl ValidationResult {
     }
 
     /// A failing verdict (valid only if `errors` is empty).
+    ///
+    /// ```
+    /// use pleach_core::ValidationResult;
+    /// assert!(ValidationResult::invalid(Vec::new()).valid); // no errors: valid after all
+    /// ```
     pub fn invalid(errors: Vec<ValidationError>) -> Self {
         ValidationResult {
             valid: errors.is_empty(),

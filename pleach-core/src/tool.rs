@@ -1,6 +1,23 @@
 //! The tool contract: [`ToolDefinition`] (the basic shape), [`UnifiedToolDefinition`] (the
 //! registry-level shape), [`ToolContext`], [`ToolCall`], [`define_tool`] and
 //! [`create_unified_tool`].
+//!
+//! ```
+//! use pleach_core::{create_unified_tool, define_tool, SafetyTier, ToolError};
+//! use serde_json::json;
+//!
+//! let lookup = define_tool("lookup_order", "Finds an order by id.")
+//!     .input_schema(json!({
+//!         "type": "object",
+//!         "properties": { "id": { "type": "string" } },
+//!         "required": ["id"],
+//!     }))
+//!     .execute_json(|args, _ctx| async move { Ok::<_, ToolError>(json!({ "id": args["id"], "status": "shipped" })) })
+//!     .unwrap();
+//! assert!(lookup.validate_arguments(r#"{"id":"A-17"}"#).valid);
+//! let unified = create_unified_tool(lookup).with_safety_tier(SafetyTier::Standard);
+//! assert_eq!(unified.display_name(), "Lookup Order");
+//! ```
 
 use std::borrow::Cow;
 use std::fmt;
@@ -20,6 +37,13 @@ use crate::safety::SafetyTier;
 use crate::schema::{self, CompiledSchema, ValidationResult};
 
 /// The future a tool's code returns: the result as JSON, or the tool's error.
+///
+/// ```
+/// use pleach_core::{ToolError, ToolFuture};
+///
+/// let future: ToolFuture = Box::pin(async { Ok::<_, ToolError>(serde_json::json!(1)) });
+/// # drop(future);
+/// ```
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'static>>;
 
 /// Turns the arguments text into the tool's input and starts its code. Deserialization happens
@@ -382,6 +406,11 @@ thread_local! {
 
 impl ToolCall {
     /// A call from its id, the tool's name and the arguments text.
+    ///
+    /// ```
+    /// let call = pleach_core::ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#);
+    /// assert_eq!((call.id(), call.name(), call.arguments()), ("call_1", "add", r#"{"a":1,"b":2}"#));
+    /// ```
     pub fn new(id: impl AsRef<str>, name: impl AsRef<str>, arguments: impl AsRef<str>) -> Self {
         ToolCall::joined(id.as_ref(), name.as_ref(), arguments.as_ref(), "")
     }
@@ -417,6 +446,11 @@ impl ToolCall {
     }
 
     /// A call whose arguments are a JSON value (a form, a test, a manual call).
+    ///
+    /// ```
+    /// let call = pleach_core::ToolCall::from_value("call_1", "add", &serde_json::json!({ "a": 1, "b": 2 }));
+    /// assert_eq!(call.arguments(), r#"{"a":1,"b":2}"#);
+    /// ```
     pub fn from_value(id: impl AsRef<str>, name: impl AsRef<str>, arguments: &Value) -> Self {
         ToolCall::new(id, name, arguments.to_string())
     }
@@ -615,16 +649,31 @@ impl DefinitionSite {
     }
 
     /// The source file, as `file!()` spells it.
+    ///
+    /// ```
+    /// let site = pleach_core::DefinitionSite::new("src/tools.rs", 12, 1);
+    /// assert_eq!(site.file(), "src/tools.rs");
+    /// ```
     pub fn file(&self) -> &str {
         &self.file
     }
 
     /// The 1-based line.
+    ///
+    /// ```
+    /// let site = pleach_core::DefinitionSite::new("src/tools.rs", 12, 1);
+    /// assert_eq!(site.line(), 12);
+    /// ```
     pub fn line(&self) -> u32 {
         self.line
     }
 
     /// The 1-based column.
+    ///
+    /// ```
+    /// let site = pleach_core::DefinitionSite::new("src/tools.rs", 12, 5);
+    /// assert_eq!(site.column(), 5);
+    /// ```
     pub fn column(&self) -> u32 {
         self.column
     }
@@ -827,26 +876,67 @@ impl ToolDefinition {
     }
 
     /// The name the model emits in `tool_calls[].name`.
+    ///
+    /// ```
+    /// let ping = pleach_core::define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// assert_eq!(ping.name(), "ping");
+    /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
     /// What the tool does, for the model.
+    ///
+    /// ```
+    /// let ping = pleach_core::define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// assert_eq!(ping.description(), "Answers pong.");
+    /// ```
     pub fn description(&self) -> &str {
         &self.inner.description
     }
 
     /// The input JSON Schema (draft 2020-12, an object schema).
+    ///
+    /// ```
+    /// use serde_json::json;
+    ///
+    /// let ping = pleach_core::define_tool("ping", "Answers pong.")
+    ///     .input_schema(json!({ "type": "object", "properties": { "n": { "type": "integer" } } }))
+    ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(json!("pong")) })
+    ///     .unwrap();
+    /// assert_eq!(ping.input_schema()["properties"]["n"]["type"], "integer");
+    /// ```
     pub fn input_schema(&self) -> &Value {
         self.inner.input.schema()
     }
 
     /// The output JSON Schema, if the tool declares one.
+    ///
+    /// ```
+    /// use serde_json::json;
+    ///
+    /// let ping = pleach_core::define_tool("ping", "Answers pong.")
+    ///     .output_schema(json!({ "type": "string" }))
+    ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(json!("pong")) })
+    ///     .unwrap();
+    /// assert_eq!(ping.output_schema(), Some(&json!({ "type": "string" })));
+    /// ```
     pub fn output_schema(&self) -> Option<&Value> {
         self.inner.output.as_ref().map(CompiledSchema::schema)
     }
 
     /// Where the tool was defined.
+    ///
+    /// ```
+    /// let ping = pleach_core::define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// assert!(ping.site().line() > 0); // where `define_tool` was called
+    /// ```
     pub fn site(&self) -> &DefinitionSite {
         &self.inner.site
     }
@@ -1081,6 +1171,16 @@ pub fn define_tool(name: impl Into<String>, description: impl Into<String>) -> T
 }
 
 /// A tool definition under construction; see [`define_tool`].
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError};
+///
+/// let builder = define_tool("ping", "Answers pong.");
+/// let ping = builder
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// assert_eq!(ping.name(), "ping");
+/// ```
 #[derive(Debug, Clone)]
 #[must_use = "a tool builder does nothing until `execute` or `execute_json` finishes it"]
 pub struct ToolBuilder {
@@ -1324,6 +1424,12 @@ impl From<ToolDefinition> for UnifiedToolDefinition {
 
 impl UnifiedToolDefinition {
     /// Sets the registry id.
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// let tool = pleach_core::create_unified_tool(def).with_id("payments.wire");
+    /// assert_eq!(tool.id(), "payments.wire");
+    /// ```
     #[must_use]
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.meta).id = id.into();
@@ -1331,6 +1437,12 @@ impl UnifiedToolDefinition {
     }
 
     /// Sets the name shown to people.
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// let tool = pleach_core::create_unified_tool(def).with_display_name("Wire transfer");
+    /// assert_eq!(tool.display_name(), "Wire transfer");
+    /// ```
     #[must_use]
     pub fn with_display_name(mut self, display_name: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.meta).display_name = display_name.into();
@@ -1338,6 +1450,12 @@ impl UnifiedToolDefinition {
     }
 
     /// Sets the category (`"analysis"`, `"filesystem"`, …).
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// let tool = pleach_core::create_unified_tool(def).with_category("payments");
+    /// assert_eq!(tool.category(), "payments");
+    /// ```
     #[must_use]
     pub fn with_category(mut self, category: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.meta).category = category.into();
@@ -1345,6 +1463,12 @@ impl UnifiedToolDefinition {
     }
 
     /// Sets the key of the input schema in the host's schema catalog.
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// let tool = pleach_core::create_unified_tool(def).with_schema_key("WireInput");
+    /// assert_eq!(tool.schema_key(), "WireInput");
+    /// ```
     #[must_use]
     pub fn with_schema_key(mut self, schema_key: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.meta).schema_key = schema_key.into();
@@ -1352,6 +1476,13 @@ impl UnifiedToolDefinition {
     }
 
     /// Sets the safety tier (see [`SafetyTier`]).
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// use pleach_core::SafetyTier;
+    /// let tool = pleach_core::create_unified_tool(def).with_safety_tier(SafetyTier::Critical);
+    /// assert_eq!(tool.safety_tier(), Some(SafetyTier::Critical));
+    /// ```
     #[must_use]
     pub fn with_safety_tier(mut self, tier: SafetyTier) -> Self {
         Arc::make_mut(&mut self.meta).safety_tier = Some(tier);
@@ -1359,36 +1490,72 @@ impl UnifiedToolDefinition {
     }
 
     /// The basic definition.
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// let tool = pleach_core::create_unified_tool(def);
+    /// assert_eq!(tool.definition().description(), "Sends money.");
+    /// ```
     pub fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
     /// The tool's name (the definition's).
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// assert_eq!(pleach_core::create_unified_tool(def).name(), "wire_transfer");
+    /// ```
     pub fn name(&self) -> &str {
         self.definition.name()
     }
 
     /// The registry id.
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// assert_eq!(pleach_core::create_unified_tool(def).id(), "wire_transfer"); // the name by default
+    /// ```
     pub fn id(&self) -> &str {
         &self.meta.id
     }
 
     /// The name shown to people.
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// assert_eq!(pleach_core::create_unified_tool(def).display_name(), "Wire Transfer");
+    /// ```
     pub fn display_name(&self) -> &str {
         &self.meta.display_name
     }
 
     /// The category.
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// assert_eq!(pleach_core::create_unified_tool(def).category(), "general");
+    /// ```
     pub fn category(&self) -> &str {
         &self.meta.category
     }
 
     /// The key of the input schema in the host's schema catalog.
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// assert_eq!(pleach_core::create_unified_tool(def).schema_key(), "WireTransferInput");
+    /// ```
     pub fn schema_key(&self) -> &str {
         &self.meta.schema_key
     }
 
     /// The safety tier, if set.
+    ///
+    /// ```
+    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// assert_eq!(pleach_core::create_unified_tool(def).safety_tier(), None);
+    /// ```
     pub fn safety_tier(&self) -> Option<SafetyTier> {
         self.meta.safety_tier
     }

@@ -91,6 +91,12 @@ use crate::tool::{ToolCall, UnifiedToolDefinition};
 
 /// A boxed future that can be sent between threads: what [`ModelClient`] and [`ResponseBody`]
 /// return, so both stay object-safe.
+///
+/// ```
+/// use pleach_core::agent::BoxFuture;
+/// let future: BoxFuture<'static, u32> = Box::pin(async { 7 });
+/// # drop(future);
+/// ```
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Which provider's streaming format a response is in: it picks the stream parser.
@@ -159,6 +165,15 @@ impl<'a> ModelRequest<'a> {
 pub trait ResponseBody: Send {
     /// The next chunk; `Ok(None)` at the end of the response. An error ends the response too:
     /// calls not yet complete fail as incomplete (1007), and the run stops with the error.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::agent::{Chunks, ResponseBody};
+    /// let mut body = Chunks::new([b"data: [DONE]\n\n".to_vec()]);
+    /// assert_eq!(body.next_chunk().await.unwrap(), Some(b"data: [DONE]\n\n".to_vec()));
+    /// assert_eq!(body.next_chunk().await.unwrap(), None);
+    /// # }
+    /// ```
     fn next_chunk(&mut self) -> BoxFuture<'_, Result<Option<Vec<u8>>, ModelError>>;
 }
 
@@ -274,6 +289,16 @@ impl ResponseBody for Chunks {
 /// ```
 pub trait ModelClient: Send + Sync {
     /// Sends one request; the response streams.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::agent::{ModelClient, ModelRequest, ReplayClient, WireFormat};
+    ///
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]);
+    /// let response = client.send(ModelRequest::new(&[], &[])).await.unwrap();
+    /// assert_eq!(response.format(), WireFormat::OpenAiChat);
+    /// # }
+    /// ```
     fn send<'a>(
         &'a self,
         request: ModelRequest<'a>,
@@ -473,9 +498,18 @@ pub struct AgentOptions {
 }
 
 /// The default [`AgentOptions::max_steps`].
+///
+/// ```
+/// assert_eq!(pleach_core::agent::AgentOptions::default().max_steps, pleach_core::agent::DEFAULT_MAX_STEPS);
+/// ```
 pub const DEFAULT_MAX_STEPS: usize = 16;
 
 /// The default [`AgentOptions::max_response_bytes`]: 32 MiB.
+///
+/// ```
+/// use pleach_core::agent::{AgentOptions, DEFAULT_MAX_RESPONSE_BYTES};
+/// assert_eq!(AgentOptions::default().max_response_bytes, DEFAULT_MAX_RESPONSE_BYTES);
+/// ```
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 
 impl Default for AgentOptions {
@@ -606,6 +640,24 @@ impl Default for AgentOutcome {
 /// A running agent loop: its events, its cancellation, and its outcome.
 ///
 /// See the [module docs](self) for a whole run.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use std::sync::Arc;
+/// use pleach_core::agent::{AgentOptions, ReplayClient, WireFormat};
+/// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+///
+/// let client = ReplayClient::new(WireFormat::OpenAiChat, [concat!(
+///     r#"data: {"choices":[{"index":0,"delta":{"content":"Hello!"},"finish_reason":"stop"}]}"#, "\n\n",
+///     "data: [DONE]\n\n",
+/// )]);
+/// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+/// let session = runtime.create_session(SessionOptions::default()).unwrap();
+/// session.push_user_message("hi");
+/// let run = session.run_agent(Arc::new(client), AgentOptions::default());
+/// assert_eq!(run.finish().await.final_text.as_deref(), Some("Hello!"));
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct AgentRun {
     events: EventStream,
@@ -617,23 +669,101 @@ impl AgentRun {
     /// The run's events, every step's, in order: `tool.started` when a call is first seen,
     /// `tool.delta` per arguments fragment as it arrives, then the calls' safety and terminal
     /// events as they run. The stream ends when the run does.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{AgentOptions, ReplayClient, WireFormat};
+    /// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// // The model calls a tool the session does not have: the call still gets its events.
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, [
+    ///     concat!(
+    ///         r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"nope","arguments":"{}"}}]}}]}"#, "\n\n",
+    ///         r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#, "\n\n",
+    ///     ),
+    ///     concat!(
+    ///         r#"data: {"choices":[{"index":0,"delta":{"content":"Sorry."},"finish_reason":"stop"}]}"#, "\n\n",
+    ///     ),
+    /// ]);
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// session.push_user_message("hi");
+    /// let mut run = session.run_agent(Arc::new(client), AgentOptions::default());
+    /// let mut types = Vec::new();
+    /// while let Some(event) = run.events().recv().await {
+    ///     types.push(event.event_type());
+    /// }
+    /// assert_eq!(types.first(), Some(&"tool.started"));
+    /// assert_eq!(types.last(), Some(&"tool.failed"));
+    /// # }
+    /// ```
     pub fn events(&mut self) -> &mut EventStream {
         &mut self.events
     }
 
     /// Cancels the run: the model's response stops being read (the connection is dropped),
     /// calls already seen fail with 1011 without running, and running calls are cancelled.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{AgentOptions, ReplayClient, StopReason, WireFormat};
+    /// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]);
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// let run = session.run_agent(Arc::new(client), AgentOptions::default());
+    /// run.cancel();
+    /// assert_eq!(run.finish().await.stop_reason, StopReason::Cancelled);
+    /// # }
+    /// ```
     pub fn cancel(&self) {
         self.signal.cancel();
     }
 
     /// The run's cancellation token.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{AgentOptions, ReplayClient, StopReason, WireFormat};
+    /// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]);
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// let run = session.run_agent(Arc::new(client), AgentOptions::default());
+    /// let token = run.cancellation_token(); // for a "stop" button elsewhere
+    /// token.cancel();
+    /// assert_eq!(run.finish().await.stop_reason, StopReason::Cancelled);
+    /// # }
+    /// ```
     pub fn cancellation_token(&self) -> CancellationToken {
         self.signal.clone()
     }
 
     /// Waits for the run to end. Read the events first (or drop them): finishing consumes the
     /// run.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{AgentOptions, ReplayClient, StopReason, WireFormat};
+    /// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, [concat!(
+    ///     r#"data: {"choices":[{"index":0,"delta":{"content":"Done."},"finish_reason":"stop"}]}"#, "\n\n",
+    /// )]);
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// session.push_user_message("hi");
+    /// let outcome = session.run_agent(Arc::new(client), AgentOptions::default()).finish().await;
+    /// assert_eq!(outcome.stop_reason, StopReason::Finished);
+    /// assert_eq!(outcome.steps.len(), 1);
+    /// # }
+    /// ```
     pub async fn finish(self) -> AgentOutcome {
         match self.driver.await {
             Ok(outcome) => outcome,
@@ -668,6 +798,24 @@ impl Session {
     /// # Panics
     ///
     /// Outside a Tokio runtime (the loop runs as a Tokio task).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{AgentOptions, ReplayClient, WireFormat};
+    /// use pleach_core::{Message, Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, [concat!(
+    ///     r#"data: {"choices":[{"index":0,"delta":{"content":"Paris."},"finish_reason":"stop"}]}"#, "\n\n",
+    /// )]);
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// session.push_user_message("The capital of France?");
+    /// let outcome = session.run_agent(Arc::new(client), AgentOptions::default().with_max_steps(4)).finish().await;
+    /// assert_eq!(outcome.final_text.as_deref(), Some("Paris."));
+    /// assert!(matches!(&session.conversation()[1], Message::Assistant { content: Some(text), .. } if text == "Paris."));
+    /// # }
+    /// ```
     pub fn run_agent(&self, client: Arc<dyn ModelClient>, options: AgentOptions) -> AgentRun {
         let handle = self.handle();
         let signal = handle.signal().child_token();

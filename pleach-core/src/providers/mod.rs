@@ -268,16 +268,46 @@ impl fmt::Display for StreamProblem {
 pub trait StreamParser {
     /// Reads one event's data (an SSE event's `data`, or one JSON line). Data that is not JSON
     /// is a [`ProviderEvent::StreamError`] and fails the open calls; the stream goes on.
+    ///
+    /// ```
+    /// use pleach_core::providers::{ProviderEvent, StreamParser, openai_chat::ChatStreamParser};
+    /// let mut parser = ChatStreamParser::new();
+    /// let events = parser.feed(r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#);
+    /// assert_eq!(events, [ProviderEvent::Text { delta: "Hi".into() }]);
+    /// ```
     fn feed(&mut self, data: &str) -> Vec<ProviderEvent>;
 
     /// An event was lost before it reached the parser (not UTF-8, too large): the open calls
     /// fail, since a fragment of theirs may be in it.
+    ///
+    /// ```
+    /// use pleach_core::providers::{ProviderEvent, StreamParser, openai_chat::ChatStreamParser};
+    /// let mut parser = ChatStreamParser::new();
+    /// parser.feed(r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"f","arguments":"{"}}]}}]}"#);
+    /// let events = parser.unreadable("an event that is not UTF-8");
+    /// assert!(events.iter().any(|e| matches!(e, ProviderEvent::CallFailed { .. })));
+    /// ```
     fn unreadable(&mut self, reason: &str) -> Vec<ProviderEvent>;
 
     /// The stream ended: calls still open fail as incomplete (1007).
+    ///
+    /// ```
+    /// use pleach_core::providers::{ProviderEvent, StreamParser, openai_chat::ChatStreamParser};
+    /// let mut parser = ChatStreamParser::new();
+    /// parser.feed(r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"f","arguments":"{"}}]}}]}"#);
+    /// // The stream ended with the call still open: it failed as incomplete.
+    /// assert!(parser.finish().iter().any(|e| matches!(e, ProviderEvent::CallFailed { .. })));
+    /// ```
     fn finish(&mut self) -> Vec<ProviderEvent>;
 
     /// How many events (or parts) the parser skipped because it does not know their type.
+    ///
+    /// ```
+    /// use pleach_core::providers::{StreamParser, anthropic::MessagesStreamParser};
+    /// let mut parser = MessagesStreamParser::new();
+    /// assert!(parser.feed(r#"{"type":"a_future_event"}"#).is_empty());
+    /// assert_eq!(parser.skipped(), 1);
+    /// ```
     fn skipped(&self) -> usize;
 }
 

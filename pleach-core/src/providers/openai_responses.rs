@@ -464,7 +464,7 @@ impl StreamParser for ResponsesStreamParser {
 /// The `function_call_output` input item for a call's outcome.
 ///
 /// ```
-/// use pleach_core::{ToolCall, ToolError};
+/// use pleach_core::ToolCall;
 /// use pleach_core::providers::openai_responses;
 /// use serde_json::json;
 ///

@@ -48,6 +48,12 @@ pub struct Interrupt {
 }
 
 /// The known values nearest to one flagged value: what the model may have meant to pass.
+///
+/// ```
+/// use pleach_core::safety::GroundTruth;
+/// let panel: GroundTruth = serde_json::from_str(r#"{ "path": "/to_account", "nearest": [] }"#).unwrap();
+/// assert_eq!(panel.path, "/to_account");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GroundTruth {
@@ -58,6 +64,14 @@ pub struct GroundTruth {
 }
 
 /// The host's answer to an [`Interrupt`], bound to the interrupt and its call's fingerprint.
+///
+/// ```
+/// use pleach_core::{SafetyTier, ToolCall, safety::{Action, Interrupt}};
+/// let interrupt = Interrupt::new("int-1", ToolCall::new("c1", "pay", "{}"), SafetyTier::Standard, vec![], vec![]);
+/// let decision = interrupt.reject("wrong account");
+/// assert_eq!(decision.interrupt_id, "int-1");
+/// assert_eq!(decision.action, Action::Reject { reason: "wrong account".into() });
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Decision {
@@ -70,6 +84,12 @@ pub struct Decision {
 }
 
 /// What the user decided.
+///
+/// ```
+/// use pleach_core::safety::Action;
+/// let action: Action = serde_json::from_str(r#"{ "type": "edit", "arguments": "{\"amount\":10}" }"#).unwrap();
+/// assert_eq!(action.name(), "edit");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 #[non_exhaustive]
@@ -91,6 +111,10 @@ pub enum Action {
 
 impl Action {
     /// `accept`, `edit` or `reject`.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::safety::Action::Accept.name(), "accept");
+    /// ```
     pub fn name(&self) -> &'static str {
         match self {
             Action::Accept => "accept",
@@ -101,6 +125,12 @@ impl Action {
 }
 
 /// Why a [`Decision`] was refused. The interrupt stays pending, so the host can answer again.
+///
+/// ```
+/// use pleach_core::safety::DecisionError;
+/// let err = DecisionError::UnknownInterrupt("int-9".into());
+/// assert_eq!(err.to_string(), "no pending interrupt `int-9` in this session");
+/// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecisionError {
@@ -150,6 +180,14 @@ pub enum DecisionError {
 }
 
 /// Why a sealed interrupt could not be opened.
+///
+/// ```
+/// use pleach_core::{SafetyTier, ToolCall, safety::{Interrupt, SealError}};
+/// assert!(matches!(Interrupt::open_with("not a seal", b"key"), Err(SealError::Malformed(_))));
+/// let sealed = Interrupt::new("int-1", ToolCall::new("c1", "pay", "{}"), SafetyTier::Standard, vec![], vec![])
+///     .seal_with(b"key");
+/// assert_eq!(Interrupt::open_with(&sealed, b"another key"), Err(SealError::Tampered));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SealError {
@@ -166,6 +204,14 @@ pub enum SealError {
 
 impl Interrupt {
     /// An interrupt for `call`; the fingerprint is computed from the call.
+    ///
+    /// ```
+    /// use pleach_core::{SafetyTier, ToolCall, safety::{Finding, Interrupt}};
+    /// let call = ToolCall::new("c1", "pay", r#"{"to":"ACC-9"}"#);
+    /// let finding = Finding::new("/to", serde_json::json!("ACC-9"), "never seen");
+    /// let interrupt = Interrupt::new("int-1", call, SafetyTier::Standard, vec![finding], vec![]);
+    /// assert!(!interrupt.fingerprint.is_empty());
+    /// ```
     pub fn new(
         id: impl Into<String>,
         tool_call: ToolCall,
@@ -184,11 +230,25 @@ impl Interrupt {
     }
 
     /// The decision to run the call as it is.
+    ///
+    /// ```
+    /// use pleach_core::{SafetyTier, ToolCall, safety::{Action, Interrupt}};
+    /// let interrupt = Interrupt::new("int-1", ToolCall::new("c1", "pay", "{}"), SafetyTier::Standard, vec![], vec![]);
+    /// assert_eq!(interrupt.accept().action, Action::Accept);
+    /// ```
     pub fn accept(&self) -> Decision {
         self.decide(Action::Accept)
     }
 
     /// The decision to run the call with `arguments` (JSON text) instead.
+    ///
+    /// ```
+    /// use pleach_core::{SafetyTier, ToolCall, safety::{Action, Interrupt}};
+    /// let interrupt = Interrupt::new("int-1", ToolCall::new("c1", "pay", r#"{"to":"ACC-9"}"#), SafetyTier::Standard, vec![], vec![]);
+    /// let decision = interrupt.edit(r#"{"to":"ACC-0042"}"#);
+    /// assert_eq!(decision.action, Action::Edit { arguments: r#"{"to":"ACC-0042"}"#.into() });
+    /// assert_eq!(decision.fingerprint, interrupt.fingerprint); // bound to the call the user saw
+    /// ```
     pub fn edit(&self, arguments: impl Into<String>) -> Decision {
         self.decide(Action::Edit {
             arguments: arguments.into(),
@@ -196,6 +256,12 @@ impl Interrupt {
     }
 
     /// The decision not to run the call, with the user's reason.
+    ///
+    /// ```
+    /// use pleach_core::{SafetyTier, ToolCall, safety::Interrupt};
+    /// let interrupt = Interrupt::new("int-1", ToolCall::new("c1", "pay", "{}"), SafetyTier::Standard, vec![], vec![]);
+    /// assert_eq!(interrupt.reject("no").action.name(), "reject");
+    /// ```
     pub fn reject(&self, reason: impl Into<String>) -> Decision {
         self.decide(Action::Reject {
             reason: reason.into(),
@@ -233,6 +299,14 @@ impl Interrupt {
     ///
     /// [`SealError::Malformed`] for text that is not a sealed interrupt, [`SealError::Tampered`]
     /// when the seal does not match.
+    ///
+    /// ```
+    /// use pleach_core::{SafetyTier, ToolCall, safety::Interrupt};
+    /// let interrupt = Interrupt::new("int-1", ToolCall::new("c1", "pay", "{}"), SafetyTier::Standard, vec![], vec![]);
+    /// let sealed = interrupt.seal_with(b"host secret");
+    /// assert_eq!(Interrupt::open_with(&sealed, b"host secret").unwrap().id, "int-1");
+    /// assert!(Interrupt::open_with(&sealed.replace("pay", "pax"), b"host secret").is_err());
+    /// ```
     pub fn open_with(sealed: &str, key: &[u8]) -> Result<Interrupt, SealError> {
         #[derive(Deserialize)]
         struct Sealed {

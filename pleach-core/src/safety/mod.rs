@@ -18,6 +18,21 @@
 //! ([`UnifiedToolDefinition`](crate::UnifiedToolDefinition), set with
 //! `#[unified_tool(safety_tier = "…")]` or [`create_unified_tool`](crate::create_unified_tool)),
 //! never on the basic [`ToolDefinition`](crate::ToolDefinition). `docs/safety.md` is the contract.
+//!
+//! ```
+//! use pleach_core::{ToolCall, safety::{FabricationDetector, Provenance, ProvenanceDetector}};
+//! use serde_json::json;
+//!
+//! // `transfer_funds` may only pay accounts the turn has seen.
+//! let detector = ProvenanceDetector::new().guard("transfer_funds", ["/to_account"]);
+//! let mut provenance = Provenance::new();
+//! provenance.record_result(&ToolCall::new("c1", "find_account", "{}"), &json!({ "id": "ACC-0042" }));
+//!
+//! let call = ToolCall::new("c2", "transfer_funds", "");
+//! assert!(detector.inspect(&call, &json!({ "to_account": "ACC-0042" }), &provenance).is_empty());
+//! let findings = detector.inspect(&call, &json!({ "to_account": "ACC-0043" }), &provenance);
+//! assert_eq!(findings[0].path, "/to_account"); // made up: halt, ask or probe, by the tool's tier
+//! ```
 
 mod interrupt;
 mod provenance;
@@ -146,6 +161,11 @@ pub struct Finding {
 
 impl Finding {
     /// A finding at `path`.
+    ///
+    /// ```
+    /// let finding = pleach_core::safety::Finding::new("/amount", serde_json::json!(9000), "never stated");
+    /// assert_eq!(finding.reason, "never stated");
+    /// ```
     pub fn new(path: impl Into<String>, value: Value, reason: impl Into<String>) -> Self {
         Finding {
             path: path.into(),
@@ -182,16 +202,42 @@ impl Finding {
 ///         }
 ///     }
 /// }
+///
+/// let call = ToolCall::new("c1", "transfer_funds", "");
+/// let findings = LargeTransfers.inspect(&call, &serde_json::json!({ "amount": 50_000 }), &Provenance::new());
+/// assert_eq!(findings[0].path, "/amount");
 /// ```
 pub trait FabricationDetector: Send + Sync + 'static {
     /// A short name for events and errors.
+    ///
+    /// ```
+    /// use pleach_core::safety::{FabricationDetector, ProvenanceDetector};
+    /// assert_eq!(ProvenanceDetector::new().name(), "provenance");
+    /// ```
     fn name(&self) -> &str;
 
     /// Whether this detector guards the tool named `tool_name`.
+    ///
+    /// ```
+    /// use pleach_core::safety::{FabricationDetector, ProvenanceDetector};
+    /// let detector = ProvenanceDetector::new().guard("transfer_funds", ["/to_account"]);
+    /// assert!(detector.covers("transfer_funds"));
+    /// assert!(!detector.covers("get_weather"));
+    /// ```
     fn covers(&self, tool_name: &str) -> bool;
 
     /// The findings for one call (already valid against the tool's input schema): `arguments` is
     /// its parsed arguments, `provenance` what the turn has seen before it.
+    ///
+    /// ```
+    /// use pleach_core::{ToolCall, safety::{FabricationDetector, Provenance, ProvenanceDetector}};
+    /// use serde_json::json;
+    ///
+    /// let detector = ProvenanceDetector::new().guard("transfer_funds", ["/to_account"]);
+    /// let call = ToolCall::new("c1", "transfer_funds", "");
+    /// let findings = detector.inspect(&call, &json!({ "to_account": "ACC-9" }), &Provenance::new());
+    /// assert_eq!(findings.len(), 1);
+    /// ```
     fn inspect(&self, call: &ToolCall, arguments: &Value, provenance: &Provenance) -> Vec<Finding>;
 }
 
@@ -203,7 +249,7 @@ pub trait FabricationDetector: Send + Sync + 'static {
 ///
 /// /// Deletes a customer's account.
 /// #[unified_tool(safety_tier = "critical")]
-/// async fn delete_account(account_id: String) -> bool { true }
+/// async fn delete_account(account_id: String) -> bool { !account_id.is_empty() }
 ///
 /// let registry = tool_registry();
 /// assert_eq!(uncovered_critical_tools(registry, &[]), ["delete_account"]);
@@ -233,7 +279,7 @@ pub fn uncovered_critical_tools(
 ///
 /// /// Wires money.
 /// #[unified_tool(safety_tier = "critical")]
-/// async fn wire_money(to_account: String, amount: f64) -> bool { true }
+/// async fn wire_money(to_account: String, amount: f64) -> bool { !to_account.is_empty() && amount > 0.0 }
 ///
 /// // In a test of yours:
 /// assert_critical_coverage(tool_registry(), &[&ProvenanceDetector::new().guard("wire_money", ["/to_account"])]);

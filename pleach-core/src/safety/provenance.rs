@@ -64,6 +64,13 @@ impl fmt::Display for Source {
 }
 
 /// How a value matched a known one.
+///
+/// ```
+/// use pleach_core::{ToolCall, safety::{MatchKind, Provenance}};
+/// let mut provenance = Provenance::new();
+/// provenance.record_result(&ToolCall::new("c1", "find", "{}"), &serde_json::json!("ACC-0042"));
+/// assert_eq!(provenance.seen(&serde_json::json!("acc0042")).unwrap().kind, MatchKind::Normalized);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum MatchKind {
@@ -75,6 +82,15 @@ pub enum MatchKind {
 }
 
 /// The answer to "has this value been seen, and where".
+///
+/// ```
+/// use pleach_core::{ToolCall, safety::Provenance};
+/// let mut provenance = Provenance::new();
+/// provenance.record_result(&ToolCall::new("c1", "find", "{}"), &serde_json::json!({ "id": 7 }));
+/// let seen = provenance.seen(&serde_json::json!(7)).unwrap();
+/// assert_eq!(seen.sources.len(), 1);
+/// assert_eq!(seen.sources[0].to_string(), "the result of `find` (call c1) at /id");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Seen<'a> {
     /// How it matched (exact wins over normalized).
@@ -84,6 +100,12 @@ pub struct Seen<'a> {
 }
 
 /// A known value, for a ground-truth panel: what the model might have meant.
+///
+/// ```
+/// use pleach_core::safety::{KnownValue, Source};
+/// let known = KnownValue { value: serde_json::json!("ACC-0042"), source: Source::UserMessage { index: 0 } };
+/// assert_eq!(known.source.to_string(), "the user's message #0");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct KnownValue {
     /// The value as it was seen.
@@ -133,11 +155,22 @@ const MAX_KNOWN_VALUES: usize = 100_000;
 
 impl Provenance {
     /// Nothing seen yet.
+    ///
+    /// ```
+    /// assert!(pleach_core::safety::Provenance::new().is_empty());
+    /// ```
     pub fn new() -> Self {
         Provenance::default()
     }
 
     /// Records every string and number in a tool's result, with its JSON pointer.
+    ///
+    /// ```
+    /// use pleach_core::{ToolCall, safety::Provenance};
+    /// let mut provenance = Provenance::new();
+    /// provenance.record_result(&ToolCall::new("c1", "find", "{}"), &serde_json::json!({ "ids": ["a-1", "a-2"] }));
+    /// assert!(provenance.seen(&serde_json::json!("a-2")).is_some());
+    /// ```
     pub fn record_result(&mut self, call: &ToolCall, result: &Value) {
         let mut pointer = String::new();
         self.record_value(result, &mut pointer, &|path: &str| Source::ToolResult {
@@ -175,16 +208,40 @@ impl Provenance {
     }
 
     /// Forgets everything: a new user turn starts.
+    ///
+    /// ```
+    /// use pleach_core::safety::Provenance;
+    /// let mut provenance = Provenance::new();
+    /// provenance.record_user_message("pay ACC-0042");
+    /// provenance.clear();
+    /// assert!(provenance.is_empty());
+    /// ```
     pub fn clear(&mut self) {
         *self = Provenance::default();
     }
 
     /// Whether nothing has been recorded.
+    ///
+    /// ```
+    /// use pleach_core::safety::Provenance;
+    /// let mut provenance = Provenance::new();
+    /// assert!(provenance.is_empty());
+    /// provenance.record_user_message("hello");
+    /// assert!(!provenance.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.known.is_empty()
     }
 
     /// Has `value` been seen, and where. Strings and numbers only (other values: `None`).
+    ///
+    /// ```
+    /// use pleach_core::safety::Provenance;
+    /// let mut provenance = Provenance::new();
+    /// provenance.record_user_message("send 250 to DE-7781");
+    /// assert!(provenance.seen(&serde_json::json!(250)).is_some());
+    /// assert!(provenance.seen(&serde_json::json!({ "an": "object" })).is_none());
+    /// ```
     pub fn seen(&self, value: &Value) -> Option<Seen<'_>> {
         let (exact, normalized) = keys(value)?;
         if let Some(sources) = self.exact.get(&exact) {
@@ -431,6 +488,11 @@ pub struct ProvenanceDetector {
 
 impl ProvenanceDetector {
     /// A detector guarding nothing yet.
+    ///
+    /// ```
+    /// use pleach_core::safety::{FabricationDetector, ProvenanceDetector};
+    /// assert!(!ProvenanceDetector::new().covers("transfer_funds"));
+    /// ```
     pub fn new() -> Self {
         ProvenanceDetector::default()
     }
@@ -438,6 +500,13 @@ impl ProvenanceDetector {
     /// Guards the tool named `tool_name`: the values at `paths` must have provenance. Paths are
     /// JSON pointers (`/to_account`, `/payee/iban`) where a `*` segment matches any array index or
     /// object key (`/lines/*/invoice_id`).
+    ///
+    /// ```
+    /// use pleach_core::safety::{FabricationDetector, ProvenanceDetector};
+    /// let detector = ProvenanceDetector::new()
+    ///     .guard("transfer_funds", ["/to_account", "/lines/*/invoice_id"]);
+    /// assert!(detector.covers("transfer_funds"));
+    /// ```
     #[must_use]
     pub fn guard<P: AsRef<str>>(
         mut self,

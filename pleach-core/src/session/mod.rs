@@ -6,6 +6,32 @@
 //!
 //! The guarantees (ARCHITECTURE.md, "Runtime guarantees") and the tests that prove them are listed
 //! in `docs/events.md`.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+//!
+//! let echo = define_tool("echo", "Returns its arguments.")
+//!     .execute_json(|args, _| async move { Ok::<_, ToolError>(args) })
+//!     .unwrap();
+//! let runtime = Runtime::builder()
+//!     .registry(ToolRegistryBuilder::new().register(echo).build().unwrap())
+//!     .build()
+//!     .unwrap();
+//! let session = runtime.create_session(SessionOptions::enabled(["echo"])).unwrap();
+//! let mut turn = session.run_turn(vec![
+//!     ToolCall::new("c1", "echo", r#"{"x":1}"#),
+//!     ToolCall::new("c2", "nope", "{}"), // 1003: unknown tool, and the turn goes on
+//! ]);
+//! while let Some(event) = turn.events().recv().await {
+//!     println!("{}", event.to_json());
+//! }
+//! let results = turn.finish().await;
+//! assert!(results[0].outcome.is_ok());
+//! assert_eq!(results[1].outcome.as_ref().unwrap_err().code().as_u16(), 1003);
+//! assert_eq!(session.conversation().len(), 3); // the assistant message and two results
+//! # }
+//! ```
 
 mod pipeline;
 mod runtime;
@@ -49,6 +75,12 @@ pub struct SessionOptions {
 }
 
 /// The tools part of [`SessionOptions`].
+///
+/// ```
+/// let options: pleach_core::SessionOptions =
+///     serde_json::from_str(r#"{ "tools": { "enabled": ["math", "datetime"] } }"#).unwrap();
+/// assert_eq!(options.tools.enabled, ["math", "datetime"]);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct ToolsOptions {
     /// Tool names; `"*"` enables every tool of the runtime.
@@ -58,6 +90,11 @@ pub struct ToolsOptions {
 
 impl SessionOptions {
     /// Options enabling the tools named.
+    ///
+    /// ```
+    /// let options = pleach_core::SessionOptions::enabled(["math", "datetime"]);
+    /// assert_eq!(options.tools.enabled, ["math", "datetime"]);
+    /// ```
     pub fn enabled<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
         SessionOptions {
             tools: ToolsOptions {
@@ -77,6 +114,14 @@ impl SessionOptions {
 }
 
 /// Why a session could not be created.
+///
+/// ```
+/// use pleach_core::{Runtime, SessionError, SessionOptions, ToolRegistryBuilder};
+///
+/// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+/// let err = runtime.create_session(SessionOptions::enabled(["search"])).unwrap_err();
+/// assert!(matches!(err, SessionError::UnknownTools(ref names) if names.len() == 1));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SessionError {
@@ -167,6 +212,14 @@ pub struct AssistantStep {
 
 impl AssistantStep {
     /// Adds the model's text.
+    ///
+    /// ```
+    /// use pleach_core::{AssistantStep, ToolCall};
+    ///
+    /// let step = AssistantStep::from(vec![ToolCall::new("c1", "math", r#"{"expression":"2+2"}"#)])
+    ///     .with_text("Let me compute that.");
+    /// assert_eq!(step.text.as_deref(), Some("Let me compute that."));
+    /// ```
     #[must_use]
     pub fn with_text(mut self, text: impl Into<String>) -> Self {
         self.text = Some(text.into());
@@ -181,6 +234,13 @@ impl From<Vec<ToolCall>> for AssistantStep {
 }
 
 /// One call's outcome: the result, or the error with its code.
+///
+/// ```
+/// use pleach_core::{ToolCall, ToolResult};
+///
+/// let result = ToolResult { tool_call: ToolCall::new("c1", "add", "{}"), outcome: Ok(3.into()) };
+/// assert_eq!(result.tool_call.id(), "c1");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
     /// The call.
@@ -214,11 +274,29 @@ impl Session {
     }
 
     /// The conversation so far.
+    ///
+    /// ```
+    /// use pleach_core::{Message, Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// session.push_user_message("hello");
+    /// assert_eq!(session.conversation(), [Message::User { content: "hello".into() }]);
+    /// ```
     pub fn conversation(&self) -> Vec<Message> {
         self.inner.log().conversation.clone()
     }
 
     /// Appends the user's message. A new user turn starts: the repeated-failure counts reset.
+    ///
+    /// ```
+    /// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// session.push_user_message("What is 2 + 2?");
+    /// assert_eq!(session.conversation().len(), 1);
+    /// ```
     pub fn push_user_message(&self, content: impl Into<String>) {
         let mut state = self.inner.log();
         state.failures.clear();
@@ -237,6 +315,15 @@ impl Session {
     }
 
     /// Appends a message of the model's that calls no tool.
+    ///
+    /// ```
+    /// use pleach_core::{Message, Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// session.push_assistant_message("4.");
+    /// assert!(matches!(&session.conversation()[0], Message::Assistant { content: Some(text), .. } if text == "4."));
+    /// ```
     pub fn push_assistant_message(&self, content: impl Into<String>) {
         self.inner.log().conversation.push(Message::Assistant {
             content: Some(content.into()),
@@ -255,6 +342,33 @@ impl Session {
     /// # Panics
     ///
     /// Outside a Tokio runtime (the turn runs as a Tokio task).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    ///
+    /// let echo = define_tool("echo", "Returns its arguments.")
+    ///     .execute_json(|args, _| async move { Ok::<_, ToolError>(args) })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(echo).build().unwrap())
+    ///     .build()
+    ///     .unwrap();
+    /// let session = runtime.create_session(SessionOptions::all()).unwrap();
+    /// let mut turn = session.run_turn(vec![
+    ///     ToolCall::new("c1", "echo", r#"{"n":1}"#),
+    ///     ToolCall::new("c2", "echo", "not json"), // 1005, its own call only
+    /// ]);
+    /// let mut types = Vec::new();
+    /// while let Some(event) = turn.events().recv().await {
+    ///     types.push(event.event_type());
+    /// }
+    /// assert_eq!(types.iter().filter(|t| **t == "tool.started").count(), 2);
+    /// let results = turn.finish().await;
+    /// assert_eq!(results[0].outcome, Ok(serde_json::json!({ "n": 1 })));
+    /// assert_eq!(results[1].outcome.as_ref().unwrap_err().code().as_u16(), 1005);
+    /// # }
+    /// ```
     pub fn run_turn(&self, step: impl Into<AssistantStep>) -> Turn {
         let step = step.into();
         let calls: Vec<ToolCall> = step.calls;
@@ -704,6 +818,19 @@ fn cancelled_error() -> ToolError {
 }
 
 /// A running turn: its events, its cancellation, and its results.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::{Runtime, SessionOptions, ToolCall, ToolRegistryBuilder};
+///
+/// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+/// let session = runtime.create_session(SessionOptions::default()).unwrap();
+/// let mut turn = session.run_turn(vec![ToolCall::new("c1", "missing", "{}")]);
+/// while turn.events().recv().await.is_some() {}
+/// let results = turn.finish().await;
+/// assert_eq!(results[0].outcome.as_ref().unwrap_err().code().as_u16(), 1003);
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Turn {
     events: EventStream,
@@ -715,23 +842,88 @@ pub struct Turn {
 impl Turn {
     /// The turn's events, in the order they happened. The stream ends once every call's terminal
     /// event has been read.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{Runtime, SessionOptions, ToolCall, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// let mut turn = session.run_turn(vec![ToolCall::new("c1", "missing", "{}")]);
+    /// let mut types = Vec::new();
+    /// while let Some(event) = turn.events().recv().await {
+    ///     types.push(event.event_type());
+    /// }
+    /// assert_eq!(types, ["tool.started", "tool.failed"]);
+    /// # }
+    /// ```
     pub fn events(&mut self) -> &mut EventStream {
         &mut self.events
     }
 
     /// Cancels the turn: every running call's [`ToolContext::signal`](crate::ToolContext::signal) fires; a call that has not
     /// finished after the grace period is dropped. Cancelled calls fail with code 1011.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    ///
+    /// // A tool that waits until its call is cancelled.
+    /// let wait = define_tool("wait", "Waits for its signal.")
+    ///     .execute_json(|_, ctx| async move {
+    ///         ctx.signal.cancelled().await;
+    ///         Err::<serde_json::Value, _>(ToolError::failed("stopped"))
+    ///     })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(wait).build().unwrap())
+    ///     .build()
+    ///     .unwrap();
+    /// let session = runtime.create_session(SessionOptions::all()).unwrap();
+    /// let turn = session.run_turn(vec![ToolCall::new("c1", "wait", "{}")]);
+    /// turn.cancel();
+    /// let results = turn.finish().await;
+    /// assert_eq!(results[0].outcome.as_ref().unwrap_err().code().as_u16(), 1011);
+    /// # }
+    /// ```
     pub fn cancel(&self) {
         self.signal.cancel();
     }
 
     /// The turn's cancellation token (cancel it from elsewhere, or tie it to a parent).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// let turn = session.run_turn(Vec::new());
+    /// let token = turn.cancellation_token(); // hand it to whatever should be able to stop the turn
+    /// token.cancel();
+    /// assert!(turn.finish().await.is_empty());
+    /// # }
+    /// ```
     pub fn cancellation_token(&self) -> CancellationToken {
         self.signal.clone()
     }
 
     /// Waits for every call and returns the results in the model's call order (they are already
     /// written into the conversation). Read the events first: finishing consumes the turn.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{Message, Runtime, SessionOptions, ToolCall, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// let turn = session.run_turn(vec![ToolCall::new("c1", "a", "{}"), ToolCall::new("c2", "b", "{}")]);
+    /// let results = turn.finish().await; // the events were not read: finishing drops them
+    /// let ids: Vec<&str> = results.iter().map(|r| r.tool_call.id()).collect();
+    /// assert_eq!(ids, ["c1", "c2"]);
+    /// assert!(matches!(&session.conversation()[2], Message::Tool { is_error: true, .. }));
+    /// # }
+    /// ```
     pub async fn finish(self) -> Vec<ToolResult> {
         let Turn {
             events,

@@ -125,6 +125,19 @@ pub enum RuntimeError {
 }
 
 /// Builds a [`Runtime`]; see [`Runtime::builder`].
+///
+/// ```
+/// use std::time::Duration;
+/// use pleach_core::{Runtime, ToolRegistryBuilder};
+///
+/// let runtime = Runtime::builder()
+///     .registry(ToolRegistryBuilder::new().build().unwrap())
+///     .default_timeout(Duration::from_secs(30))
+///     .max_concurrency(8)
+///     .build()
+///     .unwrap();
+/// assert_eq!(runtime.registry().size(), 0);
+/// ```
 #[derive(Default)]
 #[must_use = "a runtime builder does nothing until `build` is called"]
 pub struct RuntimeBuilder {
@@ -157,13 +170,29 @@ impl fmt::Debug for RuntimeBuilder {
 }
 
 /// The default grace period between a call's signal firing and the call being dropped.
+///
+/// ```
+/// assert_eq!(pleach_core::session::DEFAULT_CANCEL_GRACE, std::time::Duration::from_secs(2));
+/// ```
 pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// The default timeout of a call.
+///
+/// ```
+/// assert_eq!(pleach_core::session::DEFAULT_TIMEOUT, std::time::Duration::from_secs(120));
+/// ```
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_mins(2);
 /// How many times a call may fail recoverably with the same arguments in one user turn before
 /// the next identical call fails as not recoverable.
+///
+/// ```
+/// assert_eq!(pleach_core::session::DEFAULT_MAX_REPEATED_FAILURES, 3);
+/// ```
 pub const DEFAULT_MAX_REPEATED_FAILURES: u32 = 3;
 /// How many calls run at once across all of a runtime's sessions by default.
+///
+/// ```
+/// assert_eq!(pleach_core::session::DEFAULT_MAX_IN_FLIGHT, 1024);
+/// ```
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 
 /// What a call does when the runtime already runs [`RuntimeBuilder::max_in_flight`] calls.
@@ -184,36 +213,121 @@ pub enum OverloadPolicy {
 }
 
 /// How many calls of one turn run at once by default.
+///
+/// ```
+/// assert_eq!(pleach_core::session::DEFAULT_MAX_CONCURRENCY, 16);
+/// ```
 pub const DEFAULT_MAX_CONCURRENCY: usize = 16;
 
 impl RuntimeBuilder {
     /// Looks tools up in `registry` instead of the active registry
     /// ([`set_orchestrator_registry`](crate::set_orchestrator_registry), else
     /// [`tool_registry()`](crate::tool_registry)).
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    ///
+    /// let ping = define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+    /// let runtime = Runtime::builder().registry(registry).build().unwrap();
+    /// assert_eq!(runtime.registry().names().collect::<Vec<_>>(), ["ping"]);
+    /// ```
     pub fn registry(mut self, registry: impl ToolRegistry + 'static) -> Self {
         self.registry = Some(Arc::new(registry));
         self
     }
 
     /// Adds a plugin: its tools join the registry, its configuration applies.
+    ///
+    /// ```
+    /// use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    ///
+    /// let ping = define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().build().unwrap())
+    ///     .plugin(define_pleach_plugin("net").contribute_tools([ping]))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(runtime.registry().has("ping"));
+    /// ```
     pub fn plugin(mut self, plugin: PleachPlugin) -> Self {
         self.plugins.push(plugin);
         self
     }
 
     /// Sets the argument limits.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{define_tool, Limits, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    ///
+    /// let echo = define_tool("echo", "Returns its arguments.")
+    ///     .execute_json(|args, _| async move { Ok::<_, ToolError>(args) })
+    ///     .unwrap();
+    /// let mut limits = Limits::default();
+    /// limits.max_argument_bytes = 16;
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(echo).build().unwrap())
+    ///     .limits(limits)
+    ///     .build()
+    ///     .unwrap();
+    /// let session = runtime.create_session(SessionOptions::all()).unwrap();
+    /// let result = session.call(ToolCall::new("c1", "echo", r#"{"text":"far too long"}"#)).await;
+    /// assert_eq!(result.outcome.unwrap_err().code().as_u16(), 1006);
+    /// # }
+    /// ```
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
     }
 
     /// Sets the timeout of every call without its own (default [`DEFAULT_TIMEOUT`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use std::time::Duration;
+    /// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    ///
+    /// let slow = define_tool("slow", "Takes a minute.")
+    ///     .execute_json(|_, _| async {
+    ///         tokio::time::sleep(Duration::from_secs(60)).await;
+    ///         Ok::<_, ToolError>(serde_json::json!("done"))
+    ///     })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(slow).build().unwrap())
+    ///     .default_timeout(Duration::from_secs(5))
+    ///     .build()
+    ///     .unwrap();
+    /// let session = runtime.create_session(SessionOptions::all()).unwrap();
+    /// let result = session.call(ToolCall::new("c1", "slow", "{}")).await;
+    /// assert_eq!(result.outcome.unwrap_err().code().as_u16(), 1010);
+    /// # }
+    /// ```
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = Some(timeout);
         self
     }
 
     /// Sets the timeout of one tool, by name.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    ///
+    /// let fetch = define_tool("fetch", "Fetches.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
+    ///     .unwrap();
+    /// let registry = || ToolRegistryBuilder::new().register(fetch.clone()).build().unwrap();
+    /// assert!(Runtime::builder().registry(registry()).tool_timeout("fetch", Duration::from_secs(10)).build().is_ok());
+    /// // A timeout for a tool that does not exist is a configuration error.
+    /// let err = Runtime::builder().registry(registry()).tool_timeout("fetc", Duration::from_secs(10)).build();
+    /// assert!(err.is_err());
+    /// ```
     pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
         self.tool_timeouts.push((tool_name.into(), timeout));
         self
@@ -221,6 +335,17 @@ impl RuntimeBuilder {
 
     /// Sets how long a call may take to finish after its signal fires (cancellation or timeout)
     /// before it is dropped (default [`DEFAULT_CANCEL_GRACE`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().build().unwrap())
+    ///     .cancel_grace(Duration::from_millis(500))
+    ///     .build();
+    /// assert!(runtime.is_ok());
+    /// ```
     pub fn cancel_grace(mut self, grace: Duration) -> Self {
         self.cancel_grace = Some(grace);
         self
@@ -230,6 +355,25 @@ impl RuntimeBuilder {
     /// turn (default [`DEFAULT_MAX_REPEATED_FAILURES`]); the next identical call fails with 1015.
     /// Only identical calls are counted and refused; 0 acts as 1 (a call that failed once is
     /// refused the next time).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    ///
+    /// let lookup = define_tool("lookup", "Finds nothing.")
+    ///     .execute_json(|_, _| async { Err::<serde_json::Value, _>(ToolError::failed("not found")) })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(lookup).build().unwrap())
+    ///     .max_repeated_failures(1)
+    ///     .build()
+    ///     .unwrap();
+    /// let session = runtime.create_session(SessionOptions::all()).unwrap();
+    /// let call = || ToolCall::new("c1", "lookup", r#"{"id":"x"}"#);
+    /// assert_eq!(session.call(call()).await.outcome.unwrap_err().code().as_u16(), 1008);
+    /// assert_eq!(session.call(call()).await.outcome.unwrap_err().code().as_u16(), 1015);
+    /// # }
+    /// ```
     pub fn max_repeated_failures(mut self, failures: u32) -> Self {
         self.max_repeated_failures = Some(failures);
         self
@@ -238,6 +382,16 @@ impl RuntimeBuilder {
     /// Sets how many calls of one turn run at once (default [`DEFAULT_MAX_CONCURRENCY`]): the
     /// global cap of [`BatchingConfig`]. Each tool's calls also follow its
     /// [`BatchingStrategy`].
+    ///
+    /// ```
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().build().unwrap())
+    ///     .max_concurrency(4) // at most 4 calls of one turn at once
+    ///     .build();
+    /// assert!(runtime.is_ok());
+    /// ```
     pub fn max_concurrency(mut self, calls: usize) -> Self {
         self.max_concurrency = Some(calls.max(1));
         self
@@ -246,6 +400,17 @@ impl RuntimeBuilder {
     /// Caps the calls running at once across all the runtime's sessions (default
     /// [`DEFAULT_MAX_IN_FLIGHT`]); what happens to a call beyond it is the
     /// [`OverloadPolicy`].
+    ///
+    /// ```
+    /// use pleach_core::{OverloadPolicy, Runtime, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().build().unwrap())
+    ///     .max_in_flight(256) // across every session of this runtime
+    ///     .overload_policy(OverloadPolicy::Wait)
+    ///     .build();
+    /// assert!(runtime.is_ok());
+    /// ```
     pub fn max_in_flight(mut self, calls: usize) -> Self {
         self.max_in_flight = Some(calls.max(1));
         self
@@ -253,6 +418,17 @@ impl RuntimeBuilder {
 
     /// Sets what a call does when the runtime is at capacity: wait for a slot (the default) or
     /// fail at once with 1014.
+    ///
+    /// ```
+    /// use pleach_core::{OverloadPolicy, Runtime, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().build().unwrap())
+    ///     .max_in_flight(64)
+    ///     .overload_policy(OverloadPolicy::FailFast) // beyond 64 running calls: 1014 at once
+    ///     .build();
+    /// assert!(runtime.is_ok());
+    /// ```
     pub fn overload_policy(mut self, policy: OverloadPolicy) -> Self {
         self.overload = policy;
         self
@@ -295,7 +471,7 @@ impl RuntimeBuilder {
     ///
     /// /// Closes an account.
     /// #[unified_tool(safety_tier = "critical")]
-    /// async fn close_account(account_id: String) -> bool { true }
+    /// async fn close_account(account_id: String) -> bool { !account_id.is_empty() }
     ///
     /// let err = Runtime::builder().build().unwrap_err();
     /// assert!(matches!(err, RuntimeError::UncoveredCriticalTools(ref tools) if tools == &["close_account"]));
@@ -311,6 +487,18 @@ impl RuntimeBuilder {
     /// The key that seals pending approval interrupts ([`Session::seal`](crate::Session::seal)) and
     /// checks them on [`Session::resume`](crate::Session::resume). Keep it secret: whoever has it
     /// can forge an approval.
+    ///
+    /// ```
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
+    ///
+    /// // In production, read the key from a secret store; never hard-code it.
+    /// let key = std::env::var("PLEACH_INTERRUPT_KEY").unwrap_or_else(|_| "test key".into());
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().build().unwrap())
+    ///     .interrupt_key(key)
+    ///     .build();
+    /// assert!(runtime.is_ok());
+    /// ```
     pub fn interrupt_key(mut self, key: impl Into<Vec<u8>>) -> Self {
         self.interrupt_key = Some(key.into());
         self
@@ -318,6 +506,16 @@ impl RuntimeBuilder {
 
     /// Whether the values in the user's messages count as provenance (default: no, only prior
     /// tool results do). Turn it on when users legitimately type ids and amounts themselves.
+    ///
+    /// ```
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
+    ///
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().build().unwrap())
+    ///     .provenance_includes_user_messages(true) // users type account ids themselves
+    ///     .build();
+    /// assert!(runtime.is_ok());
+    /// ```
     pub fn provenance_includes_user_messages(mut self, include: bool) -> Self {
         self.provenance_from_user = include;
         self
@@ -548,11 +746,32 @@ pub struct Runtime {
 
 impl Runtime {
     /// Starts configuring a runtime.
+    ///
+    /// ```
+    /// let runtime = pleach_core::Runtime::builder()
+    ///     .registry(pleach_core::ToolRegistryBuilder::new().build().unwrap())
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(runtime.registry().size(), 0);
+    /// ```
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
     }
 
     /// Every tool the runtime knows.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    ///
+    /// let ping = define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(ping).build().unwrap())
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(runtime.registry().has("ping"));
+    /// ```
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
     }

@@ -235,6 +235,18 @@ impl ProfileError {
     }
 
     /// Every problem, with the name of its tool (see [`ProfileError::profile`] for an example).
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::providers::{Profile, check_registry};
+    ///
+    /// let any = define_tool("any_input", "Takes anything.")
+    ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+    ///     .unwrap();
+    /// let registry = ToolRegistryBuilder::new().register(any).build().unwrap();
+    /// let err = check_registry(&registry, Profile::OpenAiStrict).unwrap_err();
+    /// assert_eq!(err.problems()[0].0, "any_input");
+    /// ```
     pub fn problems(&self) -> &[(String, ProfileProblem)] {
         &self.problems
     }
