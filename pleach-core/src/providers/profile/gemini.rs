@@ -135,6 +135,11 @@ impl Gemini<'_> {
                 // refuses keys it does not declare.
                 "additionalProperties" | "$defs" | "definitions" => {}
                 "allOf" => self.problem(&at, key, "Gemini has no `allOf`; merge its schemas into one"),
+                // An exclusive bound turned inclusive is set only when it is the tighter one, and
+                // must not be overwritten by the looser bound beside it, whichever comes first.
+                "minimum" | "maximum" => {
+                    out.entry(key.clone()).or_insert_with(|| value.clone());
+                }
                 k if SUPPORTED.contains(&k) => {
                     out.insert(key.clone(), value.clone());
                 }
@@ -291,7 +296,8 @@ impl Gemini<'_> {
         out.entry("type").or_insert_with(|| Value::from("string"));
     }
 
-    /// For integers, `exclusiveMinimum: n` is `minimum: n + 1` (and the maximum likewise).
+    /// For integers, `exclusiveMinimum: n` is `minimum: n + 1` (and the maximum likewise), set when
+    /// it is tighter than an inclusive bound beside it.
     fn convert_exclusive(
         &mut self,
         key: &str,
@@ -416,5 +422,30 @@ mod tests {
             json!({ "type": "integer", "minimum": 1 })
         );
         assert!(out.get("additionalProperties").is_none());
+    }
+
+    #[test]
+    fn an_exclusive_bound_beside_a_looser_inclusive_one_keeps_the_tighter() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "above": { "type": "integer", "exclusiveMinimum": 5, "minimum": 0 },
+                "below": { "type": "integer", "exclusiveMaximum": 5, "maximum": 10 },
+                "inclusive_wins": { "type": "integer", "exclusiveMinimum": 0, "minimum": 3 }
+            }
+        });
+        let out = apply(&schema).unwrap();
+        assert_eq!(
+            out["properties"]["above"],
+            json!({ "type": "integer", "minimum": 6 })
+        );
+        assert_eq!(
+            out["properties"]["below"],
+            json!({ "type": "integer", "maximum": 4 })
+        );
+        assert_eq!(
+            out["properties"]["inclusive_wins"],
+            json!({ "type": "integer", "minimum": 3 })
+        );
     }
 }
