@@ -1499,6 +1499,520 @@ fn assert_registry_fits_passes_for_this_binarys_tools() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Every definition a provider is sent, against that provider's published rules, checked apart
+// from the profiles that produce them: this binary's tools (the catalog included) and input types
+// of each shape serde and schemars produce. A shape a provider cannot express must be refused
+// with a path, never sent.
+
+/// Input types of every shape: nested structs, enums of each tagging, options, lists of structs,
+/// sets, maps, recursion, flattening, deep nesting, numbers of each width.
+#[allow(dead_code)]
+mod shapes {
+    use std::collections::{BTreeMap, HashSet};
+
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    #[derive(Deserialize, JsonSchema)]
+    pub(super) struct Address {
+        /// The street.
+        street: String,
+        zip: Option<String>,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    pub(super) enum Color {
+        Red,
+        Green,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub(super) enum Documented {
+        /// The first.
+        First,
+        /// The second.
+        Second,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    pub(super) enum External {
+        Circle { radius: f64 },
+        Square(f64),
+        Nothing,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(tag = "kind")]
+    pub(super) enum Internal {
+        Circle { radius: f64 },
+        Point,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(tag = "t", content = "c")]
+    pub(super) enum Adjacent {
+        Circle { radius: f64 },
+        Label(String),
+    }
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(untagged)]
+    pub(super) enum Untagged {
+        Number(f64),
+        Text(String),
+    }
+    #[derive(Deserialize, JsonSchema)]
+    pub(super) struct Tree {
+        label: String,
+        children: Vec<Tree>,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    pub(super) struct Linked {
+        label: String,
+        next: Option<Box<Linked>>,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    pub(super) struct Inner {
+        a: u8,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    pub(super) struct Outer {
+        #[serde(flatten)]
+        inner: Inner,
+        b: Option<i32>,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    pub(super) struct Unit {}
+
+    /// An input struct `$name` with the given fields.
+    macro_rules! input {
+        ($($name:ident { $($field:ident: $ty:ty),* $(,)? })*) => {$(
+            #[derive(Deserialize, JsonSchema)]
+            pub(super) struct $name { $($field: $ty),* }
+        )*};
+    }
+    input! {
+        Nested { address: Address, other: Option<Address> }
+        Enums { color: Color, maybe: Option<Color>, documented: Documented, maybe_documented: Option<Documented> }
+        Tagged { external: External, internal: Internal, adjacent: Adjacent, maybe: Option<Internal> }
+        Untag { either: Untagged }
+        Lists { addresses: Vec<Address>, maybe: Option<Vec<Address>>, colors: Vec<Color>, fixed: [u8; 3] }
+        Sets { tags: HashSet<String> }
+        Maps { labels: BTreeMap<String, String> }
+        Recursive { root: Tree }
+        RecursiveOption { head: Linked }
+        Numbers { a: u8, b: i64, c: u64, d: f32, e: f64, f: i128, g: std::num::NonZeroU32, h: char }
+        Flattened { outer: Outer }
+        Empty { unit: Unit }
+        Anything { value: serde_json::Value }
+        Pair { pair: (String, u32) }
+        Std { path: std::path::PathBuf, wait: std::time::Duration }
+        DoubleOption { maybe: Option<Option<String>> }
+        N1 { n: N2 } N2 { n: N3 } N3 { n: N4 } N4 { n: N5 } N5 { n: N6 }
+        N6 { n: N7 } N7 { n: N8 } N8 { n: N9 } N9 { n: N10 } N10 { leaf: String }
+    }
+}
+
+/// A tool taking each shape as its input.
+fn shape_tools() -> Vec<pleach_core::ToolDefinition> {
+    macro_rules! tools {
+        ($($shape:ident),*) => {vec![$(
+            define_tool(stringify!($shape).to_lowercase(), concat!("Takes ", stringify!($shape), "."))
+                .execute(|_: shapes::$shape, _| async { Ok::<_, ToolError>(()) })
+                .unwrap()
+        ),*]};
+    }
+    tools!(
+        Nested,
+        Enums,
+        Tagged,
+        Untag,
+        Lists,
+        Sets,
+        Maps,
+        Recursive,
+        RecursiveOption,
+        Numbers,
+        Flattened,
+        Empty,
+        Anything,
+        Pair,
+        Std,
+        DoubleOption,
+        N1
+    )
+}
+
+/// A walk over every subschema of a schema: `visit(schema, pointer, object depth)`.
+fn each_subschema(
+    schema: &Value,
+    path: &str,
+    depth: usize,
+    visit: &mut dyn FnMut(&Value, &str, usize),
+) {
+    visit(schema, path, depth);
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    let is_object = match &map.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        _ => false,
+    };
+    let inner = depth + usize::from(is_object);
+    for (key, value) in map {
+        let at = format!("{path}/{key}");
+        match (key.as_str(), value) {
+            ("properties" | "$defs", Value::Object(named)) => {
+                let level = if key == "$defs" { 0 } else { inner };
+                for (name, sub) in named {
+                    each_subschema(sub, &format!("{at}/{name}"), level, visit);
+                }
+            }
+            ("items" | "additionalProperties", sub @ Value::Object(_)) => {
+                each_subschema(sub, &at, inner, visit);
+            }
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(subs)) => {
+                for (i, sub) in subs.iter().enumerate() {
+                    each_subschema(sub, &format!("{at}/{i}"), inner, visit);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn type_names(schema: &Value) -> Vec<&str> {
+    match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Where a strict-mode function's `parameters` break OpenAI's published rules (Structured
+/// Outputs, "Supported schemas"): a root object that is not `anyOf`; every object closed
+/// (`additionalProperties: false`) with every property required; only the supported keywords and
+/// string formats; local `$ref`s with no sibling other than `title`/`description`; at most 10
+/// levels of object nesting.
+fn openai_strict_violations(parameters: &Value) -> Vec<String> {
+    const KEYWORDS: &[&str] = &[
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "anyOf",
+        "enum",
+        "const",
+        "$ref",
+        "$defs",
+        "title",
+        "description",
+        "pattern",
+        "format",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+    ];
+    const FORMATS: &[&str] = &[
+        "date-time",
+        "time",
+        "date",
+        "duration",
+        "email",
+        "hostname",
+        "ipv4",
+        "ipv6",
+        "uuid",
+    ];
+    const TYPES: &[&str] = &[
+        "string", "number", "integer", "boolean", "object", "array", "null",
+    ];
+    let mut found = Vec::new();
+    if parameters["type"] != "object" || parameters.get("anyOf").is_some() {
+        found.push("the root is not one `type: object`".to_owned());
+    }
+    each_subschema(parameters, "", 0, &mut |schema, at, depth| {
+        let Some(map) = schema.as_object() else {
+            found.push(format!("{at}: a boolean schema"));
+            return;
+        };
+        for key in map.keys().filter(|k| !KEYWORDS.contains(&k.as_str())) {
+            found.push(format!("{at}: `{key}` is not supported"));
+        }
+        if map.contains_key("$defs") && !at.is_empty() {
+            found.push(format!("{at}: `$defs` below the root"));
+        }
+        if let Some(reference) = map.get("$ref") {
+            let target = reference.as_str().and_then(|r| r.strip_prefix('#'));
+            if target.is_none_or(|pointer| parameters.pointer(pointer).is_none()) {
+                found.push(format!("{at}: `$ref` {reference} is not local"));
+            }
+            if map
+                .keys()
+                .any(|k| !["$ref", "title", "description"].contains(&k.as_str()))
+            {
+                found.push(format!("{at}: `$ref` with siblings"));
+            }
+        }
+        if let Some(format) = map.get("format").and_then(Value::as_str)
+            && !FORMATS.contains(&format)
+        {
+            found.push(format!("{at}: format `{format}`"));
+        }
+        if map.contains_key("type") && type_names(schema).iter().any(|t| !TYPES.contains(t)) {
+            found.push(format!("{at}: type {}", map["type"]));
+        }
+        if type_names(schema).contains(&"object") {
+            found.extend(strict_object_violations(map, at, depth));
+        }
+    });
+    found
+}
+
+/// A strict-mode object: at most 10 levels deep, closed, every property required.
+fn strict_object_violations(
+    map: &serde_json::Map<String, Value>,
+    at: &str,
+    depth: usize,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    if depth >= 10 {
+        found.push(format!("{at}: object nested deeper than 10 levels"));
+    }
+    if map.get("additionalProperties") != Some(&Value::Bool(false)) {
+        found.push(format!(
+            "{at}: object without `additionalProperties: false`"
+        ));
+    }
+    let mut names: Vec<&str> = map
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let mut required: Vec<&str> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    names.sort_unstable();
+    required.sort_unstable();
+    if map.get("properties").is_none() || names != required {
+        found.push(format!("{at}: not every property is required"));
+    }
+    found
+}
+
+/// Where a function declaration's `parameters` break Gemini's `Schema` (the OpenAPI 3.0 subset of
+/// the Gemini API reference): only its fields; one type name per schema (or `anyOf`); string-only
+/// `enum`s on strings; no references; every object below the root with properties, and
+/// `required` naming only declared properties.
+fn gemini_violations(parameters: &Value) -> Vec<String> {
+    const FIELDS: &[&str] = &[
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "default",
+        "example",
+        "items",
+        "minItems",
+        "maxItems",
+        "properties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "propertyOrdering",
+    ];
+    const TYPES: &[&str] = &[
+        "string", "number", "integer", "boolean", "object", "array", "null",
+    ];
+    let mut found = Vec::new();
+    if parameters["type"] != "object" {
+        found.push("the root is not `type: object`".to_owned());
+    }
+    each_subschema(parameters, "", 0, &mut |schema, at, _| {
+        let Some(map) = schema.as_object() else {
+            found.push(format!("{at}: a boolean schema"));
+            return;
+        };
+        for key in map.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
+            found.push(format!("{at}: `{key}` is not a field of Schema"));
+        }
+        match map.get("type") {
+            Some(Value::String(t)) if TYPES.contains(&t.as_str()) => {}
+            None if map.contains_key("anyOf") => {}
+            other => found.push(format!("{at}: type {other:?}")),
+        }
+        if let Some(values) = map.get("enum") {
+            let strings = values
+                .as_array()
+                .is_some_and(|v| v.iter().all(Value::is_string));
+            if !strings || map.get("type") != Some(&json!("string")) {
+                found.push(format!("{at}: an enum that is not of strings"));
+            }
+        }
+        if map.get("nullable").is_some_and(|n| !n.is_boolean()) {
+            found.push(format!("{at}: `nullable` not a boolean"));
+        }
+        let properties = map.get("properties").and_then(Value::as_object);
+        if map.get("type") == Some(&json!("object"))
+            && !at.is_empty()
+            && properties.is_none_or(serde_json::Map::is_empty)
+        {
+            found.push(format!("{at}: an object without properties"));
+        }
+        for name in map
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let declared = name
+                .as_str()
+                .is_some_and(|n| properties.is_some_and(|p| p.contains_key(n)));
+            if !declared {
+                found.push(format!("{at}: `required` names {name}, not a property"));
+            }
+        }
+    });
+    found
+}
+
+/// Every refusal, as `tool: profile`: what the providers cannot express (maps, open values,
+/// sets and tuples for OpenAI strict and Gemini; recursion for Gemini, which has no references).
+const REFUSED: &[&str] = &[
+    "anything: Gemini",
+    "anything: OpenAI strict",
+    "empty: Gemini",
+    "empty: OpenAI strict",
+    "maps: Gemini",
+    "maps: OpenAI strict",
+    "pair: Gemini",
+    "pair: OpenAI strict",
+    "recursive: Gemini",
+    "recursiveoption: Gemini",
+    "sets: Gemini",
+    "sets: OpenAI strict",
+];
+
+#[test]
+fn every_definition_sent_keeps_its_providers_published_rules() {
+    pleach_tools::link();
+    let registry = pleach_core::tool_registry();
+    let mut tools: Vec<pleach_core::UnifiedToolDefinition> = registry.tools().to_vec();
+    assert!(
+        tools.len() > pleach_tools::tool_names().len(),
+        "the catalog and this binary's tools"
+    );
+    tools.extend(shape_tools().into_iter().map(create_unified_tool));
+
+    let mut refused = Vec::new();
+    let mut broken = Vec::new();
+    let mut check =
+        |tool: &str,
+         profile: Profile,
+         sent: Result<Vec<String>, Vec<pleach_core::providers::ProfileProblem>>| {
+            match sent {
+                Ok(violations) => broken.extend(
+                    violations
+                        .into_iter()
+                        .map(|v| format!("{tool} ({profile}) {v}")),
+                ),
+                Err(problems) => {
+                    assert!(!problems.is_empty(), "{tool}: a refusal says why");
+                    for problem in &problems {
+                        assert!(
+                            problem.path.is_empty() || problem.path.starts_with('/'),
+                            "{problem:?}"
+                        );
+                    }
+                    refused.push(format!("{tool}: {profile}"));
+                }
+            }
+        };
+    for tool in &tools {
+        let name = tool.name();
+        let definition = tool.definition();
+        check(
+            name,
+            Profile::OpenAiStrict,
+            openai_chat::strict_definition(definition).map(|sent| {
+                assert_eq!(sent["function"]["strict"], true);
+                openai_strict_violations(&sent["function"]["parameters"])
+            }),
+        );
+        check(
+            name,
+            Profile::Gemini,
+            gemini::definition(definition).map(|sent| {
+                // No `parameters` is a function without arguments.
+                sent.get("parameters")
+                    .map(gemini_violations)
+                    .unwrap_or_default()
+            }),
+        );
+        check(
+            name,
+            Profile::Anthropic,
+            anthropic::definition(definition).map(|sent| {
+                let root = &sent["input_schema"];
+                let mut found = Vec::new();
+                if root["type"] != "object" {
+                    found.push("`input_schema` is not `type: object`".to_owned());
+                }
+                for keyword in ["anyOf", "oneOf", "allOf"] {
+                    if root.get(keyword).is_some() {
+                        found.push(format!("`{keyword}` at the top of `input_schema`"));
+                    }
+                }
+                found
+            }),
+        );
+        check(
+            name,
+            Profile::Mcp,
+            mcp::definition(tool).map(|sent| {
+                let mut found = Vec::new();
+                if sent["inputSchema"]["type"] != "object" {
+                    found.push("`inputSchema` is not `type: object`".to_owned());
+                }
+                if sent
+                    .get("outputSchema")
+                    .is_some_and(|s| s["type"] != "object")
+                {
+                    found.push("`outputSchema` is not `type: object`".to_owned());
+                }
+                found
+            }),
+        );
+        // Without strict mode, OpenAI takes the schema as it is: still an object at the root.
+        assert_eq!(
+            openai_chat::definition(definition)["function"]["parameters"]["type"],
+            "object",
+            "{name}"
+        );
+    }
+    assert!(
+        broken.is_empty(),
+        "sent but not accepted:\n{}",
+        broken.join("\n")
+    );
+    refused.sort();
+    assert_eq!(refused, REFUSED);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Write-back.
 
 #[test]
