@@ -1011,4 +1011,31 @@ fn chat_reports_an_endpoint_that_fails_and_refuses_bad_flags() {
         "{}",
         stderr(&no_steps)
     );
+
+    // A base URL no request can go to is the user's to fix (exit 2), said before any request.
+    for (provider, base_url) in [
+        ("openai", "localhost:11434/v1"),
+        ("openai", "ftp://example.com/v1"),
+        ("openai", "http://"),
+        ("anthropic", "api.anthropic.com"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_pleach"))
+            .args(["chat", "--provider", provider, "--base-url", base_url])
+            .args(["--model", "m", "--message", "hi"])
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .output()
+            .expect("the binary runs");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{base_url}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(&format!("`{base_url}` is not an http or https URL")),
+            "{}",
+            stderr(&output)
+        );
+        assert_eq!(stdout(&output), "", "no turn was started");
+    }
 }

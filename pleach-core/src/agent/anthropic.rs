@@ -53,7 +53,14 @@ impl AnthropicClient {
     /// ```
     /// let client = pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9/", "claude-haiku-4-5", "k").unwrap();
     /// assert_eq!(client.url(), "http://127.0.0.1:9/v1/messages");
+    /// // A base URL without its scheme is refused here, not at the first request.
+    /// assert!(pleach_core::agent::AnthropicClient::new("api.anthropic.com", "claude-haiku-4-5", "k").is_err());
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ModelError::Config`] when no model is named or `base_url` is not an absolute http or
+    /// https URL, or when the HTTP client cannot be set up.
     pub fn new(
         base_url: impl AsRef<str>,
         model: impl Into<String>,
@@ -65,7 +72,7 @@ impl AnthropicClient {
         }
         Ok(AnthropicClient {
             http: http::client()?,
-            url: http::join(base_url.as_ref(), "v1/messages"),
+            url: http::endpoint(base_url.as_ref(), "v1/messages")?,
             model,
             api_key: api_key.into(),
             max_tokens: DEFAULT_MAX_TOKENS,

@@ -172,13 +172,27 @@ fn transport_error(err: &reqwest::Error) -> ModelError {
     }
 }
 
-/// `{base}{path}`, with one slash between them.
-pub(super) fn join(base: &str, path: &str) -> String {
-    format!(
+/// `{base}{path}`, with one slash between them; a configuration error when `base` is not an
+/// absolute http or https URL with a host, so that a mistyped base URL is reported when the
+/// client is made rather than as a failed request on the first turn.
+pub(super) fn endpoint(base: &str, path: &str) -> Result<String, ModelError> {
+    let refused = |why: &str| {
+        ModelError::Config(format!(
+            "the base URL `{base}` is not an http or https URL ({why}); write it as `https://host/…`"
+        ))
+    };
+    let parsed = reqwest::Url::parse(base).map_err(|err| refused(&err.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(refused(&format!("its scheme is `{}`", parsed.scheme())));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(refused("it names no host"));
+    }
+    Ok(format!(
         "{}/{}",
         base.trim_end_matches('/'),
         path.trim_start_matches('/')
-    )
+    ))
 }
 
 /// An environment variable, if set and not empty.

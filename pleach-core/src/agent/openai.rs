@@ -49,7 +49,14 @@ impl OpenAiChatClient {
     /// ```
     /// let client = pleach_core::agent::OpenAiChatClient::new("http://127.0.0.1:11434/v1/", "llama3.2", None).unwrap();
     /// assert_eq!(client.url(), "http://127.0.0.1:11434/v1/chat/completions");
+    /// // A base URL without its scheme is refused here, not at the first request.
+    /// assert!(pleach_core::agent::OpenAiChatClient::new("127.0.0.1:11434/v1", "llama3.2", None).is_err());
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ModelError::Config`] when no model is named or `base_url` is not an absolute http or
+    /// https URL, or when the HTTP client cannot be set up.
     pub fn new(
         base_url: impl AsRef<str>,
         model: impl Into<String>,
@@ -61,7 +68,7 @@ impl OpenAiChatClient {
         }
         Ok(OpenAiChatClient {
             http: http::client()?,
-            url: http::join(base_url.as_ref(), "chat/completions"),
+            url: http::endpoint(base_url.as_ref(), "chat/completions")?,
             model,
             api_key,
         })
