@@ -718,6 +718,24 @@ fn mcp_answers_a_handshake_and_a_call_on_stdio() {
     );
 }
 
+/// MCP's stdio shutdown is the client closing stdin; a client that closes it before its first
+/// request (or after lines rmcp drops as unreadable) has simply gone: exit 0, nothing on stderr,
+/// as the official SDKs' servers do, rather than a failed handshake.
+#[test]
+fn mcp_exits_0_when_the_client_closes_stdin_before_any_request() {
+    for input in ["", "not json\n", "\u{ff}\n"] {
+        let output = pleach_with_stdin(&["mcp"], input);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{input:?}: {}",
+            stderr(&output)
+        );
+        assert_eq!(stderr(&output), "", "{input:?}");
+        assert_eq!(stdout(&output), "", "{input:?}");
+    }
+}
+
 /// A client of MCP 2026-07-28 (the Python SDK's default `Client`): `server/discover`, then each
 /// request with its `_meta` envelope. Every result carries `resultType`, which that version
 /// requires (the Python SDK refuses a `tools/call` result without it).

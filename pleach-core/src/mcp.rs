@@ -453,7 +453,9 @@ pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
     serve(McpServer::new(runtime)?).await
 }
 
-/// Serves `server` on stdin and stdout until the client disconnects.
+/// Serves `server` on stdin and stdout until the client disconnects. A client that closes stdin
+/// before its first request has disconnected too (MCP's stdio shutdown): `Ok`, as for one that
+/// closes it later.
 ///
 /// # Errors
 ///
@@ -468,10 +470,11 @@ pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
 /// # }
 /// ```
 pub async fn serve(server: McpServer) -> Result<(), McpError> {
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|error| McpError::Initialize(error.to_string()))?;
+    let running = match server.serve(rmcp::transport::stdio()).await {
+        Ok(running) => running,
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(McpError::Initialize(error.to_string())),
+    };
     running
         .waiting()
         .await
