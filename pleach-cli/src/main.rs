@@ -39,9 +39,9 @@
 //!
 //! `pleach validate` reads tool definitions as a JSON list in any format `pleach schema --all`
 //! prints: OpenAI's (`{"type":"function","function":{"name","description","parameters"}}`, or
-//! bare `{"name","parameters"}`), Gemini's (`parameters` or `parametersJsonSchema`), Anthropic's
-//! (`input_schema`), MCP's and pleach's own (`inputSchema`). A tool with no schema key takes no
-//! arguments; one with two is refused. Without `--tools`, the registry's tools. Each call line is
+//! bare `{"name","parameters"}`), Gemini's (`parameters`, whose OpenAPI `nullable: true` is read
+//! as a `null` type, or `parametersJsonSchema`), Anthropic's (`input_schema`), MCP's and pleach's
+//! own (`inputSchema`). A tool with no schema key takes no arguments; one with two is refused. Without `--tools`, the registry's tools. Each call line is
 //! `{"name": …, "arguments": …}` (other keys, such as `id`, are ignored) with the arguments as a
 //! JSON object, kept as written so a repeated key is reported, or a string holding JSON
 //! (absent: `{}`). Each verdict is `{"valid": bool, "errors": [{"path", "keyword", "message"}]}`:

@@ -129,7 +129,11 @@ fn read_definitions(path: &Path) -> Result<HashMap<String, ToolDefinition>, Usag
             [] => serde_json::json!({
                 "type": "object", "properties": {}, "additionalProperties": false
             }),
-            [key] => function[key].clone(),
+            [key] => {
+                let mut schema = function[key].clone();
+                nullable_as_json_schema(&mut schema);
+                schema
+            }
             keys => {
                 return Err(UsageError(format!(
                     "{at}: tool `{name}` has more than one input schema (`{}`); keep one",
@@ -146,6 +150,50 @@ fn read_definitions(path: &Path) -> Result<HashMap<String, ToolDefinition>, Usag
         }
     }
     Ok(tools)
+}
+
+/// Gemini's `parameters` are OpenAPI 3.0 schemas, where `nullable: true` lets a value be `null`.
+/// JSON Schema has no such keyword (a validator ignores it, and would refuse the `null` Gemini may
+/// send), so each `nullable: true` becomes `null` among the schema's types, `enum` values or
+/// `anyOf` branches. Only schema positions are followed: a `default` or `enum` value is data.
+fn nullable_as_json_schema(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    if map.remove("nullable") == Some(Value::Bool(true)) {
+        match map.get_mut("type") {
+            Some(Value::String(one)) if one != "null" => {
+                let one = std::mem::take(one);
+                map.insert("type".to_owned(), serde_json::json!([one, "null"]));
+            }
+            Some(Value::Array(types)) if !types.iter().any(|t| t == "null") => {
+                types.push(Value::from("null"));
+            }
+            Some(_) => {}
+            None => {
+                if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+                    branches.push(serde_json::json!({ "type": "null" }));
+                }
+            }
+        }
+        if let Some(Value::Array(values)) = map.get_mut("enum")
+            && !values.iter().any(Value::is_null)
+        {
+            values.push(Value::Null);
+        }
+    }
+    for (key, value) in map.iter_mut() {
+        match (key.as_str(), value) {
+            ("properties" | "$defs" | "definitions", Value::Object(named)) => {
+                named.values_mut().for_each(nullable_as_json_schema);
+            }
+            ("items" | "additionalProperties", sub) => nullable_as_json_schema(sub),
+            ("anyOf" | "oneOf" | "allOf", Value::Array(branches)) => {
+                branches.iter_mut().for_each(nullable_as_json_schema);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// What is wrong with a definition read from a file. `DefinitionError`'s own text ends with the

@@ -374,7 +374,13 @@ fn validate_refuses_unreadable_input_with_exit_2() {
 #[test]
 fn validate_reads_definitions_in_every_format_schema_prints() {
     let dir = tempfile::tempdir().unwrap();
-    let call = r#"{"name": "math", "arguments": {"expression": 42}}"#;
+    // The second call sends `null` for an optional property whose schema takes it: valid in every
+    // format (Gemini's OpenAPI schema says so with `nullable`, which JSON Schema does not have).
+    let call = concat!(
+        r#"{"name": "math", "arguments": {"expression": 42}}"#,
+        "\n",
+        r#"{"name": "fs_read", "arguments": {"path": "notes.md", "offset": null}}"#,
+    );
     for provider in [
         None,
         Some("openai"),
@@ -398,6 +404,12 @@ fn validate_reads_definitions_in_every_format_schema_prints() {
         let verdict = &ndjson(&output)[0];
         assert_eq!(verdict["errors"][0]["path"], "/expression", "{provider:?}");
         assert_eq!(verdict["errors"][0]["keyword"], "type", "{provider:?}");
+        assert_eq!(
+            ndjson(&output)[1]["valid"],
+            true,
+            "{provider:?}: {}",
+            stdout(&output)
+        );
     }
 
     // No schema key: a tool that takes no arguments. Two: refused, not guessed.
