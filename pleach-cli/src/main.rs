@@ -48,8 +48,9 @@
 //! the keyword is a JSON Schema keyword, `json` or `duplicateKey` for arguments that are not one
 //! JSON object text, or `unknownTool` for a name the definitions lack.
 //!
-//! Exit codes: 0 success; 1 `validate` found an invalid call, or a call of `call` or `replay`
-//! failed (the events say why); 2 a usage error, a missing file or JSON that cannot be read.
+//! Exit codes: 0 success; 1 `validate` found an invalid call, a call of `call` or `replay`
+//! failed (the events say why), or `schema` met a tool the provider's format cannot express (each
+//! problem on stderr, with its path); 2 a usage error, a missing file or JSON that cannot be read.
 
 /// `print!` that ends the process quietly when stdout's reader has gone (`pleach demo | head`).
 macro_rules! out {
