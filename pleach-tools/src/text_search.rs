@@ -46,6 +46,13 @@
 //! capped at 1 MiB too), so `\w{1000}{1000}` is an error, not an allocation. Empty matches (what
 //! `a*` finds between letters) are skipped.
 //!
+//! Linear is not cheap, though: the lazy DFA searches first, and where it gives up (a pattern
+//! whose DFA would not fit its cache, such as `(?:a|b|ab|ba){1,600}c`, or a Unicode `\b` at a
+//! non-ASCII byte) the NFA matcher behind it steps through every live state at each byte, which
+//! took over 10 s for a MiB in a release build. So the search is the lazy DFA's, and the slow
+//! matcher runs only while its NFA's states times the text's bytes stay under 2^27 (about a
+//! quarter of a second); past that the query is refused (1001), saying how to simplify it.
+//!
 //! # Fuzzy scoring
 //!
 //! For `fuzzy`, the query and the text are read as words: runs of letters, digits and `_`,
@@ -59,10 +66,15 @@
 //! 7 + 7 characters. Pairing words keeps the cost at one small comparison per word of the text
 //! and query word, and lets a candidate be dropped as soon as its edits rule `min_score` out.
 
+use std::ops::Range;
+
 use pleach_core::schemars::JsonSchema;
 use pleach_core::serde::{Deserialize, Serialize};
 use pleach_core::{ErrorCode, ToolContext, ToolError, tool};
 use regex::{Regex, RegexBuilder};
+use regex_automata::util::iter::Searcher;
+use regex_automata::util::syntax;
+use regex_automata::{Input, MatchError, MatchErrorKind, hybrid, nfa::thompson};
 
 use crate::shorten::first_chars;
 
@@ -83,6 +95,10 @@ const REGEX_SIZE_LIMIT: usize = 1024 * 1024;
 
 /// The most memory a regex's lazy DFA may cache, in bytes.
 const REGEX_DFA_SIZE_LIMIT: usize = 1024 * 1024;
+
+/// The most work the slow fallback matcher may take on, as NFA states times bytes of text: about
+/// a quarter of a second in a release build.
+const MAX_FALLBACK_WORK: u64 = 1 << 27;
 
 /// The deepest nesting of groups and repetitions a regex may have.
 const REGEX_NEST_LIMIT: u32 = 64;
@@ -279,9 +295,9 @@ fn search(
     let (found, total) = match input.mode {
         Mode::Literal => {
             let pattern = regex::escape(&input.query);
-            find_all(&compile(&pattern, input)?, text, max_results)
+            find_all(&compile(&pattern, input)?, text, max_results)?
         }
-        Mode::Regex => find_all(&compile(&input.query, input)?, text, max_results),
+        Mode::Regex => find_all(&compile(&input.query, input)?, text, max_results)?,
         Mode::Fuzzy => fuzzy(
             &input.query,
             text,
@@ -337,9 +353,17 @@ fn check_query(input: &TextSearchInput) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// The regex for `pattern`, within the size limits.
-fn compile(pattern: &str, input: &TextSearchInput) -> Result<Regex, ToolError> {
-    RegexBuilder::new(pattern)
+/// A compiled query: the `regex` crate's matcher, and the lazy DFA that is tried first.
+struct Query {
+    regex: Regex,
+    /// `None` only if the DFA cannot be built for a pattern `regex` took, which the settings
+    /// below rule out; the search then runs on `regex` alone.
+    lazy: Option<hybrid::regex::Regex>,
+}
+
+/// The regex for `pattern`, within the size limits, and its lazy DFA.
+fn compile(pattern: &str, input: &TextSearchInput) -> Result<Query, ToolError> {
+    let regex = RegexBuilder::new(pattern)
         .case_insensitive(!input.case_sensitive)
         .size_limit(REGEX_SIZE_LIMIT)
         .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
@@ -355,7 +379,27 @@ fn compile(pattern: &str, input: &TextSearchInput) -> Result<Regex, ToolError> {
                 invalid(format!("`query` is not a valid regex: {reason}")).with_detail(full.clone())
             }
             other => invalid(format!("`query` is not a valid regex: {other}")),
-        })
+        })?;
+    // The same syntax and limits as `regex`'s, and the give-up rule of its own lazy DFA: when the
+    // cache is cleared over and over, searching stops rather than fall back unbounded.
+    let lazy = hybrid::regex::Regex::builder()
+        .syntax(
+            syntax::Config::new()
+                .case_insensitive(!input.case_sensitive)
+                .nest_limit(REGEX_NEST_LIMIT),
+        )
+        .thompson(thompson::Config::new().nfa_size_limit(Some(REGEX_SIZE_LIMIT)))
+        .dfa(
+            hybrid::dfa::Config::new()
+                .cache_capacity(REGEX_DFA_SIZE_LIMIT)
+                .skip_cache_capacity_check(true)
+                .minimum_cache_clear_count(Some(3))
+                .minimum_bytes_per_state(Some(10))
+                .unicode_word_boundary(true),
+        )
+        .build(pattern)
+        .ok();
+    Ok(Query { regex, lazy })
 }
 
 /// The reason line of a regex syntax error (`error: unclosed group`), without the drawing of the
@@ -375,20 +419,84 @@ struct Found {
 }
 
 /// The first `max_results` non-empty matches and how many there are in all.
-fn find_all(regex: &Regex, text: &str, max_results: usize) -> (Vec<Found>, usize) {
+///
+/// The lazy DFA searches first, in time linear in the text with a small constant. Where it
+/// cannot (a pattern whose DFA would not fit its cache, or a Unicode `\b` at a non-ASCII byte),
+/// `regex` would go on with an NFA simulation that steps through every live state at each byte:
+/// linear too, but a pattern of thousands of states over a MiB took tens of seconds, on the
+/// async thread and deaf to cancellation. That fallback runs only while its states times the
+/// text's bytes stay within [`MAX_FALLBACK_WORK`]; past it the query is refused.
+fn find_all(
+    query: &Query,
+    text: &str,
+    max_results: usize,
+) -> Result<(Vec<Found>, usize), ToolError> {
+    let Some(lazy) = &query.lazy else {
+        return Ok(first(
+            query.regex.find_iter(text).map(|m| m.range()),
+            max_results,
+        ));
+    };
+    let mut cache = lazy.create_cache();
+    let mut searcher = Searcher::new(Input::new(text));
+    let mut stopped = None;
+    let matches = std::iter::from_fn(|| {
+        match searcher.try_advance(|input| lazy.try_search(&mut cache, input)) {
+            Ok(found) => found.map(|m| m.range()),
+            Err(err) => {
+                stopped = Some(err);
+                None
+            }
+        }
+    });
+    let found = first(matches, max_results);
+    let Some(err) = stopped else {
+        return Ok(found);
+    };
+    let states = lazy.forward().get_nfa().states().len();
+    let work = u64::try_from(states.saturating_mul(text.len())).unwrap_or(u64::MAX);
+    if work > MAX_FALLBACK_WORK {
+        return Err(too_costly(&err, states, text.len()));
+    }
+    Ok(first(
+        query.regex.find_iter(text).map(|m| m.range()),
+        max_results,
+    ))
+}
+
+/// The first `max_results` of `matches` that are not empty, and how many of those there are.
+fn first(matches: impl Iterator<Item = Range<usize>>, max_results: usize) -> (Vec<Found>, usize) {
     let mut found = Vec::new();
     let mut total = 0;
-    for m in regex.find_iter(text).filter(|m| !m.is_empty()) {
+    for m in matches.filter(|m| !m.is_empty()) {
         total += 1;
         if found.len() < max_results {
             found.push(Found {
-                byte_start: m.start(),
-                byte_end: m.end(),
+                byte_start: m.start,
+                byte_end: m.end,
                 score: None,
             });
         }
     }
     (found, total)
+}
+
+/// The refusal of a query whose lazy DFA stopped with `err`, and whose fallback would step
+/// through `states` NFA states at each of `bytes` bytes.
+fn too_costly(err: &MatchError, states: usize, bytes: usize) -> ToolError {
+    let why = match err.kind() {
+        MatchErrorKind::Quit { .. } => {
+            "its Unicode word boundary (`\\b`) needs the slow matcher on non-ASCII text".to_owned()
+        }
+        _ => "no DFA of a workable size matches it, so it needs the slow matcher".to_owned(),
+    };
+    invalid(format!(
+        "`query` is too costly to match against this text: {why}, which would step through up \
+         to {states} states at each of its {bytes} bytes; simplify it (fewer alternatives and \
+         smaller `{{n}}` counts inside repetitions; `(?-u:\\b)` for an ASCII word boundary) or \
+         search a shorter text"
+    ))
+    .with_detail(format!("lazy DFA: {err}"))
 }
 
 /// A word of the text: its byte range and its lowercase spelling.
@@ -810,6 +918,76 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
+    }
+
+    /// 1 MiB of `a` and `b`, with a `c` about every 50 bytes.
+    fn letters() -> String {
+        (0..MAX_TEXT_BYTES as u64)
+            .map(
+                |i| match (i.wrapping_mul(2_654_435_761).rotate_right(13) ^ i) % 53 {
+                    0 => 'c',
+                    n if n % 2 == 0 => 'a',
+                    _ => 'b',
+                },
+            )
+            .collect()
+    }
+
+    #[test]
+    fn a_regex_too_costly_for_the_text_is_refused_quickly() {
+        let text = letters();
+        // Small enough to compile, but no DFA can hold them: the fallback matcher walks every
+        // NFA state at every byte, which took over 10 s on this text in a release build.
+        for pattern in [
+            r"(?:a|b|ab|ba|aab|bba|abab){1,600}c",
+            r"[ab]*a[ab]{200}c",
+            // A Unicode word boundary stops the fast matcher at the first non-ASCII byte.
+            r"\b(?:a|b|ab|ba){1,300}c",
+        ] {
+            let text = if pattern.starts_with(r"\b") {
+                format!("é{}", &text[2..])
+            } else {
+                text.clone()
+            };
+            let started = std::time::Instant::now();
+            assert_error(
+                &input(Mode::Regex, pattern),
+                &text,
+                "`query` is too costly to match against this text",
+            );
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "{pattern}: {:?}",
+                started.elapsed()
+            );
+        }
+    }
+
+    #[test]
+    fn costly_regexes_still_run_on_short_texts() {
+        // The same patterns, where the slow matcher's cost is small: the matches are found.
+        let text = &letters()[..2000];
+        let pattern = r"a[ab]{40}c";
+        let expected = Regex::new(pattern).map(|re| re.find_iter(text).count());
+        assert_eq!(
+            ok(&input(Mode::Regex, pattern), text).total_matches,
+            expected.unwrap_or(usize::MAX)
+        );
+        let out = ok(&input(Mode::Regex, r"\bwörld\b"), "héllo wörld, wörlds");
+        assert_eq!(spans(&out), [(7, 13, 6, 11)]);
+        // Common patterns over a whole MiB stay on the fast path.
+        let text = letters();
+        for pattern in [r"\w{20}", r"a+b+c", r"(?-u:\b)c\w*", r"x*"] {
+            let expected =
+                Regex::new(pattern).map(|re| re.find_iter(&text).filter(|m| !m.is_empty()).count());
+            let mut case_sensitive = input(Mode::Regex, pattern);
+            case_sensitive.case_sensitive = true;
+            assert_eq!(
+                ok(&case_sensitive, &text).total_matches,
+                expected.unwrap_or(usize::MAX),
+                "{pattern}"
+            );
+        }
     }
 
     #[tokio::test]
