@@ -57,9 +57,10 @@
 //! # Limits
 //!
 //! [`FsConfig`]'s, by default: reads and writes up to 1 MiB, listings up to 1,000 entries. Text
-//! only: `fs_read` refuses bytes that are not UTF-8. The checks and the opening are not one atomic
-//! step, so a process that can write inside the root can swap a file for a pipe between them;
-//! an escape stays impossible either way, since every open goes through cap-std.
+//! only: `fs_read` refuses bytes that are not UTF-8, and reads regular files only (not a device,
+//! socket or pipe): the kind is checked on the path, and again on the file opened, which is
+//! opened without waiting, so a pipe swapped in between by a process writing inside the root is
+//! refused rather than waited on.
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Component, Path};
@@ -219,12 +220,8 @@ fn read(
     length: Option<u64>,
     max: u64,
 ) -> Result<FsReadOutput, ToolError> {
+    let (mut file, size) = open_regular_file(root, path)?;
     let failed = |err: io::Error| io_error(&err, "read", path, root);
-    // Checked before opening: opening a pipe for reading would wait for a writer.
-    let metadata = root.metadata(path).map_err(failed)?;
-    check_regular_file(&metadata, path)?;
-    let mut file = root.open(path).map_err(failed)?;
-    let size = file.metadata().map_err(failed)?.len();
     let start = offset.unwrap_or(0);
     if start > size {
         return Err(invalid(format!(
@@ -296,6 +293,36 @@ fn utf8_part(
             start + (skipped + err.valid_up_to()) as u64
         ))),
     }
+}
+
+/// `path` opened for reading, and its size, if it is a regular file.
+///
+/// Checked before opening, so that a device is never opened, and again on the file opened (see
+/// [`open_checked`]).
+fn open_regular_file(root: &Dir, path: &str) -> Result<(cap_std::fs::File, u64), ToolError> {
+    let metadata = root
+        .metadata(path)
+        .map_err(|err| io_error(&err, "read", path, root))?;
+    check_regular_file(&metadata, path)?;
+    open_checked(root, path)
+}
+
+/// `path` opened for reading without waiting, and its size, if what was opened is a regular file:
+/// a process writing inside the root may have swapped the path for a pipe since it was checked,
+/// and opening a pipe for reading would wait for a writer, forever.
+fn open_checked(root: &Dir, path: &str) -> Result<(cap_std::fs::File, u64), ToolError> {
+    let failed = |err: io::Error| io_error(&err, "read", path, root);
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
+    }
+    let file = root.open_with(path, &options).map_err(failed)?;
+    let metadata = file.metadata().map_err(failed)?;
+    check_regular_file(&metadata, path)?;
+    Ok((file, metadata.len()))
 }
 
 fn check_regular_file(metadata: &cap_std::fs::Metadata, path: &str) -> Result<(), ToolError> {
@@ -890,6 +917,31 @@ mod tests {
                 "is not a regular file",
             );
         }
+    }
+
+    #[test]
+    fn a_pipe_swapped_in_after_the_check_is_refused_without_waiting() {
+        // What a process writing inside the root can do between `read`'s check of the path and
+        // its opening: put a pipe there. Opening a pipe for reading waits for a writer, so the
+        // open itself must not wait, and what it opened is checked again.
+        let fx = Fixture::new();
+        let made = std::process::Command::new("mkfifo")
+            .arg(fx.path("pipe"))
+            .status();
+        if !made.is_ok_and(|status| status.success()) {
+            eprintln!("skipped: no `mkfifo` on this machine");
+            return;
+        }
+        let root = Dir::open_ambient_dir(fx.root.path(), ambient_authority()).unwrap();
+        let (done, outcome) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(open_checked(&root, "pipe").map(|(_, size)| size));
+        });
+        let outcome = outcome
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("opening the pipe waited for a writer");
+        let message = crate::test_support::refusal(outcome, &"pipe");
+        assert!(message.contains("is not a regular file"), "{message}");
     }
 
     #[tokio::test]
