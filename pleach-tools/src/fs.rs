@@ -194,7 +194,9 @@ pub async fn fs_read(
     #[arg(description = "The file to read, relative to the root directory, e.g. `notes/today.md`")]
     path: String,
     #[arg(description = "The byte offset to start at; 0 if absent")] offset: Option<u64>,
-    #[arg(description = "Bytes to read, at most the host's read limit")] length: Option<u64>,
+    #[arg(description = "Bytes to read, at most the host's read limit", min = 1)] length: Option<
+        u64,
+    >,
 ) -> Result<FsReadOutput, ToolError> {
     let config = config(&ctx, "fs_read")?;
     let (root, max) = (config.root.clone(), config.max_read_bytes);
@@ -976,6 +978,16 @@ mod tests {
         fx.refusal(
             fx.read(json!({"path": "big.txt", "offset": 17})).await,
             "`offset` 17 is past the end of `big.txt`, which is 16 bytes long",
+        );
+        // A part of 0 bytes would name its own offset as the next: a reader paging through the
+        // file by `next_offset` would never get further.
+        let err = fx
+            .read(json!({"path": "big.txt", "offset": 0, "length": 0}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (err.code(), err.path()),
+            (ErrorCode::InputInvalid, Some("/length"))
         );
         let first = fx
             .read(json!({"path": "big.txt", "offset": 0}))
