@@ -32,7 +32,10 @@
 //!
 //! - **No shell.** `program` names an allowlisted program and `args` is an array handed to it
 //!   as is (`execve`), so nothing in an argument is expanded, split or run as a command. (A host
-//!   that allowlists `sh`, `bash` or an interpreter gives that back: `sh -c` runs anything.)
+//!   that allowlists `sh`, `bash` or an interpreter gives that back: `sh -c` runs anything. So
+//!   does a program that runs another named in its arguments: `env rm -rf .`, `xargs`,
+//!   `find -exec`, `nice`, `timeout`, `nohup`; with no `PATH` in the environment they still find
+//!   programs in `/bin` and `/usr/bin`.)
 //! - **An allowlist, resolved at configuration time.** [`ShellConfig::allow_program`] takes a
 //!   name, looked up once on the host's `PATH` when the config is built, or an absolute path;
 //!   calls run that exact file. The child's own `PATH` is not consulted (the environment is empty
