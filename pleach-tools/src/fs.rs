@@ -126,10 +126,12 @@ impl FsConfig {
         }
     }
 
-    /// Reads return at most `max` bytes; a larger file is read in parts (`offset`, `length`).
+    /// Reads return at most `max` bytes (at least 1); a larger file is read in parts (`offset`,
+    /// `length`).
     #[must_use]
     pub fn max_read_bytes(mut self, max: u64) -> Self {
-        self.max_read_bytes = max;
+        // A part of 0 bytes would name its own offset as the next one: paging would never end.
+        self.max_read_bytes = max.max(1);
         self
     }
 
@@ -960,6 +962,21 @@ mod tests {
         fx.refusal(
             fx.list(json!({"path": "nope/deeper"})).await,
             "there is no file or directory",
+        );
+    }
+
+    #[tokio::test]
+    async fn a_read_limit_of_0_still_reads_a_file_in_parts() {
+        // A limit of 0 made every part empty, naming its own offset as `next_offset`: a reader
+        // paging through the file never got further. The limit is at least 1, like `length`.
+        let fx = Fixture::with(|c| c.max_read_bytes(0));
+        let first = fx
+            .read(json!({"path": "a.txt", "offset": 0}))
+            .await
+            .unwrap();
+        assert_eq!(
+            (first["content"].as_str(), first["next_offset"].as_u64()),
+            (Some("a"), Some(1))
         );
     }
 
