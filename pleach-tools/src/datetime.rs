@@ -83,9 +83,24 @@ const CIVIL_FORMATS: &[&str] = &[
 ];
 
 /// What `datetime` does.
+///
+/// ```
+/// use pleach_tools::datetime::{Operation, datetime};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// // The fn is an ordinary fn too: `difference` measures from `datetime` to `other`.
+/// let (start, end) = ("2024-03-09T00:00:00Z".to_owned(), "2024-03-10T06:00:00Z".to_owned());
+/// let out = datetime(Operation::Difference, Some(start), "UTC".to_owned(), None, Some(end), None)
+///     .await
+///     .unwrap();
+/// assert_eq!(out.span.as_deref(), Some("P1DT6H"));
+/// assert_eq!(out.seconds, Some(30 * 3600));
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde", rename_all = "snake_case")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the input schema carries this line, not the Rust example above.
+#[schemars(crate = "pleach_core::schemars", description = "What `datetime` does.")]
 #[non_exhaustive]
 pub enum Operation {
     /// The current date and time.
@@ -117,9 +132,35 @@ impl Operation {
 
 /// The result of `datetime`, e.g. `{"datetime": "2024-03-10T12:00:00-04:00", "time_zone":
 /// "America/New_York", "unix_seconds": 1710086400, "weekday": "Sunday"}`.
+///
+/// ```
+/// use pleach_tools::datetime::{Operation, datetime};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let out = datetime(
+///     Operation::Format,
+///     Some("1710081000".to_owned()), // unix seconds: 14:30 UTC
+///     "Europe/Paris".to_owned(),
+///     None,
+///     None,
+///     Some("%A %d %B %Y, %H:%M".to_owned()),
+/// )
+/// .await
+/// .unwrap();
+/// assert_eq!(out.datetime, "2024-03-10T15:30:00+01:00");
+/// assert_eq!(out.unix_seconds, 1_710_081_000);
+/// assert_eq!(out.weekday, "Sunday");
+/// assert_eq!(out.formatted.as_deref(), Some("Sunday 10 March 2024, 15:30"));
+/// assert_eq!(out.span, None); // `difference` only
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The result of `datetime`, e.g. `{\"datetime\": \"2024-03-10T12:00:00-04:00\", \"time_zone\":\n\"America/New_York\", \"unix_seconds\": 1710086400, \"weekday\": \"Sunday\"}`."
+)]
 #[non_exhaustive]
 pub struct DateTimeOutput {
     /// The resulting date and time in RFC 3339, with the offset of `time_zone` at that moment.

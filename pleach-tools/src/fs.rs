@@ -105,6 +105,21 @@ impl FsConfig {
     /// Opens `root` (which must be a directory) as the root; reads and writes up to 1 MiB,
     /// listings up to 1,000 entries. This is the one place the process's own file access is
     /// used: every later path is resolved beneath the opened directory.
+    ///
+    /// ```
+    /// use std::io::ErrorKind;
+    /// use pleach_tools::fs::FsConfig;
+    ///
+    /// let root = tempfile::tempdir().unwrap();
+    /// assert!(FsConfig::new(root.path()).is_ok());
+    ///
+    /// let err = FsConfig::new(root.path().join("missing")).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::NotFound);
+    /// assert!(err.to_string().starts_with("cannot open "));
+    ///
+    /// std::fs::write(root.path().join("notes.md"), "").unwrap();
+    /// assert!(FsConfig::new(root.path().join("notes.md")).is_err()); // a file, not a directory
+    /// ```
     pub fn new(root: impl AsRef<Path>) -> io::Result<FsConfig> {
         let root = root.as_ref();
         let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(|err| {
@@ -117,6 +132,24 @@ impl FsConfig {
     }
 
     /// A root directory opened already (with cap-std, or handed down by a host that holds it).
+    ///
+    /// ```
+    /// use cap_std::{ambient_authority, fs::Dir};
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::fs::{FsConfig, fs_read};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let temp = tempfile::tempdir().unwrap();
+    /// let root = Dir::open_ambient_dir(temp.path(), ambient_authority()).unwrap();
+    /// root.write("hello.txt", "hi").unwrap();
+    ///
+    /// let config = FsConfig::from_dir(root);
+    /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+    /// let out = fs_read(ctx, "hello.txt".to_owned(), None, None).await.unwrap();
+    /// assert_eq!(out.content, "hi");
+    /// # }
+    /// ```
     pub fn from_dir(root: Dir) -> FsConfig {
         FsConfig {
             root: Arc::new(root),
@@ -128,6 +161,26 @@ impl FsConfig {
 
     /// Reads return at most `max` bytes (at least 1); a larger file is read in parts (`offset`,
     /// `length`).
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::fs::{FsConfig, fs_read};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let root = tempfile::tempdir().unwrap();
+    /// std::fs::write(root.path().join("digits.txt"), "0123456789").unwrap();
+    /// let config = FsConfig::new(root.path()).unwrap().max_read_bytes(4);
+    /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+    ///
+    /// let err = fs_read(ctx.clone(), "digits.txt".to_owned(), None, None).await.unwrap_err();
+    /// assert_eq!(err.code().as_u16(), 1001);
+    /// assert!(err.message().contains("over the read limit of 4"));
+    ///
+    /// let part = fs_read(ctx, "digits.txt".to_owned(), Some(0), None).await.unwrap();
+    /// assert_eq!((part.content.as_str(), part.next_offset), ("0123", Some(4)));
+    /// # }
+    /// ```
     #[must_use]
     pub fn max_read_bytes(mut self, max: u64) -> Self {
         // A part of 0 bytes would name its own offset as the next one: paging would never end.
@@ -136,6 +189,23 @@ impl FsConfig {
     }
 
     /// Writes take at most `max` bytes of content.
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::fs::{FsConfig, fs_write};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let root = tempfile::tempdir().unwrap();
+    /// let config = FsConfig::new(root.path()).unwrap().max_write_bytes(8);
+    /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+    ///
+    /// let err = fs_write(ctx, "log.txt".to_owned(), "123456789".to_owned(), true).await.unwrap_err();
+    /// assert_eq!(err.code().as_u16(), 1001);
+    /// assert!(err.message().contains("over the write limit of 8"));
+    /// assert!(!root.path().join("log.txt").exists());
+    /// # }
+    /// ```
     #[must_use]
     pub fn max_write_bytes(mut self, max: usize) -> Self {
         self.max_write_bytes = max;
@@ -143,6 +213,29 @@ impl FsConfig {
     }
 
     /// Listings show at most `max` entries (at least 1).
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::fs::{FsConfig, fs_list};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let root = tempfile::tempdir().unwrap();
+    /// for name in ["a.txt", "b.txt", "c.txt"] {
+    ///     std::fs::write(root.path().join(name), "").unwrap();
+    /// }
+    /// let list = |max| {
+    ///     let config = FsConfig::new(root.path()).unwrap().max_list_entries(max);
+    ///     let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+    ///     fs_list(ctx, ".".to_owned())
+    /// };
+    ///
+    /// let out = list(2).await.unwrap();
+    /// assert_eq!(out.entries.len(), 2);
+    /// assert!(out.truncated);
+    /// assert_eq!(list(0).await.unwrap().entries.len(), 1);
+    /// # }
+    /// ```
     #[must_use]
     pub fn max_list_entries(mut self, max: usize) -> Self {
         self.max_list_entries = max.max(1);
@@ -161,9 +254,32 @@ fn config<'c>(ctx: &'c ToolContext, tool: &str) -> Result<&'c FsConfig, ToolErro
 }
 
 /// The result of `fs_read`.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::fs::{FsConfig, fs_read};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let root = tempfile::tempdir().unwrap();
+/// std::fs::write(root.path().join("greeting.txt"), "héllo").unwrap(); // `é` is bytes 1 and 2
+/// let config = FsConfig::new(root.path()).unwrap();
+/// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+///
+/// // Offset 2 falls inside `é`: the part starts after it.
+/// let out = fs_read(ctx, "greeting.txt".to_owned(), Some(2), None).await.unwrap();
+/// assert_eq!(out.content, "llo");
+/// assert_eq!((out.offset, out.bytes, out.size), (3, 3, 6));
+/// assert_eq!(out.next_offset, None); // read to the end
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The result of `fs_read`."
+)]
 #[non_exhaustive]
 pub struct FsReadOutput {
     /// The path read, as given.
@@ -346,9 +462,32 @@ fn check_regular_file(metadata: &cap_std::fs::Metadata, path: &str) -> Result<()
 }
 
 /// The result of `fs_write`.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::fs::{FsConfig, fs_write};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let root = tempfile::tempdir().unwrap();
+/// let config = FsConfig::new(root.path()).unwrap();
+/// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+///
+/// let path = "notes/today.md".to_owned();
+/// let first = fs_write(ctx.clone(), path.clone(), "- ship it\n".to_owned(), true).await.unwrap();
+/// assert_eq!((first.bytes, first.created), (10, true));
+/// let second = fs_write(ctx, path, "- shipped\n".to_owned(), true).await.unwrap();
+/// assert!(!second.created); // replaced
+/// assert_eq!(std::fs::read_to_string(root.path().join("notes/today.md")).unwrap(), "- shipped\n");
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The result of `fs_write`."
+)]
 #[non_exhaustive]
 pub struct FsWriteOutput {
     /// The path written, as given.
@@ -511,9 +650,31 @@ fn exists(path: &str) -> ToolError {
 }
 
 /// What a directory entry is. Symbolic links are reported as links, not followed.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::fs::{EntryKind, FsConfig, fs_list};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let root = tempfile::tempdir().unwrap();
+/// std::fs::create_dir(root.path().join("notes")).unwrap();
+/// std::fs::write(root.path().join("todo.txt"), "ship it").unwrap();
+/// let config = FsConfig::new(root.path()).unwrap();
+/// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+///
+/// let out = fs_list(ctx, ".".to_owned()).await.unwrap();
+/// let kinds: Vec<EntryKind> = out.entries.iter().map(|entry| entry.kind).collect();
+/// assert_eq!(kinds, [EntryKind::Directory, EntryKind::File]); // `notes`, `todo.txt`
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde", rename_all = "snake_case")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "What a directory entry is. Symbolic links are reported as links, not followed."
+)]
 #[non_exhaustive]
 pub enum EntryKind {
     /// A regular file.
@@ -527,9 +688,32 @@ pub enum EntryKind {
 }
 
 /// One entry of a listing.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::fs::{EntryKind, FsConfig, fs_list};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let root = tempfile::tempdir().unwrap();
+/// std::fs::create_dir(root.path().join("notes")).unwrap();
+/// std::fs::write(root.path().join("todo.txt"), "ship it").unwrap();
+/// let config = FsConfig::new(root.path()).unwrap();
+/// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+///
+/// let out = fs_list(ctx, ".".to_owned()).await.unwrap();
+/// let todo = &out.entries[1];
+/// assert_eq!((todo.name.as_str(), todo.kind, todo.size), ("todo.txt", EntryKind::File, Some(7)));
+/// assert_eq!(out.entries[0].size, None); // directories have no size
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "One entry of a listing."
+)]
 #[non_exhaustive]
 pub struct FsEntry {
     /// The entry's name (not UTF-8 parts replaced with `�`).
@@ -542,9 +726,33 @@ pub struct FsEntry {
 }
 
 /// The result of `fs_list`.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::fs::{FsConfig, fs_list};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let root = tempfile::tempdir().unwrap();
+/// std::fs::create_dir(root.path().join("notes")).unwrap();
+/// std::fs::write(root.path().join("todo.txt"), "ship it").unwrap();
+/// let config = FsConfig::new(root.path()).unwrap();
+/// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+///
+/// let out = fs_list(ctx, ".".to_owned()).await.unwrap();
+/// let names: Vec<&str> = out.entries.iter().map(|entry| entry.name.as_str()).collect();
+/// assert_eq!(names, ["notes", "todo.txt"]); // sorted
+/// assert_eq!(out.path, ".");
+/// assert!(!out.truncated);
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The result of `fs_list`."
+)]
 #[non_exhaustive]
 pub struct FsListOutput {
     /// The directory listed, as given.

@@ -105,6 +105,17 @@ impl Default for HttpRequestConfig {
 impl HttpRequestConfig {
     /// No host allowed (add some with [`allow_host`](Self::allow_host)), the strict policy, the
     /// default limits, request bodies up to 1 MiB.
+    ///
+    /// ```
+    /// use pleach_tools::http_request::HttpRequestConfig;
+    /// use pleach_tools::net::{FetchLimits, NetPolicy};
+    ///
+    /// let config = HttpRequestConfig::new();
+    /// assert_eq!(config.allowed_hosts().count(), 0); // every call refused until hosts are added
+    /// assert!(!config.allows_any_host());
+    /// assert_eq!(config.policy(), &NetPolicy::new());
+    /// assert_eq!(config.limits(), &FetchLimits::new());
+    /// ```
     pub fn new() -> Self {
         HttpRequestConfig::default()
     }
@@ -120,6 +131,7 @@ impl HttpRequestConfig {
     /// use pleach_tools::http_request::HttpRequestConfig;
     ///
     /// let config = HttpRequestConfig::new().allow_host("*.example.com").unwrap();
+    /// assert_eq!(config.allowed_hosts().collect::<Vec<_>>(), ["*.example.com"]);
     /// assert!(HttpRequestConfig::new().allow_host("*.10.0.0.1").is_err());
     /// assert!(HttpRequestConfig::new().allow_host("api.example.com:443").is_err());
     /// ```
@@ -142,6 +154,21 @@ impl HttpRequestConfig {
     }
 
     /// Sets which addresses and ports may be reached.
+    ///
+    /// ```
+    /// use std::net::SocketAddr;
+    /// use pleach_tools::http_request::HttpRequestConfig;
+    /// use pleach_tools::net::NetPolicy;
+    ///
+    /// // An internal service: on the allowlist, and let through the guard at its one address.
+    /// let service: SocketAddr = "10.0.0.7:8443".parse().unwrap();
+    /// let config = HttpRequestConfig::new()
+    ///     .allow_host("10.0.0.7")
+    ///     .unwrap()
+    ///     .with_policy(NetPolicy::new().dangerously_allow_socket_addr(service));
+    /// assert!(config.policy().permits(service));
+    /// assert!(!config.policy().permits("10.0.0.7:22".parse().unwrap()));
+    /// ```
     #[must_use]
     pub fn with_policy(mut self, policy: NetPolicy) -> Self {
         self.policy = policy;
@@ -149,6 +176,14 @@ impl HttpRequestConfig {
     }
 
     /// Sets the caps on response size, time and redirects.
+    ///
+    /// ```
+    /// use pleach_tools::http_request::HttpRequestConfig;
+    /// use pleach_tools::net::FetchLimits;
+    ///
+    /// let config = HttpRequestConfig::new().with_limits(FetchLimits::new().with_max_redirects(0));
+    /// assert_eq!(config.limits().max_redirects(), 0); // a redirect is returned, not followed
+    /// ```
     #[must_use]
     pub fn with_limits(mut self, limits: FetchLimits) -> Self {
         self.limits = limits;
@@ -156,6 +191,28 @@ impl HttpRequestConfig {
     }
 
     /// Sets the largest request body accepted, in bytes.
+    ///
+    /// A longer body is refused before any connection is made:
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::http_request::{HttpRequestConfig, Method, http_request};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let config = HttpRequestConfig::new()
+    ///     .allow_host("api.example.com")
+    ///     .unwrap()
+    ///     .with_max_request_body_bytes(16);
+    /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+    ///
+    /// let url = "https://api.example.com/notes".to_owned();
+    /// let body = r#"{"note": "more than sixteen bytes"}"#.to_owned();
+    /// let err = http_request(ctx, Method::Post, url, None, Some(body)).await.unwrap_err();
+    /// assert_eq!(err.code().as_u16(), 1001);
+    /// assert!(err.message().ends_with("over this runtime's limit of 16"));
+    /// # }
+    /// ```
     #[must_use]
     pub fn with_max_request_body_bytes(mut self, bytes: usize) -> Self {
         self.max_request_body_bytes = bytes;
@@ -163,26 +220,72 @@ impl HttpRequestConfig {
     }
 
     /// The allowed host patterns, normalized, in the order they were added.
+    ///
+    /// ```
+    /// use pleach_tools::http_request::HttpRequestConfig;
+    ///
+    /// let config = HttpRequestConfig::new()
+    ///     .allow_host("API.Example.com.")
+    ///     .unwrap()
+    ///     .allow_host("*.bücher.example")
+    ///     .unwrap();
+    /// assert_eq!(
+    ///     config.allowed_hosts().collect::<Vec<_>>(),
+    ///     ["api.example.com", "*.xn--bcher-kva.example"]
+    /// );
+    /// ```
     pub fn allowed_hosts(&self) -> impl Iterator<Item = &str> {
         self.hosts.iter().map(|pattern| pattern.text.as_str())
     }
 
     /// Whether every host is allowed.
+    ///
+    /// ```
+    /// use pleach_tools::http_request::HttpRequestConfig;
+    ///
+    /// assert!(!HttpRequestConfig::new().allow_host("api.example.com").unwrap().allows_any_host());
+    /// assert!(HttpRequestConfig::new().allow_any_host().allows_any_host());
+    /// ```
     pub fn allows_any_host(&self) -> bool {
         self.any_host
     }
 
     /// Which addresses and ports may be reached.
+    ///
+    /// ```
+    /// use pleach_tools::http_request::HttpRequestConfig;
+    ///
+    /// let policy = HttpRequestConfig::new().policy().clone();
+    /// assert!(!policy.permits("127.0.0.1:80".parse().unwrap())); // strict by default
+    /// assert!(policy.permits("93.184.215.14:443".parse().unwrap()));
+    /// ```
     pub fn policy(&self) -> &NetPolicy {
         &self.policy
     }
 
     /// The caps on response size, time and redirects.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use pleach_tools::http_request::HttpRequestConfig;
+    ///
+    /// let limits = HttpRequestConfig::new().limits().clone();
+    /// assert_eq!(limits.max_body_bytes(), 256 * 1024);
+    /// assert_eq!(limits.timeout(), Duration::from_secs(30));
+    /// ```
     pub fn limits(&self) -> &FetchLimits {
         &self.limits
     }
 
     /// The largest request body accepted, in bytes.
+    ///
+    /// ```
+    /// use pleach_tools::http_request::HttpRequestConfig;
+    ///
+    /// assert_eq!(HttpRequestConfig::new().max_request_body_bytes(), 1024 * 1024);
+    /// let config = HttpRequestConfig::new().with_max_request_body_bytes(4096);
+    /// assert_eq!(config.max_request_body_bytes(), 4096);
+    /// ```
     pub fn max_request_body_bytes(&self) -> usize {
         self.max_request_body_bytes
     }
@@ -269,6 +372,16 @@ impl HostPattern {
 }
 
 /// A host pattern [`HttpRequestConfig::allow_host`] cannot read.
+///
+/// ```
+/// use pleach_tools::http_request::{HttpRequestConfig, InvalidHostPattern};
+///
+/// let err: InvalidHostPattern = HttpRequestConfig::new().allow_host("*.10.0.0.1").unwrap_err();
+/// assert!(err.to_string().starts_with(
+///     "`*.10.0.0.1` is not a host pattern (`*.` goes before a domain name, not an address)"
+/// ));
+/// let _: Box<dyn std::error::Error> = Box::new(err); // `?` turns it into a boxed error
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvalidHostPattern {
     pattern: String,
@@ -290,9 +403,32 @@ impl std::error::Error for InvalidHostPattern {}
 
 /// One request header of an `http_request` call: a list of these rather than a map, so the
 /// schema stays closed (OpenAI's strict mode and Gemini refuse open-ended objects).
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::http_request::{Header, HttpRequestConfig, Method, http_request};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let config = HttpRequestConfig::new().allow_host("api.example.com").unwrap();
+/// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+/// let url = "https://api.example.com/items/7".to_owned();
+///
+/// // As a model writes it: `{"name": "host", "value": "intranet.example"}`.
+/// let header: Header = serde_json::from_str(r#"{"name": "host", "value": "intranet.example"}"#).unwrap();
+/// // Refused before any connection: the client sets `host` from the URL.
+/// let err = http_request(ctx, Method::Get, url, Some(vec![header]), None).await.unwrap_err();
+/// assert_eq!(err.code().as_u16(), 1001);
+/// assert!(err.message().starts_with("the header `host` cannot be set"));
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde", deny_unknown_fields)]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the input schema carries these lines, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "One request header of an `http_request` call: a list of these rather than a map, so the\nschema stays closed (OpenAI's strict mode and Gemini refuse open-ended objects)."
+)]
 pub struct Header {
     /// The header's name, like `accept` or `content-type`.
     pub name: String,
@@ -301,9 +437,31 @@ pub struct Header {
 }
 
 /// The HTTP method of an `http_request` call.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::http_request::{HttpRequestConfig, Method, http_request};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let config = HttpRequestConfig::new().allow_host("api.example.com").unwrap();
+/// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+/// let url = "https://api.example.com/items/7".to_owned();
+///
+/// let method: Method = serde_json::from_str(r#""GET""#).unwrap(); // as a model writes it
+/// assert_eq!(method, Method::Get);
+/// // GET and HEAD take no body: refused before any connection.
+/// let err = http_request(ctx, method, url, None, Some("{}".to_owned())).await.unwrap_err();
+/// assert!(err.message().starts_with("a GET request has no body"));
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde", rename_all = "UPPERCASE")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the input schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The HTTP method of an `http_request` call."
+)]
 #[non_exhaustive]
 pub enum Method {
     /// Reads a resource.

@@ -124,6 +124,9 @@
 //! Failures of the host (a file it may not read, a full disk) are 1008, with the underlying error
 //! kept as operator detail that never reaches the model.
 
+// Examples are held to the code's standard: a warning in one fails the doc tests.
+#![doc(test(attr(deny(warnings))))]
+
 #[cfg(feature = "datetime")]
 pub mod datetime;
 #[cfg(feature = "fs")]

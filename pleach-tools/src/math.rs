@@ -49,11 +49,24 @@ const MAX_NESTING: usize = 64;
 const SIGNIFICANT_DIGITS: usize = 15;
 
 /// The result of `math`, e.g. `{"result": 14.0}` for `2 * (3 + 4)`.
+///
+/// ```
+/// use pleach_tools::math::math;
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let out = math("0.1 + 0.2".to_owned()).await.unwrap();
+/// assert_eq!(out.result, 0.3); // rounded to 15 significant digits, not 0.30000000000000004
+/// # }
+/// ```
 // An object rather than a bare number: the schema names the value, and fields can be added later
 // (an exact fraction, a unit) without breaking callers.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The result of `math`, e.g. `{\"result\": 14.0}` for `2 * (3 + 4)`."
+)]
 #[non_exhaustive]
 pub struct MathOutput {
     /// The value of the expression: a finite number, rounded to 15 significant digits.

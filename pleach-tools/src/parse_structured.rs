@@ -67,9 +67,24 @@ const MAX_CSV_FIELD_BYTES: usize = 64 * 1024;
 const MAX_QUOTED_KEY_CHARS: usize = 64;
 
 /// The text format `parse_structured` reads.
+///
+/// ```
+/// use pleach_tools::parse_structured::{Format, parse_structured};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let format: Format = serde_json::from_str(r#""toml""#).unwrap(); // as a model writes it
+/// assert_eq!(format.to_string(), "toml");
+/// let out = parse_structured(format, "[server]\nport = 8080\n".to_owned(), true).await.unwrap();
+/// assert_eq!(out.value, serde_json::json!({"server": {"port": 8080}}));
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde", rename_all = "snake_case")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the input schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The text format `parse_structured` reads."
+)]
 #[non_exhaustive]
 pub enum Format {
     /// JSON (RFC 8259).
@@ -100,9 +115,27 @@ impl fmt::Display for Format {
 }
 
 /// The result of `parse_structured`, e.g. `{"value": {"a": [1, 2]}}` for the JSON `{"a": [1, 2]}`.
+///
+/// ```
+/// use pleach_tools::parse_structured::{Format, parse_structured};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let out = parse_structured(Format::Yaml, "a: [1, 2]\nb: ~\n".to_owned(), true).await.unwrap();
+/// assert_eq!(out.value, json!({"a": [1, 2], "b": null}));
+///
+/// // Without a header row, CSV rows are arrays of strings.
+/// let out = parse_structured(Format::Csv, "Ada,36\n".to_owned(), false).await.unwrap();
+/// assert_eq!(out.value, json!([["Ada", "36"]]));
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The result of `parse_structured`, e.g. `{\"value\": {\"a\": [1, 2]}}` for the JSON `{\"a\": [1, 2]}`."
+)]
 #[non_exhaustive]
 pub struct ParsedValue {
     /// The document as a JSON value.

@@ -86,6 +86,27 @@ impl Default for ScratchpadConfig {
 
 impl ScratchpadConfig {
     /// At most `max` notes in one session (at least 1).
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::scratchpad::{Operation, ScratchpadConfig, scratchpad};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let limits = ScratchpadConfig::default().max_notes(1);
+    /// let session = SessionState::new();
+    /// let set = |key: &str, value: &str| {
+    ///     let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(limits), session.clone());
+    ///     scratchpad(ctx, Operation::Set, Some(key.to_owned()), Some(value.to_owned()))
+    /// };
+    ///
+    /// set("plan", "1. read").await.unwrap();
+    /// let err = set("todo", "sum").await.unwrap_err();
+    /// assert_eq!(err.code().as_u16(), 1001);
+    /// assert!(err.message().starts_with("the scratchpad is full"));
+    /// assert_eq!(set("plan", "1. read 2. sum").await.unwrap().replaced, Some(true)); // a key it holds
+    /// # }
+    /// ```
     #[must_use]
     pub fn max_notes(mut self, max: usize) -> Self {
         self.notes = max.max(1);
@@ -93,6 +114,25 @@ impl ScratchpadConfig {
     }
 
     /// Keys of at most `max` bytes (at least 1).
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::scratchpad::{Operation, ScratchpadConfig, scratchpad};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let limits = ScratchpadConfig::default().max_key_bytes(4);
+    /// let session = SessionState::new();
+    /// let set = |key: &str, value: &str| {
+    ///     let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(limits), session.clone());
+    ///     scratchpad(ctx, Operation::Set, Some(key.to_owned()), Some(value.to_owned()))
+    /// };
+    ///
+    /// assert!(set("plan", "1. read").await.is_ok());
+    /// let err = set("plans", "1. read").await.unwrap_err();
+    /// assert_eq!(err.message(), "`key` is 5 bytes long, over the limit of 4; use a short name");
+    /// # }
+    /// ```
     #[must_use]
     pub fn max_key_bytes(mut self, max: usize) -> Self {
         self.key_bytes = max.max(1);
@@ -100,6 +140,25 @@ impl ScratchpadConfig {
     }
 
     /// Notes of at most `max` bytes each.
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::scratchpad::{Operation, ScratchpadConfig, scratchpad};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let limits = ScratchpadConfig::default().max_note_bytes(8);
+    /// let session = SessionState::new();
+    /// let set = |key: &str, value: &str| {
+    ///     let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(limits), session.clone());
+    ///     scratchpad(ctx, Operation::Set, Some(key.to_owned()), Some(value.to_owned()))
+    /// };
+    ///
+    /// assert!(set("plan", "12345678").await.is_ok());
+    /// let err = set("plan", "123456789").await.unwrap_err();
+    /// assert!(err.message().starts_with("`value` is 9 bytes long, over the limit of 8 for one note"));
+    /// # }
+    /// ```
     #[must_use]
     pub fn max_note_bytes(mut self, max: usize) -> Self {
         self.note_bytes = max;
@@ -107,6 +166,25 @@ impl ScratchpadConfig {
     }
 
     /// At most `max` bytes of keys and notes together in one session.
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::scratchpad::{Operation, ScratchpadConfig, scratchpad};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let limits = ScratchpadConfig::default().max_total_bytes(10);
+    /// let session = SessionState::new();
+    /// let set = |key: &str, value: &str| {
+    ///     let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(limits), session.clone());
+    ///     scratchpad(ctx, Operation::Set, Some(key.to_owned()), Some(value.to_owned()))
+    /// };
+    ///
+    /// assert_eq!(set("a", "123456789").await.unwrap().total_bytes, 10); // key and note
+    /// let err = set("b", "1").await.unwrap_err();
+    /// assert!(err.message().starts_with("the scratchpad would hold 12 bytes, over the limit of 10"));
+    /// # }
+    /// ```
     #[must_use]
     pub fn max_total_bytes(mut self, max: usize) -> Self {
         self.total_bytes = max;
@@ -132,17 +210,45 @@ pub struct Scratchpad {
 
 impl Scratchpad {
     /// The note at `key`, if there is one.
+    ///
+    /// ```
+    /// use pleach_tools::scratchpad::Scratchpad;
+    ///
+    /// let pad = Scratchpad::default();
+    /// pad.insert("plan", "1. read");
+    /// assert_eq!(pad.get("plan").as_deref(), Some("1. read"));
+    /// assert_eq!(pad.get("Plan"), None); // keys are exact
+    /// ```
     pub fn get(&self, key: &str) -> Option<String> {
         self.notes().get(key).cloned()
     }
 
     /// Every key, sorted.
+    ///
+    /// ```
+    /// use pleach_tools::scratchpad::Scratchpad;
+    ///
+    /// let pad = Scratchpad::default();
+    /// pad.insert("todo", "sum");
+    /// pad.insert("plan", "1. read");
+    /// assert_eq!(pad.keys(), ["plan", "todo"]);
+    /// ```
     pub fn keys(&self) -> Vec<String> {
         self.notes().keys().cloned().collect()
     }
 
     /// Sets the note at `key` without the tool's limits (the host's own notes, a seed); returns
     /// the note it replaced.
+    ///
+    /// ```
+    /// use pleach_tools::scratchpad::Scratchpad;
+    ///
+    /// let pad = Scratchpad::default();
+    /// assert_eq!(pad.insert("plan", "1. read"), None);
+    /// assert_eq!(pad.insert("plan", "1. read 2. sum").as_deref(), Some("1. read"));
+    /// // The tool refuses keys over 128 bytes; the host's own notes are not held to that.
+    /// assert_eq!(pad.insert("k".repeat(500), ""), None);
+    /// ```
     pub fn insert(&self, key: impl Into<String>, value: impl Into<String>) -> Option<String> {
         self.notes().insert(key.into(), value.into())
     }
@@ -154,9 +260,30 @@ impl Scratchpad {
 }
 
 /// What `scratchpad` does.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::scratchpad::{Operation, Scratchpad, scratchpad};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let session = SessionState::new();
+/// session.get_or_default::<Scratchpad>().insert("plan", "1. read"); // the host seeds a note
+///
+/// let operation: Operation = serde_json::from_str(r#""delete""#).unwrap(); // as a model writes it
+/// let ctx = ToolContext::new("call_1").with_scope(Extensions::new(), session.clone());
+/// let out = scratchpad(ctx, operation, Some("plan".to_owned()), None).await.unwrap();
+/// assert_eq!(out.note_count, 0);
+/// assert!(session.get_or_default::<Scratchpad>().keys().is_empty());
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde", rename_all = "snake_case")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the input schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "What `scratchpad` does."
+)]
 #[non_exhaustive]
 pub enum Operation {
     /// Writes `value` at `key`, replacing any note there.
@@ -181,9 +308,30 @@ impl Operation {
 }
 
 /// One note as `list` shows it.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::scratchpad::{Operation, Scratchpad, scratchpad};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let session = SessionState::new();
+/// session.get_or_default::<Scratchpad>().insert("plan", "x".repeat(100));
+/// let ctx = ToolContext::new("call_1").with_scope(Extensions::new(), session);
+///
+/// let out = scratchpad(ctx, Operation::List, None, None).await.unwrap();
+/// let note = &out.notes.unwrap()[0];
+/// assert_eq!((note.key.as_str(), note.bytes), ("plan", 100));
+/// assert_eq!(note.preview, format!("{}…", "x".repeat(80)));
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "One note as `list` shows it."
+)]
 #[non_exhaustive]
 pub struct NoteSummary {
     /// The note's key.
@@ -195,9 +343,31 @@ pub struct NoteSummary {
 }
 
 /// The result of `scratchpad`; which fields are present depends on the operation.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::scratchpad::{Operation, scratchpad};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let session = SessionState::new();
+/// let ctx = || ToolContext::new("call_1").with_scope(Extensions::new(), session.clone());
+/// let key = || Some("plan".to_owned());
+///
+/// let set = scratchpad(ctx(), Operation::Set, key(), Some("1. read".to_owned())).await.unwrap();
+/// assert_eq!((set.replaced, set.note_count, set.total_bytes), (Some(false), 1, 11));
+/// let get = scratchpad(ctx(), Operation::Get, key(), None).await.unwrap();
+/// assert_eq!(get.value.as_deref(), Some("1. read"));
+/// assert_eq!(get.notes, None); // `list` only
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The result of `scratchpad`; which fields are present depends on the operation."
+)]
 #[non_exhaustive]
 pub struct ScratchpadOutput {
     /// The key the operation worked on (all but `list`).

@@ -142,6 +142,17 @@ pub struct ShellConfig {
 impl ShellConfig {
     /// A config whose working directories are under `root` (a directory), allowing no program
     /// yet; a 30 s timeout, output kept up to 64 KiB per stream, an empty environment.
+    ///
+    /// ```
+    /// use std::io::ErrorKind;
+    /// use pleach_tools::shell::ShellConfig;
+    ///
+    /// let root = tempfile::tempdir().unwrap();
+    /// let config = ShellConfig::new(root.path()).unwrap();
+    /// assert_eq!(config.allowed_programs().count(), 0); // calls fail until a program is allowed
+    /// let err = ShellConfig::new(root.path().join("missing")).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::NotFound);
+    /// ```
     pub fn new(root: impl AsRef<Path>) -> io::Result<ShellConfig> {
         let root = root.as_ref();
         let context = |err: io::Error| {
@@ -166,6 +177,18 @@ impl ShellConfig {
     /// path (`"/usr/bin/git"`), allowed under its file name. Calls name it by that name and run
     /// the file found here, whatever their environment says. Fails if no executable file is
     /// found.
+    ///
+    /// ```
+    /// use std::io::ErrorKind;
+    /// use pleach_tools::shell::ShellConfig;
+    ///
+    /// let root = tempfile::tempdir().unwrap();
+    /// let config = ShellConfig::new(root.path()).unwrap().allow_program("echo").unwrap();
+    /// assert_eq!(config.allowed_programs().collect::<Vec<_>>(), ["echo"]);
+    ///
+    /// let err = ShellConfig::new(root.path()).unwrap().allow_program("bin/echo").unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::InvalidInput); // a name, or an absolute path
+    /// ```
     pub fn allow_program(mut self, program: &str) -> io::Result<ShellConfig> {
         let (name, path) = if program.contains('/') {
             let path = PathBuf::from(program);
@@ -200,6 +223,25 @@ impl ShellConfig {
     }
 
     /// Sets an environment variable for every program run (the environment is otherwise empty).
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::shell::{ShellConfig, shell_exec};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let root = tempfile::tempdir().unwrap();
+    /// let config = ShellConfig::new(root.path())
+    ///     .unwrap()
+    ///     .allow_program("printenv")
+    ///     .unwrap()
+    ///     .env("LANG", "C.UTF-8");
+    /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+    ///
+    /// let out = shell_exec(ctx, "printenv".to_owned(), vec![], None, None).await.unwrap();
+    /// assert_eq!(out.stdout, "LANG=C.UTF-8\n"); // and nothing of this process's environment
+    /// # }
+    /// ```
     #[must_use]
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> ShellConfig {
         self.env.push((key.into(), value.into()));
@@ -207,6 +249,27 @@ impl ShellConfig {
     }
 
     /// The longest a call may run (at least 1 ms); a call may ask for less with `timeout_ms`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::shell::{ShellConfig, shell_exec};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let root = tempfile::tempdir().unwrap();
+    /// let config = ShellConfig::new(root.path())
+    ///     .unwrap()
+    ///     .allow_program("echo")
+    ///     .unwrap()
+    ///     .timeout(Duration::from_secs(5));
+    /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+    ///
+    /// let err = shell_exec(ctx, "echo".to_owned(), vec![], None, Some(10_000)).await.unwrap_err();
+    /// assert_eq!(err.code().as_u16(), 1001);
+    /// assert!(err.message().starts_with("`timeout_ms` is 10000, over this host's limit of 5000 ms"));
+    /// # }
+    /// ```
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> ShellConfig {
         self.timeout = timeout.max(Duration::from_millis(1));
@@ -214,6 +277,27 @@ impl ShellConfig {
     }
 
     /// How many bytes of stdout, and of stderr, a result keeps.
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::shell::{ShellConfig, shell_exec};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let root = tempfile::tempdir().unwrap();
+    /// let config = ShellConfig::new(root.path())
+    ///     .unwrap()
+    ///     .allow_program("echo")
+    ///     .unwrap()
+    ///     .max_output_bytes(5);
+    /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+    ///
+    /// let args = vec!["hello, world".to_owned()];
+    /// let out = shell_exec(ctx, "echo".to_owned(), args, None, None).await.unwrap();
+    /// assert_eq!(out.stdout, "hello");
+    /// assert!(out.stdout_truncated);
+    /// # }
+    /// ```
     #[must_use]
     pub fn max_output_bytes(mut self, max: usize) -> ShellConfig {
         self.max_output_bytes = max;
@@ -221,6 +305,15 @@ impl ShellConfig {
     }
 
     /// The names calls may use, sorted.
+    ///
+    /// ```
+    /// use pleach_tools::shell::ShellConfig;
+    ///
+    /// let root = tempfile::tempdir().unwrap();
+    /// let config = ShellConfig::new(root.path())?.allow_program("true")?.allow_program("/bin/echo")?;
+    /// assert_eq!(config.allowed_programs().collect::<Vec<_>>(), ["echo", "true"]);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn allowed_programs(&self) -> impl Iterator<Item = &str> {
         self.programs.keys().map(String::as_str)
     }
@@ -251,9 +344,32 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// The result of `shell_exec`.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_core::extensions::{Extensions, SessionState};
+/// use pleach_tools::shell::{ShellConfig, shell_exec};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let root = tempfile::tempdir().unwrap();
+/// let config = ShellConfig::new(root.path()).unwrap().allow_program("ls").unwrap();
+/// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+///
+/// // A non-zero exit is a result: the model reads the code and stderr.
+/// let out = shell_exec(ctx, "ls".to_owned(), vec!["missing".to_owned()], None, None).await.unwrap();
+/// assert_ne!(out.exit_code, Some(0));
+/// assert_eq!(out.signal, None);
+/// assert!(out.stdout.is_empty());
+/// assert!(out.stderr.contains("missing"));
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The result of `shell_exec`."
+)]
 #[non_exhaustive]
 pub struct ShellOutput {
     /// The program's exit code; absent when a signal ended it.

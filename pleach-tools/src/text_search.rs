@@ -110,9 +110,30 @@ const MAX_QUOTED_CHARS: usize = 200;
 const CONTEXT_CHARS: usize = 40;
 
 /// How `text_search` reads `query`.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_tools::text_search::{Mode, TextSearchInput, text_search};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let input: TextSearchInput = serde_json::from_str(
+///     r#"{"query": "recieve payment", "mode": "fuzzy", "text": "we receive payment on fridays"}"#,
+/// )
+/// .unwrap();
+/// let out = text_search(ToolContext::new("call_1"), input).await.unwrap();
+/// let best = &out.matches[0];
+/// assert_eq!(best.text, "receive payment");
+/// assert_eq!(best.score, Some(0.857)); // 2 edits over 14 characters
+/// assert_eq!(Mode::default(), Mode::Literal);
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde", rename_all = "snake_case")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the input schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "How `text_search` reads `query`."
+)]
 #[non_exhaustive]
 pub enum Mode {
     /// The query's text, exactly (case aside, unless `case_sensitive`).
@@ -127,9 +148,23 @@ pub enum Mode {
 // An input struct rather than parameters, so that `key` is in the schema only when this build can
 // read scratchpad notes. Each field's doc is its description in the schema: one line each.
 /// The arguments of `text_search`.
+///
+/// ```
+/// use pleach_tools::text_search::{Mode, TextSearchInput};
+///
+/// let input: TextSearchInput = serde_json::from_str(r#"{"query": "TODO", "text": "a\nTODO: b"}"#).unwrap();
+/// assert_eq!((input.mode, input.case_sensitive, input.max_results), (Mode::Literal, false, 20));
+///
+/// // Unknown fields are refused, not ignored.
+/// assert!(serde_json::from_str::<TextSearchInput>(r#"{"query": "TODO", "txt": "a"}"#).is_err());
+/// ```
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde", deny_unknown_fields)]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the input schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The arguments of `text_search`."
+)]
 #[non_exhaustive]
 pub struct TextSearchInput {
     /// What to look for (text, a regex or loose words, by `mode`), at most 1,000 bytes
@@ -166,9 +201,30 @@ fn default_max_results() -> u32 {
 const DEFAULT_MIN_SCORE: f64 = 0.7;
 
 /// One match.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_tools::text_search::{TextSearchInput, text_search};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let input: TextSearchInput = serde_json::from_str(
+///     r#"{"query": "todo", "text": "a\nTODO: ship 😀 todo"}"#,
+/// )
+/// .unwrap();
+/// let out = text_search(ToolContext::new("call_1"), input).await.unwrap();
+/// let second = &out.matches[1];
+/// assert_eq!(second.text, "todo");
+/// assert_eq!((second.byte_start, second.byte_end), (18, 22)); // the emoji is 4 bytes
+/// assert_eq!((second.char_start, second.char_end), (15, 19)); // and one character
+/// assert_eq!((second.line, second.column), (2, 14));
+/// assert_eq!(second.context, "TODO: ship 😀 todo");
+/// assert_eq!(second.score, None); // fuzzy only
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(crate = "pleach_core::schemars", description = "One match.")]
 #[non_exhaustive]
 pub struct TextMatch {
     /// The matched text (its first 200 characters and `…` if longer).
@@ -193,9 +249,30 @@ pub struct TextMatch {
 }
 
 /// The result of `text_search`.
+///
+/// ```
+/// use pleach_core::ToolContext;
+/// use pleach_tools::text_search::{TextSearchInput, text_search};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let input: TextSearchInput = serde_json::from_str(
+///     r#"{"query": "\\d+", "mode": "regex", "text": "1, 22, 333", "max_results": 2}"#,
+/// )
+/// .unwrap();
+/// let out = text_search(ToolContext::new("call_1"), input).await.unwrap();
+/// let found: Vec<&str> = out.matches.iter().map(|m| m.text.as_str()).collect();
+/// assert_eq!(found, ["1", "22"]);
+/// assert_eq!(out.total_matches, 3);
+/// assert!(out.truncated);
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The result of `text_search`."
+)]
 #[non_exhaustive]
 pub struct TextSearchOutput {
     /// The matches: in text order, or best first for fuzzy.

@@ -123,9 +123,24 @@ impl fmt::Display for Dimension {
 
 /// The result of `unit_convert`, e.g.
 /// `{"value": 3.10685596119, "from": "km", "to": "mi", "dimension": "length"}` for 5 km in miles.
+///
+/// ```
+/// use pleach_tools::unit_convert::{Dimension, unit_convert};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let out = unit_convert(1.0, "gibibyte".to_owned(), "MB".to_owned()).await.unwrap();
+/// assert_eq!(out.value, 1073.741824);
+/// assert_eq!((out.from, out.to), ("GiB", "MB")); // canonical symbols, whatever was written
+/// assert_eq!(out.dimension, Dimension::DataSize);
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "The result of `unit_convert`, e.g.\n`{\"value\": 3.10685596119, \"from\": \"km\", \"to\": \"mi\", \"dimension\": \"length\"}` for 5 km in miles."
+)]
 #[non_exhaustive]
 pub struct UnitConversion {
     /// The converted value: a finite number, rounded to 12 significant digits.

@@ -35,6 +35,7 @@
 //!     .with_policy(NetPolicy::new().only_ports([80, 443]))
 //!     .with_limits(FetchLimits::new().with_max_body_bytes(64 * 1024).with_timeout(Duration::from_secs(10)));
 //! let runtime = Runtime::builder().provide(config).build().unwrap();
+//! # let _ = runtime;
 //! ```
 
 use pleach_core::{ToolContext, ToolError, tool};
@@ -62,11 +63,38 @@ pub struct UrlFetchConfig {
 
 impl UrlFetchConfig {
     /// The strict policy and the default limits: what the tool uses when nothing is provided.
+    ///
+    /// ```
+    /// use pleach_tools::net::{FetchLimits, NetPolicy};
+    /// use pleach_tools::url_fetch::UrlFetchConfig;
+    ///
+    /// let config = UrlFetchConfig::new();
+    /// assert_eq!(config.policy(), &NetPolicy::new());
+    /// assert_eq!(config.limits(), &FetchLimits::new());
+    /// ```
     pub fn new() -> Self {
         UrlFetchConfig::default()
     }
 
     /// Sets which addresses and ports may be reached.
+    ///
+    /// The port is checked before any name is resolved, so this call is refused offline:
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::extensions::{Extensions, SessionState};
+    /// use pleach_tools::net::NetPolicy;
+    /// use pleach_tools::url_fetch::{UrlFetchConfig, url_fetch};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let config = UrlFetchConfig::new().with_policy(NetPolicy::new().only_ports([443]));
+    /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
+    ///
+    /// let err = url_fetch(ctx, "http://example.com/".to_owned()).await.unwrap_err();
+    /// assert_eq!(err.code().as_u16(), 1001);
+    /// assert_eq!(err.message(), "port 80 is not allowed here; the allowed ports are 443");
+    /// # }
+    /// ```
     #[must_use]
     pub fn with_policy(mut self, policy: NetPolicy) -> Self {
         self.policy = policy;
@@ -74,6 +102,16 @@ impl UrlFetchConfig {
     }
 
     /// Sets the caps on body size, time and redirects.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use pleach_tools::net::FetchLimits;
+    /// use pleach_tools::url_fetch::UrlFetchConfig;
+    ///
+    /// let limits = FetchLimits::new().with_timeout(Duration::from_secs(5));
+    /// let config = UrlFetchConfig::new().with_limits(limits);
+    /// assert_eq!(config.limits().timeout(), Duration::from_secs(5));
+    /// ```
     #[must_use]
     pub fn with_limits(mut self, limits: FetchLimits) -> Self {
         self.limits = limits;
@@ -81,11 +119,25 @@ impl UrlFetchConfig {
     }
 
     /// Which addresses and ports may be reached.
+    ///
+    /// ```
+    /// use pleach_tools::url_fetch::UrlFetchConfig;
+    ///
+    /// let policy = UrlFetchConfig::new().policy().clone();
+    /// assert!(!policy.permits("169.254.169.254:80".parse().unwrap())); // the cloud metadata service
+    /// assert!(policy.permits("93.184.215.14:443".parse().unwrap()));
+    /// ```
     pub fn policy(&self) -> &NetPolicy {
         &self.policy
     }
 
     /// The caps on body size, time and redirects.
+    ///
+    /// ```
+    /// use pleach_tools::url_fetch::UrlFetchConfig;
+    ///
+    /// assert_eq!(UrlFetchConfig::new().limits().max_redirects(), 5);
+    /// ```
     pub fn limits(&self) -> &FetchLimits {
         &self.limits
     }

@@ -50,12 +50,28 @@ impl Default for FetchLimits {
 
 impl FetchLimits {
     /// The defaults: a 256 KiB body, 30 s in all, 10 s to connect, 5 redirects.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use pleach_tools::net::FetchLimits;
+    ///
+    /// let limits = FetchLimits::new();
+    /// assert_eq!(limits.max_body_bytes(), 256 * 1024);
+    /// assert_eq!(limits.timeout(), Duration::from_secs(30));
+    /// assert_eq!(limits.connect_timeout(), Duration::from_secs(10));
+    /// assert_eq!(limits.max_redirects(), 5);
+    /// ```
     pub fn new() -> Self {
         FetchLimits::default()
     }
 
     /// Sets the most body bytes read. A longer body is cut there and the result says
     /// `truncated: true`; the rest is never read.
+    ///
+    /// ```
+    /// let limits = pleach_tools::net::FetchLimits::new().with_max_body_bytes(64 * 1024);
+    /// assert_eq!(limits.max_body_bytes(), 65_536);
+    /// ```
     #[must_use]
     pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
@@ -64,6 +80,14 @@ impl FetchLimits {
 
     /// Sets the time the whole call may take: resolution, every redirect hop and the body.
     /// Past it the call fails with code 1010.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let limits = pleach_tools::net::FetchLimits::new().with_timeout(Duration::from_secs(5));
+    /// assert_eq!(limits.timeout(), Duration::from_secs(5));
+    /// assert_eq!(limits.connect_timeout(), Duration::from_secs(10)); // set on its own
+    /// ```
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -71,6 +95,14 @@ impl FetchLimits {
     }
 
     /// Sets the time one connection (TCP and TLS) may take to set up.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let limits = pleach_tools::net::FetchLimits::new().with_connect_timeout(Duration::from_secs(3));
+    /// assert_eq!(limits.connect_timeout(), Duration::from_secs(3));
+    /// assert_eq!(limits.timeout(), Duration::from_secs(30)); // the whole call's limit is unchanged
+    /// ```
     #[must_use]
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
@@ -78,6 +110,11 @@ impl FetchLimits {
     }
 
     /// Sets how many redirects are followed; 0 returns the redirect response itself.
+    ///
+    /// ```
+    /// let limits = pleach_tools::net::FetchLimits::new().with_max_redirects(0);
+    /// assert_eq!(limits.max_redirects(), 0);
+    /// ```
     #[must_use]
     pub fn with_max_redirects(mut self, redirects: u32) -> Self {
         self.max_redirects = redirects;
@@ -85,30 +122,71 @@ impl FetchLimits {
     }
 
     /// The most body bytes read.
+    ///
+    /// ```
+    /// assert_eq!(pleach_tools::net::FetchLimits::new().max_body_bytes(), 262_144);
+    /// ```
     pub fn max_body_bytes(&self) -> usize {
         self.max_body_bytes
     }
 
     /// The time the whole call may take.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(pleach_tools::net::FetchLimits::new().timeout(), Duration::from_secs(30));
+    /// ```
     pub fn timeout(&self) -> Duration {
         self.timeout
     }
 
     /// The time one connection may take to set up.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(pleach_tools::net::FetchLimits::new().connect_timeout(), Duration::from_secs(10));
+    /// ```
     pub fn connect_timeout(&self) -> Duration {
         self.connect_timeout
     }
 
     /// How many redirects are followed.
+    ///
+    /// ```
+    /// assert_eq!(pleach_tools::net::FetchLimits::new().max_redirects(), 5);
+    /// ```
     pub fn max_redirects(&self) -> u32 {
         self.max_redirects
     }
 }
 
 /// How [`HttpResponse::body`] holds the bytes.
+///
+/// ```
+/// use base64::Engine as _;
+/// use pleach_tools::net::BodyEncoding;
+///
+/// /// The bytes a response's `body` stands for.
+/// fn body_bytes(body: &str, encoding: BodyEncoding) -> Vec<u8> {
+///     match encoding {
+///         BodyEncoding::Base64 => base64::engine::general_purpose::STANDARD
+///             .decode(body)
+///             .unwrap_or_default(),
+///         _ => body.as_bytes().to_vec(),
+///     }
+/// }
+///
+/// assert_eq!(body_bytes("iVBORw==", BodyEncoding::Base64), [0x89, b'P', b'N', b'G']);
+/// assert_eq!(body_bytes("hello", BodyEncoding::Text), b"hello");
+/// assert_eq!(serde_json::to_value(BodyEncoding::Base64).unwrap(), "base64"); // as a model reads it
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde", rename_all = "snake_case")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries this line, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "How [`HttpResponse::body`] holds the bytes."
+)]
 #[non_exhaustive]
 pub enum BodyEncoding {
     /// The bytes were UTF-8 and are the text as is.
@@ -121,9 +199,30 @@ pub enum BodyEncoding {
 ///
 /// A status such as 404 or 500 is a response like any other, not an error: the model reads the
 /// status and the body the server sent with it.
+///
+/// ```
+/// # #[cfg(feature = "url-fetch")] {
+/// use pleach_tools::url_fetch::url_fetch;
+///
+/// // The tools' output schema tells the model what each field holds.
+/// let tool = url_fetch::definition();
+/// let properties = &tool.output_schema().unwrap()["properties"];
+/// let mut fields: Vec<&String> = properties.as_object().unwrap().keys().collect();
+/// fields.sort();
+/// assert_eq!(
+///     fields,
+///     ["body", "body_encoding", "content_type", "final_url", "headers", "status", "truncated"]
+/// );
+/// assert_eq!(properties["status"]["description"], "The HTTP status code, e.g. 200.");
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+// Set here so the output schema carries these lines, not the Rust example above.
+#[schemars(
+    crate = "pleach_core::schemars",
+    description = "What `url_fetch` and `http_request` return: the last response, after redirects.\n\nA status such as 404 or 500 is a response like any other, not an error: the model reads the\nstatus and the body the server sent with it."
+)]
 #[non_exhaustive]
 pub struct HttpResponse {
     /// The HTTP status code, e.g. 200.

@@ -28,18 +28,41 @@ pub struct BlockedRange {
 }
 
 impl BlockedRange {
-    /// The range in CIDR notation, e.g. `127.0.0.0/8`.
+    /// The range in CIDR notation, e.g. `127.0.0.0/8`; for the IPv6 catch-all, the range it is
+    /// the complement of: `outside 2000::/3`.
+    ///
+    /// ```
+    /// use pleach_tools::net::blocked_range;
+    ///
+    /// assert_eq!(blocked_range("127.0.0.1".parse().unwrap()).unwrap().cidr(), "127.0.0.0/8");
+    /// assert_eq!(blocked_range("fd12::1".parse().unwrap()).unwrap().cidr(), "fc00::/7");
+    /// assert_eq!(blocked_range("4000::1".parse().unwrap()).unwrap().cidr(), "outside 2000::/3");
+    /// ```
     pub fn cidr(&self) -> String {
         let prefix = if self.outside { "outside " } else { "" };
         format!("{prefix}{}/{}", self.network, self.prefix)
     }
 
     /// What the range is for, e.g. `loopback`.
+    ///
+    /// ```
+    /// use pleach_tools::net::blocked_range;
+    ///
+    /// assert_eq!(blocked_range("::1".parse().unwrap()).unwrap().purpose(), "loopback");
+    /// let cgnat = blocked_range("100.64.0.1".parse().unwrap()).unwrap();
+    /// assert_eq!(cgnat.purpose(), "shared address space (carrier-grade NAT)");
+    /// ```
     pub fn purpose(&self) -> &'static str {
         self.purpose
     }
 
     /// Where the range is reserved, e.g. `RFC 1122`.
+    ///
+    /// ```
+    /// use pleach_tools::net::blocked_range;
+    ///
+    /// assert_eq!(blocked_range("192.168.1.1".parse().unwrap()).unwrap().rfc(), "RFC 1918");
+    /// ```
     pub fn rfc(&self) -> &'static str {
         self.rfc
     }
@@ -154,6 +177,15 @@ const BLOCKED_V6: &[BlockedRange] = &[
 
 /// The blocked range `ip` is in, or `None` for an address the guard lets through: the public
 /// internet. The ranges are listed in the [module docs](crate::net#blocked-addresses).
+///
+/// ```
+/// use pleach_tools::net::blocked_range;
+///
+/// // Any address carrying IPv4 inside IPv6 is refused, whatever it carries.
+/// let mapped = blocked_range("::ffff:93.184.215.14".parse().unwrap()).unwrap();
+/// assert_eq!(mapped.to_string(), "IPv4-mapped (::ffff:0.0.0.0/96, RFC 4291)");
+/// assert_eq!(blocked_range("2606:2800:21f:cb07:6820:80da:af6b:8b2c".parse().unwrap()), None);
+/// ```
 pub fn blocked_range(ip: IpAddr) -> Option<BlockedRange> {
     let ranges = match ip {
         IpAddr::V4(_) => BLOCKED_V4,
@@ -192,6 +224,15 @@ pub struct NetPolicy {
 
 impl NetPolicy {
     /// The strict policy: no blocked address is reachable, every port is.
+    ///
+    /// ```
+    /// use pleach_tools::net::NetPolicy;
+    ///
+    /// let policy = NetPolicy::new();
+    /// assert!(!policy.permits("10.0.0.7:443".parse().unwrap()));
+    /// assert!(policy.permits("93.184.215.14:8080".parse().unwrap()));
+    /// assert_eq!(policy, NetPolicy::default());
+    /// ```
     pub fn new() -> Self {
         NetPolicy::default()
     }
@@ -248,6 +289,17 @@ impl NetPolicy {
     }
 
     /// Whether the tools may connect to `addr` under this policy.
+    ///
+    /// ```
+    /// use pleach_tools::net::NetPolicy;
+    ///
+    /// let internal = "10.0.0.7".parse().unwrap();
+    /// let policy = NetPolicy::new().dangerously_allow_ip(internal).only_ports([443]);
+    /// assert!(policy.permits("10.0.0.7:443".parse().unwrap()));
+    /// // The port list holds for exceptions too, and exceptions match exactly.
+    /// assert!(!policy.permits("10.0.0.7:80".parse().unwrap()));
+    /// assert!(!policy.permits("[::ffff:10.0.0.7]:443".parse().unwrap()));
+    /// ```
     pub fn permits(&self, addr: SocketAddr) -> bool {
         self.port_allowed(addr.port()) && self.address_refusal(addr).is_none()
     }
