@@ -331,7 +331,7 @@ const FUNCTIONS: &[(&str, Function)] = &[
     ("abs", Function::One(f64::abs)),
     ("exp", Function::One(f64::exp)),
     ("ln", Function::One(f64::ln)),
-    ("log", Function::OneOrTwo(f64::ln, f64::log)),
+    ("log", Function::OneOrTwo(f64::ln, log_base)),
     ("log10", Function::One(f64::log10)),
     ("log2", Function::One(f64::log2)),
     ("sin", Function::One(f64::sin)),
@@ -351,6 +351,13 @@ const FUNCTIONS: &[(&str, Function)] = &[
     ("min", Function::Fold(f64::min)),
     ("max", Function::Fold(f64::max)),
 ];
+
+/// `log(x, base)`. A logarithm's base must be positive (and not 1, whose logarithm divides by
+/// zero: an infinite step, refused as such): `f64::log` answers 0 for base 0 (`ln x / -inf`),
+/// which is no logarithm; NaN makes the step report "not a real number".
+fn log_base(x: f64, base: f64) -> f64 {
+    if base > 0.0 { x.log(base) } else { f64::NAN }
+}
 
 /// The constants, by lowercase name (`π` too).
 const CONSTANTS: &[(&str, f64)] = &[
@@ -917,6 +924,11 @@ mod tests {
         assert_error("sqrt()", "takes 1 argument, got 0");
         assert_error("atan2(1)", "takes 2 arguments, got 1");
         assert_error("log(1, 2, 3)", "takes 1 or 2 arguments, got 3");
+        // No base 0 or below: `f64::log` gives 0 for base 0, which is no logarithm.
+        for base in ["0", "-2"] {
+            assert_error(&format!("log(8, {base})"), "is not a real number");
+        }
+        assert_error("log(8, 1)", "results must be finite numbers");
         assert_error("min()", "takes 1 or more arguments, got 0");
         assert_error(
             "max(1,)",

@@ -151,8 +151,8 @@ pub struct ParsedValue {
 ///
 /// Limits: text up to 1 MiB, arrays and objects nested at most 64 deep, at most 1,000,000 values
 /// (YAML aliases count each time they repeat), CSV fields up to 64 KiB. A key twice in one object
-/// is an error, as is YAML with several documents or tags, and numbers JSON cannot hold (infinity,
-/// NaN).
+/// is an error, as is YAML with several documents or a local tag (`!name value`; a `!!` tag is
+/// dropped and its value read as written), and numbers JSON cannot hold (infinity, NaN).
 #[tool]
 pub async fn parse_structured(
     #[arg(description = "The format of `text`: json, yaml, toml or csv")] format: Format,
@@ -883,6 +883,15 @@ mod tests {
         );
         assert_error(Format::Toml, "x = nan\n", "the toml has the number NaN");
         assert_error(Format::Yaml, "x: !custom 1\n", "tagged value");
+        // A `!!` tag (YAML's own, or a language's such as `!!python/object`) is dropped, as the
+        // tool's description says: the value is read as written, and nothing is constructed.
+        assert_eq!(
+            ok(
+                Format::Yaml,
+                "a: !!binary aGk=\nb: !!python/object:os.system ls\nc: !!str 3\n"
+            ),
+            json!({ "a": "aGk=", "b": "ls", "c": "3" })
+        );
         assert_error(
             Format::Yaml,
             "? [a, b]\n: c\n",

@@ -83,7 +83,12 @@ impl AnthropicClient {
     /// `https://api.anthropic.com`), `ANTHROPIC_MODEL` and `ANTHROPIC_API_KEY` (both required).
     ///
     /// ```no_run
-    /// let client = pleach_core::agent::AnthropicClient::from_env()?;
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{ModelClient, AnthropicClient};
+    ///
+    /// let client: Arc<dyn ModelClient> = Arc::new(AnthropicClient::from_env()?);
+    /// // session.run_agent(client, AgentOptions::default()) …
+    /// # drop(client);
     /// # Ok::<(), pleach_core::agent::ModelError>(())
     /// ```
     pub fn from_env() -> Result<Self, ModelError> {

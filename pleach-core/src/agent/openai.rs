@@ -79,7 +79,12 @@ impl OpenAiChatClient {
     /// local servers need none).
     ///
     /// ```no_run
-    /// let client = pleach_core::agent::OpenAiChatClient::from_env()?;
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{ModelClient, OpenAiChatClient};
+    ///
+    /// let client: Arc<dyn ModelClient> = Arc::new(OpenAiChatClient::from_env()?);
+    /// // session.run_agent(client, AgentOptions::default()) …
+    /// # drop(client);
     /// # Ok::<(), pleach_core::agent::ModelError>(())
     /// ```
     pub fn from_env() -> Result<Self, ModelError> {
