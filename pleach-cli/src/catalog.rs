@@ -230,9 +230,18 @@ fn describe(
     }
 }
 
+/// Whether `serde_json` gave up on the text only for its nesting (past its 128 levels): the text
+/// may well be JSON, and the runtime, whose depth limit is lower, refuses it with the code for
+/// that (1006) instead of a usage error saying it is not JSON.
+fn too_deep_to_read(error: &serde_json::Error) -> bool {
+    error.is_syntax() && error.to_string().starts_with("recursion limit exceeded")
+}
+
 /// `pleach call`.
 pub(crate) async fn call(name: &str, arguments: &str, as_json: bool, host: &HostArgs) -> Outcome {
-    if let Err(error) = serde_json::from_str::<Value>(arguments) {
+    if let Err(error) = serde_json::from_str::<Value>(arguments)
+        && !too_deep_to_read(&error)
+    {
         return Err(UsageError(format!("`--args` is not JSON: {error}")));
     }
     let runtime = host.runtime()?;

@@ -508,6 +508,13 @@ fn call_runs_one_call_through_the_runtime() {
     let bad_json = pleach(&["call", "math", "--args", "{oops"]);
     assert_eq!(bad_json.status.code(), Some(2));
     assert!(stderr(&bad_json).contains("`--args` is not JSON"));
+
+    // JSON nested past `serde_json`'s 128 levels is still JSON: the runtime refuses it as too
+    // deep (1006), a failed call, not a usage error.
+    let deep = format!("{{\"expression\":{}1{}}}", "[".repeat(200), "]".repeat(200));
+    let too_deep = pleach(&["call", "math", "--args", &deep, "--json"]);
+    assert_eq!(too_deep.status.code(), Some(1), "{}", stderr(&too_deep));
+    assert_eq!(ndjson(&too_deep)[1]["error"]["code"], 1006);
 }
 
 #[test]

@@ -280,8 +280,15 @@ impl Serialize for WireInterrupt<'_> {
 }
 
 /// `{ id, name, args }`: the arguments as raw JSON when they are JSON, else as the string the
-/// model sent (so an event about bad JSON is itself valid JSON, and shows what came).
+/// model sent (so an event about bad JSON is itself valid JSON, and shows what came). Arguments
+/// nested deeper than [`READABLE_DEPTH`] are written as the string too: in place, they would make
+/// the event line deeper than common JSON readers take (`serde_json` stops at 128 levels), and
+/// one unreadable line can stop a reader of the whole stream.
 struct WireCall<'a>(&'a ToolCall);
+
+/// The deepest arguments an event writes as JSON: the event and its `toolCall` add two levels,
+/// and the line stays well inside `serde_json`'s 128.
+const READABLE_DEPTH: usize = 100;
 
 impl Serialize for WireCall<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -289,6 +296,10 @@ impl Serialize for WireCall<'_> {
         s.serialize_field("id", &self.0.id())?;
         s.serialize_field("name", &self.0.name())?;
         let arguments = self.0.arguments();
+        if crate::schema::nesting_depth(arguments) > READABLE_DEPTH {
+            s.serialize_field("args", arguments)?;
+            return s.end();
+        }
         match serde_json::from_str::<&RawValue>(arguments) {
             // Line breaks in JSON text are whitespace between tokens (a string cannot hold one
             // raw), and a model's pretty-printed arguments would split an NDJSON line or an SSE
@@ -690,5 +701,28 @@ mod tests {
         };
         let value: Value = serde_json::from_str(&started.to_json()).unwrap();
         assert_eq!(value["toolCall"]["args"], json!(r#"{"query": "ru"#));
+    }
+
+    #[test]
+    fn arguments_too_deep_for_readers_are_written_as_text() {
+        let at = |depth: usize| format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        for (depth, as_text) in [
+            (READABLE_DEPTH, false),
+            (READABLE_DEPTH + 1, true),
+            (500, true),
+        ] {
+            let call = ToolCall::new("c1", "t", at(depth));
+            let line = ToolEvent::Started { tool_call: call }.to_json();
+            // Every event line reads back with serde_json's default limits.
+            let value: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(
+                value["toolCall"]["args"].is_string(),
+                as_text,
+                "depth {depth}"
+            );
+            if as_text {
+                assert_eq!(value["toolCall"]["args"], json!(at(depth)));
+            }
+        }
     }
 }
