@@ -599,6 +599,43 @@ async fn backpressure_waits_across_sessions_by_default() {
     assert!(turn.finish().await[0].outcome.is_ok());
 }
 
+/// A turn's calls that run in place run one after another in its task, under one runtime slot
+/// for the run; the slot is let go whenever the turn yields to other tasks, so another session's
+/// call, scheduled in between, finds it free even with room for one call and no waiting.
+#[tokio::test(flavor = "current_thread")]
+async fn a_long_turn_of_in_place_calls_lets_other_sessions_in_when_it_yields() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    let (first, second) = backpressure_sessions(pleach_core::OverloadPolicy::FailFast);
+    let calls: Vec<ToolCall> = (0..2_000)
+        .map(|n| ToolCall::new(format!("c{n}"), "read_echo", format!(r#"{{"n":{n}}}"#)))
+        .collect();
+    let mut turn = first.run_turn(calls);
+    let other = tokio::spawn(async move {
+        let mut outcomes = Vec::new();
+        // Each iteration runs when the turn's task yields (or before it starts).
+        for n in 0..10_u32 {
+            let call = ToolCall::new(format!("o{n}"), "read_echo", format!(r#"{{"n":{n}}}"#));
+            outcomes.push(second.call(call).await.outcome);
+            tokio::task::yield_now().await;
+        }
+        outcomes
+    });
+    let mut ended = 0;
+    while let Some(event) = turn.events().recv().await {
+        ended += usize::from(event.is_terminal());
+    }
+    let results = turn.finish().await;
+    assert_eq!(ended, 2_000);
+    assert!(results.iter().all(|r| r.outcome.is_ok()));
+    for (n, outcome) in (0..10_u32).zip(other.await.unwrap()) {
+        assert_eq!(
+            outcome,
+            Ok(serde_json::json!(n)),
+            "the other session's call {n}"
+        );
+    }
+}
+
 static SPIN_ENTERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 static SPIN_RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 

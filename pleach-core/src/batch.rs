@@ -576,12 +576,17 @@ impl ToolBatchExecutor {
             &lanes,
             self.config,
             None,
-            |index| Step::Later(run(index)),
+            &mut (),
+            |(), index| Step::Later(run(index)),
             |_| None,
+            |()| {},
         )
         .await
     }
 }
+
+/// After this many items that finished as they started, the step's loop yields to other tasks.
+const YIELD_EVERY: u32 = 128;
 
 /// How an item started: already finished (its output), or a future to drive.
 pub(crate) enum Step<T, Fut> {
@@ -599,18 +604,26 @@ pub(crate) enum Step<T, Fut> {
 /// more starts: `never(index)` gives the output of each item that had not started (at once), and
 /// the running ones are awaited (they watch `stop` themselves). A future that panics leaves
 /// `None`.
-pub(crate) async fn run_scheduled<T, F, Fut, N>(
+///
+/// `start` and `pause` share `held`, what a run of starts keeps between them (a session's turn:
+/// one runtime-wide slot for its calls that run in place, one after another). `pause(held)` runs
+/// whenever the loop stops starting items: before it yields to other tasks (every
+/// [`YIELD_EVERY`] items that finished at start) and before it waits for running ones.
+pub(crate) async fn run_scheduled<T, H, F, Fut, N, P>(
     lanes: &[Lane],
     config: BatchingConfig,
     stop: Option<&tokio_util::sync::CancellationToken>,
+    held: &mut H,
     mut start: F,
     mut never: N,
+    mut pause: P,
 ) -> Vec<Option<T>>
 where
     T: Send + 'static,
-    F: FnMut(usize) -> Step<T, Fut>,
+    F: FnMut(&mut H, usize) -> Step<T, Fut>,
     Fut: Future<Output = T> + Send + 'static,
     N: FnMut(usize) -> Option<T>,
+    P: FnMut(&mut H),
 {
     let mut schedule = Schedule::new(lanes, config);
     let mut outputs: Vec<Option<T>> = (0..lanes.len()).map(|_| None).collect();
@@ -635,16 +648,19 @@ where
         if !stopped {
             let mut noticed_stop = false;
             while let Some(index) = schedule.next() {
-                match start(index) {
+                match start(held, index) {
                     Step::Later(future) => running.push(index, future),
                     Step::Done(output) => {
                         outputs[index] = Some(output);
                         schedule.finish(index);
-                        // Finished items never wait, so only the budget makes a long run of
-                        // them give other tasks (the events' reader, say) their turn; and the
-                        // step's token is looked at now and then, as it is not awaited here.
-                        tokio::task::consume_budget().await;
+                        // Finished items never wait, so a long run of them gives other tasks
+                        // (the events' reader, say) their turn now and then; and the step's token
+                        // is looked at now and then, as it is not awaited here.
                         finished_at_start = finished_at_start.wrapping_add(1);
+                        if finished_at_start.is_multiple_of(YIELD_EVERY) {
+                            pause(held);
+                            tokio::task::yield_now().await;
+                        }
                         if finished_at_start.is_multiple_of(32)
                             && stop.is_some_and(tokio_util::sync::CancellationToken::is_cancelled)
                         {
@@ -654,6 +670,9 @@ where
                     }
                 }
             }
+            // Nothing more starts now: what the starts hold is let go before anything else of
+            // the step runs (or waits).
+            pause(held);
             if noticed_stop {
                 // The top of the loop ends the items that will not start now.
                 continue;

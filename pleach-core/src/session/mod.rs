@@ -583,7 +583,7 @@ impl Session {
         // The session's token stands for the turn: it fires only when the session is dropped,
         // which cannot happen while it is borrowed here, so a call run in place need not look at
         // it (a call that waits gets its own token in `run`).
-        let (dispatched, issued) = match self.inner.dispatch_now(call, events, None) {
+        let (dispatched, issued) = match self.inner.dispatch_now(call, events, None, None) {
             // Run in place: no safety stage, so the call ran as the model issued it.
             Ok(dispatched) => (dispatched, None),
             Err(call) => {
@@ -720,7 +720,10 @@ async fn drive_turn(
         &lanes,
         session.runtime.config.batching,
         Some(&signal),
-        |index| {
+        // One runtime-wide slot for a run of calls run in place: they run one after another in
+        // this task, so one slot is exactly what they take; let go whenever the loop pauses.
+        &mut None,
+        |burst_slot: &mut Option<crate::batch::Slot<'_>>, index| {
             let failure = failure_of(index);
             let decision = approved
                 .take_if(|(approved_index, _)| *approved_index == index)
@@ -732,7 +735,12 @@ async fn drive_turn(
             // A call that can finish where it starts does, unless other workers could run it
             // beside the rest (a multi-thread runtime: it is spawned like any call there).
             let call = if decision.is_none() && !multi_thread {
-                match session.dispatch_now(call, &sink, Some(&signal)) {
+                if burst_slot.is_none() {
+                    *burst_slot = session.runtime.in_flight.try_take();
+                }
+                // The turn's token is looked at before each run of starts and every 32 calls
+                // (`run_scheduled`): nothing else can cancel the turn while this task runs.
+                match session.dispatch_now(call, &sink, None, burst_slot.as_ref()) {
                     Ok(dispatched) => return Step::Done(dispatched),
                     Err(call) => call,
                 }
@@ -753,6 +761,7 @@ async fn drive_turn(
                 &sink,
             ))
         },
+        |burst_slot| *burst_slot = None,
     )
     .await;
     let mut failures = Vec::new();

@@ -59,12 +59,14 @@ impl SessionInner {
     /// and reads no context (or a call that fails before it would start). `Err` hands the call
     /// back when it needs [`dispatch`](Self::dispatch); nothing has been done for it then.
     /// `turn_signal` is the token that cancels the call's turn, if anything can cancel it before
-    /// it starts.
+    /// it starts. `slot` is a runtime-wide slot the caller holds for the call (one for a run of
+    /// calls it runs one after another); without one, the call takes its own.
     pub(super) fn dispatch_now(
         &self,
         call: ToolCall,
         sink: &EventSender,
         turn_signal: Option<&CancellationToken>,
+        slot: Option<&Slot<'_>>,
     ) -> Result<Dispatched, ToolCall> {
         if self.screens() {
             return Err(call);
@@ -83,9 +85,15 @@ impl SessionInner {
                 // It holds a runtime-wide slot while it runs, like any call: other threads (a
                 // multi-thread runtime, or another runtime sharing this pleach `Runtime`) may be
                 // running calls meanwhile. No slot free: the slow path waits or fails fast.
-                let Some(_slot) = self.runtime.in_flight.try_take() else {
-                    return Err(call);
+                let own = if slot.is_some() {
+                    None
+                } else {
+                    let Some(own) = self.runtime.in_flight.try_take() else {
+                        return Err(call);
+                    };
+                    Some(own)
                 };
+                let _slot = own;
                 self.check_call(&call)
                     .and_then(|()| self.run_in_place(definition, &call, turn_signal))
             }
