@@ -324,6 +324,23 @@ impl CallEvents {
 /// Sends a call's terminal event (`tool.completed` or `tool.failed`) to `sink`, through the
 /// call's gate when its tool holds a context: atomically with respect to the tool's progress
 /// reports, and at most once. The event is built only when someone listens.
+/// A call's `tool.completed` or `tool.failed`.
+pub(crate) fn terminal_event(
+    call: &ToolCall,
+    outcome: &Result<Value, ToolError>,
+) -> crate::event::ToolEvent {
+    match outcome {
+        Ok(result) => crate::event::ToolEvent::Completed {
+            tool_call: call.clone(),
+            result: result.clone(),
+        },
+        Err(error) => crate::event::ToolEvent::Failed {
+            tool_call: call.clone(),
+            error: error.clone(),
+        },
+    }
+}
+
 pub(crate) fn send_terminal(
     sink: &crate::event::EventSender,
     call: &ToolCall,
@@ -336,16 +353,7 @@ pub(crate) fn send_terminal(
         }
         return;
     }
-    let event = || match outcome {
-        Ok(result) => crate::event::ToolEvent::Completed {
-            tool_call: call.clone(),
-            result: result.clone(),
-        },
-        Err(error) => crate::event::ToolEvent::Failed {
-            tool_call: call.clone(),
-            error: error.clone(),
-        },
-    };
+    let event = || terminal_event(call, outcome);
     match gate {
         Some(gate) => {
             let mut open = gate.lock_open();

@@ -583,7 +583,7 @@ impl Session {
         // The session's token stands for the turn: it fires only when the session is dropped,
         // which cannot happen while it is borrowed here, so a call run in place need not look at
         // it (a call that waits gets its own token in `run`).
-        let (dispatched, issued) = match self.inner.dispatch_now(call, events, None, None) {
+        let (dispatched, issued) = match self.inner.dispatch_now(call, events, None, None, None) {
             // Run in place: no safety stage, so the call ran as the model issued it.
             Ok(dispatched) => (dispatched, None),
             Err(call) => {
@@ -668,6 +668,25 @@ impl SessionHandle {
     }
 }
 
+/// What a turn's run of calls run in place (one after another, in its task) keeps between them:
+/// one runtime-wide slot for them all, and their terminal events, sent under one lock. Both go
+/// when the turn pauses (before it yields to other tasks or waits for other calls), so another
+/// session finds the slot free and a reader finds the events in the order the calls ended.
+#[derive(Default)]
+struct Burst<'a> {
+    slot: Option<crate::batch::Slot<'a>>,
+    events: Vec<ToolEvent>,
+}
+
+impl Burst<'_> {
+    fn pause(&mut self, sink: &EventSender) {
+        self.slot = None;
+        if !self.events.is_empty() {
+            sink.send_all(self.events.drain(..));
+        }
+    }
+}
+
 /// Runs a turn's calls and writes their results back in call order. `approved` is a decision
 /// made beforehand for one call (a resumed interrupt), by index. `failed` holds, by index, the
 /// calls that failed before the turn (a streamed call its stream broke): they do not run, and get
@@ -720,10 +739,8 @@ async fn drive_turn(
         &lanes,
         session.runtime.config.batching,
         Some(&signal),
-        // One runtime-wide slot for a run of calls run in place: they run one after another in
-        // this task, so one slot is exactly what they take; let go whenever the loop pauses.
-        &mut None,
-        |burst_slot: &mut Option<crate::batch::Slot<'_>>, index| {
+        &mut Burst::default(),
+        |burst: &mut Burst<'_>, index| {
             let failure = failure_of(index);
             let decision = approved
                 .take_if(|(approved_index, _)| *approved_index == index)
@@ -735,12 +752,13 @@ async fn drive_turn(
             // A call that can finish where it starts does, unless other workers could run it
             // beside the rest (a multi-thread runtime: it is spawned like any call there).
             let call = if decision.is_none() && !multi_thread {
-                if burst_slot.is_none() {
-                    *burst_slot = session.runtime.in_flight.try_take();
+                if burst.slot.is_none() {
+                    burst.slot = session.runtime.in_flight.try_take();
                 }
                 // The turn's token is looked at before each run of starts and every 32 calls
                 // (`run_scheduled`): nothing else can cancel the turn while this task runs.
-                match session.dispatch_now(call, &sink, None, burst_slot.as_ref()) {
+                let slot = burst.slot.as_ref();
+                match session.dispatch_now(call, &sink, None, slot, Some(&mut burst.events)) {
                     Ok(dispatched) => return Step::Done(dispatched),
                     Err(call) => call,
                 }
@@ -761,7 +779,7 @@ async fn drive_turn(
                 &sink,
             ))
         },
-        |burst_slot| *burst_slot = None,
+        |burst| burst.pause(&sink),
     )
     .await;
     let mut failures = Vec::new();

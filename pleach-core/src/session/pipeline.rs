@@ -17,11 +17,13 @@ use super::runtime::suggestion;
 use super::{Limits, OverloadPolicy, SessionInner, SessionLog, SessionTool, cancelled_error};
 use crate::batch::Slot;
 use crate::error::{ErrorCode, ToolError};
-use crate::event::EventSender;
+use crate::event::{EventSender, ToolEvent};
 use crate::safety::Action;
 use crate::safety::fingerprint as fingerprint_of;
 use crate::schema;
-use crate::tool::{CallEvents, Started, ToolCall, ToolContext, ToolDefinition, send_terminal};
+use crate::tool::{
+    CallEvents, Started, ToolCall, ToolContext, ToolDefinition, send_terminal, terminal_event,
+};
 
 impl SessionInner {
     pub(super) fn log(&self) -> std::sync::MutexGuard<'_, SessionLog> {
@@ -51,7 +53,7 @@ impl SessionInner {
         let outcome = self
             .run(&mut ran, sink, turn_signal, &mut gate, approved)
             .await;
-        self.conclude(ran, outcome, sink, gate.0.as_deref())
+        self.conclude(ran, outcome, sink, gate.0.as_deref(), None)
     }
 
     /// The pipeline for a call that can finish right here, without waiting for anything: no
@@ -60,13 +62,16 @@ impl SessionInner {
     /// back when it needs [`dispatch`](Self::dispatch); nothing has been done for it then.
     /// `turn_signal` is the token that cancels the call's turn, if anything can cancel it before
     /// it starts. `slot` is a runtime-wide slot the caller holds for the call (one for a run of
-    /// calls it runs one after another); without one, the call takes its own.
+    /// calls it runs one after another); without one, the call takes its own. With `held`, the
+    /// terminal event goes there instead of to `sink`: the caller sends it, with others under one
+    /// lock, before anything else of the turn can run.
     pub(super) fn dispatch_now(
         &self,
         call: ToolCall,
         sink: &EventSender,
         turn_signal: Option<&CancellationToken>,
         slot: Option<&Slot<'_>>,
+        held: Option<&mut Vec<ToolEvent>>,
     ) -> Result<Dispatched, ToolCall> {
         if self.screens() {
             return Err(call);
@@ -98,7 +103,7 @@ impl SessionInner {
                     .and_then(|()| self.run_in_place(definition, &call, turn_signal))
             }
         };
-        Ok(self.conclude(call, outcome, sink, None))
+        Ok(self.conclude(call, outcome, sink, None, held))
     }
 
     /// Runs a tool that finishes where it starts (`runs_in_place`), unless the turn is over.
@@ -129,8 +134,15 @@ impl SessionInner {
         outcome: Result<Value, ToolError>,
         sink: &EventSender,
         gate: Option<&CallEvents>,
+        held: Option<&mut Vec<ToolEvent>>,
     ) -> Dispatched {
-        send_terminal(sink, &ran, gate, &outcome);
+        match held {
+            // Only a call run in place is held back, and it has no gate.
+            Some(held) if gate.is_none() && sink.is_connected() => {
+                held.push(terminal_event(&ran, &outcome));
+            }
+            _ => send_terminal(sink, &ran, gate, &outcome),
+        }
         let counts = match &outcome {
             Ok(result) => {
                 if self.screens() {
