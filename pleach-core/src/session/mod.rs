@@ -752,13 +752,10 @@ async fn drive_turn(
             // A call that can finish where it starts does, unless other workers could run it
             // beside the rest (a multi-thread runtime: it is spawned like any call there).
             let call = if decision.is_none() && !multi_thread {
-                if burst.slot.is_none() {
-                    burst.slot = session.runtime.in_flight.try_take();
-                }
                 // The turn's token is looked at before each run of starts and every 32 calls
                 // (`run_scheduled`): nothing else can cancel the turn while this task runs.
-                let slot = burst.slot.as_ref();
-                match session.dispatch_now(call, &sink, None, slot, Some(&mut burst.events)) {
+                let Burst { slot, events } = burst;
+                match session.dispatch_now(call, &sink, None, Some(slot), Some(events)) {
                     Ok(dispatched) => return Step::Done(dispatched),
                     Err(call) => call,
                 }

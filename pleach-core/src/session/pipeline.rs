@@ -61,16 +61,17 @@ impl SessionInner {
     /// and reads no context (or a call that fails before it would start). `Err` hands the call
     /// back when it needs [`dispatch`](Self::dispatch); nothing has been done for it then.
     /// `turn_signal` is the token that cancels the call's turn, if anything can cancel it before
-    /// it starts. `slot` is a runtime-wide slot the caller holds for the call (one for a run of
-    /// calls it runs one after another); without one, the call takes its own. With `held`, the
+    /// it starts. With `slot`, the call runs under the runtime-wide slot kept there, taking one into
+    /// it if it holds none (a run of calls run one after another shares one); without, the call
+    /// takes its own for the time it runs. With `held`, the
     /// terminal event goes there instead of to `sink`: the caller sends it, with others under one
     /// lock, before anything else of the turn can run.
-    pub(super) fn dispatch_now(
-        &self,
+    pub(super) fn dispatch_now<'s>(
+        &'s self,
         call: ToolCall,
         sink: &EventSender,
         turn_signal: Option<&CancellationToken>,
-        slot: Option<&Slot<'_>>,
+        slot: Option<&mut Option<Slot<'s>>>,
         held: Option<&mut Vec<ToolEvent>>,
     ) -> Result<Dispatched, ToolCall> {
         if self.screens() {
@@ -90,15 +91,22 @@ impl SessionInner {
                 // It holds a runtime-wide slot while it runs, like any call: other threads (a
                 // multi-thread runtime, or another runtime sharing this pleach `Runtime`) may be
                 // running calls meanwhile. No slot free: the slow path waits or fails fast.
-                let own = if slot.is_some() {
-                    None
-                } else {
-                    let Some(own) = self.runtime.in_flight.try_take() else {
-                        return Err(call);
-                    };
-                    Some(own)
+                let _own = match slot {
+                    Some(Some(_)) => None,
+                    Some(kept) => {
+                        let Some(taken) = self.runtime.in_flight.try_take() else {
+                            return Err(call);
+                        };
+                        *kept = Some(taken);
+                        None
+                    }
+                    None => {
+                        let Some(own) = self.runtime.in_flight.try_take() else {
+                            return Err(call);
+                        };
+                        Some(own)
+                    }
                 };
-                let _slot = own;
                 self.check_call(&call)
                     .and_then(|()| self.run_in_place(definition, &call, turn_signal))
             }
