@@ -91,22 +91,15 @@ impl SessionInner {
                 // It holds a runtime-wide slot while it runs, like any call: other threads (a
                 // multi-thread runtime, or another runtime sharing this pleach `Runtime`) may be
                 // running calls meanwhile. No slot free: the slow path waits or fails fast.
-                let _own = match slot {
-                    Some(Some(_)) => None,
-                    Some(kept) => {
-                        let Some(taken) = self.runtime.in_flight.try_take() else {
-                            return Err(call);
-                        };
-                        *kept = Some(taken);
-                        None
-                    }
-                    None => {
-                        let Some(own) = self.runtime.in_flight.try_take() else {
-                            return Err(call);
-                        };
-                        Some(own)
-                    }
-                };
+                // Kept in the caller's place if it gave one, else here, for this call alone.
+                let mut own = None;
+                let kept = slot.unwrap_or(&mut own);
+                if kept.is_none() {
+                    let Some(taken) = self.runtime.in_flight.try_take() else {
+                        return Err(call);
+                    };
+                    *kept = Some(taken);
+                }
                 self.check_call(&call)
                     .and_then(|()| self.run_in_place(definition, &call, turn_signal))
             }
