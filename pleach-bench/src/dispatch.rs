@@ -16,6 +16,7 @@
 //! feature, which makes every JSON object an `IndexMap`. Building with `--no-default-features`
 //! leaves rig out (its column prints `na`) to measure the rest with sorted-map objects.
 
+mod owned_events_floor;
 mod pleach_session;
 mod raw_serde;
 #[cfg(feature = "rig")]
@@ -54,6 +55,10 @@ pub(crate) fn run(quick: bool, profile: bool) -> Result<(), Box<dyn Error>> {
     ]);
     if profile {
         contenders.extend(pleach_session::profile_parts()?);
+        contenders.extend([
+            Box::new(owned_events_floor::OwnedEventsFloor::new(false)) as Box<dyn Contender>,
+            Box::new(owned_events_floor::OwnedEventsFloor::new(true)),
+        ]);
     }
     for contender in &mut contenders {
         contender
