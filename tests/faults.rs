@@ -81,6 +81,13 @@ async fn beside_a_good_call(
     }
     let mut terminal = std::collections::HashMap::<String, usize>::new();
     while let Some(event) = turn.events().recv().await {
+        // Every event line reads back, whatever the arguments were: one unreadable line can stop
+        // a reader of the whole stream.
+        let line = event.to_json();
+        assert!(
+            serde_json::from_str::<Value>(&line).is_ok(),
+            "an event line a JSON reader refuses: {line:.200}"
+        );
         if event.is_terminal() {
             *terminal.entry(event.tool_call_id().to_owned()).or_default() += 1;
         }
@@ -156,6 +163,15 @@ async fn a_lone_surrogate_is_refused_with_1005() {
     assert_eq!(outcome, Err(ErrorCode::ArgumentsNotJson));
     let paired = beside_a_good_call(call("ft_echo", r#"{"s":"\ud83d\ude00"}"#), None).await;
     assert_eq!(paired, Ok(json!("😀")));
+}
+
+#[tokio::test]
+async fn a_number_past_f64_is_refused_with_1005() {
+    for number in ["1e400", "-1e400", &"9".repeat(400)] {
+        let outcome =
+            beside_a_good_call(call("ft_count", format!(r#"{{"n":{number}}}"#)), None).await;
+        assert_eq!(outcome, Err(ErrorCode::ArgumentsNotJson), "{number}");
+    }
 }
 
 #[tokio::test]

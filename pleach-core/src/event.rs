@@ -26,6 +26,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -283,7 +284,8 @@ impl Serialize for WireInterrupt<'_> {
 /// model sent (so an event about bad JSON is itself valid JSON, and shows what came). Arguments
 /// nested deeper than [`READABLE_DEPTH`] are written as the string too: in place, they would make
 /// the event line deeper than common JSON readers take (`serde_json` stops at 128 levels), and
-/// one unreadable line can stop a reader of the whole stream.
+/// one unreadable line can stop a reader of the whole stream. So are arguments that only follow
+/// JSON's grammar (see [`Readable`]).
 struct WireCall<'a>(&'a ToolCall);
 
 /// The deepest arguments an event writes as JSON: the event and its `toolCall` add two levels,
@@ -300,20 +302,78 @@ impl Serialize for WireCall<'_> {
             s.serialize_field("args", arguments)?;
             return s.end();
         }
-        match serde_json::from_str::<&RawValue>(arguments) {
+        let raw = serde_json::from_str::<&RawValue>(arguments)
+            .ok()
+            .filter(|_| serde_json::from_str::<Readable>(arguments).is_ok());
+        match raw {
             // Line breaks in JSON text are whitespace between tokens (a string cannot hold one
             // raw), and a model's pretty-printed arguments would split an NDJSON line or an SSE
             // `data:` field: written as spaces, the text means the same on one line.
-            Ok(_) if arguments.contains(['\n', '\r']) => {
+            Some(_) if arguments.contains(['\n', '\r']) => {
                 match RawValue::from_string(arguments.replace(['\n', '\r'], " ")) {
                     Ok(raw) => s.serialize_field("args", &raw)?,
                     Err(_) => s.serialize_field("args", arguments)?,
                 }
             }
-            Ok(raw) => s.serialize_field("args", raw)?,
-            Err(_) => s.serialize_field("args", arguments)?,
+            Some(raw) => s.serialize_field("args", raw)?,
+            None => s.serialize_field("args", arguments)?,
         }
         s.end()
+    }
+}
+
+/// JSON text read through and kept nowhere: whether `serde_json` can read it as a value. A
+/// `RawValue` takes text that follows JSON's grammar, but that is not enough for a reader: a lone
+/// surrogate (`"\ud800"`) or a number past `f64` (`1e400`) passes the grammar, and `serde_json`
+/// refuses the whole line that holds it. The session refuses such arguments too (1005), so their
+/// events carry them as the text that came.
+struct Readable;
+
+impl<'de> Deserialize<'de> for Readable {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Readable)
+    }
+}
+
+impl<'de> Visitor<'de> for Readable {
+    type Value = Readable;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_unit<E>(self) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Readable, A::Error> {
+        while items.next_element::<Readable>()?.is_some() {}
+        Ok(Readable)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut entries: A) -> Result<Readable, A::Error> {
+        while entries.next_entry::<Readable, Readable>()?.is_some() {}
+        Ok(Readable)
     }
 }
 
@@ -701,6 +761,34 @@ mod tests {
         };
         let value: Value = serde_json::from_str(&started.to_json()).unwrap();
         assert_eq!(value["toolCall"]["args"], json!(r#"{"query": "ru"#));
+    }
+
+    #[test]
+    fn arguments_json_readers_refuse_are_written_as_text() {
+        // Each passes JSON's grammar (a `RawValue` takes it) and `serde_json` refuses it as a
+        // value: in place, it would make the whole event line unreadable.
+        for arguments in [
+            r#"{"x":"\ud800"}"#,
+            r#"{"x":"\udc00\ud800"}"#,
+            r#"{"\ud800":1}"#,
+            r#"{"x":1e400}"#,
+            r#"{"x":[-1e400]}"#,
+        ] {
+            let line = ToolEvent::Started {
+                tool_call: call(arguments),
+            }
+            .to_json();
+            let value: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(value["toolCall"]["args"], json!(arguments), "{line}");
+        }
+        // What a reader takes stays a value: paired surrogates, escapes, big and small numbers.
+        let readable = r#"{"x":"\ud83d\ude00\u0000","n":[1e308,-1e-400,18446744073709551616,-0]}"#;
+        let line = ToolEvent::Started {
+            tool_call: call(readable),
+        }
+        .to_json();
+        let value: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(value["toolCall"]["args"]["x"], json!("\u{1f600}\u{0}"));
     }
 
     #[test]
