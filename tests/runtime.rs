@@ -457,6 +457,46 @@ async fn code_1015_also_stops_a_model_repeating_an_unknown_tool_and_a_limit_of_0
     assert_eq!(code(&other), ErrorCode::ToolFailed);
 }
 
+/// Arguments over the limits fail recoverably (1006) before anything parses them; a model that
+/// keeps sending them is in a loop like any other, and is stopped the same way, in a turn's
+/// calls as in calls dispatched one by one.
+#[tokio::test]
+async fn code_1015_also_stops_a_model_repeating_arguments_over_the_limits() {
+    let session = Runtime::builder()
+        .limits(Limits::new(64, 3))
+        .max_repeated_failures(2)
+        .build()
+        .expect("runtime")
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let big = format!(r#"{{"a":1,"b":2,"pad":"{}"}}"#, "x".repeat(100));
+    let deep = r#"{"a":[[[1]]],"b":2}"#;
+    for arguments in [big.as_str(), deep] {
+        let codes = [
+            code(&session.call(call("c1", "rt_add", arguments)).await),
+            code(
+                &session
+                    .run_turn(vec![call("c2", "rt_add", arguments)])
+                    .finish()
+                    .await[0],
+            ),
+            code(&session.call(call("c3", "rt_add", arguments)).await),
+        ];
+        assert_eq!(
+            codes,
+            [
+                ErrorCode::ArgumentsTooLarge,
+                ErrorCode::ArgumentsTooLarge,
+                ErrorCode::RepeatedFailure
+            ],
+            "{arguments}"
+        );
+    }
+    // The same tool with arguments within the limits is another call.
+    let fine = session.call(call("c4", "rt_add", r#"{"a":1,"b":2}"#)).await;
+    assert_eq!(fine.outcome, Ok(json!(3)));
+}
+
 #[tokio::test]
 async fn results_come_back_in_call_order_whatever_order_calls_finish() {
     let session = runtime()

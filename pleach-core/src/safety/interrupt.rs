@@ -370,13 +370,24 @@ fn mac(key: &[u8], body: &str) -> Vec<u8> {
 /// (object keys sorted, no spacing; the raw text when it is not JSON). The same call, however the
 /// model spelled it: approvals bind to it, and the runtime counts repeated failures by it.
 pub(crate) fn fingerprint(call: &ToolCall) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(call.name().as_bytes());
-    hasher.update([0]);
     match schema::parse_arguments(call.arguments()) {
-        Ok(value) => hasher.update(canonical_json(&value).as_bytes()),
-        Err(_) => hasher.update(call.arguments().as_bytes()),
+        Ok(value) => digest_of(call.name(), &canonical_json(&value)),
+        Err(_) => fingerprint_of_text(call),
     }
+}
+
+/// The fingerprint of a call by its arguments text as it came, never parsed: for text the runtime
+/// refuses to parse (past its size or nesting limits), where the same call is the same text.
+pub(crate) fn fingerprint_of_text(call: &ToolCall) -> String {
+    digest_of(call.name(), call.arguments())
+}
+
+/// SHA-256 (hex) of a tool's name and an arguments text.
+fn digest_of(name: &str, arguments: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(name.as_bytes());
+    hasher.update([0]);
+    hasher.update(arguments.as_bytes());
     hex(&hasher.finalize())
 }
 

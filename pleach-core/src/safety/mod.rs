@@ -37,8 +37,8 @@
 mod interrupt;
 mod provenance;
 
-pub(crate) use interrupt::fingerprint;
 pub use interrupt::{Action, Decision, DecisionError, GroundTruth, Interrupt, SealError};
+pub(crate) use interrupt::{fingerprint, fingerprint_of_text};
 pub use provenance::{KnownValue, MatchKind, Provenance, ProvenanceDetector, Seen, Source};
 
 use std::fmt;

@@ -397,7 +397,7 @@ impl Session {
     /// refusal has been given.
     #[cfg(feature = "mcp")]
     pub(crate) fn forget_failures_of(&self, call: &ToolCall) {
-        let key = crate::safety::fingerprint(call);
+        let key = self.inner.failure_key(call);
         self.inner.log().failures.remove(&key);
     }
 
@@ -599,8 +599,7 @@ impl Session {
         };
         if dispatched.counts {
             let issued = issued.as_ref().unwrap_or(&dispatched.call);
-            self.inner
-                .record_failures([crate::safety::fingerprint(issued)]);
+            self.inner.record_failures([self.inner.failure_key(issued)]);
         }
         ToolResult {
             tool_call: dispatched.call,
@@ -786,7 +785,7 @@ async fn drive_turn(
         .into_iter()
         .zip(calls.iter())
         .map(|(dispatched, issued)| {
-            let (result, edited, failed) = settle(issued, dispatched, &sink);
+            let (result, edited, failed) = settle(&session, issued, dispatched, &sink);
             failures.extend(failed);
             (result, edited)
         })
@@ -809,10 +808,12 @@ async fn drive_turn(
     results.into_iter().map(|(result, _)| result).collect()
 }
 
-/// A call's result, whether the user edited it, and for a recoverable failure its fingerprint.
+/// A call's result, whether the user edited it, and for a recoverable failure the key it is counted
+/// under ([`SessionInner::failure_key`]).
 /// A call left without an outcome is one whose pipeline panicked (a bug in pleach, not in the
 /// tool: tool panics are caught as 1009 inside the pipeline): it still ends, once.
 fn settle(
+    session: &SessionInner,
     issued: &ToolCall,
     dispatched: Option<pipeline::Dispatched>,
     sink: &EventSender,
@@ -828,9 +829,7 @@ fn settle(
         outcome: dispatched.outcome,
     };
     // Counted against the call as the model issued it, whatever a user's edit made it.
-    let failed = dispatched
-        .counts
-        .then(|| crate::safety::fingerprint(issued));
+    let failed = dispatched.counts.then(|| session.failure_key(issued));
     (result, edited, failed)
 }
 

@@ -170,10 +170,26 @@ impl SessionInner {
         Ok(session_tool)
     }
 
-    /// The size limits and the repeated-failure limit.
+    /// The size limits and the repeated-failure limit. A call over the limits is looked up in
+    /// the failure counts too: it fails recoverably (1006) and is counted like any such failure,
+    /// so a model that keeps sending it is stopped (1015) like one repeating any other failing
+    /// call.
     fn check_call(&self, call: &ToolCall) -> Result<(), ToolError> {
-        check_limits(call.arguments(), self.runtime.config.limits)?;
-        self.check_repetition(call)
+        let within_limits = check_limits(call.arguments(), self.runtime.config.limits);
+        self.check_repetition(call)?;
+        within_limits
+    }
+
+    /// The key a call's recoverable failures are counted under: its
+    /// [`fingerprint`](crate::safety::fingerprint) (the tool's name and the canonical arguments),
+    /// or for arguments over the runtime's limits, the name and the text as it came (text the
+    /// limits refuse is never parsed, not even to be counted).
+    pub(super) fn failure_key(&self, call: &ToolCall) -> String {
+        if check_limits(call.arguments(), self.runtime.config.limits).is_ok() {
+            fingerprint_of(call)
+        } else {
+            crate::safety::fingerprint_of_text(call)
+        }
     }
 
     /// Counts recoverable failures toward the repeated-failure limit.
@@ -384,7 +400,7 @@ impl SessionInner {
         if state.failures.is_empty() {
             return Ok(());
         }
-        let key = fingerprint_of(call);
+        let key = self.failure_key(call);
         let failures = state.failures.get(&key).copied().unwrap_or(0);
         drop(state);
         let limit = self.runtime.config.max_repeated_failures;
