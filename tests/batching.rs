@@ -599,6 +599,60 @@ async fn backpressure_waits_across_sessions_by_default() {
     assert!(turn.finish().await[0].outcome.is_ok());
 }
 
+/// `OverloadPolicy::Wait` bounds the wait by the call's timeout: a call that never gets a slot
+/// fails with 1010 (recoverable, the tool never ran) rather than hang its turn for ever; one that
+/// gets its slot in time runs with its whole timeout.
+#[tokio::test(start_paused = true)]
+async fn backpressure_waits_no_longer_than_the_calls_timeout() {
+    let _one_at_a_time = SERIAL_TESTS.lock().await;
+    let runtime = Runtime::builder()
+        .max_in_flight(1)
+        .tool_timeout("read_record", Duration::from_secs(2))
+        .build()
+        .expect("runtime");
+    let (first, second) = (
+        runtime
+            .create_session(SessionOptions::all())
+            .expect("session"),
+        runtime
+            .create_session(SessionOptions::all())
+            .expect("session"),
+    );
+    let turn = first.run_turn(vec![ToolCall::new("c1", "read_blocker", "{}")]);
+    BP_ENTERED.notified().await;
+    let started = tokio::time::Instant::now();
+    let mut waiting = second.run_turn(vec![call("c2", "read_record", r#""ms":1"#)]);
+    let mut events = Vec::new();
+    while let Some(event) = waiting.events().recv().await {
+        events.push(event.event_type());
+    }
+    let results = waiting.finish().await;
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(2),
+        "waited its timeout"
+    );
+    assert_eq!(events, ["tool.started", "tool.failed"]);
+    let error = results[0].outcome.as_ref().expect_err("no slot came");
+    assert_eq!(error.code(), pleach_core::ErrorCode::TimedOut);
+    assert!(error.is_recoverable());
+    assert!(
+        error.message().contains("did not start within 2 s"),
+        "{}",
+        error.message()
+    );
+    // Freed after a second of waiting, the slot goes to a call that then runs its 1.5 s.
+    let later = tokio::spawn(async move {
+        let result = second.call(call("c3", "read_record", r#""ms":1500"#)).await;
+        (result, second)
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    BP_GATE.notify_one();
+    assert!(turn.finish().await[0].outcome.is_ok());
+    let (result, _second) = later.await.expect("joined");
+    assert_eq!(result.outcome, Ok(serde_json::json!("c3")));
+}
+
 /// A turn's calls that run in place run one after another in its task, under one runtime slot
 /// for the run; the slot is let go whenever the turn yields to other tasks, so another session's
 /// call, scheduled in between, finds it free even with room for one call and no waiting.

@@ -231,7 +231,7 @@ impl SessionInner {
         }
         let call: &ToolCall = ran;
         // Before anything is built for the call: a call refused for capacity costs nothing.
-        let _slot = self.slot(turn_signal).await?;
+        let _slot = self.slot(turn_signal, session_tool.timeout).await?;
 
         // The call's own token, fired by its timeout or by the turn's cancellation (in `wait`, or
         // here when the turn is already over): a standalone token costs one allocation, a child
@@ -332,8 +332,15 @@ impl SessionInner {
         }
     }
 
-    /// A runtime-wide slot for a running call, by the overload policy.
-    async fn slot(&self, turn_signal: &CancellationToken) -> Result<Slot<'_>, ToolError> {
+    /// A runtime-wide slot for a running call, by the overload policy. A call that waits for one
+    /// waits at most its timeout (then fails with 1010, recoverable: the runtime was busy, the
+    /// call was fine), and no longer than its turn runs (1011); once it has its slot, its tool has
+    /// the whole timeout to run.
+    async fn slot(
+        &self,
+        turn_signal: &CancellationToken,
+        timeout: Duration,
+    ) -> Result<Slot<'_>, ToolError> {
         let slots = &self.runtime.in_flight;
         if let Some(slot) = slots.try_take() {
             return Ok(slot);
@@ -353,6 +360,15 @@ impl SessionInner {
                         biased;
                         () = turn_signal.cancelled() => Err(cancelled_error()),
                         slot = slots.take() => Ok(slot),
+                        () = tokio::time::sleep(timeout) => Err(ToolError::new(
+                            ErrorCode::TimedOut,
+                            format!(
+                                "the call did not start within {}: the runtime was at capacity \
+                                 ({} calls running); try again shortly",
+                                human(timeout),
+                                slots.max()
+                            ),
+                        )),
                     }
                 })
                 .await

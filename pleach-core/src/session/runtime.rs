@@ -205,7 +205,10 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum OverloadPolicy {
-    /// Wait for a slot (cancellation and the call's timeout still apply to the wait).
+    /// Wait for a slot. Cancellation and the call's timeout still apply to the wait: a call
+    /// still waiting when its turn is cancelled fails with 1011, and one that waited its whole
+    /// timeout with 1010 (then it never ran; a call that gets its slot has its whole timeout to
+    /// run).
     #[default]
     Wait,
     /// Fail at once with 1014 (`Overloaded`, recoverable): the model or the host retries later.
