@@ -146,6 +146,7 @@ fn parallel_tools() -> pleach_core::PleachPlugin {
         "rt_gate_wait",
         "rt_gate_open",
         "rt_hoarder",
+        "rt_chatty",
     ];
     define_pleach_plugin("test").contribute_batching_hints(
         names.map(|name| BatchingHint::new(name, BatchingStrategy::Parallel)),
@@ -666,6 +667,65 @@ async fn dispatch_streams_one_calls_events_to_a_host_channel() {
         lines[3]
     );
     assert!(lines[3].contains("\"code\":1005"), "{}", lines[3]);
+}
+
+/// Reports progress from a thread of its own as fast as it can, and never finishes.
+#[tool]
+async fn rt_chatty(ctx: ToolContext) -> u8 {
+    let reporter = ctx.clone();
+    std::thread::spawn(move || {
+        for n in 0..200_000_u32 {
+            reporter.progress(n);
+        }
+    });
+    std::future::pending().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispatch_the_host_drops_mid_call_still_ends_once_with_1011() {
+    let session = runtime()
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let (sender, mut stream) = event::channel();
+    let stopped = tokio::time::timeout(
+        Duration::from_millis(20),
+        session.dispatch(call("c1", "rt_chatty", "{}"), &sender),
+    )
+    .await;
+    assert!(stopped.is_err(), "the tool never finishes");
+    // Give the reporting thread time to try again after the call ended.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let events = stream.drain();
+    assert_eq!(
+        events.first().map(ToolEvent::event_type),
+        Some("tool.started")
+    );
+    let terminal: Vec<&ToolEvent> = events.iter().filter(|e| e.is_terminal()).collect();
+    assert_eq!(terminal.len(), 1, "one terminal event");
+    let Some(ToolEvent::Failed { error, .. }) = events.last() else {
+        panic!("nothing follows the terminal event: {:?}", events.last());
+    };
+    assert_eq!(error.code(), ErrorCode::Cancelled);
+    // A call that ends on its own sends its own terminal event, not a second one.
+    session
+        .dispatch(call("c2", "rt_add", r#"{"a":1,"b":2}"#), &sender)
+        .await;
+    session
+        .dispatch(call("c3", "rt_progress", "{}"), &sender)
+        .await;
+    let types: Vec<&str> = stream.drain().iter().map(ToolEvent::event_type).collect();
+    assert_eq!(
+        types,
+        [
+            "tool.started",
+            "tool.completed",
+            "tool.started",
+            "tool.delta",
+            "tool.delta",
+            "tool.delta",
+            "tool.completed"
+        ]
+    );
 }
 
 #[tokio::test]

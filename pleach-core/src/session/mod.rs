@@ -555,7 +555,9 @@ impl Session {
 
     /// Runs one call in the caller's task, sending its events (`tool.started`, any
     /// `tool.delta`, then its terminal event) to `events`; no conversation write-back. For hosts
-    /// that schedule calls and stream events themselves.
+    /// that schedule calls and stream events themselves. A host that drops this future before the
+    /// call ends (its own timeout, a `select!`) stops the call there, and it still ends once:
+    /// `tool.failed` with 1011, and nothing after it.
     ///
     /// ```rust,standalone_crate
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -590,10 +592,17 @@ impl Session {
                 // A user's edit (an approval interrupt) may replace the call; a failure counts
                 // against the call as the model issued it.
                 let issued = call.clone();
+                // Declared before the pipeline's future, so dropped after it (and its progress
+                // gate) should the host drop this future mid-call.
+                let unfinished = Unfinished {
+                    call: &issued,
+                    events,
+                };
                 let dispatched = self
                     .inner
                     .dispatch(call, events, &self.inner.signal, None)
                     .await;
+                std::mem::forget(unfinished);
                 (dispatched, Some(issued))
             }
         };
@@ -605,6 +614,33 @@ impl Session {
             tool_call: dispatched.call,
             outcome: dispatched.outcome,
         }
+    }
+}
+
+/// A call [`Session::dispatch`] has started and not ended. Should the host drop the dispatch
+/// mid-call (a `select!`, a timeout of its own), the call still ends, once: its `tool.started`
+/// went out, so its terminal event follows, 1011 (cancelled: the host stopped it). The
+/// pipeline's future, dropped first, has closed the call's progress by then, so nothing follows.
+/// Forgotten when the call ends, having sent its own terminal event.
+struct Unfinished<'a> {
+    call: &'a ToolCall,
+    events: &'a EventSender,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        let error = if std::thread::panicking() {
+            // Tool panics end as 1009 inside the pipeline: this is pleach's own.
+            ToolError::new(ErrorCode::ToolPanicked, "the call failed inside pleach")
+                .with_detail("the call's pipeline panicked")
+        } else {
+            ToolError::new(
+                ErrorCode::Cancelled,
+                "the call was cancelled before it finished",
+            )
+            .with_detail("the host dropped `Session::dispatch` before the call ended")
+        };
+        crate::tool::send_terminal(self.events, self.call, None, &Err(error));
     }
 }
 
