@@ -278,6 +278,30 @@ async fn a_result_that_breaks_the_output_schema_fails_with_1002() {
     );
 }
 
+/// Returns a map keyed by pairs, which JSON cannot hold (object keys are strings).
+#[tool]
+async fn pair_table() -> std::collections::BTreeMap<(u8, u8), u8> {
+    [((1, 2), 3)].into_iter().collect()
+}
+
+#[tokio::test]
+async fn a_result_that_cannot_be_written_as_json_fails_with_1002() {
+    let err = pair_table::definition()
+        .call("{}", ToolContext::new("c1"))
+        .await
+        .expect_err("a map keyed by pairs is no JSON object");
+    assert_eq!(err.code(), ErrorCode::OutputInvalid);
+    assert!(!err.is_recoverable());
+    assert_eq!(
+        err.message(),
+        "the tool's result could not be written as JSON"
+    );
+    // serde's reason is the operator's, and stays out of what the model reads.
+    assert!(err.detail().is_some_and(|detail| detail.contains("key")));
+    let wire = serde_json::to_string(&err).unwrap();
+    assert!(!wire.contains("key must be"), "{wire}");
+}
+
 #[tokio::test]
 async fn a_tools_own_tool_error_keeps_its_code_and_location() {
     let err = place_order::definition()
