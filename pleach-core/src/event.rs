@@ -163,7 +163,8 @@ impl ToolEvent {
         matches!(self, ToolEvent::Completed { .. } | ToolEvent::Failed { .. })
     }
 
-    /// The event as one line of JSON (no trailing newline).
+    /// The event as one line of JSON (no trailing newline). No line break of any kind is written
+    /// raw: U+2028, U+2029 and U+0085 become `\u` escapes, like the control characters.
     ///
     /// ```
     /// use pleach_core::ToolEvent;
@@ -173,7 +174,7 @@ impl ToolEvent {
     /// ```
     pub fn to_json(&self) -> String {
         // Serializing these shapes cannot fail: string keys, and values already JSON.
-        serde_json::to_string(self).unwrap_or_default()
+        escape_line_separators(serde_json::to_string(self).unwrap_or_default())
     }
 
     /// The event as an NDJSON line (JSON and `\n`).
@@ -201,6 +202,29 @@ impl ToolEvent {
     pub fn to_sse(&self) -> String {
         format!("event: {}\ndata: {}\n\n", self.event_type(), self.to_json())
     }
+}
+
+/// `json` with U+0085, U+2028 and U+2029 written as `\u` escapes. JSON takes them raw inside
+/// strings, and NDJSON and SSE break lines only at `\n` and `\r`, but readers that split at every
+/// Unicode line break (Python's `str.splitlines`, many log viewers) would cut an event there. The
+/// escaped text is the same JSON value; `serde_json` already escapes the other control characters.
+/// In JSON text these characters can only stand inside strings (they are not JSON whitespace), so
+/// replacing each one anywhere in the text keeps it valid.
+fn escape_line_separators(json: String) -> String {
+    const SEPARATORS: [char; 3] = ['\u{85}', '\u{2028}', '\u{2029}'];
+    if json.is_ascii() || !json.contains(SEPARATORS) {
+        return json;
+    }
+    let mut escaped = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        match c {
+            '\u{85}' => escaped.push_str("\\u0085"),
+            '\u{2028}' => escaped.push_str("\\u2028"),
+            '\u{2029}' => escaped.push_str("\\u2029"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
 }
 
 impl fmt::Display for ToolEvent {
@@ -702,6 +726,52 @@ mod tests {
             tool_call: call("{\n oops"),
         };
         assert_eq!(bad.to_ndjson().matches('\n').count(), 1);
+    }
+
+    #[test]
+    fn unicode_line_breaks_are_escaped_so_every_line_reader_keeps_an_event_whole() {
+        // As in the result, the id and the arguments' strings; not JSON whitespace, so arguments
+        // holding one between tokens are no JSON and go as text.
+        let arguments = "{\"note\":\"a\u{2028}b\u{2029}c\u{85}d \u{e9}\"}";
+        for event in [
+            ToolEvent::Completed {
+                tool_call: ToolCall::new("c\u{2028}1", "t", arguments),
+                result: json!({ "text": "one\u{2029}two\u{85}three \u{1f600}" }),
+            },
+            ToolEvent::Started {
+                tool_call: ToolCall::new("c1", "t", "{\"a\":\u{2028}1}"),
+            },
+        ] {
+            let line = event.to_ndjson();
+            // What Python's `str.splitlines` and other Unicode-aware readers split at.
+            let breaks = ['\n', '\r', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}'];
+            let pieces: Vec<&str> = line
+                .split(|c| breaks.contains(&c) || ['\u{85}', '\u{2028}', '\u{2029}'].contains(&c))
+                .collect();
+            assert_eq!(pieces, [line.trim_end_matches('\n'), ""], "{line:?}");
+            // The same JSON value: the escapes read back as the characters.
+            let value: Value = serde_json::from_str(&line).unwrap();
+            let sse = event.to_sse();
+            assert_eq!(sse.lines().count(), 3, "{sse:?}");
+            if let ToolEvent::Completed { .. } = event {
+                assert_eq!(value["toolCall"]["id"], "c\u{2028}1");
+                assert_eq!(
+                    value["toolCall"]["args"]["note"],
+                    "a\u{2028}b\u{2029}c\u{85}d \u{e9}"
+                );
+                assert_eq!(
+                    value["result"]["text"],
+                    "one\u{2029}two\u{85}three \u{1f600}"
+                );
+                // Other non-ASCII text stays UTF-8.
+                assert!(
+                    line.contains("\u{e9}") && line.contains("\u{1f600}"),
+                    "{line:?}"
+                );
+            } else {
+                assert_eq!(value["toolCall"]["args"], "{\"a\":\u{2028}1}");
+            }
+        }
     }
 
     #[test]
