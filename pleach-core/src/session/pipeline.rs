@@ -512,22 +512,25 @@ fn check_result_size(result: &Value, limit: usize) -> Result<(), ToolError> {
     }
     fn size(value: &Value, budget: &mut usize) -> bool {
         match value {
-            Value::Null | Value::Bool(_) => take(budget, 5),
-            Value::Number(_) => take(budget, 24),
+            Value::Null | Value::Bool(true) => take(budget, 4),
+            Value::Bool(false) => take(budget, 5),
+            Value::Number(number) => take(budget, number_len(number)),
             // Escapes can make the text longer than the string; the limit is a guard, not a
             // byte-exact count.
             Value::String(text) => take(budget, text.len() + 2),
+            // Brackets, and a comma before every item but the first.
             Value::Array(items) => {
                 take(budget, 2)
-                    && items
-                        .iter()
-                        .all(|item| take(budget, 1) && size(item, budget))
+                    && items.iter().enumerate().all(|(index, item)| {
+                        take(budget, usize::from(index > 0)) && size(item, budget)
+                    })
             }
+            // Braces; per member its quoted key, the colon, and a comma before all but the first.
             Value::Object(map) => {
                 take(budget, 2)
-                    && map
-                        .iter()
-                        .all(|(key, item)| take(budget, key.len() + 4) && size(item, budget))
+                    && map.iter().enumerate().all(|(index, (key, item))| {
+                        take(budget, key.len() + 3 + usize::from(index > 0)) && size(item, budget)
+                    })
             }
         }
     }
@@ -542,6 +545,21 @@ fn check_result_size(result: &Value, limit: usize) -> Result<(), ToolError> {
              less (a narrower query, a page of the data)"
         ),
     ))
+}
+
+/// The length of a number's JSON text: exact for an integer, at most 24 bytes (the longest
+/// shortest form of an `f64`) for the rest.
+fn number_len(number: &serde_json::Number) -> usize {
+    fn digits(n: u64) -> usize {
+        n.checked_ilog10().map_or(1, |log| log as usize + 1)
+    }
+    if let Some(n) = number.as_u64() {
+        digits(n)
+    } else if let Some(n) = number.as_i64() {
+        digits(n.unsigned_abs()) + 1
+    } else {
+        24
+    }
 }
 
 fn human(duration: Duration) -> String {
@@ -605,4 +623,47 @@ pub(super) fn panic_message(payload: &(dyn Any + Send)) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic with a non-string payload".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::check_result_size;
+
+    /// The smallest limit each result fits under is its JSON text's length, for the results whose
+    /// length the guard counts exactly (everything but floats and strings with escapes).
+    #[test]
+    fn the_result_size_guard_counts_numbers_literals_and_containers_exactly() {
+        for result in [
+            json!(3),
+            json!(0),
+            json!(-7),
+            json!(12345),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(true),
+            json!(false),
+            Value::Null,
+            json!([1, 22, -333]),
+            json!({ "a": [true, null], "bc": "text" }),
+            json!([]),
+            json!({}),
+        ] {
+            let length = result.to_string().len();
+            assert!(
+                check_result_size(&result, length).is_ok(),
+                "{result} in {length}"
+            );
+            assert!(
+                check_result_size(&result, length - 1).is_err(),
+                "{result} in {}",
+                length - 1
+            );
+        }
+        // A float counts as the longest shortest form of an `f64`: never less than its text.
+        let float = json!(0.1);
+        assert!(check_result_size(&float, 24).is_ok());
+        assert!(check_result_size(&float, 23).is_err());
+    }
 }

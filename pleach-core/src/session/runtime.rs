@@ -34,7 +34,9 @@ pub struct Limits {
     /// The deepest nesting of arrays and objects accepted (default 64).
     pub max_argument_depth: usize,
     /// The largest result accepted, as JSON text, in bytes (default 8 MiB): a bigger one fails
-    /// with 1002 rather than flooding the conversation and the model's context.
+    /// with 1002 rather than flooding the conversation and the model's context. Counted without
+    /// writing the text: exactly, except that a fractional number counts as 24 bytes and a
+    /// string's escapes are not counted.
     pub max_result_bytes: usize,
 }
 
