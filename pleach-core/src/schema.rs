@@ -285,33 +285,35 @@ pub(crate) fn deserialize_input<T: de::DeserializeOwned>(arguments: &str) -> Res
     })
 }
 
+/// The integer a float stands for (`3.0`, `1e2`), when it is whole and an `i64` or `u64` holds
+/// it exactly; `None` for any other number, integers included.
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+pub(crate) fn whole_float_as_integer(number: &serde_json::Number) -> Option<Value> {
+    let float = number.as_f64().filter(|_| number.is_f64())?;
+    if float.fract() != 0.0 || !float.is_finite() {
+        return None;
+    }
+    // 2^63 and 2^64 are exact as floats; below them every whole float converts exactly.
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&float) {
+        Some(Value::from(float as i64))
+    } else if (0.0..18_446_744_073_709_551_616.0).contains(&float) {
+        Some(Value::from(float as u64))
+    } else {
+        None
+    }
+}
+
 /// `value` as JSON text with every number that is a whole float (`3.0`, `1e2`) written as an
 /// integer, or `None` when it has none. JSON Schema counts such numbers as integers; serde reads
 /// them into no integer type.
 pub(crate) fn integral_floats_as_integers(value: &Value) -> Option<String> {
-    /// The integer a float stands for, when it is whole and an `i64` or `u64` holds it exactly.
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss
-    )]
-    fn integer(number: &serde_json::Number) -> Option<Value> {
-        let float = number.as_f64().filter(|_| number.is_f64())?;
-        if float.fract() != 0.0 || !float.is_finite() {
-            return None;
-        }
-        // 2^63 and 2^64 are exact as floats; below them every whole float converts exactly.
-        if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&float) {
-            Some(Value::from(float as i64))
-        } else if (0.0..18_446_744_073_709_551_616.0).contains(&float) {
-            Some(Value::from(float as u64))
-        } else {
-            None
-        }
-    }
     fn has(value: &Value) -> bool {
         match value {
-            Value::Number(number) => integer(number).is_some(),
+            Value::Number(number) => whole_float_as_integer(number).is_some(),
             Value::Array(items) => items.iter().any(has),
             Value::Object(map) => map.values().any(has),
             _ => false,
@@ -319,7 +321,9 @@ pub(crate) fn integral_floats_as_integers(value: &Value) -> Option<String> {
     }
     fn convert(value: &Value) -> Value {
         match value {
-            Value::Number(number) => integer(number).unwrap_or_else(|| value.clone()),
+            Value::Number(number) => {
+                whole_float_as_integer(number).unwrap_or_else(|| value.clone())
+            }
             Value::Array(items) => Value::Array(items.iter().map(convert).collect()),
             Value::Object(map) => Value::Object(
                 map.iter()

@@ -367,7 +367,8 @@ fn mac(key: &[u8], body: &str) -> Vec<u8> {
 }
 
 /// The fingerprint of a call: SHA-256 (hex) of its tool's name and its canonical arguments
-/// (object keys sorted, no spacing; the raw text when it is not JSON). The same call, however the
+/// (object keys sorted, no spacing, a whole float written as its integer; the raw text when it is
+/// not JSON). The same call, however the
 /// model spelled it: approvals bind to it, and the runtime counts repeated failures by it.
 pub(crate) fn fingerprint(call: &ToolCall) -> String {
     match schema::parse_arguments(call.arguments()) {
@@ -424,6 +425,11 @@ fn write_canonical(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
+        // One value, one spelling: `7`, `7.0` and `70e-1` are the same argument.
+        Value::Number(number) => match schema::whole_float_as_integer(number) {
+            Some(integer) => out.push_str(&integer.to_string()),
+            None => out.push_str(&number.to_string()),
+        },
         other => out.push_str(&other.to_string()),
     }
 }
@@ -458,6 +464,25 @@ mod tests {
         assert_eq!(fingerprint(&a), fingerprint(&b));
         assert_ne!(fingerprint(&a), fingerprint(&c));
         assert_eq!(fingerprint(&a).len(), 64);
+    }
+
+    #[test]
+    fn fingerprints_take_a_number_by_its_value_not_its_spelling() {
+        let call = |arguments| fingerprint(&ToolCall::new("c1", "pay", arguments));
+        let one = call(r#"{"amount":7,"to":[2]}"#);
+        for same in [
+            r#"{"amount":7.0,"to":[2.0]}"#,
+            r#"{"amount":70e-1,"to":[2e0]}"#,
+            r#"{"to":[2],"amount":0.7e1}"#,
+        ] {
+            assert_eq!(call(same), one, "{same}");
+        }
+        for other in [r#"{"amount":7.5,"to":[2]}"#, r#"{"amount":"7","to":[2]}"#] {
+            assert_ne!(call(other), one, "{other}");
+        }
+        // Floats past what an integer type holds keep their own spelling.
+        assert_eq!(call(r#"{"amount":1e300}"#), call(r#"{"amount":1e300}"#));
+        assert_ne!(call(r#"{"amount":1e300}"#), call(r#"{"amount":1e301}"#));
     }
 
     #[test]
