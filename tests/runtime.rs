@@ -742,6 +742,39 @@ async fn dropping_the_session_cancels_its_turns() {
     assert_eq!(code(&results[0]), ErrorCode::Cancelled);
 }
 
+/// A dropped `Turn` is not a cancelled one: its calls still run to their end and their results
+/// are still written back (the `Turn` docs say so; `cancel` stops a turn).
+#[tokio::test]
+async fn dropping_a_turn_lets_it_run_to_its_end_and_write_its_results() {
+    let session = runtime()
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let turn = session.run_turn(vec![
+        call("d1", "rt_add", r#"{"a":1,"b":2}"#),
+        call("d2", "rt_fails", r#"{"reason":"no"}"#),
+    ]);
+    drop(turn);
+    let written = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let ids: Vec<String> = session
+                .conversation()
+                .into_iter()
+                .filter_map(|m| match m {
+                    Message::Tool { tool_call, .. } => Some(tool_call.id().to_owned()),
+                    _ => None,
+                })
+                .collect();
+            if ids.len() == 2 {
+                return ids;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the dropped turn still writes its results");
+    assert_eq!(written, ["d1", "d2"]);
+}
+
 static HOARD: std::sync::Mutex<Vec<ToolContext>> = std::sync::Mutex::new(Vec::new());
 
 /// Keeps its context forever (and with it a way to send events).

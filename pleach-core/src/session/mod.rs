@@ -878,6 +878,11 @@ fn cancelled_error() -> ToolError {
 
 /// A running turn: its events, its cancellation, and its results.
 ///
+/// The turn runs as a task of its own from [`Session::run_turn`] on. Dropping the `Turn` does not
+/// stop it: its calls still end and their results are still written to the conversation (its
+/// events then go nowhere). To stop it, [`cancel`](Turn::cancel) it first; dropping the
+/// [`Session`] cancels every turn still running.
+///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use pleach_core::{Runtime, SessionOptions, ToolCall, ToolRegistryBuilder};
