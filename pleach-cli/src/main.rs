@@ -244,7 +244,7 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(run(cli.command));
     // Dropping the runtime would wait for its blocking threads, one of which may be blocked
-    // reading a stdin that never closes (`pleach mcp` ended by SIGTERM): stop waiting soon. The
+    // reading a stdin that never closes (`pleach mcp` ended by a signal): stop waiting soon. The
     // tasks still running are dropped either way.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match outcome {
@@ -309,26 +309,43 @@ async fn run(command: Command) -> Outcome {
                 },
                 // MCP's stdio shutdown: the client closes stdin, waits, then sends SIGTERM (the
                 // official SDKs wait 2 s, less than rmcp's 5 s drain of a call still running).
-                // Ending here shuts the async runtime down, which drops the calls still running:
-                // a dropped `shell_exec` kills its program's process group, which a SIGTERM to
-                // the server's group does not reach.
+                // SIGINT and SIGHUP end it too: the SDKs start the server in the client's
+                // process group, so Ctrl-C in the client's terminal reaches the server, and
+                // closing that terminal hangs it up. Ending here shuts the async runtime down,
+                // which drops the calls still running: a dropped `shell_exec` kills its
+                // program's process group, which none of these signals reaches.
                 () = terminated() => Ok(ExitCode::SUCCESS),
             }
         }
     }
 }
 
-/// Resolves when the process is asked to terminate (SIGTERM); never where there is no such signal,
-/// or when it cannot be watched.
+/// Resolves when the process is asked to stop: SIGTERM, SIGINT or SIGHUP. A signal that cannot
+/// be watched keeps its default action (the process dies without dropping its calls); never
+/// resolves where there are no such signals.
 async fn terminated() {
     #[cfg(unix)]
-    if let Ok(mut sigterm) =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
     {
-        sigterm.recv().await;
-        return;
+        use tokio::signal::unix::SignalKind;
+        tokio::select! {
+            () = received(SignalKind::terminate()) => {}
+            () = received(SignalKind::interrupt()) => {}
+            () = received(SignalKind::hangup()) => {}
+        }
     }
+    #[cfg(not(unix))]
     std::future::pending::<()>().await;
+}
+
+/// Resolves when `kind` arrives; never when it cannot be watched.
+#[cfg(unix)]
+async fn received(kind: tokio::signal::unix::SignalKind) {
+    match tokio::signal::unix::signal(kind) {
+        Ok(mut signal) => {
+            signal.recv().await;
+        }
+        Err(_) => std::future::pending::<()>().await,
+    }
 }
 
 /// Sends the libraries' log records to stderr (stdout carries the command's output, or MCP's

@@ -810,13 +810,11 @@ fn alive(pid: u32) -> bool {
     })
 }
 
-/// MCP's stdio shutdown as the official SDKs do it: close stdin, wait (2 s), then SIGTERM. With a
-/// call still running, rmcp's drain outlasts that wait; the SIGTERM must end the server cleanly
-/// and take the call's program with it (`shell_exec` runs it in its own process group, which a
-/// SIGTERM to the server's group does not reach).
+/// How `pleach mcp` ended when sent `signal` (a name `kill` takes) with a `shell_exec` call still
+/// running: its exit status, whether the call's program outlived it, and its stderr. Before the
+/// signal, stdin is closed, as a client that shuts down does first.
 #[cfg(target_os = "linux")]
-#[test]
-fn mcp_ended_by_sigterm_mid_call_exits_0_and_stops_the_calls_program() {
+fn mcp_signalled_mid_call(signal: &str) -> (std::process::ExitStatus, bool, String) {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Command::new(env!("CARGO_BIN_EXE_pleach"))
         .args(["mcp", "--root", dir.path().to_str().unwrap()])
@@ -852,11 +850,11 @@ fn mcp_ended_by_sigterm_mid_call_exits_0_and_stops_the_calls_program() {
     };
     drop(stdin);
     std::thread::sleep(Duration::from_millis(300));
-    let terminate = Command::new("sh")
-        .args(["-c", &format!("kill -TERM {}", server.id())])
+    let sent = Command::new("sh")
+        .args(["-c", &format!("kill -{signal} {}", server.id())])
         .status()
         .expect("sh runs kill");
-    assert!(terminate.success());
+    assert!(sent.success());
     let started = Instant::now();
     let status = loop {
         if let Some(status) = server.try_wait().expect("the server can be waited for") {
@@ -881,9 +879,41 @@ fn mcp_ended_by_sigterm_mid_call_exits_0_and_stops_the_calls_program() {
     }
     let mut errors = String::new();
     let _ = std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut errors);
+    (status, survived, errors)
+}
+
+/// MCP's stdio shutdown as the official SDKs do it: close stdin, wait (2 s), then SIGTERM. With a
+/// call still running, rmcp's drain outlasts that wait; the SIGTERM must end the server cleanly
+/// and take the call's program with it (`shell_exec` runs it in its own process group, which a
+/// SIGTERM to the server's group does not reach).
+#[cfg(target_os = "linux")]
+#[test]
+fn mcp_ended_by_sigterm_mid_call_exits_0_and_stops_the_calls_program() {
+    let (status, survived, errors) = mcp_signalled_mid_call("TERM");
     assert_eq!(status.code(), Some(0), "{status:?}; stderr: {errors}");
     assert!(!survived, "the call's program outlived the server");
     assert_eq!(errors, "", "nothing on stderr");
+}
+
+/// The official SDKs start the server in the client's process group: Ctrl-C in the client's
+/// terminal sends SIGINT to the server too, and closing that terminal SIGHUP. Either ends the
+/// server as SIGTERM does, the call's program with it (its own process group gets neither).
+#[cfg(target_os = "linux")]
+#[test]
+fn mcp_interrupted_or_hung_up_mid_call_exits_0_and_stops_the_calls_program() {
+    for signal in ["INT", "HUP"] {
+        let (status, survived, errors) = mcp_signalled_mid_call(signal);
+        assert_eq!(
+            status.code(),
+            Some(0),
+            "SIG{signal}: {status:?}; stderr: {errors}"
+        );
+        assert!(
+            !survived,
+            "SIG{signal}: the call's program outlived the server"
+        );
+        assert_eq!(errors, "", "SIG{signal}: nothing on stderr");
+    }
 }
 
 #[test]
