@@ -2,6 +2,9 @@
 // Usage: node client.mjs PATH/TO/pleach   (with @modelcontextprotocol/sdk resolvable: .ci/run
 // installs it into a temporary folder and runs this script from there). Exits 1 on any failure.
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -55,4 +58,53 @@ try {
   process.exitCode = 1;
 } finally {
   await client.close();
+}
+
+// Ctrl-C in the client's terminal: this SDK starts the server in the client's process group, so
+// the server gets SIGINT too, and the program of a running `shell_exec` (its own process group)
+// does not. The server must stop that program as it ends, and end quietly.
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "pleach-ci-"));
+const interrupted = new StdioClientTransport({
+  command: binary,
+  args: ["mcp", "--root", root, "--allow-program", "sh", "--timeout-ms", "60000"],
+  stderr: "pipe",
+});
+let errors = "";
+interrupted.stderr.on("data", (chunk) => (errors += chunk));
+const closed = new Promise((resolve) => (interrupted.onclose = resolve));
+const second = new Client({ name: "pleach-ci", version: "1.0.0" });
+const alive = (pid) => {
+  try {
+    return !/^\d+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+let program;
+try {
+  await second.connect(interrupted);
+  const running = second
+    .callTool({ name: "shell_exec", arguments: { program: "sh", args: ["-c", "echo $$ > pid; exec sleep 60"] } })
+    .catch(() => {});
+  const pidFile = path.join(root, "pid");
+  for (let i = 0; i < 500 && !program; i++) {
+    program = Number(fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim()) || undefined;
+    if (!program) await sleep(20);
+  }
+  assert.ok(program, "the call's program never started");
+  process.kill(interrupted.pid, "SIGINT");
+  await Promise.race([closed, sleep(5000)]);
+  await running;
+  for (let i = 0; i < 250 && alive(program); i++) await sleep(20);
+  assert.equal(alive(program), false, "the call's program outlived the interrupted server");
+  assert.equal(errors, "", "stderr of the interrupted server");
+  console.log("ok: Ctrl-C (SIGINT) mid-call stops the call's program; stderr empty");
+} catch (error) {
+  console.error("FAILED:", error);
+  process.exitCode = 1;
+  if (program && alive(program)) process.kill(program, "SIGKILL");
+} finally {
+  await second.close();
+  fs.rmSync(root, { recursive: true, force: true });
 }
