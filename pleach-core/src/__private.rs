@@ -413,6 +413,63 @@ pub fn output<T: ToolOutput + ?Sized>(value: &T) -> Result<Value, ToolError> {
     value.to_output()
 }
 
+// A return type the macro did not read as a `Result`, by autoref specialization:
+// `(&&PlainProbe::<T>::new()).plain_output(&value)` is `output(&value)`, unless `T` is a `Result`
+// after all (behind an alias of another name), which is a compile error: serialized, its `Err`
+// would reach the model as a successful `{"Err": …}`.
+
+pub struct PlainProbe<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> PlainProbe<T> {
+    pub const fn new() -> Self {
+        PlainProbe(PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for PlainProbe<T> {
+    fn default() -> Self {
+        PlainProbe::new()
+    }
+}
+
+/// Never implemented: the bound that reports a `Result` return type the macro could not see.
+#[diagnostic::on_unimplemented(
+    message = "this tool returns `{Self}` behind an alias the macro cannot read as a `Result`; write `Result<…, …>` in the signature",
+    label = "a `Result` under another name",
+    note = "the macro fails the call on `Err` when the return type is spelled `Result<T, E>` or is an alias named `Result` (`io::Result<T>`, `anyhow::Result<T>`); under another name the `Err` would be sent to the model as a successful result"
+)]
+pub trait ResultSpelledOut {}
+
+pub trait PlainOutputResult<T, E> {
+    fn plain_output(&self, value: &Result<T, E>) -> Result<Value, ToolError>
+    where
+        Result<T, E>: ResultSpelledOut;
+}
+
+impl<T, E> PlainOutputResult<T, E> for &PlainProbe<Result<T, E>> {
+    fn plain_output(&self, _: &Result<T, E>) -> Result<Value, ToolError>
+    where
+        Result<T, E>: ResultSpelledOut,
+    {
+        Err(lost())
+    }
+}
+
+pub trait PlainOutputOther<T: ?Sized> {
+    fn plain_output(&self, value: &T) -> Result<Value, ToolError>
+    where
+        T: ToolOutput;
+}
+
+impl<T: ?Sized> PlainOutputOther<T> for PlainProbe<T> {
+    fn plain_output(&self, value: &T) -> Result<Value, ToolError>
+    where
+        T: ToolOutput,
+    {
+        value.to_output()
+    }
+}
+
 /// Builds the object schema of a tool whose parameters are its arguments.
 pub struct ParamsSchema {
     generator: SchemaGenerator,

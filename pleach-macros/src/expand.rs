@@ -129,6 +129,7 @@ fn generate(
             use #p::{
                 ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _, ErrorViaNothing as _,
                 ErrorViaStdError as _, OutputSchemaDerived as _, OutputSchemaNone as _,
+                PlainOutputOther as _, PlainOutputResult as _,
             };
 
             #input_items
@@ -489,8 +490,10 @@ fn argument_parts(
 fn output_parts(output: &Output) -> (syn::Type, TokenStream) {
     match output {
         Output::Plain(ty) => {
-            let convert =
-                quote_spanned!(ty.span()=> ::pleach_core::__private::output::<#ty>(&__pleach_ret));
+            // Through the probe: a `Result` behind an alias of another name is refused there.
+            let convert = quote_spanned!(ty.span()=>
+                (&&::pleach_core::__private::PlainProbe::<#ty>::new()).plain_output(&__pleach_ret)
+            );
             (ty.clone(), convert)
         }
         Output::Result { ok, error_span } => {

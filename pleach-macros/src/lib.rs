@@ -211,7 +211,9 @@ use proc_macro::TokenStream;
 ///
 /// # Output
 ///
-/// The fn returns `T` or `Result<T, E>` (any alias ending in `Result<T>` too). `T` must be
+/// The fn returns `T` or `Result<T, E>` (or an alias named `Result`: `io::Result<T>`,
+/// `anyhow::Result<T>`; the macro reads the name, so an alias of another name, such as
+/// `type Fallible<T> = Result<T, String>`, is a compile error asking for `Result<…, …>`). `T` must be
 /// `Serialize`; with `T: JsonSchema` the output schema is derived and results are validated against
 /// it. `E` can be a [`ToolError`](https://docs.rs/pleach-core/latest/pleach_core/struct.ToolError.html)
 /// (kept as is), anything `Into<ToolError>`, a `std::error::Error`, or anything `Display`: those

@@ -10,7 +10,7 @@ const _: () = {
     use ::pleach_core::__private::{
         ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
         ErrorViaNothing as _, ErrorViaStdError as _, OutputSchemaDerived as _,
-        OutputSchemaNone as _,
+        OutputSchemaNone as _, PlainOutputOther as _, PlainOutputResult as _,
     };
     fn __pleach_input_schema() -> ::pleach_core::__private::serde_json::Value {
         ::pleach_core::__private::input_schema::<Greeting>()
@@ -37,7 +37,8 @@ const _: () = {
         ::core::result::Result::Ok(
             ::pleach_core::__private::run_now(async move {
                 let __pleach_ret = __pleach_future.await;
-                ::pleach_core::__private::output::<Greeted>(&__pleach_ret)
+                (&&::pleach_core::__private::PlainProbe::<Greeted>::new())
+                    .plain_output(&__pleach_ret)
             }),
         )
     }

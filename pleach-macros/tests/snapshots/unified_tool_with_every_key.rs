@@ -11,7 +11,7 @@ const _: () = {
     use ::pleach_core::__private::{
         ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
         ErrorViaNothing as _, ErrorViaStdError as _, OutputSchemaDerived as _,
-        OutputSchemaNone as _,
+        OutputSchemaNone as _, PlainOutputOther as _, PlainOutputResult as _,
     };
     #[derive(::pleach_core::__private::serde::Deserialize)]
     #[serde(crate = "::pleach_core::__private::serde", deny_unknown_fields)]
