@@ -484,3 +484,37 @@ async fn whole_floats_are_integers_wherever_the_schema_says_integer() {
         assert_eq!(error.code(), ErrorCode::InputInvalid, "{name} {arguments}");
     }
 }
+
+/// Sets a volume; its bounds are looser than `u8` on both sides.
+#[tool]
+async fn set_volume(#[arg(min = -5, max = 300)] level: u8) -> u8 {
+    level
+}
+
+/// An `#[arg]` bound looser than the integer type narrows nothing: the schema keeps the type's own
+/// range, so the model is not told 256 fits a `u8`, and a call of 256 is refused by the schema
+/// (pointer and keyword) rather than by the typed read.
+#[tokio::test]
+async fn a_bound_looser_than_the_type_keeps_the_types_range() {
+    let tool = set_volume::definition();
+    let level = &tool.input_schema()["properties"]["level"];
+    assert_eq!(
+        (&level["minimum"], &level["maximum"]),
+        (&json!(0), &json!(255))
+    );
+    for (arguments, keyword) in [
+        (r#"{"level":256}"#, "maximum"),
+        (r#"{"level":-1}"#, "minimum"),
+    ] {
+        let err = tool
+            .call(arguments, ToolContext::new("c1"))
+            .await
+            .expect_err(arguments);
+        assert_eq!(err.code(), ErrorCode::InputInvalid, "{arguments}");
+        assert_eq!(
+            (err.path(), err.keyword()),
+            (Some("/level"), Some(keyword)),
+            "{arguments}"
+        );
+    }
+}

@@ -295,6 +295,15 @@ fn compare(value: Number, bound: Number) -> Option<std::cmp::Ordering> {
     }
 }
 
+/// A JSON number as a `Number` to compare; `None` for anything else.
+fn number_of(value: &Value) -> Option<Number> {
+    value
+        .as_i64()
+        .map(|n| Number::Int(n.into()))
+        .or_else(|| value.as_u64().map(|n| Number::Int(n.into())))
+        .or_else(|| value.as_f64().map(Number::Float))
+}
+
 /// A length as a number to compare with a bound.
 fn length(length: usize) -> Number {
     i128::try_from(length).map_or(Number::Float(f64::INFINITY), Number::Int)
@@ -528,7 +537,19 @@ impl ParamsSchema {
             let Some(value) = value else { continue };
             match &mut schema {
                 Value::Object(object) => {
-                    object.insert(key.to_owned(), value);
+                    // A bound looser than the integer type's range (`max = 300` on a `u8`) narrows
+                    // nothing: the type's range stays, or the model is told 256 fits.
+                    let looser = |kept: &Value, ordering| {
+                        compare(number_of(&value)?, number_of(kept)?).map(|o| o == ordering)
+                    };
+                    let keep_range = match (key, object.get(key)) {
+                        ("minimum", Some(kept)) => looser(kept, std::cmp::Ordering::Less),
+                        ("maximum", Some(kept)) => looser(kept, std::cmp::Ordering::Greater),
+                        _ => None,
+                    };
+                    if keep_range != Some(true) {
+                        object.insert(key.to_owned(), value);
+                    }
                 }
                 // `true` (anything) becomes an object schema so it can carry the keyword.
                 other => {
