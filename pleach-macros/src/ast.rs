@@ -128,7 +128,9 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
             for attr in &arg_attrs {
                 parse_arg_attr(attr, &mut attrs, errors);
             }
-            crate::attr::default_within_bounds(&attrs, errors);
+            if crate::attr::bounds_in_order(&attrs, errors) {
+                crate::attr::default_within_bounds(&attrs, errors);
+            }
             ParamKind::Argument {
                 attrs: Box::new(attrs),
                 optional: is_option(&ty),

@@ -302,6 +302,28 @@ fn literal_number(expr: &Expr) -> Option<f64> {
     }
 }
 
+/// Literal bounds the wrong way round: no value fits, so the schema refuses every call. Only when
+/// `min` is positive: as a length's bounds (a negative `max` acts as 0) `min = 0, max = -1` still
+/// admits the empty string, and the macro does not know which the parameter is. Returns whether
+/// the bounds are in order (or not literals); out of order, a default cannot be checked against them.
+pub(crate) fn bounds_in_order(attrs: &ArgAttrs, errors: &mut Errors) -> bool {
+    let (Some(min_expr), Some(max_expr)) = (attrs.min.as_ref(), attrs.max.as_ref()) else {
+        return true;
+    };
+    let (Some(min), Some(max)) = (literal_number(min_expr), literal_number(max_expr)) else {
+        return true;
+    };
+    let in_order = !(min > max && min > 0.0);
+    if !in_order {
+        errors.push(syn::Error::new_spanned(
+            max_expr,
+            "`max` is below `min`: no value fits, so every call would be refused; swap the bounds \
+             or widen them",
+        ));
+    }
+    in_order
+}
+
 /// A literal `default` outside literal `min`/`max`: the schema would contradict itself, and every
 /// call that leaves the argument out would be refused for a value the model never sent.
 pub(crate) fn default_within_bounds(attrs: &ArgAttrs, errors: &mut Errors) {
