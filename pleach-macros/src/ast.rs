@@ -59,15 +59,67 @@ pub(crate) enum Output {
 }
 
 /// Removes `#[arg]` / `#[input]` from the parameters of `item` (also for the fallback, so a mistake
-/// elsewhere does not add "cannot find attribute" errors).
+/// elsewhere does not add "cannot find attribute" errors), with doc comments and `#[cfg_attr]`s
+/// holding a helper, which `param_attrs_supported` reports in our words.
 fn strip_helper_attrs(item: &mut ItemFn) {
     for input in &mut item.sig.inputs {
         if let FnArg::Typed(pat_type) = input {
-            pat_type
-                .attrs
-                .retain(|a| !HELPER_ATTRS.iter().any(|h| a.path().is_ident(h)));
+            pat_type.attrs.retain(|a| {
+                let reported = a.path().is_ident("doc")
+                    || (a.path().is_ident("cfg_attr") && holds_helper_attr(a));
+                !reported && !HELPER_ATTRS.iter().any(|h| a.path().is_ident(h))
+            });
         }
     }
+}
+
+/// Attributes on a parameter that the macro cannot honour, each reported with what to write
+/// instead (rustc's own errors for them point at generated code or list built-in attributes).
+fn param_attrs_supported(attrs: &[syn::Attribute], errors: &mut Errors) {
+    for attr in attrs {
+        if attr.path().is_ident("doc") {
+            // `///` on a parameter: what the user means is the argument's description.
+            let text = match &attr.meta {
+                Meta::NameValue(syn::MetaNameValue {
+                    value:
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(text),
+                            ..
+                        }),
+                    ..
+                }) => text.value().trim().to_owned(),
+                _ => "…".to_owned(),
+            };
+            errors.push(syn::Error::new_spanned(
+                attr,
+                format!(
+                    "a doc comment cannot describe a parameter (Rust does not allow one there); write `#[arg(description = {text:?})]`"
+                ),
+            ));
+        } else if attr.path().is_ident("cfg") {
+            // The schema and the call are generated from the parameters as written, before `cfg`
+            // removes any: they would disagree with the fn the compiler keeps.
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "a tool parameter cannot be `#[cfg]`'d: the schema and the call are generated from every parameter as written; put the `#[cfg]` on whole tools (one fn per configuration) or take an `Option<T>`",
+            ));
+        } else if attr.path().is_ident("cfg_attr") && holds_helper_attr(attr) {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "`#[arg]` and `#[input]` cannot sit inside `#[cfg_attr]`: the macro reads them before `cfg_attr` applies; write them directly on the parameter",
+            ));
+        }
+    }
+}
+
+/// Whether `#[cfg_attr(predicate, …)]` names `arg` or `input` among its attributes.
+fn holds_helper_attr(attr: &syn::Attribute) -> bool {
+    let Meta::List(list) = &attr.meta else {
+        return false;
+    };
+    list.tokens.clone().into_iter().any(|token| {
+        matches!(&token, proc_macro2::TokenTree::Ident(ident) if HELPER_ATTRS.iter().any(|h| ident == h))
+    })
 }
 
 /// Builds the typed view, collecting mistakes in the parameters into `errors`.
@@ -78,6 +130,7 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
             // A receiver; `check::no_receiver` reports it.
             continue;
         };
+        param_attrs_supported(&pat_type.attrs, errors);
         let ident = match &*pat_type.pat {
             Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
             other => {
