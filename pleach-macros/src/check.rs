@@ -94,6 +94,7 @@ pub(crate) fn check(
     no_receiver(sig, errors);
     no_generics(sig, errors);
     no_impl_trait(sig, errors);
+    one_tool_attribute(shape, &tool.item.attrs, errors);
     one_context(&tool.params, errors);
     input_alone(&tool.params, errors);
     owned_arguments(&tool.params, errors);
@@ -256,6 +257,33 @@ fn owned_arguments(params: &[Param], errors: &mut Errors) {
             Type::ImplTrait(_) => false,
             _ => true,
         });
+    }
+}
+
+/// A fn is one tool: a second `#[tool]` / `#[unified_tool]` below this one would define its handle
+/// and registry entry again, and rustc would report each generated item twice.
+fn one_tool_attribute(shape: Shape, attrs: &[syn::Attribute], errors: &mut Errors) {
+    for attr in attrs {
+        let segments: Vec<String> = attr
+            .path()
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let other = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            ["tool" | "unified_tool"] => &segments[0],
+            [
+                "pleach_core" | "pleach_macros",
+                last @ ("tool" | "unified_tool"),
+            ] => last,
+            _ => continue,
+        };
+        let message = if format!("#[{other}]") == shape.attribute() {
+            format!("`#[{other}]` is applied twice; remove one")
+        } else {
+            "a fn takes one of `#[tool]` and `#[unified_tool]`, not both; keep `#[unified_tool]` (it takes every key of `#[tool]`) and remove `#[tool]`".to_owned()
+        };
+        errors.push(syn::Error::new_spanned(attr, message));
     }
 }
 
