@@ -232,6 +232,11 @@ use proc_macro::TokenStream;
 /// The fn must be `async`, free (no `self`), not generic, with plain parameter names and concrete
 /// types. Each rule is a compile error on the offending token that says how to fix it.
 ///
+/// The fn must also stand at module level (or in a fn body), not inside an `impl` block: the
+/// macro adds a handle type beside the fn, and an attribute cannot see that it sits in an `impl`,
+/// so there the compiler reports that a struct is not allowed in an `impl` (a struct you did not
+/// write: the handle). Write the tool as a free fn that calls the method.
+///
 /// ```compile_fail
 /// /// Not async.
 /// #[pleach_core::tool]
