@@ -831,7 +831,8 @@ mod tests {
     #[test]
     fn a_wide_csv_header_is_checked_in_linear_time() {
         // About 180,000 distinct column names in 1 MiB: a pairwise check is some 10^10
-        // comparisons.
+        // comparisons (171 s in a debug build), a set a few hundred milliseconds. The bound only
+        // tells the two apart, with room for a slow, busy machine; it measures nothing.
         let mut header = String::new();
         for i in 0..180_000_u32 {
             let _ = write!(header, "{i:x},");
@@ -841,7 +842,7 @@ mod tests {
         let started = std::time::Instant::now();
         assert_eq!(ok(Format::Csv, header), json!([]));
         let elapsed = started.elapsed();
-        assert!(elapsed < std::time::Duration::from_secs(5), "{elapsed:?}");
+        assert!(elapsed < std::time::Duration::from_secs(60), "{elapsed:?}");
     }
 
     #[test]
