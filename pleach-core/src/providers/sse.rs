@@ -116,7 +116,8 @@ impl LineSplitter {
     }
 
     fn feed(&mut self, mut bytes: &[u8], mut on_line: impl FnMut(Line<'_>)) {
-        if self.skip_lf {
+        // An empty chunk says nothing about what follows the `\r`: keep waiting for the `\n`.
+        if self.skip_lf && !bytes.is_empty() {
             self.skip_lf = false;
             if let Some(rest) = bytes.strip_prefix(b"\n") {
                 bytes = rest;
@@ -474,6 +475,14 @@ mod tests {
         let events = collect(&mut framer, &[b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"]);
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].as_ref().unwrap().data, "a\nb");
+    }
+
+    #[test]
+    fn an_empty_chunk_between_cr_and_lf_is_still_one_line_break() {
+        let mut framer = SseFramer::new();
+        let events = collect(&mut framer, &[b"data: {\r", b"", b"\ndata: }\r\n\r\n"]);
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].as_ref().unwrap().data, "{\n}");
     }
 
     #[test]
