@@ -460,6 +460,57 @@ proptest! {
     }
 }
 
+/// A fixture as Server-Sent Events written the other ways the standard allows: a byte-order mark
+/// first, `\r\n` line breaks, and each JSON data split over two `data:` lines.
+fn as_crlf_sse_with_bom(file: &str, bytes: &[u8]) -> Vec<u8> {
+    let text = std::str::from_utf8(bytes).expect("fixtures are UTF-8");
+    let event = |data: &str| match data.strip_prefix('{') {
+        Some(rest) => format!("data: {{\r\ndata:{rest}\r\n\r\n"),
+        None => format!("data: {data}\r\n\r\n"),
+    };
+    let mut out = String::from("\u{feff}");
+    let sse = std::path::Path::new(file)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("sse"));
+    if sse {
+        for line in text.lines() {
+            match line.strip_prefix("data: ") {
+                Some(data) => out.push_str(&event(data)),
+                None if line.is_empty() => {}
+                None => {
+                    out.push_str(line);
+                    out.push_str("\r\n");
+                }
+            }
+        }
+    } else {
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            out.push_str(&event(line));
+        }
+    }
+    out.into_bytes()
+}
+
+#[test]
+fn crlf_bom_and_empty_chunks_give_the_same_events() {
+    // HTTP clients can hand on empty chunks; one between the `\r` and the `\n` of a line break
+    // must not make the `\n` a blank line (which would dispatch `{` alone as an event), and a
+    // byte-order mark cut into single bytes must still be skipped, not glued to the first field.
+    for (folder, file) in FIXTURES {
+        let bytes = fixture(folder, file);
+        let (want, _) = decode(folder, file, [bytes.as_slice()]);
+        let variant = as_crlf_sse_with_bom(file, &bytes);
+        let mut decoder = Decoder::sse(parser_for(folder));
+        let mut events = Vec::new();
+        for byte in variant.chunks(1) {
+            events.extend(decoder.feed(byte));
+            events.extend(decoder.feed(b""));
+        }
+        events.extend(decoder.finish());
+        assert_eq!(events, want, "{file}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bad input: each a clear error on the calls concerned, the others unharmed.
 

@@ -57,6 +57,9 @@ impl SseEvent {
     }
 }
 
+/// U+FEFF in UTF-8: skipped at the start of an event stream.
+const BYTE_ORDER_MARK: &[u8] = "\u{feff}".as_bytes();
+
 /// Why an event (or a line) could not be read. The events before and after it are unaffected.
 ///
 /// ```
@@ -202,7 +205,9 @@ fn decode(line: &[u8]) -> Result<&str, FrameError> {
 pub struct SseFramer {
     lines: LineSplitter,
     max: usize,
-    at_start: bool,
+    /// How many bytes of a leading byte-order mark have come, while the stream may still start
+    /// with one (`None` once it cannot).
+    bom_seen: Option<usize>,
     event: Option<String>,
     data: String,
     has_data: bool,
@@ -240,7 +245,7 @@ impl SseFramer {
         SseFramer {
             lines: LineSplitter::new(max),
             max,
-            at_start: true,
+            bom_seen: Some(0),
             event: None,
             data: String::new(),
             has_data: false,
@@ -261,15 +266,26 @@ impl SseFramer {
     /// ```
     pub fn feed(&mut self, mut bytes: &[u8]) -> Vec<Result<SseEvent, FrameError>> {
         let mut out = Vec::new();
-        if self.at_start && !bytes.is_empty() {
-            // The byte-order mark may itself arrive split; only a whole one at the start counts.
-            if let Some(rest) = bytes.strip_prefix("\u{feff}".as_bytes()) {
-                bytes = rest;
+        let mut held: &[u8] = &[];
+        if let Some(seen) = self.bom_seen {
+            // The byte-order mark may itself arrive split: its first bytes are held back until
+            // it is whole (and skipped) or the stream shows it has none (and they are its own).
+            let take = (BYTE_ORDER_MARK.len() - seen).min(bytes.len());
+            if bytes[..take] == BYTE_ORDER_MARK[seen..seen + take] {
+                bytes = &bytes[take..];
+                if seen + take < BYTE_ORDER_MARK.len() {
+                    self.bom_seen = Some(seen + take);
+                    return out;
+                }
+            } else {
+                held = &BYTE_ORDER_MARK[..seen];
             }
-            self.at_start = false;
+            self.bom_seen = None;
         }
         let mut lines = mem::replace(&mut self.lines, LineSplitter::new(0));
-        lines.feed(bytes, |line| self.line(line, &mut out));
+        for bytes in [held, bytes] {
+            lines.feed(bytes, |line| self.line(line, &mut out));
+        }
         self.lines = lines;
         out
     }
@@ -483,6 +499,21 @@ mod tests {
         let events = collect(&mut framer, &[b"data: {\r", b"", b"\ndata: }\r\n\r\n"]);
         assert_eq!(events.len(), 1, "{events:?}");
         assert_eq!(events[0].as_ref().unwrap().data, "{\n}");
+    }
+
+    #[test]
+    fn byte_order_mark_split_across_chunks_is_skipped() {
+        let mut framer = SseFramer::new();
+        let events = collect(&mut framer, &[b"\xef", b"", b"\xbb", b"\xbfdata: x\n\n"]);
+        assert_eq!(events[0].as_ref().unwrap().data, "x");
+        // Bytes that only begin like one are the stream's own.
+        let mut framer = SseFramer::new();
+        let events = collect(&mut framer, &[b"\xef", b"\xbbdata: x\n\ndata: y\n\n"]);
+        assert!(
+            matches!(events[0], Err(FrameError::InvalidUtf8 { .. })),
+            "{events:?}"
+        );
+        assert_eq!(events[1].as_ref().unwrap().data, "y");
     }
 
     #[test]
