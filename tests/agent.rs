@@ -654,6 +654,42 @@ async fn a_connection_dropped_mid_call_fails_that_call_and_the_complete_one_runs
     assert_exactly_once(&events, &session.conversation());
 }
 
+#[tokio::test]
+async fn a_block_index_used_again_after_its_call_ended_is_a_second_call_that_runs() {
+    // The stream parsers allow a key again once its call ended (docs/providers.md): the second
+    // call must run and get its result, not be refused as the first one's continuation.
+    let body = sse(&[
+        json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[]}}),
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_a","name":"get_weather","input":{}}}),
+        json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"location\": \"Oslo\"}"}}),
+        json!({"type":"content_block_stop","index":0}),
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_b","name":"get_weather","input":{}}}),
+        json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"location\": \"Bergen\"}"}}),
+        json!({"type":"content_block_stop","index":0}),
+        json!({"type":"message_delta","delta":{"stop_reason":"tool_use"}}),
+        json!({"type":"message_stop"}),
+    ]);
+    let client = ReplayClient::new(
+        WireFormat::AnthropicMessages,
+        [body, anthropic_answer("ok")],
+    );
+    let session = session(None);
+    let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
+    assert_eq!(
+        completed(&events),
+        [
+            ("toolu_a".to_owned(), json!("sunny in Oslo")),
+            ("toolu_b".to_owned(), json!("sunny in Bergen")),
+        ]
+    );
+    assert!(
+        outcome.steps[0].refused.is_empty(),
+        "{:?}",
+        outcome.steps[0].refused
+    );
+    assert_exactly_once(&events, &session.conversation());
+}
+
 // ---------------------------------------------------------------------------------------------
 // (e) Malformed SSE lines and unknown event types: skipped and counted; the call still runs.
 

@@ -72,7 +72,7 @@ pub use anthropic::AnthropicClient;
 #[cfg(feature = "http")]
 pub use openai::OpenAiChatClient;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -938,6 +938,7 @@ async fn read_response(
         report: StepReport::default(),
         sink,
         provider_error: None,
+        calls_under: HashMap::new(),
     };
     let mut received = 0usize;
     let mut broke = None;
@@ -1029,6 +1030,10 @@ struct Reading<'a> {
     sink: &'a EventSender,
     /// The first error the provider reported in the stream: the response broke off there.
     provider_error: Option<String>,
+    /// Provider keys used again after their call ended (the parsers allow it), with how many
+    /// calls each has had: the assembler names each call by its own key, `<key>@<n>` from the
+    /// second on, so that the later call is not refused as the earlier one's.
+    calls_under: HashMap<String, usize>,
 }
 
 impl Reading<'_> {
@@ -1036,18 +1041,24 @@ impl Reading<'_> {
         for event in events {
             match event {
                 ProviderEvent::CallStarted { key, id, name } => {
+                    let count = self.calls_under.entry(key.clone()).or_default();
+                    *count += 1;
+                    let key = self.assembler_key(&key);
                     let begun = self.assembler.begin(&key, &id, &name);
                     self.announce(begun);
                 }
                 ProviderEvent::CallSignature { key, signature } => {
+                    let key = self.assembler_key(&key);
                     let signed = self.assembler.sign(&key, &signature).map(|()| None);
                     self.announce(signed);
                 }
                 ProviderEvent::ArgumentsDelta { key, fragment } => {
+                    let key = self.assembler_key(&key);
                     let pushed = self.assembler.push(&key, fragment);
                     self.announce(pushed);
                 }
                 ProviderEvent::CallEnded { key } => {
+                    let key = self.assembler_key(&key);
                     let ended = self.assembler.end(&key).map(|_| None);
                     self.announce(ended);
                 }
@@ -1057,7 +1068,10 @@ impl Reading<'_> {
                     name,
                     problem,
                     error,
-                } => self.call_failed(&key, id, name, problem, error),
+                } => {
+                    let key = self.assembler_key(&key);
+                    self.call_failed(&key, id, name, problem, error);
+                }
                 ProviderEvent::Text { delta } => self.text.push_str(&delta),
                 ProviderEvent::Finished { reason } => self.report.finish_reason = reason,
                 ProviderEvent::Usage {
@@ -1074,6 +1088,14 @@ impl Reading<'_> {
                     self.report.stream_errors.push(message);
                 }
             }
+        }
+    }
+
+    /// The assembler's key for the latest call under the provider's `key`.
+    fn assembler_key(&self, key: &str) -> String {
+        match self.calls_under.get(key) {
+            Some(&n) if n > 1 => format!("{key}@{n}"),
+            _ => key.to_owned(),
         }
     }
 
