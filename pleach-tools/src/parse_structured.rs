@@ -842,7 +842,7 @@ mod tests {
         let started = std::time::Instant::now();
         assert_eq!(ok(Format::Csv, header), json!([]));
         let elapsed = started.elapsed();
-        assert!(elapsed < std::time::Duration::from_secs(60), "{elapsed:?}");
+        assert!(elapsed < std::time::Duration::from_mins(1), "{elapsed:?}");
     }
 
     #[test]
