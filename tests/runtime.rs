@@ -521,15 +521,19 @@ async fn results_come_back_in_call_order_whatever_order_calls_finish() {
     let results = turn.finish().await;
     let ids: Vec<&str> = results.iter().map(|r| r.tool_call.id()).collect();
     assert_eq!(ids, ["first", "second"], "results follow the model's order");
-    let written: Vec<String> = session
+    assert_eq!(result_ids(&session), ["first", "second"]);
+}
+
+/// The ids of the calls whose results the session's conversation holds, in its order.
+fn result_ids(session: &pleach_core::Session) -> Vec<String> {
+    session
         .conversation()
         .into_iter()
         .filter_map(|m| match m {
             Message::Tool { tool_call, .. } => Some(tool_call.id().to_owned()),
             _ => None,
         })
-        .collect();
-    assert_eq!(written, ["first", "second"]);
+        .collect()
 }
 
 #[tokio::test]
@@ -756,14 +760,7 @@ async fn dropping_a_turn_lets_it_run_to_its_end_and_write_its_results() {
     drop(turn);
     let written = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
-            let ids: Vec<String> = session
-                .conversation()
-                .into_iter()
-                .filter_map(|m| match m {
-                    Message::Tool { tool_call, .. } => Some(tool_call.id().to_owned()),
-                    _ => None,
-                })
-                .collect();
+            let ids = result_ids(&session);
             if ids.len() == 2 {
                 return ids;
             }
