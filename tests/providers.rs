@@ -1139,6 +1139,40 @@ fn whole_responses_give_calls_in_order() {
     );
 }
 
+/// A call without arguments reads as `{}` from every provider's whole response, however the
+/// provider leaves them out (missing, `null`, `""`), as it does from a stream that sends no
+/// fragment: the call runs instead of failing as not JSON (1005).
+#[test]
+fn whole_responses_give_a_call_without_arguments_an_empty_object() {
+    for function in [
+        r#"{"name":"a"}"#,
+        r#"{"name":"a","arguments":null}"#,
+        r#"{"name":"a","arguments":""}"#,
+    ] {
+        let body = format!(
+            r#"{{"choices":[{{"message":{{"tool_calls":[{{"id":"c1","type":"function","function":{function}}}]}}}}]}}"#
+        );
+        let calls = openai_chat::tool_calls(&body).unwrap();
+        assert_eq!(calls, [ToolCall::new("c1", "a", "{}")], "{function}");
+    }
+    for item in [
+        r#"{"type":"function_call","call_id":"c1","name":"a"}"#,
+        r#"{"type":"function_call","call_id":"c1","name":"a","arguments":""}"#,
+    ] {
+        let calls = openai_responses::tool_calls(&format!(r#"{{"output":[{item}]}}"#)).unwrap();
+        assert_eq!(calls, [ToolCall::new("c1", "a", "{}")], "{item}");
+    }
+    let calls =
+        anthropic::tool_calls(r#"{"content":[{"type":"tool_use","id":"c1","name":"a"}]}"#).unwrap();
+    assert_eq!(calls, [ToolCall::new("c1", "a", "{}")]);
+    // Arguments that are there are kept as sent, blank or not.
+    let blank = openai_chat::tool_calls(
+        r#"{"choices":[{"message":{"tool_calls":[{"id":"c1","function":{"name":"a","arguments":" "}}]}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(blank[0].arguments(), " ");
+}
+
 #[test]
 fn whole_responses_refuse_broken_calls_with_a_path() {
     let err = openai_chat::tool_calls(

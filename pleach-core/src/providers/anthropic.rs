@@ -36,10 +36,10 @@ use crate::tool::{ToolCall, ToolDefinition};
 
 use super::calls::CallTable;
 use super::{
-    Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError, StreamParser,
-    StreamProblem, arguments_object, each_checked_definition, end_of_stream, error_text,
-    grouped_messages, lost_event, parse_event, parse_response, provider_error, result_text,
-    usage_event,
+    NO_ARGUMENTS, Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError,
+    StreamParser, StreamProblem, arguments_object, each_checked_definition, end_of_stream,
+    error_text, grouped_messages, lost_event, parse_event, parse_response, provider_error,
+    result_text, usage_event,
 };
 
 /// A tool's definition for the Messages API: `{name, description, input_schema}`, the schema
@@ -151,7 +151,7 @@ pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
         })?;
         let arguments = block
             .input
-            .map_or_else(|| "{}".to_owned(), |raw| raw.get().to_owned());
+            .map_or_else(|| NO_ARGUMENTS.to_owned(), |raw| raw.get().to_owned());
         out.push(ToolCall::new(id, name, arguments));
     }
     Ok(out)

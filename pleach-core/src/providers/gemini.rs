@@ -48,10 +48,10 @@ use crate::tool::{ToolCall, ToolDefinition};
 
 use super::calls::CallTable;
 use super::{
-    Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError, StreamParser,
-    StreamProblem, arguments_object, each_checked_definition, each_definition, end_of_stream,
-    error_text, grouped_messages, lost_event, parse_event, parse_response, provider_error,
-    usage_event,
+    NO_ARGUMENTS, Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError,
+    StreamParser, StreamProblem, arguments_object, each_checked_definition, each_definition,
+    end_of_stream, error_text, grouped_messages, lost_event, parse_event, parse_response,
+    provider_error, usage_event,
 };
 
 /// A tool's `functionDeclaration` with `parameters` in Gemini's OpenAPI subset
@@ -293,7 +293,7 @@ pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
                 format!("the call id `{id}` is used twice"),
             ));
         }
-        let arguments = call.args.as_ref().map_or("{}", |raw| raw.get());
+        let arguments = call.args.as_ref().map_or(NO_ARGUMENTS, |raw| raw.get());
         let signature = part.thought_signature.as_deref().unwrap_or_default();
         out.push(ToolCall::joined(&id, &name, arguments, signature));
     }

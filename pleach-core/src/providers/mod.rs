@@ -503,6 +503,19 @@ impl ResponseError {
     }
 }
 
+/// The arguments of a call that has none: a whole response that leaves them out, or sends `null`
+/// or `""`, means a call without arguments, as a stream that sends no fragment does.
+pub(crate) const NO_ARGUMENTS: &str = "{}";
+
+/// `arguments`, or [`NO_ARGUMENTS`] when it is empty.
+pub(crate) fn no_arguments_as_empty_object(arguments: String) -> String {
+    if arguments.is_empty() {
+        NO_ARGUMENTS.to_owned()
+    } else {
+        arguments
+    }
+}
+
 /// Parses a whole response body.
 fn parse_response<T: DeserializeOwned>(body: &str) -> Result<T, ResponseError> {
     serde_json::from_str(body).map_err(|e| {

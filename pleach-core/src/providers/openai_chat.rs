@@ -168,7 +168,7 @@ struct ResponseFunction {
 /// The tool calls of a whole (non-streamed) response body, from its first choice, in order.
 ///
 /// `arguments` is normally a string of JSON; an object (some compatible servers send one) is
-/// taken as its JSON text. A call without an id or a name, or an id used twice, is an error.
+/// taken as its JSON text, and arguments left out, `null` or `""` as `{}`. A call without an id or a name, or an id used twice, is an error.
 ///
 /// ```
 /// use pleach_core::providers::openai_chat;
@@ -227,14 +227,15 @@ pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
 /// Arguments as text: a JSON string's content, or other JSON (an object) as written.
 fn raw_arguments(raw: Option<&RawValue>) -> Result<String, String> {
     let Some(raw) = raw else {
-        return Ok(String::new());
+        return Ok(super::NO_ARGUMENTS.to_owned());
     };
     let text = raw.get();
     if text.starts_with('"') {
         serde_json::from_str::<String>(text)
+            .map(super::no_arguments_as_empty_object)
             .map_err(|e| format!("the arguments string could not be read: {e}"))
     } else if text == "null" {
-        Ok(String::new())
+        Ok(super::NO_ARGUMENTS.to_owned())
     } else {
         Ok(text.to_owned())
     }

@@ -33,9 +33,10 @@ use crate::tool::{ToolCall, ToolDefinition};
 
 use super::calls::CallTable;
 use super::{
-    Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError, StreamParser,
-    StreamProblem, each_checked_definition, each_definition, end_of_stream, error_text, lost_event,
-    parse_event, parse_response, provider_error, result_text, usage_event,
+    NO_ARGUMENTS, Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError,
+    StreamParser, StreamProblem, each_checked_definition, each_definition, end_of_stream,
+    error_text, lost_event, no_arguments_as_empty_object, parse_event, parse_response,
+    provider_error, result_text, usage_event,
 };
 
 /// A tool's definition for the Responses API, not strict (`"strict": false` is sent explicitly:
@@ -182,7 +183,10 @@ pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
         let name = item.name.filter(|n| !n.is_empty()).ok_or_else(|| {
             ResponseError::new(format!("{at}/name"), "a function call has no name")
         })?;
-        out.push(ToolCall::new(id, name, item.arguments.unwrap_or_default()));
+        let arguments = item
+            .arguments
+            .map_or_else(|| NO_ARGUMENTS.to_owned(), no_arguments_as_empty_object);
+        out.push(ToolCall::new(id, name, arguments));
     }
     Ok(out)
 }
