@@ -1043,22 +1043,22 @@ impl Reading<'_> {
                 ProviderEvent::CallStarted { key, id, name } => {
                     let count = self.calls_under.entry(key.clone()).or_default();
                     *count += 1;
-                    let key = self.assembler_key(&key);
+                    let key = self.assembler_key(key);
                     let begun = self.assembler.begin(&key, &id, &name);
                     self.announce(begun);
                 }
                 ProviderEvent::CallSignature { key, signature } => {
-                    let key = self.assembler_key(&key);
+                    let key = self.assembler_key(key);
                     let signed = self.assembler.sign(&key, &signature).map(|()| None);
                     self.announce(signed);
                 }
                 ProviderEvent::ArgumentsDelta { key, fragment } => {
-                    let key = self.assembler_key(&key);
+                    let key = self.assembler_key(key);
                     let pushed = self.assembler.push(&key, fragment);
                     self.announce(pushed);
                 }
                 ProviderEvent::CallEnded { key } => {
-                    let key = self.assembler_key(&key);
+                    let key = self.assembler_key(key);
                     let ended = self.assembler.end(&key).map(|_| None);
                     self.announce(ended);
                 }
@@ -1069,7 +1069,7 @@ impl Reading<'_> {
                     problem,
                     error,
                 } => {
-                    let key = self.assembler_key(&key);
+                    let key = self.assembler_key(key);
                     self.call_failed(&key, id, name, problem, error);
                 }
                 ProviderEvent::Text { delta } => self.text.push_str(&delta),
@@ -1091,11 +1091,12 @@ impl Reading<'_> {
         }
     }
 
-    /// The assembler's key for the latest call under the provider's `key`.
-    fn assembler_key(&self, key: &str) -> String {
-        match self.calls_under.get(key) {
+    /// The assembler's key for the latest call under the provider's `key`: `key` itself unless
+    /// the provider used it again after its call ended.
+    fn assembler_key(&self, key: String) -> String {
+        match self.calls_under.get(&key) {
             Some(&n) if n > 1 => format!("{key}@{n}"),
-            _ => key.to_owned(),
+            _ => key,
         }
     }
 
