@@ -18,8 +18,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::call::ToolCall;
 use crate::error::ToolError;
-use crate::tool::ToolCall;
 
 /// One message of a conversation.
 ///

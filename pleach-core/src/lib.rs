@@ -79,40 +79,38 @@
 #[allow(unused_extern_crates)] // used by macro expansions in doctests and unit tests
 extern crate self as pleach_core;
 
+// The contract (`pleach-contract`), at the paths users name: a tool defined against it is the
+// same type here (ARCHITECTURE.md, "Crates").
+#[doc(hidden)]
+pub use pleach_contract::__private;
+pub use pleach_contract::{call, error, extensions, registry, schema, tool};
+
 pub mod agent;
 pub mod batch;
 pub mod conversation;
-pub mod error;
 pub mod event;
-pub mod extensions;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod plugin;
 pub mod providers;
-pub mod registry;
 pub mod safety;
-pub mod schema;
 pub mod session;
 pub mod stream;
-pub mod tool;
-
-#[doc(hidden)]
-pub mod __private;
 
 pub use batch::{
     BatchingConfig, BatchingHint, BatchingStrategy, Lane, Semaphore, ToolBatchExecutor,
     get_batching_strategy_for_tool, infer_batching_strategy,
 };
 pub use conversation::Message;
-pub use error::{ErrorCode, ToolError};
 pub use event::{EventSender, EventStream, ToolEvent};
-pub use plugin::{PleachPlugin, define_pleach_plugin};
-pub use registry::{
-    Registry, RegistryError, RegistryProblem, ToolRegistry, ToolRegistryBuilder, active_registry,
-    clear_orchestrator_registry, set_orchestrator_registry, tool_registry, try_tool_registry,
+pub use pleach_contract::{
+    DefinitionError, DefinitionSite, ErrorCode, ProgressSink, Registry, RegistryError,
+    RegistryProblem, SafetyTier, ToolBuilder, ToolCall, ToolContext, ToolDefinition, ToolError,
+    ToolFuture, ToolRegistry, ToolRegistryBuilder, UnifiedToolDefinition, ValidationError,
+    ValidationResult, active_registry, clear_orchestrator_registry, create_unified_tool,
+    define_tool, set_orchestrator_registry, tool_registry, try_tool_registry, validate_tool_call,
 };
-pub use safety::SafetyTier;
-pub use schema::{ValidationError, ValidationResult, validate_tool_call};
+pub use plugin::{PleachPlugin, define_pleach_plugin};
 pub use session::{
     AssistantStep, Limits, OverloadPolicy, Runtime, RuntimeBuilder, RuntimeError, Session,
     SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
@@ -120,14 +118,7 @@ pub use session::{
 pub use stream::{
     IncrementalJson, IncrementalJsonError, StreamAssembler, StreamError, StreamedCall,
 };
-pub use tool::{
-    DefinitionError, DefinitionSite, ToolBuilder, ToolCall, ToolContext, ToolDefinition,
-    ToolFuture, UnifiedToolDefinition, create_unified_tool, define_tool,
-};
 
-pub use pleach_macros::{tool, unified_tool};
+pub use pleach_contract::unified_tool;
 
-pub use schemars;
-pub use serde;
-pub use serde_json;
-pub use tokio_util::sync::CancellationToken;
+pub use pleach_contract::{CancellationToken, schemars, serde, serde_json};

@@ -51,10 +51,10 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+use crate::call::ToolCall;
 use crate::event::ToolEvent;
 use crate::providers::ProfileProblem;
 use crate::session::{Runtime, Session, SessionError, SessionOptions};
-use crate::tool::ToolCall;
 
 /// Why the MCP server could not start or stopped with an error.
 ///

@@ -76,8 +76,8 @@ use pleach_core::{ToolContext, ToolError, tool, unified_tool};
 use crate::sandbox::{blocking, invalid, io_error, not_configured, quoted, relative_path};
 
 /// The root directory the `fs_*` tools work in, and their limits. Provide it to the runtime
-/// ([`RuntimeBuilder::provide`](pleach_core::RuntimeBuilder::provide) or
-/// [`PleachPlugin::provide`](pleach_core::PleachPlugin::provide)); the CLI builds it from
+/// ([`RuntimeBuilder::provide`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.provide) or
+/// [`PleachPlugin::provide`](https://docs.rs/pleach-core/latest/pleach_core/plugin/struct.PleachPlugin.html#method.provide)); the CLI builds it from
 /// `--root DIR`.
 ///
 /// ```
@@ -89,6 +89,7 @@ use crate::sandbox::{blocking, invalid, io_error, not_configured, quoted, relati
 ///     .max_read_bytes(256 * 1024)
 ///     .max_write_bytes(64 * 1024)
 ///     .max_list_entries(200);
+/// # use pleach as pleach_core; // the runtime, for this example
 /// let runtime = pleach_core::Runtime::builder().provide(config).build().unwrap();
 /// # let _ = runtime;
 /// assert!(FsConfig::new(root.path().join("missing")).is_err());
@@ -1349,7 +1350,8 @@ mod tests {
 
     #[test]
     fn schemas_and_strategies() {
-        use pleach_core::{BatchingStrategy, SafetyTier, infer_batching_strategy};
+        use pleach::{BatchingStrategy, infer_batching_strategy};
+        use pleach_core::SafetyTier;
         let chunked = BatchingStrategy::Chunked { key: "path".into() };
         for tool in [
             fs_read::definition(),

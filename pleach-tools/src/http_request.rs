@@ -6,6 +6,7 @@
 //! reach by providing an [`HttpRequestConfig`] to its runtime.
 //!
 //! ```
+//! # use pleach as pleach_core; // the runtime, for this example
 //! use pleach_core::{Runtime, SessionOptions, ToolCall};
 //! use pleach_tools::http_request::HttpRequestConfig;
 //!
@@ -68,7 +69,7 @@ const FORBIDDEN_HEADERS: &[&str] = &[
 ];
 
 /// The configuration of `http_request`, provided to the runtime with
-/// [`RuntimeBuilder::provide`](pleach_core::RuntimeBuilder::provide): the hosts a model may
+/// [`RuntimeBuilder::provide`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.provide): the hosts a model may
 /// reach, the guard's [`NetPolicy`] and the [`FetchLimits`].
 ///
 /// ```
@@ -629,7 +630,8 @@ mod tests {
         });
         Value::from(pairs.unwrap_or_default())
     }
-    use pleach_core::{BatchingStrategy, ErrorCode, SafetyTier, infer_batching_strategy};
+    use pleach::{BatchingStrategy, infer_batching_strategy};
+    use pleach_core::{ErrorCode, SafetyTier};
     use serde_json::{Value, json};
 
     use super::*;

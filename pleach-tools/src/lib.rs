@@ -77,7 +77,7 @@
 //! pleach-tools = { version = "0.1", default-features = false, features = ["math", "shell"] }
 //! ```
 //!
-//! Batching is what [`infer_batching_strategy`](pleach_core::infer_batching_strategy) gives each
+//! Batching is what [`infer_batching_strategy`](https://docs.rs/pleach-core/latest/pleach_core/batch/fn.infer_batching_strategy.html) gives each
 //! tool (a plugin's hint can override it). `math` and `parse_structured` start with a read-only
 //! verb and run in parallel; `datetime` and `unit_convert` are pure too, but their names start
 //! with no verb the rules know, so they get the safe default, serial, unless a host hints them
@@ -101,14 +101,15 @@
 )]
 #![cfg_attr(not(all(feature = "shell", unix)), doc = "`shell::ShellConfig`")]
 //! (the root, the allowed programs, the environment, the timeout, the output cap), given to
-//! [`RuntimeBuilder::provide`](pleach_core::RuntimeBuilder::provide) or a plugin's
-//! [`provide`](pleach_core::PleachPlugin::provide). Called without one, they fail with code 1008
+//! [`RuntimeBuilder::provide`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.provide) or a plugin's
+//! [`provide`](https://docs.rs/pleach-core/latest/pleach_core/plugin/struct.PleachPlugin.html#method.provide). Called without one, they fail with code 1008
 //! and say what to configure. [`scratchpad::ScratchpadConfig`] changes the notes' limits, which
 //! apply without it too.
 //!
 //! ```
 //! # #[cfg(feature = "fs")] {
 //! let root = tempfile::tempdir().unwrap();
+//! # use pleach as pleach_core; // the runtime, for this example
 //! let runtime = pleach_core::Runtime::builder()
 //!     .provide(pleach_tools::fs::FsConfig::new(root.path()).unwrap().max_write_bytes(64 * 1024))
 //!     .build()

@@ -53,13 +53,14 @@ use crate::suggest::{close_matches, one_of};
 const PREVIEW_CHARS: usize = 80;
 
 /// The limits of each session's scratchpad. Provide one to change them
-/// ([`RuntimeBuilder::provide`](pleach_core::RuntimeBuilder::provide) or
-/// [`PleachPlugin::provide`](pleach_core::PleachPlugin::provide)); without one, the defaults apply.
+/// ([`RuntimeBuilder::provide`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.provide) or
+/// [`PleachPlugin::provide`](https://docs.rs/pleach-core/latest/pleach_core/plugin/struct.PleachPlugin.html#method.provide)); without one, the defaults apply.
 ///
 /// ```
 /// use pleach_tools::scratchpad::ScratchpadConfig;
 ///
 /// let limits = ScratchpadConfig::default().max_notes(20).max_note_bytes(4096);
+/// # use pleach as pleach_core; // the runtime, for this example
 /// let runtime = pleach_core::Runtime::builder().provide(limits).build().unwrap();
 /// # let _ = runtime;
 /// ```
@@ -803,8 +804,8 @@ mod tests {
         assert_eq!(err.path(), Some("/operation"));
         assert_eq!(tool.input_schema()["required"], json!(["operation"]));
         assert_eq!(
-            pleach_core::infer_batching_strategy(&tool),
-            pleach_core::BatchingStrategy::Chunked { key: "key".into() }
+            pleach::infer_batching_strategy(&tool),
+            pleach::BatchingStrategy::Chunked { key: "key".into() }
         );
     }
 }

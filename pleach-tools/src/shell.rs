@@ -110,8 +110,8 @@ const OUTPUT_GRACE: Duration = Duration::from_millis(200);
 
 /// The programs `shell_exec` may run, the root its working directories are under, the
 /// environment, the timeout and the output cap. Provide it to the runtime
-/// ([`RuntimeBuilder::provide`](pleach_core::RuntimeBuilder::provide) or
-/// [`PleachPlugin::provide`](pleach_core::PleachPlugin::provide)); the CLI builds it from
+/// ([`RuntimeBuilder::provide`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.provide) or
+/// [`PleachPlugin::provide`](https://docs.rs/pleach-core/latest/pleach_core/plugin/struct.PleachPlugin.html#method.provide)); the CLI builds it from
 /// `--root DIR`, `--allow-program NAME` and `--timeout-ms N`.
 ///
 /// ```
@@ -1176,8 +1176,8 @@ mod tests {
             Some(pleach_core::SafetyTier::Standard)
         );
         assert_eq!(
-            pleach_core::infer_batching_strategy(&tool),
-            pleach_core::BatchingStrategy::Serial
+            pleach::infer_batching_strategy(&tool),
+            pleach::BatchingStrategy::Serial
         );
     }
 }

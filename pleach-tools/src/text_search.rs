@@ -1156,8 +1156,8 @@ mod tests {
             err.message()
         );
         assert_eq!(
-            pleach_core::infer_batching_strategy(&tool),
-            pleach_core::BatchingStrategy::Chunked { key: "key".into() }
+            pleach::infer_batching_strategy(&tool),
+            pleach::BatchingStrategy::Chunked { key: "key".into() }
         );
     }
 }

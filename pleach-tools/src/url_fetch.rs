@@ -26,6 +26,7 @@
 //! providing a [`UrlFetchConfig`] to its runtime:
 //!
 //! ```
+//! # use pleach as pleach_core; // the runtime, for this example
 //! use std::time::Duration;
 //! use pleach_core::Runtime;
 //! use pleach_tools::net::{FetchLimits, NetPolicy};
@@ -45,7 +46,7 @@ use reqwest::header::HeaderMap;
 use crate::net::{self, FetchLimits, HttpResponse, NetPolicy, Outgoing};
 
 /// The configuration of `url_fetch`, provided to the runtime with
-/// [`RuntimeBuilder::provide`](pleach_core::RuntimeBuilder::provide) and read by each call.
+/// [`RuntimeBuilder::provide`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.provide) and read by each call.
 ///
 /// ```
 /// use pleach_tools::net::{FetchLimits, NetPolicy};
@@ -185,10 +186,9 @@ pub async fn url_fetch(
 mod tests {
     use std::time::{Duration, Instant};
 
+    use pleach::{BatchingStrategy, Runtime, SessionOptions, infer_batching_strategy};
     use pleach_core::extensions::{Extensions, SessionState};
-    use pleach_core::{
-        BatchingStrategy, ErrorCode, Runtime, SessionOptions, ToolCall, infer_batching_strategy,
-    };
+    use pleach_core::{ErrorCode, ToolCall};
     use serde_json::{Value, json};
 
     use super::*;
@@ -280,9 +280,8 @@ mod tests {
                 session.call(call).await.outcome
             }
         };
-        let build = |builder: pleach_core::RuntimeBuilder| {
-            builder.build().unwrap_or_else(|err| panic!("{err}"))
-        };
+        let build =
+            |builder: pleach::RuntimeBuilder| builder.build().unwrap_or_else(|err| panic!("{err}"));
 
         let strict = outcome(build(Runtime::builder())).await;
         assert!(refusal(strict, &"strict").contains("loopback"));

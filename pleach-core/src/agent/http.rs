@@ -2,13 +2,9 @@
 //! system's trust store, no proxy from the environment), the request, the streamed body, and
 //! errors that say what went wrong without the key.
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use rustls::client::WantsClientCert;
-use rustls::{ClientConfig, ConfigBuilder};
-use rustls_platform_verifier::BuilderVerifierExt;
 
 use super::{BoxFuture, ModelError, ModelResponse, ResponseBody, WireFormat};
 
@@ -33,7 +29,7 @@ pub(super) fn client() -> Result<reqwest::Client, ModelError> {
         .read_timeout(READ_TIMEOUT)
         .user_agent(concat!("pleach/", env!("CARGO_PKG_VERSION")))
         .tls_backend_preconfigured(
-            tls_client_config().map_err(|detail| {
+            pleach_contract::tls::client_config().map_err(|detail| {
                 ModelError::Config(format!("https is not available: {detail}"))
             })?,
         )
@@ -44,24 +40,6 @@ pub(super) fn client() -> Result<reqwest::Client, ModelError> {
                 chain(&err)
             ))
         })
-}
-
-/// rustls with ring and the operating system's trust store, built once per process and shared by
-/// every HTTPS client pleach makes (the model clients here, pleach-tools' network tools through
-/// `__private`). A config rather than a process-wide default provider: a library should not pick
-/// one for the whole program. `Err` says why TLS could not be set up.
-pub fn tls_client_config() -> Result<ClientConfig, String> {
-    static CONFIG: OnceLock<Result<ClientConfig, String>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-            ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .and_then(BuilderVerifierExt::with_platform_verifier)
-                .map(ConfigBuilder::<ClientConfig, WantsClientCert>::with_no_client_auth)
-                .map_err(|err| err.to_string())
-        })
-        .clone()
 }
 
 /// A header whose value is secret: marked sensitive, so reqwest's own debug output hides it.

@@ -79,6 +79,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, EventStream, ToolEvent};
@@ -87,7 +88,7 @@ use crate::providers::openai_chat::ChatStreamParser;
 use crate::providers::{Decoder, ProviderEvent, StreamParser, StreamProblem};
 use crate::session::{Session, SessionHandle, ToolResult};
 use crate::stream::{StreamAssembler, StreamError};
-use crate::tool::{ToolCall, UnifiedToolDefinition};
+use crate::tool::UnifiedToolDefinition;
 
 /// A boxed future that can be sent between threads: what [`ModelClient`] and [`ResponseBody`]
 /// return, so both stay object-safe.

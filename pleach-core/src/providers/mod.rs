@@ -66,10 +66,11 @@ use std::fmt;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
 use crate::registry::ToolRegistry;
-use crate::tool::{ToolCall, ToolDefinition, UnifiedToolDefinition};
+use crate::tool::{ToolDefinition, UnifiedToolDefinition};
 
 pub mod anthropic;
 mod calls;

@@ -32,10 +32,11 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
 use crate::registry::ToolRegistry;
-use crate::tool::{ToolCall, ToolDefinition};
+use crate::tool::ToolDefinition;
 
 use super::calls::CallTable;
 use super::{

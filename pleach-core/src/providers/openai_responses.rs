@@ -26,10 +26,11 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
 use crate::registry::ToolRegistry;
-use crate::tool::{ToolCall, ToolDefinition};
+use crate::tool::ToolDefinition;
 
 use super::calls::CallTable;
 use super::{

@@ -12,8 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{FabricationDetector, Finding};
+use crate::call::ToolCall;
 use crate::schema::push_pointer_segment;
-use crate::tool::ToolCall;
 
 /// Where a known value was seen.
 ///

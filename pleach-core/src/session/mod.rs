@@ -33,9 +33,11 @@
 //! # }
 //! ```
 
+mod call_events;
 mod pipeline;
 mod runtime;
 mod screening;
+mod suggestion;
 
 pub use runtime::{
     DEFAULT_CANCEL_GRACE, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_IN_FLIGHT,
@@ -54,10 +56,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::batch::{BatchingStrategy, Lane, Step};
+use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, EventStream, ToolEvent};
-use crate::tool::{ToolCall, UnifiedToolDefinition};
+use crate::tool::UnifiedToolDefinition;
 
 /// The spec's session options: `{ tools: { enabled: [...] } }`.
 ///
@@ -640,7 +643,7 @@ impl Drop for Unfinished<'_> {
             )
             .with_detail("the host dropped `Session::dispatch` before the call ended")
         };
-        crate::tool::send_terminal(self.events, self.call, None, &Err(error));
+        crate::session::call_events::send_terminal(self.events, self.call, None, &Err(error));
     }
 }
 

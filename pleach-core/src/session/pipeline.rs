@@ -13,17 +13,19 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::runtime::suggestion;
+use super::suggestion::suggestion;
 use super::{Limits, OverloadPolicy, SessionInner, SessionLog, SessionTool, cancelled_error};
 use crate::batch::Slot;
+use crate::call::ToolCall;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, ToolEvent};
 use crate::safety::Action;
 use crate::safety::fingerprint as fingerprint_of;
 use crate::schema;
-use crate::tool::{
-    CallEvents, Started, ToolCall, ToolContext, ToolDefinition, send_terminal, terminal_event,
-};
+use crate::session::call_events::CallEvents;
+use crate::session::call_events::send_terminal;
+use crate::session::call_events::terminal_event;
+use crate::tool::{Started, ToolContext, ToolDefinition};
 
 impl SessionInner {
     pub(super) fn log(&self) -> std::sync::MutexGuard<'_, SessionLog> {

@@ -16,6 +16,7 @@ use crate::registry::{self, Registry, RegistryError, ToolRegistry, ToolRegistryB
 use crate::safety::FabricationDetector;
 use crate::tool::UnifiedToolDefinition;
 
+use super::suggestion::suggestion;
 use super::{Session, SessionError, SessionInner, SessionLog, SessionOptions, SessionTool};
 
 /// Limits on a call's arguments, enforced before they are parsed into a value, and on its result.
@@ -659,16 +660,6 @@ fn require_tool(
     })
 }
 
-/// `; did you mean `x`?` for the closest of `names`, or nothing.
-pub(super) fn suggestion(name: &str, names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|candidate| (strsim::damerau_levenshtein(name, candidate), *candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.len().max(name.len()) / 3).max(1))
-        .min()
-        .map_or_else(String::new, |(_, near)| format!("; did you mean `{near}`?"))
-}
-
 #[derive(Debug)]
 pub(super) struct Config {
     pub(super) limits: Limits,
@@ -827,7 +818,7 @@ impl Runtime {
     /// ```
     pub fn validate_tool_call(&self, call: &crate::ToolCall) -> crate::ValidationResult {
         super::pipeline::limits_verdict(call.arguments(), self.inner.config.limits)
-            .unwrap_or_else(|| crate::schema::validate_in(&self.inner.registry, call))
+            .unwrap_or_else(|| crate::registry::validate_in(&self.inner.registry, call))
     }
 
     /// A tool's strategy and per-tool cap: its hint's, else inferred without a cap.

@@ -11,12 +11,13 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::{SessionInner, SessionTool, cancelled_error};
+use crate::call::ToolCall;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, ToolEvent};
 use crate::safety::{
     Action, Decision, DecisionError, Finding, GroundTruth, Interrupt, Provenance, SafetyTier,
 };
-use crate::tool::{ToolCall, ToolDefinition};
+use crate::tool::ToolDefinition;
 
 /// How many known values a ground-truth panel shows per finding.
 const GROUND_TRUTH_VALUES: usize = 3;

@@ -51,10 +51,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::call::ToolCall;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::session::Limits;
-use crate::tool::ToolCall;
 
 pub use json::{IncrementalJson, IncrementalJsonError};
 

@@ -411,7 +411,7 @@ impl reqwest::dns::Resolve for Pinned {
 /// pleach-core's TLS setup (rustls with ring and the operating system's trust store, built once
 /// per process), as a tool error when it cannot be had.
 fn tls_config() -> Result<rustls::ClientConfig, ToolError> {
-    pleach_core::__private::tls_client_config().map_err(|detail| {
+    pleach_core::tls::client_config().map_err(|detail| {
         ToolError::failed("https is not available: the TLS setup failed").with_detail(detail)
     })
 }

@@ -26,8 +26,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorCode, ToolError};
-use crate::registry;
-use crate::tool::ToolCall;
 
 /// The verdict on one call's arguments: the Rust form of the spec's `useToolValidation` result.
 ///
@@ -115,7 +113,8 @@ impl fmt::Display for ValidationError {
 impl ValidationError {
     /// The tool error for a call refused with this violation: 1005 for text that is not JSON or
     /// has a duplicate key, 1003 for an unknown tool, 1001 for a schema violation.
-    pub(crate) fn into_tool_error(self) -> ToolError {
+    #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+    pub fn into_tool_error(self) -> ToolError {
         let code = match self.keyword.as_str() {
             KEYWORD_JSON | KEYWORD_DUPLICATE_KEY => ErrorCode::ArgumentsNotJson,
             KEYWORD_UNKNOWN_TOOL => ErrorCode::UnknownTool,
@@ -127,56 +126,7 @@ impl ValidationError {
 
 const KEYWORD_JSON: &str = "json";
 const KEYWORD_DUPLICATE_KEY: &str = "duplicateKey";
-const KEYWORD_UNKNOWN_TOOL: &str = "unknownTool";
-
-/// Checks a call against the active registry's tool (see
-/// [`set_orchestrator_registry`](crate::set_orchestrator_registry)), without running it: the
-/// tool exists, the arguments are JSON with no duplicate key, and they satisfy the input schema.
-/// It knows no runtime: a session also applies its runtime's [`Limits`](crate::Limits) (size and
-/// nesting, 1006) and enabled tools, so a valid verdict does not promise those.
-///
-/// ```
-/// use pleach_core::{define_tool, set_orchestrator_registry, validate_tool_call, ToolCall, ToolError, ToolRegistryBuilder};
-/// use serde_json::json;
-///
-/// let search = define_tool("search_corpus", "Free-text search.")
-///     .input_schema(json!({
-///         "type": "object",
-///         "properties": { "query": { "type": "string", "minLength": 1 } },
-///         "required": ["query"]
-///     }))
-///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
-///     .unwrap();
-/// set_orchestrator_registry(ToolRegistryBuilder::new().register(search).build().unwrap());
-///
-/// assert!(validate_tool_call(&ToolCall::new("c1", "search_corpus", r#"{"query":"rust"}"#)).valid);
-///
-/// let verdict = validate_tool_call(&ToolCall::new("c2", "search_corpus", r#"{"query":""}"#));
-/// assert_eq!(verdict.errors[0].path, "/query");
-/// assert_eq!(verdict.errors[0].keyword, "minLength");
-///
-/// // serde_json would keep the last `query`; an approval screen could show the first one.
-/// let verdict = validate_tool_call(&ToolCall::new("c3", "search_corpus", r#"{"query":"a","query":"b"}"#));
-/// assert_eq!(verdict.errors[0].keyword, "duplicateKey");
-/// ```
-pub fn validate_tool_call(call: &ToolCall) -> ValidationResult {
-    validate_in(&*registry::active_registry(), call)
-}
-
-/// [`validate_tool_call`] against `registry`.
-pub(crate) fn validate_in(
-    registry: &dyn registry::ToolRegistry,
-    call: &ToolCall,
-) -> ValidationResult {
-    match registry.get(call.name()) {
-        Some(tool) => tool.definition().validate_arguments(call.arguments()),
-        None => ValidationResult::invalid(vec![ValidationError {
-            path: String::new(),
-            keyword: KEYWORD_UNKNOWN_TOOL.to_owned(),
-            message: format!("no tool named `{}` is registered", call.name()),
-        }]),
-    }
-}
+pub(crate) const KEYWORD_UNKNOWN_TOOL: &str = "unknownTool";
 
 /// A schema and its compiled validator, built once.
 pub(crate) struct CompiledSchema {
@@ -292,7 +242,8 @@ pub(crate) fn deserialize_input<T: de::DeserializeOwned>(arguments: &str) -> Res
     clippy::cast_sign_loss,
     clippy::cast_precision_loss
 )]
-pub(crate) fn whole_float_as_integer(number: &serde_json::Number) -> Option<Value> {
+#[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+pub fn whole_float_as_integer(number: &serde_json::Number) -> Option<Value> {
     let float = number.as_f64().filter(|_| number.is_f64())?;
     if float.fract() != 0.0 || !float.is_finite() {
         return None;
@@ -310,7 +261,8 @@ pub(crate) fn whole_float_as_integer(number: &serde_json::Number) -> Option<Valu
 /// `value` as JSON text with every number that is a whole float (`3.0`, `1e2`) written as an
 /// integer, or `None` when it has none. JSON Schema counts such numbers as integers; serde reads
 /// them into no integer type.
-pub(crate) fn integral_floats_as_integers(value: &Value) -> Option<String> {
+#[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+pub fn integral_floats_as_integers(value: &Value) -> Option<String> {
     fn has(value: &Value) -> bool {
         match value {
             Value::Number(number) => whole_float_as_integer(number).is_some(),
@@ -350,7 +302,8 @@ pub(crate) fn output_to_value<T: Serialize + ?Sized>(output: &T) -> Result<Value
 /// Parses arguments text into a value, refusing duplicate object keys (`serde_json` keeps the last
 /// one silently, so a reviewer and the tool could see different values). Nesting is bounded by
 /// `serde_json`'s recursion limit (128), so hostile input cannot overflow the stack.
-pub(crate) fn parse_arguments(text: &str) -> Result<Value, ValidationError> {
+#[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+pub fn parse_arguments(text: &str) -> Result<Value, ValidationError> {
     let duplicate = RefCell::new(None);
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let parsed = CheckedValue {
@@ -366,7 +319,8 @@ pub(crate) fn parse_arguments(text: &str) -> Result<Value, ValidationError> {
 }
 
 /// The violation for arguments that are not JSON, `reason` saying where and why.
-pub(crate) fn not_json(reason: impl fmt::Display) -> ValidationError {
+#[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+pub fn not_json(reason: impl fmt::Display) -> ValidationError {
     ValidationError {
         path: String::new(),
         keyword: KEYWORD_JSON.to_owned(),
@@ -375,7 +329,8 @@ pub(crate) fn not_json(reason: impl fmt::Display) -> ValidationError {
 }
 
 /// The violation for an object, at JSON pointer `path`, that repeats `key`.
-pub(crate) fn duplicate_key(path: String, key: &str) -> ValidationError {
+#[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+pub fn duplicate_key(path: String, key: &str) -> ValidationError {
     ValidationError {
         message: format!(
             "the arguments repeat the key `{key}`{}; send each key once",
@@ -391,7 +346,8 @@ pub(crate) fn duplicate_key(path: String, key: &str) -> ValidationError {
 }
 
 /// Appends `segment` to a JSON pointer, escaped as RFC 6901 says (`~` as `~0`, `/` as `~1`).
-pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
+#[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+pub fn push_pointer_segment(pointer: &mut String, segment: &str) {
     pointer.push('/');
     for c in segment.chars() {
         match c {
@@ -405,7 +361,8 @@ pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
 /// The deepest nesting of arrays and objects in `text`, by a scan that skips strings: cheap
 /// enough to run before parsing, so hostile nesting is refused without building anything.
 /// (On text that is not JSON the number is meaningless but finite; the parser reports the error.)
-pub(crate) fn nesting_depth(text: &str) -> usize {
+#[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+pub fn nesting_depth(text: &str) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
     let (mut in_string, mut escaped) = (false, false);
     for &byte in text.as_bytes() {

@@ -48,7 +48,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 type Entry = Arc<dyn Any + Send + Sync>;
 
 /// Configuration values keyed by their type, set on the runtime with
-/// [`RuntimeBuilder::provide`](crate::RuntimeBuilder::provide) and read by tools with
+/// [`RuntimeBuilder::provide`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.provide) and read by tools with
 /// [`ToolContext::get`](crate::ToolContext::get). Cheap to clone.
 ///
 /// ```
@@ -113,7 +113,8 @@ impl Extensions {
     }
 
     /// Adds every value of `other`, replacing values of the same types.
-    pub(crate) fn extend(&mut self, other: &Extensions) {
+    #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+    pub fn extend(&mut self, other: &Extensions) {
         self.values
             .extend(other.values.iter().map(|(k, v)| (*k, v.clone())));
     }
@@ -221,8 +222,9 @@ impl fmt::Debug for SessionState {
 
 /// What a session hands each call's context: the runtime's extensions and its own state, in one
 /// allocation made when the session is created.
+#[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
 #[derive(Debug, Default)]
-pub(crate) struct Scope {
-    pub(crate) extensions: Extensions,
-    pub(crate) state: SessionState,
+pub struct Scope {
+    pub extensions: Extensions,
+    pub state: SessionState,
 }

@@ -34,7 +34,7 @@ pub enum ErrorCode {
     /// 1001: the arguments do not match the tool's input schema.
     InputInvalid,
     /// 1002: the tool's result does not match its output schema, cannot be written as JSON, or
-    /// is larger than [`Limits::max_result_bytes`](crate::Limits::max_result_bytes).
+    /// is larger than [`Limits::max_result_bytes`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.Limits.html#structfield.max_result_bytes).
     OutputInvalid,
     /// 1003: no tool of that name is registered.
     UnknownTool,

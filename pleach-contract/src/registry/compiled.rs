@@ -1,0 +1,200 @@
+//! The compile-time registry: the linkme slice every `#[tool]` lands in, [`tool_registry()`] built
+//! from it once, and the active registry a host can swap in ([`set_orchestrator_registry`]).
+
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+
+use super::{Registry, RegistryError, RegistryProblem, ToolRegistry};
+use crate::tool::{DefinitionError, UnifiedToolDefinition};
+
+/// One `#[tool]` / `#[unified_tool]` in the compile-time slice. Built by the macros; not API.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ToolEntry {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Builds the definition (schemas generated, validators compiled).
+    pub build: fn() -> Result<UnifiedToolDefinition, DefinitionError>,
+}
+
+#[allow(unsafe_code)] // linkme places the slice in a link section; no unsafe code of ours.
+mod slice {
+    use super::ToolEntry;
+
+    /// Every tool the macros registered, in no particular order.
+    #[linkme::distributed_slice]
+    pub static TOOLS: [ToolEntry];
+}
+
+#[doc(hidden)]
+pub use slice::TOOLS;
+
+struct Compiled {
+    registry: Arc<Registry>,
+    error: Option<RegistryError>,
+}
+
+fn compiled() -> &'static Compiled {
+    static COMPILED: OnceLock<Compiled> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        let mut problems = Vec::new();
+        let mut tools = Vec::with_capacity(TOOLS.len());
+        for entry in TOOLS {
+            match (entry.build)() {
+                Ok(tool) => tools.push(tool),
+                Err(error) => problems.push(RegistryProblem::Definition(error)),
+            }
+        }
+        let registry = Registry::from_tools(tools, &mut problems);
+        let error = RegistryError::check(problems).err();
+        if let Some(error) = &error {
+            tracing::error!(%error, "the compile-time tool registry has problems");
+        }
+        Compiled {
+            registry: Arc::new(registry),
+            error,
+        }
+    })
+}
+
+/// The registry of every `#[tool]` and `#[unified_tool]` linked into this binary, built on first
+/// use: sorted by name, schemas generated and validators compiled once.
+///
+/// If two tools share a name, the one first by file and line is kept and the problem is reported
+/// by [`try_tool_registry`] (and by the runtime's construction, which refuses to start): use that
+/// where a silent choice is not acceptable.
+///
+/// ```
+/// use pleach_core::tool;
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// assert!(pleach_core::tool_registry().has("add"));
+/// ```
+pub fn tool_registry() -> &'static Registry {
+    &compiled().registry
+}
+
+/// [`tool_registry()`], or every problem it has (duplicate names with both sites, tools whose
+/// definition failed).
+///
+/// ```rust,standalone_crate
+/// let registry = pleach_core::try_tool_registry().expect("tool names are unique");
+/// # let _ = registry;
+/// ```
+pub fn try_tool_registry() -> Result<&'static Registry, &'static RegistryError> {
+    let compiled = compiled();
+    match &compiled.error {
+        None => Ok(&compiled.registry),
+        Some(error) => Err(error),
+    }
+}
+
+static ACTIVE: RwLock<Option<Arc<dyn ToolRegistry>>> = RwLock::new(None);
+
+/// Installs `registry` as the active registry, in place of [`tool_registry()`]: the spec's
+/// `setOrchestratorRegistry` shim for hosts mid-migration. [`validate_tool_call`](crate::validate_tool_call)
+/// and the runtime's default look tools up in the active registry.
+///
+/// ```
+/// use pleach_core::{active_registry, define_tool, set_orchestrator_registry, ToolError, ToolRegistryBuilder};
+///
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// set_orchestrator_registry(ToolRegistryBuilder::new().register(ping).build().unwrap());
+/// assert!(active_registry().has("ping"));
+/// pleach_core::clear_orchestrator_registry();
+/// ```
+pub fn set_orchestrator_registry(registry: impl ToolRegistry + 'static) {
+    *ACTIVE.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(registry));
+}
+
+/// Removes the registry installed by [`set_orchestrator_registry`]; [`tool_registry()`] is active
+/// again.
+///
+/// ```
+/// pleach_core::clear_orchestrator_registry();
+/// assert_eq!(pleach_core::active_registry().size(), pleach_core::tool_registry().size());
+/// ```
+pub fn clear_orchestrator_registry() {
+    *ACTIVE.write().unwrap_or_else(PoisonError::into_inner) = None;
+}
+
+/// The active registry: the one installed by [`set_orchestrator_registry`], else
+/// [`tool_registry()`].
+///
+/// ```
+/// let names: Vec<String> = pleach_core::active_registry()
+///     .get_tool_definitions()
+///     .iter()
+///     .map(|t| t.name().to_owned())
+///     .collect();
+/// # let _ = names;
+/// ```
+pub fn active_registry() -> Arc<dyn ToolRegistry> {
+    installed_registry().unwrap_or_else(|| compiled().registry.clone())
+}
+
+/// The registry installed by [`set_orchestrator_registry`], if any.
+fn installed_registry() -> Option<Arc<dyn ToolRegistry>> {
+    ACTIVE
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+/// The active registry for a runtime: the installed one, else the compile-time one provided it
+/// has no problems (a runtime never starts on a silently chosen duplicate).
+pub fn checked_active_registry() -> Result<Arc<dyn ToolRegistry>, RegistryError> {
+    if let Some(registry) = installed_registry() {
+        return Ok(registry);
+    }
+    let compiled = compiled();
+    match &compiled.error {
+        Some(error) => Err(error.clone()),
+        None => Ok(compiled.registry.clone()),
+    }
+}
+
+/// Fails (panics, for use in tests) unless every name in `names` is in [`tool_registry()`].
+///
+/// A crate of tools that nothing references can be dropped by the linker, and its tools vanish
+/// from the registry without a word. One test with this assertion makes that a CI failure; the fix
+/// is to reference the crate (for the catalog, call `pleach_tools::link()` once).
+///
+/// ```
+/// use pleach_core::tool;
+///
+/// /// Answers pong.
+/// #[tool]
+/// async fn ping() -> &'static str {
+///     "pong"
+/// }
+///
+/// pleach_core::registry::assert_tools_linked(&["ping"]);
+/// ```
+///
+/// # Panics
+///
+/// When a name is missing, with the list of missing names and the fix.
+#[track_caller]
+pub fn assert_tools_linked(names: &[&str]) {
+    let registry = tool_registry();
+    let missing: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|name| !registry.has(name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "tools missing from the registry: {missing:?} ({} registered: {:?}); \
+         a crate of tools that nothing references is not linked: reference it \
+         (for the catalog, call `pleach_tools::link()`)",
+        registry.size(),
+        registry.names().collect::<Vec<_>>(),
+    );
+}

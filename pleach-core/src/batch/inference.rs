@@ -1,0 +1,124 @@
+//! [`infer_batching_strategy`]: a tool's strategy from its name and input schema, and the active
+//! registry's tools looked up by name.
+
+use serde_json::Value;
+
+use super::BatchingStrategy;
+use crate::registry;
+use crate::tool::ToolDefinition;
+
+/// Name prefixes of tools that only read: their calls can run side by side.
+const READ_VERBS: &[&str] = &[
+    "get",
+    "list",
+    "search",
+    "find",
+    "read",
+    "fetch",
+    "lookup",
+    "query",
+    "describe",
+    "count",
+    "show",
+    "view",
+    "check",
+    "validate",
+    "calculate",
+    "compute",
+    "convert",
+    "math",
+    "parse",
+    "format",
+    "estimate",
+    "summarize",
+    "inspect",
+    "stat",
+    "exists",
+    "resolve",
+];
+
+/// Argument names that identify the resource a call acts on.
+const RESOURCE_KEYS: &[&str] = &[
+    "path",
+    "file",
+    "file_path",
+    "filepath",
+    "filename",
+    "user_id",
+    "account_id",
+    "resource_id",
+    "document_id",
+    "key",
+    "url",
+    "id",
+];
+
+/// The strategy a definition implies, by these rules (in order; `docs/batching.md`):
+///
+/// 1. a name that starts with a read-only verb (`get`, `list`, `search`, `read`, `fetch`,
+///    `lookup`, …, as a whole word: `get_user`, `search-corpus`, `math`) → [`Parallel`];
+/// 2. an input schema with a resource key among its properties (`path`, `file`, `user_id`,
+///    `account_id`, `key`, `url`, `id`, …) → [`Chunked`] on the first one;
+/// 3. otherwise → [`Serial`], the safe default.
+///
+/// [`Parallel`]: BatchingStrategy::Parallel
+/// [`Chunked`]: BatchingStrategy::Chunked
+/// [`Serial`]: BatchingStrategy::Serial
+///
+/// ```
+/// use pleach_core::{define_tool, infer_batching_strategy, BatchingStrategy, ToolError};
+/// use serde_json::json;
+///
+/// let tool = |name: &str, schema| define_tool(name, "A tool.")
+///     .input_schema(schema)
+///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+///     .unwrap();
+/// let object = json!({ "type": "object", "properties": { "path": { "type": "string" } } });
+/// assert_eq!(infer_batching_strategy(&tool("read_file", object.clone())), BatchingStrategy::Parallel);
+/// assert_eq!(
+///     infer_batching_strategy(&tool("write_file", object)),
+///     BatchingStrategy::Chunked { key: "path".into() }
+/// );
+/// assert_eq!(infer_batching_strategy(&tool("send_email", json!({ "type": "object" }))), BatchingStrategy::Serial);
+/// ```
+pub fn infer_batching_strategy(definition: &ToolDefinition) -> BatchingStrategy {
+    let name = definition.name().to_ascii_lowercase();
+    let first_word = name.split(['_', '-']).next().unwrap_or_default();
+    if READ_VERBS.contains(&first_word) {
+        return BatchingStrategy::Parallel;
+    }
+    let properties = definition
+        .input_schema()
+        .get("properties")
+        .and_then(Value::as_object);
+    if let Some(properties) = properties {
+        for key in RESOURCE_KEYS {
+            if properties.contains_key(*key) {
+                return BatchingStrategy::Chunked {
+                    key: (*key).to_owned(),
+                };
+            }
+        }
+    }
+    BatchingStrategy::Serial
+}
+
+/// The strategy of the tool named `name` in the active registry (see
+/// [`set_orchestrator_registry`](crate::set_orchestrator_registry)), by inference. A runtime also
+/// applies its plugins' hints: [`Runtime::batching_strategy`](crate::Runtime::batching_strategy).
+///
+/// ```
+/// use pleach_core::{get_batching_strategy_for_tool, tool, BatchingStrategy};
+///
+/// /// Looks a word up.
+/// #[tool]
+/// async fn lookup_word(word: String) -> String { word }
+///
+/// assert_eq!(get_batching_strategy_for_tool("lookup_word"), Some(BatchingStrategy::Parallel));
+/// assert_eq!(get_batching_strategy_for_tool("no_such_tool"), None);
+/// ```
+pub fn get_batching_strategy_for_tool(name: &str) -> Option<BatchingStrategy> {
+    registry::active_registry()
+        .get(name)
+        .map(|tool| infer_batching_strategy(tool.definition()))
+}
