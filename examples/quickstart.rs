@@ -35,7 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     pleach_tools::link();
 
     let registry = tool_registry();
-    println!("{} tools registered:", registry.size());
+    println!("{} tools registered:", registry.len());
     for tool in registry.tools() {
         let definition = tool.definition();
         println!("\n- {} — {}", definition.name(), definition.description());

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pleach_core::{
     BatchingConfig, BatchingHint, BatchingStrategy, Lane, Runtime, Session, SessionOptions,
-    ToolBatchExecutor, ToolCall, define_pleach_plugin, get_batching_strategy_for_tool, tool,
+    ToolBatchExecutor, ToolCall, batching_strategy_for_tool, define_pleach_plugin, tool,
 };
 
 /// What ran when: `(call id, "start" | "end", virtual ms)`.
@@ -120,15 +120,15 @@ async fn run(runtime: &Runtime, calls: Vec<ToolCall>) -> Vec<String> {
 #[test]
 fn inference_follows_the_documented_rules() {
     assert_eq!(
-        get_batching_strategy_for_tool("read_record"),
+        batching_strategy_for_tool("read_record"),
         Some(BatchingStrategy::Parallel)
     );
     assert_eq!(
-        get_batching_strategy_for_tool("commit_ledger"),
+        batching_strategy_for_tool("commit_ledger"),
         Some(BatchingStrategy::Serial)
     );
     assert_eq!(
-        get_batching_strategy_for_tool("update_file"),
+        batching_strategy_for_tool("update_file"),
         Some(BatchingStrategy::Chunked { key: "path".into() })
     );
 }

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 
 use pleach_core::providers::{
     Decoder, Profile, ProviderEvent, StreamParser, StreamProblem, anthropic, check_registry,
-    gemini, mcp, openai_chat, openai_responses, profile::remove_strict_nulls,
+    gemini, mcp_tools, openai_chat, openai_responses, profile::remove_strict_nulls,
 };
 use pleach_core::{
-    ErrorCode, Message, ToolCall, ToolError, ToolRegistryBuilder, create_unified_tool, define_tool,
-    tool,
+    ErrorCode, Message, ToolCall, ToolError, ToolRegistryBuilder, UnifiedToolDefinition,
+    define_tool, tool,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -1274,7 +1274,7 @@ fn definitions_have_each_providers_shape() {
         gemini::definition_json_schema(&tool)["parametersJsonSchema"],
         schema
     );
-    let listed = mcp::definition(&create_unified_tool(tool)).unwrap();
+    let listed = mcp_tools::definition(&UnifiedToolDefinition::from(tool)).unwrap();
     // MCP gets the schema without `schemars`' `"format": "uint32"` (docs/mcp.md): the range is
     // in `minimum`/`maximum`, and clients warn about formats JSON Schema does not define.
     let mut mcp_schema = schema.clone();
@@ -1308,7 +1308,7 @@ fn registry_level_definitions() {
     assert_eq!(openai_chat::strict_definitions(&registry).unwrap().len(), 2);
     assert_eq!(openai_responses::definitions(&registry).len(), 2);
     assert_eq!(anthropic::definitions(&registry).unwrap().len(), 2);
-    assert_eq!(mcp::definitions(&registry).unwrap().len(), 2);
+    assert_eq!(mcp_tools::definitions(&registry).unwrap().len(), 2);
     let gemini = gemini::tools(&registry).unwrap();
     let declarations = gemini["functionDeclarations"].as_array().unwrap();
     assert_eq!(declarations[0]["name"], "ping");
@@ -1556,7 +1556,7 @@ fn the_catalog_fits_every_profile() {
         )
         .build()
         .unwrap();
-    assert_eq!(catalog.size(), pleach_tools::tool_names().len());
+    assert_eq!(catalog.len(), pleach_tools::tool_names().len());
     for profile in [
         Profile::OpenAiStrict,
         Profile::Gemini,
@@ -2000,7 +2000,7 @@ fn every_definition_sent_keeps_its_providers_published_rules() {
         tools.len() > pleach_tools::tool_names().len(),
         "the catalog and this binary's tools"
     );
-    tools.extend(shape_tools().into_iter().map(create_unified_tool));
+    tools.extend(shape_tools().into_iter().map(UnifiedToolDefinition::from));
 
     let mut refused = Vec::new();
     let mut broken = Vec::new();
@@ -2067,7 +2067,7 @@ fn every_definition_sent_keeps_its_providers_published_rules() {
         check(
             name,
             Profile::Mcp,
-            mcp::definition(tool).map(|sent| {
+            mcp_tools::definition(tool).map(|sent| {
                 let mut found = Vec::new();
                 if sent["inputSchema"]["type"] != "object" {
                     found.push("`inputSchema` is not `type: object`".to_owned());
@@ -2191,10 +2191,10 @@ fn results_and_assistant_messages_in_each_format() {
         openai_responses::tool_result(&bad_call, &failed),
         openai_responses::messages(&conversation)[5]
     );
-    assert_eq!(mcp::call_tool_result(&failed)["isError"], true);
-    assert_eq!(mcp::call_tool_result(&ok)["content"][0]["text"], "3");
+    assert_eq!(mcp_tools::call_tool_result(&failed)["isError"], true);
+    assert_eq!(mcp_tools::call_tool_result(&ok)["content"][0]["text"], "3");
     assert!(
-        mcp::call_tool_result(&ok)
+        mcp_tools::call_tool_result(&ok)
             .get("structuredContent")
             .is_none()
     );
@@ -2246,7 +2246,7 @@ fn gemini_thought_signatures_reach_the_call_and_go_back_with_it() {
 
         // Through the assembler a host runs, byte by byte, to the written-back assistant content.
         let (events, _) = decode(folder, file, bytes.chunks(1));
-        let mut assembler = pleach_core::stream::StreamAssembler::new();
+        let mut assembler = pleach_core::assemble::StreamAssembler::new();
         for event in events {
             match event {
                 ProviderEvent::CallStarted { key, id, name } => {

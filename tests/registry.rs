@@ -3,7 +3,7 @@
 //! `set_orchestrator_registry` shim swaps the active registry.
 
 use pleach_core::{
-    SafetyTier, ToolCall, ToolContext, ToolError, ToolRegistry, ToolRegistryBuilder,
+    SafetyTier, ToolCall, ToolContext, ToolError, ToolRegistryBuilder, ToolSource,
     UnifiedToolDefinition, define_tool, tool, tool_registry, unified_tool,
 };
 use serde_json::json;
@@ -36,8 +36,8 @@ fn macro_tools_are_registered_sorted_with_schemas() {
     let mut sorted = names.clone();
     sorted.sort_unstable();
     assert_eq!(names, sorted, "the registry is sorted by name");
-    assert_eq!(registry.size(), names.len());
-    assert_eq!(registry.get_tool_definitions().len(), names.len());
+    assert_eq!(registry.len(), names.len());
+    assert_eq!(registry.tools().len(), names.len());
 
     let add = registry.definition("add").expect("add is registered");
     assert_eq!(add.description(), "Adds two integers.");
@@ -59,9 +59,9 @@ fn macro_tools_are_registered_sorted_with_schemas() {
     );
     assert!(add.site().file().ends_with("registry.rs"), "{}", add.site());
 
-    assert!(registry.has("hello-world"));
+    assert!(registry.contains("hello-world"));
     assert!(
-        !registry.has("greet"),
+        !registry.contains("greet"),
         "the `name` key replaces the fn's name"
     );
     assert!(pleach_core::try_tool_registry().is_ok());
@@ -153,14 +153,14 @@ fn explicit_registration_mixes_macro_and_runtime_tools() {
 /// The spec's shim: a host's own storage behind the trait.
 struct ListRegistry(Vec<UnifiedToolDefinition>);
 
-impl ToolRegistry for ListRegistry {
-    fn get_tool_definitions(&self) -> Vec<&UnifiedToolDefinition> {
+impl ToolSource for ListRegistry {
+    fn tools(&self) -> Vec<&UnifiedToolDefinition> {
         self.0.iter().collect()
     }
     fn get(&self, name: &str) -> Option<&UnifiedToolDefinition> {
         self.0.iter().find(|t| t.name() == name)
     }
-    fn size(&self) -> usize {
+    fn len(&self) -> usize {
         self.0.len()
     }
 }
@@ -175,15 +175,15 @@ fn orchestrator_registry_shim_replaces_and_restores_the_active_registry() {
 
     pleach_core::set_orchestrator_registry(ListRegistry(vec![ping("Answers pong.").into()]));
     assert!(pleach_core::validate_tool_call(&call).valid);
-    assert!(pleach_core::active_registry().has("ping"));
+    assert!(pleach_core::active_registry().contains("ping"));
     assert!(
-        !pleach_core::active_registry().has("add"),
+        !pleach_core::active_registry().contains("add"),
         "the shim replaces, not merges"
     );
 
     pleach_core::clear_orchestrator_registry();
     assert!(!pleach_core::validate_tool_call(&call).valid);
-    assert!(pleach_core::active_registry().has("add"));
+    assert!(pleach_core::active_registry().contains("add"));
 }
 
 #[test]

@@ -180,7 +180,7 @@ fn a_duplicate_name_fails_runtime_construction_naming_both_sites() {
         .plugin(define_pleach_plugin("clashing").contribute_tools([clash]))
         .build()
         .expect_err("rt_add is taken");
-    let RuntimeError::Registry(registry) = &err else {
+    let RuntimeError::ToolRegistry(registry) = &err else {
         panic!("unexpected {err}");
     };
     let text = registry.to_string();

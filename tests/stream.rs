@@ -1,4 +1,4 @@
-//! Streamed tool calls (`pleach_core::stream`), through the public API:
+//! Streamed tool calls (`pleach_core::assemble`), through the public API:
 //!
 //! - for any JSON text and any split into pieces (inside strings, escapes, numbers, multi-byte
 //!   characters), the incremental parser gives `serde_json`'s value, and the assembler gives the
@@ -9,7 +9,7 @@
 //! - a call is final only on its end signal: a call never ended fails with 1007, whatever its
 //!   text; bad input fails its own call only.
 
-use pleach_core::stream::{IncrementalJson, IncrementalJsonError, StreamAssembler, StreamError};
+use pleach_core::assemble::{IncrementalJson, IncrementalJsonError, StreamAssembler, StreamError};
 use pleach_core::{ErrorCode, Limits, ToolEvent};
 use std::fmt::Write as _;
 

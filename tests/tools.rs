@@ -14,7 +14,7 @@ fn the_catalog_is_in_the_registry_once_linked() {
     // The one-line assertion users put in their own test suites.
     pleach_core::registry::assert_tools_linked(names);
     assert!(
-        tool_registry().size() >= names.len(),
+        tool_registry().len() >= names.len(),
         "the registry is not empty"
     );
     for name in names {

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pleach_core::stream::IncrementalJson;
+use pleach_core::assemble::IncrementalJson;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&split, text)) = data.split_first() else {
@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
         (Ok(a), Ok(b)) => assert_eq!(a, b),
         (Err(_), Err(_)) => {}
         // Duplicate keys: pleach refuses what serde_json keeps (the last one wins there).
-        (Err(pleach_core::stream::IncrementalJsonError::DuplicateKey { .. }), Ok(_)) => {}
+        (Err(pleach_core::assemble::IncrementalJsonError::DuplicateKey { .. }), Ok(_)) => {}
         _ => panic!("verdicts differ: pleach {ours:?}, serde_json {theirs:?}"),
     }
 });

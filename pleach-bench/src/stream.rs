@@ -20,7 +20,7 @@ use std::error::Error;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use pleach_core::stream::{IncrementalJson, StreamAssembler};
+use pleach_core::assemble::{IncrementalJson, StreamAssembler};
 use serde_json::Value;
 use tokio::runtime::Runtime;
 

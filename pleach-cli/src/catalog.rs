@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use pleach_core::providers::{anthropic, gemini, mcp, openai_chat};
+use pleach_core::providers::{anthropic, gemini, mcp_tools, openai_chat};
 use pleach_core::{
     BatchingStrategy, Runtime, SessionOptions, ToolCall, ToolDefinition, UnifiedToolDefinition,
 };
@@ -219,7 +219,7 @@ fn describe(
         }
         Some(SchemaProvider::Anthropic) => anthropic::definition(definition).map_err(problems),
         Some(SchemaProvider::Gemini) => gemini::definition(definition).map_err(problems),
-        Some(SchemaProvider::Mcp) => mcp::definition(tool)
+        Some(SchemaProvider::Mcp) => mcp_tools::definition(tool)
             .map(|mut listed| {
                 if let Some(tier) = tool.safety_tier() {
                     listed["annotations"] = tier.mcp_annotations();

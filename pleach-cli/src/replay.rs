@@ -4,10 +4,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::ExitCode;
 
+use pleach_core::assemble::StreamError;
 use pleach_core::providers::{
     Decoder, ProviderEvent, StreamParser, anthropic, gemini, openai_chat, openai_responses,
 };
-use pleach_core::stream::StreamError;
 use pleach_core::{Session, SessionOptions, StreamAssembler, ToolCall, ToolError, ToolEvent};
 
 use crate::catalog::HostArgs;

@@ -16,14 +16,14 @@ use crate::{Outcome, UsageError, read_file};
 /// Where the definitions come from: a file's, or the registry's.
 enum Definitions {
     File(HashMap<String, ToolDefinition>),
-    Registry,
+    ToolRegistry,
 }
 
 impl Definitions {
     fn get(&self, name: &str) -> Option<&ToolDefinition> {
         match self {
             Definitions::File(tools) => tools.get(name),
-            Definitions::Registry => pleach_core::tool_registry().definition(name),
+            Definitions::ToolRegistry => pleach_core::tool_registry().definition(name),
         }
     }
 }
@@ -31,7 +31,7 @@ impl Definitions {
 pub(crate) fn run(tools: Option<&Path>, calls: Option<&Path>) -> Outcome {
     let definitions = match tools {
         Some(path) => Definitions::File(read_definitions(path)?),
-        None => Definitions::Registry,
+        None => Definitions::ToolRegistry,
     };
     let input: Box<dyn BufRead> = match calls {
         Some(path) => Box::new(std::io::Cursor::new(read_file(path)?)),

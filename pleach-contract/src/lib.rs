@@ -28,7 +28,7 @@
 //!     Ok(a + b)
 //! }
 //!
-//! assert!(tool_registry().has("add"));
+//! assert!(tool_registry().contains("add"));
 //! assert!(validate_tool_call(&ToolCall::new("c1", "add", r#"{"a":1,"b":2}"#)).valid);
 //! # let _ = ToolContext::new("c1");
 //! ```
@@ -54,7 +54,7 @@ pub mod __private;
 pub use call::ToolCall;
 pub use error::{ErrorCode, ToolError};
 pub use registry::{
-    Registry, RegistryError, RegistryProblem, ToolRegistry, ToolRegistryBuilder, active_registry,
+    RegistryError, RegistryProblem, ToolRegistry, ToolRegistryBuilder, ToolSource, active_registry,
     clear_orchestrator_registry, set_orchestrator_registry, tool_registry, try_tool_registry,
     validate_tool_call,
 };
@@ -62,7 +62,7 @@ pub use schema::{ValidationError, ValidationResult};
 pub use tier::SafetyTier;
 pub use tool::{
     DefinitionError, DefinitionSite, ProgressSink, ToolBuilder, ToolContext, ToolDefinition,
-    ToolFuture, UnifiedToolDefinition, create_unified_tool, define_tool,
+    ToolFuture, UnifiedToolDefinition, define_tool,
 };
 
 pub use pleach_macros::{tool, unified_tool};

@@ -20,7 +20,7 @@
 //!
 //! // Registered at compile time: no list to keep up to date.
 //! let registry = tool_registry();
-//! assert!(registry.has("search_corpus"));
+//! assert!(registry.contains("search_corpus"));
 //! let schema = registry.definition("search_corpus").unwrap().input_schema();
 //! assert_eq!(schema["properties"]["limit"]["maximum"], 50);
 //! assert_eq!(schema["required"], serde_json::json!(["query"]));
@@ -52,12 +52,12 @@
 //! | [`tool`](macro@tool) (attribute) | the basic tool shape (`defineTool`): `name`, `description` |
 //! | [`unified_tool`](macro@unified_tool) | the registry-level shape (`createUnifiedTool`): adds `id`, `display_name`, `category`, `schema_key`, `safety_tier` |
 //! | [`ToolDefinition`], [`define_tool`] | the basic shape at run time, from typed code or a raw JSON Schema |
-//! | [`UnifiedToolDefinition`], [`create_unified_tool`] | the registry-level shape at run time |
+//! | [`UnifiedToolDefinition`], [`UnifiedToolDefinition::from`] | the registry-level shape at run time |
 //! | [`ToolContext`] | `tool_call_id`, the cancellation `signal`, progress, the host's configuration and the session's state |
 //! | [`extensions`] | [`RuntimeBuilder::provide`] configuration and per-session state tools read through their context |
-//! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`set_orchestrator_registry`] | the registry |
+//! | [`tool_registry()`], [`ToolSource`], [`ToolRegistryBuilder`], [`set_orchestrator_registry`] | the registry |
 //! | [`Runtime`], [`Session`], [`Turn`], [`define_pleach_plugin`] | the runtime: sessions, turns of calls, plugins |
-//! | [`BatchingStrategy`], [`infer_batching_strategy`], [`get_batching_strategy_for_tool`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
+//! | [`BatchingStrategy`], [`infer_batching_strategy`], [`batching_strategy_for_tool`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
 //! | [`ToolEvent`], [`EventStream`] | `tool.started` / `tool.delta` / `tool.completed` / `tool.failed` (`docs/events.md`) |
 //! | [`StreamAssembler`], [`IncrementalJson`] | streamed tool calls: argument fragments parsed as they come (linear cost), a call final only on its provider's end signal (`docs/events.md`) |
 //! | [`Message`] | the conversation a session writes results back into |
@@ -86,6 +86,7 @@ pub use pleach_contract::__private;
 pub use pleach_contract::{call, error, extensions, registry, schema, tool};
 
 pub mod agent;
+pub mod assemble;
 pub mod batch;
 pub mod conversation;
 pub mod event;
@@ -95,28 +96,27 @@ pub mod plugin;
 pub mod providers;
 pub mod safety;
 pub mod session;
-pub mod stream;
 
+pub use assemble::{
+    IncrementalJson, IncrementalJsonError, StreamAssembler, StreamError, StreamedCall,
+};
 pub use batch::{
     BatchingConfig, BatchingHint, BatchingStrategy, Lane, Semaphore, ToolBatchExecutor,
-    get_batching_strategy_for_tool, infer_batching_strategy,
+    batching_strategy_for_tool, infer_batching_strategy,
 };
 pub use conversation::Message;
 pub use event::{EventSender, EventStream, ToolEvent};
 pub use pleach_contract::{
-    DefinitionError, DefinitionSite, ErrorCode, ProgressSink, Registry, RegistryError,
-    RegistryProblem, SafetyTier, ToolBuilder, ToolCall, ToolContext, ToolDefinition, ToolError,
-    ToolFuture, ToolRegistry, ToolRegistryBuilder, UnifiedToolDefinition, ValidationError,
-    ValidationResult, active_registry, clear_orchestrator_registry, create_unified_tool,
-    define_tool, set_orchestrator_registry, tool_registry, try_tool_registry, validate_tool_call,
+    DefinitionError, DefinitionSite, ErrorCode, ProgressSink, RegistryError, RegistryProblem,
+    SafetyTier, ToolBuilder, ToolCall, ToolContext, ToolDefinition, ToolError, ToolFuture,
+    ToolRegistry, ToolRegistryBuilder, ToolSource, UnifiedToolDefinition, ValidationError,
+    ValidationResult, active_registry, clear_orchestrator_registry, define_tool,
+    set_orchestrator_registry, tool_registry, try_tool_registry, validate_tool_call,
 };
 pub use plugin::{PleachPlugin, define_pleach_plugin};
 pub use session::{
     AssistantStep, Limits, OverloadPolicy, Runtime, RuntimeBuilder, RuntimeError, Session,
     SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
-};
-pub use stream::{
-    IncrementalJson, IncrementalJsonError, StreamAssembler, StreamError, StreamedCall,
 };
 
 pub use pleach_contract::unified_tool;

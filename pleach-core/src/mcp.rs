@@ -3,12 +3,12 @@
 //!
 //! What is mapped how (`docs/mcp.md` has the full table):
 //!
-//! - `tools/list`: every tool of the runtime, as [`providers::mcp::definition`] describes it
+//! - `tools/list`: every tool of the runtime, as [`providers::mcp_tools::definition`] describes it
 //!   (`name`, `title`, `description`, `inputSchema`, and `outputSchema` when the output is an
 //!   object), with `annotations` from its safety tier ([`SafetyTier::mcp_annotations`]).
 //! - `tools/call`: the call runs through a [`Session`] of the runtime, so validation, timeouts,
 //!   batching and safety apply as for a model's call. The result is
-//!   [`providers::mcp::call_tool_result`]: `structuredContent` for an object result (valid against
+//!   [`providers::mcp_tools::call_tool_result`]: `structuredContent` for an object result (valid against
 //!   `outputSchema`, which the runtime checks), and for a failure an `isError` result whose text is
 //!   `error <code>: <message>`. A name the server does not list is a protocol error (invalid
 //!   params), as MCP asks.
@@ -35,8 +35,8 @@
 //! # }
 //! ```
 //!
-//! [`providers::mcp::definition`]: crate::providers::mcp::definition
-//! [`providers::mcp::call_tool_result`]: crate::providers::mcp::call_tool_result
+//! [`providers::mcp_tools::definition`]: crate::providers::mcp_tools::definition
+//! [`providers::mcp_tools::call_tool_result`]: crate::providers::mcp_tools::call_tool_result
 //! [`SafetyTier::mcp_annotations`]: crate::SafetyTier::mcp_annotations
 
 use std::sync::Arc;
@@ -151,7 +151,7 @@ impl McpServer {
         let mut tools = Vec::new();
         let mut problems = Vec::new();
         for tool in runtime.registry().tools() {
-            match crate::providers::mcp::definition(tool) {
+            match crate::providers::mcp_tools::definition(tool) {
                 Ok(mut listed) => {
                     if let Some(tier) = tool.safety_tier() {
                         listed["annotations"] = tier.mcp_annotations();
@@ -242,7 +242,7 @@ impl McpServer {
     /// use pleach_core::{mcp::McpServer, Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let server = McpServer::new(runtime).unwrap();
-    /// assert_eq!(server.runtime().registry().size(), 0);
+    /// assert_eq!(server.runtime().registry().len(), 0);
     /// ```
     pub fn runtime(&self) -> &Runtime {
         &self.inner.runtime
@@ -328,7 +328,7 @@ impl McpServer {
         {
             self.inner.session.forget_failures_of(&call);
         }
-        let listed = crate::providers::mcp::call_tool_result(&outcome);
+        let listed = crate::providers::mcp_tools::call_tool_result(&outcome);
         let mut result: CallToolResult = serde_json::from_value(listed)
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
         // MCP 2026-07-28 requires `resultType` on every result, and the JSON above has none: set

@@ -16,7 +16,7 @@
 //!     .plugin(plugin)
 //!     .build()
 //!     .unwrap();
-//! assert!(runtime.registry().has("fetch_page"));
+//! assert!(runtime.registry().contains("fetch_page"));
 //! ```
 
 use std::time::Duration;
@@ -48,7 +48,7 @@ use std::sync::Arc;
 ///     .tool_timeout("lookup_order", Duration::from_secs(5));
 ///
 /// let runtime = Runtime::builder().plugin(plugin).build().unwrap();
-/// assert!(runtime.registry().has("lookup_order"));
+/// assert!(runtime.registry().contains("lookup_order"));
 /// ```
 #[derive(Clone)]
 #[must_use]

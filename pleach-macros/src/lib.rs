@@ -5,7 +5,7 @@
 //! a crate that writes tools lists `pleach-core` in its `Cargo.toml` and nothing else.
 //!
 //! ```
-//! use pleach_core::{tool, ToolRegistry};
+//! use pleach_core::{tool, ToolSource};
 //!
 //! /// Adds two integers.
 //! #[tool]
@@ -13,7 +13,7 @@
 //!     a + b
 //! }
 //!
-//! assert!(pleach_core::tool_registry().has("add"));
+//! assert!(pleach_core::tool_registry().contains("add"));
 //! ```
 //!
 //! The two macros differ the way the spec's `defineTool` and `createUnifiedTool` do: `#[tool]`

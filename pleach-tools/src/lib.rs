@@ -14,7 +14,7 @@
 //!
 //! let registry = tool_registry();
 //! for name in pleach_tools::tool_names() {
-//!     assert!(registry.has(name));
+//!     assert!(registry.contains(name));
 //! }
 //!
 //! # #[cfg(feature = "unit-convert")]
@@ -198,7 +198,7 @@ mod test_support;
 /// ```
 /// pleach_tools::link();
 /// # #[cfg(feature = "math")]
-/// assert!(pleach_core::tool_registry().has("math"));
+/// assert!(pleach_core::tool_registry().contains("math"));
 /// ```
 pub fn link() {
     std::hint::black_box((
@@ -273,7 +273,7 @@ mod tests {
         super::link();
         let registry = pleach_core::tool_registry();
         for name in super::tool_names() {
-            assert!(registry.has(name), "{name} is not registered");
+            assert!(registry.contains(name), "{name} is not registered");
         }
     }
 }

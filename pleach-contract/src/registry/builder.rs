@@ -2,10 +2,10 @@
 
 use std::fmt;
 
-use super::Registry;
+use super::ToolRegistry;
 use crate::tool::{DefinitionError, DefinitionSite, UnifiedToolDefinition};
 
-/// Builds a [`Registry`] by hand: for plugins, configuration, and tests. Names must be unique;
+/// Builds a [`ToolRegistry`] by hand: for plugins, configuration, and tests. Names must be unique;
 /// a second tool with a taken name is an error naming both definition sites, never an overwrite.
 ///
 /// ```
@@ -28,7 +28,7 @@ impl ToolRegistryBuilder {
     ///
     /// ```
     /// let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
-    /// assert_eq!(registry.size(), 0);
+    /// assert_eq!(registry.len(), 0);
     /// ```
     pub fn new() -> Self {
         ToolRegistryBuilder::default()
@@ -37,16 +37,16 @@ impl ToolRegistryBuilder {
     /// Adds a tool (a [`ToolDefinition`](crate::ToolDefinition) or a [`UnifiedToolDefinition`]).
     ///
     /// ```
-    /// use pleach_core::{create_unified_tool, define_tool, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
     /// let tool = |name: &str| define_tool(name, "A tool.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
     ///     .unwrap();
     /// let registry = ToolRegistryBuilder::new()
     ///     .register(tool("basic"))
-    ///     .register(create_unified_tool(tool("unified")).with_category("demo"))
+    ///     .register(UnifiedToolDefinition::from(tool("unified")).with_category("demo"))
     ///     .build()
     ///     .unwrap();
-    /// assert_eq!(registry.size(), 2);
+    /// assert_eq!(registry.len(), 2);
     /// ```
     pub fn register(mut self, tool: impl Into<UnifiedToolDefinition>) -> Self {
         self.tools.push(tool.into());
@@ -61,7 +61,7 @@ impl ToolRegistryBuilder {
     ///     .register_all(pleach_core::tool_registry().tools().iter().cloned())
     ///     .build()
     ///     .unwrap();
-    /// assert_eq!(registry.size(), pleach_core::tool_registry().size());
+    /// assert_eq!(registry.len(), pleach_core::tool_registry().len());
     /// ```
     pub fn register_all<T: Into<UnifiedToolDefinition>>(
         mut self,
@@ -81,9 +81,9 @@ impl ToolRegistryBuilder {
     /// assert!(ToolRegistryBuilder::new().register(ping()).build().is_ok());
     /// assert!(ToolRegistryBuilder::new().register(ping()).register(ping()).build().is_err());
     /// ```
-    pub fn build(self) -> Result<Registry, RegistryError> {
+    pub fn build(self) -> Result<ToolRegistry, RegistryError> {
         let mut problems = Vec::new();
-        let registry = Registry::from_tools(self.tools, &mut problems);
+        let registry = ToolRegistry::from_tools(self.tools, &mut problems);
         RegistryError::check(problems).map(|()| registry)
     }
 }

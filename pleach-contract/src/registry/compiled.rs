@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
-use super::{Registry, RegistryError, RegistryProblem, ToolRegistry};
+use super::{RegistryError, RegistryProblem, ToolRegistry, ToolSource};
 use crate::tool::{DefinitionError, UnifiedToolDefinition};
 
 /// One `#[tool]` / `#[unified_tool]` in the compile-time slice. Built by the macros; not API.
@@ -29,7 +29,7 @@ mod slice {
 pub use slice::TOOLS;
 
 struct Compiled {
-    registry: Arc<Registry>,
+    registry: Arc<ToolRegistry>,
     error: Option<RegistryError>,
 }
 
@@ -44,7 +44,7 @@ fn compiled() -> &'static Compiled {
                 Err(error) => problems.push(RegistryProblem::Definition(error)),
             }
         }
-        let registry = Registry::from_tools(tools, &mut problems);
+        let registry = ToolRegistry::from_tools(tools, &mut problems);
         let error = RegistryError::check(problems).err();
         if let Some(error) = &error {
             tracing::error!(%error, "the compile-time tool registry has problems");
@@ -72,9 +72,9 @@ fn compiled() -> &'static Compiled {
 ///     a + b
 /// }
 ///
-/// assert!(pleach_core::tool_registry().has("add"));
+/// assert!(pleach_core::tool_registry().contains("add"));
 /// ```
-pub fn tool_registry() -> &'static Registry {
+pub fn tool_registry() -> &'static ToolRegistry {
     &compiled().registry
 }
 
@@ -85,7 +85,7 @@ pub fn tool_registry() -> &'static Registry {
 /// let registry = pleach_core::try_tool_registry().expect("tool names are unique");
 /// # let _ = registry;
 /// ```
-pub fn try_tool_registry() -> Result<&'static Registry, &'static RegistryError> {
+pub fn try_tool_registry() -> Result<&'static ToolRegistry, &'static RegistryError> {
     let compiled = compiled();
     match &compiled.error {
         None => Ok(&compiled.registry),
@@ -93,7 +93,7 @@ pub fn try_tool_registry() -> Result<&'static Registry, &'static RegistryError> 
     }
 }
 
-static ACTIVE: RwLock<Option<Arc<dyn ToolRegistry>>> = RwLock::new(None);
+static ACTIVE: RwLock<Option<Arc<dyn ToolSource>>> = RwLock::new(None);
 
 /// Installs `registry` as the active registry, in place of [`tool_registry()`]: the spec's
 /// `setOrchestratorRegistry` shim for hosts mid-migration. [`validate_tool_call`](crate::validate_tool_call)
@@ -106,10 +106,10 @@ static ACTIVE: RwLock<Option<Arc<dyn ToolRegistry>>> = RwLock::new(None);
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// set_orchestrator_registry(ToolRegistryBuilder::new().register(ping).build().unwrap());
-/// assert!(active_registry().has("ping"));
+/// assert!(active_registry().contains("ping"));
 /// pleach_core::clear_orchestrator_registry();
 /// ```
-pub fn set_orchestrator_registry(registry: impl ToolRegistry + 'static) {
+pub fn set_orchestrator_registry(registry: impl ToolSource + 'static) {
     *ACTIVE.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(registry));
 }
 
@@ -118,7 +118,7 @@ pub fn set_orchestrator_registry(registry: impl ToolRegistry + 'static) {
 ///
 /// ```
 /// pleach_core::clear_orchestrator_registry();
-/// assert_eq!(pleach_core::active_registry().size(), pleach_core::tool_registry().size());
+/// assert_eq!(pleach_core::active_registry().len(), pleach_core::tool_registry().len());
 /// ```
 pub fn clear_orchestrator_registry() {
     *ACTIVE.write().unwrap_or_else(PoisonError::into_inner) = None;
@@ -129,18 +129,18 @@ pub fn clear_orchestrator_registry() {
 ///
 /// ```
 /// let names: Vec<String> = pleach_core::active_registry()
-///     .get_tool_definitions()
+///     .tools()
 ///     .iter()
 ///     .map(|t| t.name().to_owned())
 ///     .collect();
 /// # let _ = names;
 /// ```
-pub fn active_registry() -> Arc<dyn ToolRegistry> {
+pub fn active_registry() -> Arc<dyn ToolSource> {
     installed_registry().unwrap_or_else(|| compiled().registry.clone())
 }
 
 /// The registry installed by [`set_orchestrator_registry`], if any.
-fn installed_registry() -> Option<Arc<dyn ToolRegistry>> {
+fn installed_registry() -> Option<Arc<dyn ToolSource>> {
     ACTIVE
         .read()
         .unwrap_or_else(PoisonError::into_inner)
@@ -149,7 +149,7 @@ fn installed_registry() -> Option<Arc<dyn ToolRegistry>> {
 
 /// The active registry for a runtime: the installed one, else the compile-time one provided it
 /// has no problems (a runtime never starts on a silently chosen duplicate).
-pub fn checked_active_registry() -> Result<Arc<dyn ToolRegistry>, RegistryError> {
+pub fn checked_active_registry() -> Result<Arc<dyn ToolSource>, RegistryError> {
     if let Some(registry) = installed_registry() {
         return Ok(registry);
     }
@@ -187,14 +187,14 @@ pub fn assert_tools_linked(names: &[&str]) {
     let missing: Vec<&str> = names
         .iter()
         .copied()
-        .filter(|name| !registry.has(name))
+        .filter(|name| !registry.contains(name))
         .collect();
     assert!(
         missing.is_empty(),
         "tools missing from the registry: {missing:?} ({} registered: {:?}); \
          a crate of tools that nothing references is not linked: reference it \
          (for the catalog, call `pleach_tools::link()`)",
-        registry.size(),
+        registry.len(),
         registry.names().collect::<Vec<_>>(),
     );
 }

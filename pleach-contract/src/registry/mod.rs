@@ -1,10 +1,10 @@
 //! The tool registry: the compile-time slice every `#[tool]` lands in, [`tool_registry()`] built
-//! from it once, explicit registration with [`ToolRegistryBuilder`], the [`ToolRegistry`] trait
+//! from it once, explicit registration with [`ToolRegistryBuilder`], the [`ToolSource`] trait
 //! both implement, the spec's [`set_orchestrator_registry`] shim, and [`validate_tool_call`].
 //!
 //! | file | owns |
 //! | --- | --- |
-//! | `mod.rs` | the [`ToolRegistry`] trait and [`Registry`], a checked set of tools |
+//! | `mod.rs` | the [`ToolSource`] trait and [`ToolRegistry`], a checked set of tools |
 //! | `builder.rs` | [`ToolRegistryBuilder`], [`RegistryError`], [`RegistryProblem`] |
 //! | `compiled.rs` | the linkme slice, [`tool_registry()`], the active registry |
 //! | `validate.rs` | [`validate_tool_call`]: a call checked against the active registry |
@@ -16,7 +16,7 @@
 //!     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 //!     .unwrap();
 //! let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
-//! assert!(registry.has("ping"));
+//! assert!(registry.contains("ping"));
 //! // Every `#[tool]` linked into the binary, with no list to maintain:
 //! let _everything = pleach_core::tool_registry();
 //! ```
@@ -38,51 +38,56 @@ pub use validate::validate_tool_call;
 
 use crate::tool::{ToolDefinition, UnifiedToolDefinition};
 
-/// What the runtime looks tools up in: the Rust form of the spec's orchestrator registry
-/// (`getToolDefinitions`, `get`, `has`, `size`).
+/// Where the runtime looks tools up: the Rust form of the spec's orchestrator registry
+/// (`getToolDefinitions`, `get`, `has`, `size` are [`tools`](ToolSource::tools), `get`,
+/// [`contains`](ToolSource::contains) and [`len`](ToolSource::len) here).
 ///
-/// [`Registry`] implements it (the compile-time one from [`tool_registry()`] and the ones from
+/// [`ToolRegistry`] implements it (the compile-time one from [`tool_registry()`] and the ones from
 /// [`ToolRegistryBuilder`]); a host mid-migration can implement it over its own storage and install
 /// it with [`set_orchestrator_registry`].
 ///
 /// ```
-/// use pleach_core::{ToolRegistry, UnifiedToolDefinition};
+/// use pleach_core::{ToolSource, UnifiedToolDefinition};
 ///
 /// /// The spec's shim: a list of tools, searched by name.
 /// struct ListRegistry(Vec<UnifiedToolDefinition>);
 ///
-/// impl ToolRegistry for ListRegistry {
-///     fn get_tool_definitions(&self) -> Vec<&UnifiedToolDefinition> {
+/// impl ToolSource for ListRegistry {
+///     fn tools(&self) -> Vec<&UnifiedToolDefinition> {
 ///         self.0.iter().collect()
 ///     }
 ///     fn get(&self, name: &str) -> Option<&UnifiedToolDefinition> {
 ///         self.0.iter().find(|t| t.name() == name)
 ///     }
-///     fn size(&self) -> usize {
+///     fn len(&self) -> usize {
 ///         self.0.len()
 ///     }
 /// }
 ///
 /// let empty = ListRegistry(Vec::new());
-/// assert!(!empty.has("search_corpus"));
-/// assert_eq!(empty.size(), 0);
+/// assert!(!empty.contains("search_corpus"));
+/// assert_eq!(empty.len(), 0);
+/// assert!(empty.is_empty());
 /// ```
-pub trait ToolRegistry: Send + Sync {
+#[doc(alias = "OrchestratorRegistry")]
+pub trait ToolSource: Send + Sync {
     /// Every tool, sorted by name for the registries pleach builds.
     ///
     /// ```
-    /// use pleach_core::ToolRegistry;
-    /// let registry: &dyn ToolRegistry = pleach_core::tool_registry();
-    /// let names: Vec<&str> = registry.get_tool_definitions().iter().map(|t| t.name()).collect();
+    /// use pleach_core::ToolSource;
+    /// let registry: &dyn ToolSource = pleach_core::tool_registry();
+    /// let names: Vec<&str> = registry.tools().iter().map(|t| t.name()).collect();
     /// assert!(names.windows(2).all(|pair| pair[0] < pair[1])); // sorted, one per name
     /// ```
-    fn get_tool_definitions(&self) -> Vec<&UnifiedToolDefinition>;
+    #[doc(alias = "getToolDefinitions")]
+    #[doc(alias = "get_tool_definitions")]
+    fn tools(&self) -> Vec<&UnifiedToolDefinition>;
 
     /// The tool named `name`.
     ///
     /// ```
-    /// use pleach_core::ToolRegistry;
-    /// let registry: &dyn ToolRegistry = pleach_core::tool_registry();
+    /// use pleach_core::ToolSource;
+    /// let registry: &dyn ToolSource = pleach_core::tool_registry();
     /// assert!(registry.get("no_such_tool").is_none());
     /// ```
     fn get(&self, name: &str) -> Option<&UnifiedToolDefinition>;
@@ -90,22 +95,35 @@ pub trait ToolRegistry: Send + Sync {
     /// Whether a tool named `name` exists.
     ///
     /// ```
-    /// use pleach_core::ToolRegistry;
-    /// let registry: &dyn ToolRegistry = pleach_core::tool_registry();
-    /// assert!(!registry.has("no_such_tool"));
+    /// use pleach_core::ToolSource;
+    /// let registry: &dyn ToolSource = pleach_core::tool_registry();
+    /// assert!(!registry.contains("no_such_tool"));
     /// ```
-    fn has(&self, name: &str) -> bool {
+    #[doc(alias = "has")]
+    fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
 
     /// How many tools there are.
     ///
     /// ```
-    /// use pleach_core::{ToolRegistry, ToolRegistryBuilder};
-    /// let registry: &dyn ToolRegistry = &ToolRegistryBuilder::new().build().unwrap();
-    /// assert_eq!(registry.size(), 0);
+    /// use pleach_core::{ToolSource, ToolRegistryBuilder};
+    /// let registry: &dyn ToolSource = &ToolRegistryBuilder::new().build().unwrap();
+    /// assert_eq!(registry.len(), 0);
     /// ```
-    fn size(&self) -> usize;
+    #[doc(alias = "size")]
+    fn len(&self) -> usize;
+
+    /// Whether there are no tools.
+    ///
+    /// ```
+    /// use pleach_core::{ToolSource, ToolRegistryBuilder};
+    /// let registry: &dyn ToolSource = &ToolRegistryBuilder::new().build().unwrap();
+    /// assert!(registry.is_empty());
+    /// ```
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// A checked set of tools with unique names, sorted by name.
@@ -117,16 +135,16 @@ pub trait ToolRegistry: Send + Sync {
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
-/// assert!(registry.has("ping"));
+/// assert!(registry.contains("ping"));
 /// assert_eq!(registry.names().collect::<Vec<_>>(), ["ping"]);
 /// ```
 #[derive(Debug, Clone, Default)]
-pub struct Registry {
+pub struct ToolRegistry {
     tools: Vec<UnifiedToolDefinition>,
 }
 
-impl Registry {
-    /// The tool named `name` (also [`ToolRegistry::get`]; inherent so no import is needed).
+impl ToolRegistry {
+    /// The tool named `name` (also [`ToolSource::get`]; inherent so no import is needed).
     ///
     /// ```
     /// assert!(pleach_core::tool_registry().get("no_such_tool").is_none());
@@ -141,19 +159,30 @@ impl Registry {
     /// Whether a tool named `name` exists.
     ///
     /// ```
-    /// assert!(!pleach_core::tool_registry().has("no_such_tool"));
+    /// assert!(!pleach_core::tool_registry().contains("no_such_tool"));
     /// ```
-    pub fn has(&self, name: &str) -> bool {
+    #[doc(alias = "has")]
+    pub fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
 
     /// How many tools there are.
     ///
     /// ```
-    /// assert_eq!(pleach_core::ToolRegistryBuilder::new().build().unwrap().size(), 0);
+    /// assert_eq!(pleach_core::ToolRegistryBuilder::new().build().unwrap().len(), 0);
     /// ```
-    pub fn size(&self) -> usize {
+    #[doc(alias = "size")]
+    pub fn len(&self) -> usize {
         self.tools.len()
+    }
+
+    /// Whether there are no tools.
+    ///
+    /// ```
+    /// assert!(pleach_core::ToolRegistryBuilder::new().build().unwrap().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
     }
 
     /// The tools' names, sorted.
@@ -177,8 +206,23 @@ impl Registry {
     ///     println!("{} ({}): {}", tool.name(), tool.category(), tool.definition().description());
     /// }
     /// ```
+    #[doc(alias = "getToolDefinitions")]
+    #[doc(alias = "get_tool_definitions")]
     pub fn tools(&self) -> &[UnifiedToolDefinition] {
         &self.tools
+    }
+
+    /// The tools, sorted by name, one by one (also `for tool in &registry`).
+    ///
+    /// ```
+    /// let registry = pleach_core::tool_registry();
+    /// assert_eq!(registry.iter().count(), registry.len());
+    /// for tool in registry {
+    ///     assert!(registry.contains(tool.name()));
+    /// }
+    /// ```
+    pub fn iter(&self) -> std::slice::Iter<'_, UnifiedToolDefinition> {
+        self.tools.iter()
     }
 
     /// The basic definition of the tool named `name`.
@@ -219,24 +263,33 @@ impl Registry {
                 _ => kept.push(tool),
             }
         }
-        Registry { tools: kept }
+        ToolRegistry { tools: kept }
     }
 }
 
-impl ToolRegistry for Registry {
-    fn get_tool_definitions(&self) -> Vec<&UnifiedToolDefinition> {
+impl ToolSource for ToolRegistry {
+    fn tools(&self) -> Vec<&UnifiedToolDefinition> {
         self.tools.iter().collect()
     }
 
     fn get(&self, name: &str) -> Option<&UnifiedToolDefinition> {
-        Registry::get(self, name)
+        ToolRegistry::get(self, name)
     }
 
-    fn has(&self, name: &str) -> bool {
-        Registry::has(self, name)
+    fn contains(&self, name: &str) -> bool {
+        ToolRegistry::contains(self, name)
     }
 
-    fn size(&self) -> usize {
-        Registry::size(self)
+    fn len(&self) -> usize {
+        ToolRegistry::len(self)
+    }
+}
+
+impl<'a> IntoIterator for &'a ToolRegistry {
+    type Item = &'a UnifiedToolDefinition;
+    type IntoIter = std::slice::Iter<'a, UnifiedToolDefinition>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
     }
 }

@@ -1,6 +1,6 @@
 //! [`validate_tool_call`]: a call checked against the active registry's tool without running it.
 
-use super::{ToolRegistry, active_registry};
+use super::{ToolSource, active_registry};
 use crate::call::ToolCall;
 use crate::schema::{KEYWORD_UNKNOWN_TOOL, ValidationError, ValidationResult};
 
@@ -39,7 +39,7 @@ pub fn validate_tool_call(call: &ToolCall) -> ValidationResult {
 }
 
 /// [`validate_tool_call`] against `registry`.
-pub fn validate_in(registry: &dyn ToolRegistry, call: &ToolCall) -> ValidationResult {
+pub fn validate_in(registry: &dyn ToolSource, call: &ToolCall) -> ValidationResult {
     match registry.get(call.name()) {
         Some(tool) => tool.definition().validate_arguments(call.arguments()),
         None => ValidationResult::invalid(vec![ValidationError {

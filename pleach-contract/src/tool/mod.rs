@@ -1,6 +1,6 @@
 //! The tool contract: [`ToolDefinition`] (the basic shape), [`UnifiedToolDefinition`] (the
 //! registry-level shape), [`ToolContext`] (what a tool receives besides its input),
-//! [`define_tool`] and [`create_unified_tool`].
+//! [`define_tool`] and [`UnifiedToolDefinition::from`].
 //!
 //! | file | owns |
 //! | --- | --- |
@@ -10,7 +10,7 @@
 //! | `unified.rs` | [`UnifiedToolDefinition`]: id, display name, category, schema key, tier |
 //!
 //! ```
-//! use pleach_core::{create_unified_tool, define_tool, SafetyTier, ToolError};
+//! use pleach_core::{define_tool, SafetyTier, ToolError};
 //! use serde_json::json;
 //!
 //! let lookup = define_tool("lookup_order", "Finds an order by id.")
@@ -22,7 +22,7 @@
 //!     .execute_json(|args, _ctx| async move { Ok::<_, ToolError>(json!({ "id": args["id"], "status": "shipped" })) })
 //!     .unwrap();
 //! assert!(lookup.validate_arguments(r#"{"id":"A-17"}"#).valid);
-//! let unified = create_unified_tool(lookup).with_safety_tier(SafetyTier::Standard);
+//! let unified = UnifiedToolDefinition::from(lookup).with_safety_tier(SafetyTier::Standard);
 //! assert_eq!(unified.display_name(), "Lookup Order");
 //! ```
 
@@ -35,7 +35,7 @@ pub use builder::{ToolBuilder, define_tool};
 pub use context::{ProgressSink, ToolContext};
 pub use definition::{DefinitionError, DefinitionSite, ToolDefinition, is_valid_tool_name};
 pub(crate) use definition::{DefinitionParts, Invoke};
-pub use unified::{UnifiedToolDefinition, create_unified_tool};
+pub use unified::UnifiedToolDefinition;
 
 use std::fmt;
 use std::future::Future;

@@ -8,15 +8,18 @@ use crate::tier::SafetyTier;
 
 /// The registry-level tool shape: a [`ToolDefinition`] plus `id`, `display_name`, `category`,
 /// `schema_key` and the optional [`SafetyTier`]. The Rust form of the spec's
-/// `UnifiedToolDefinition`; the registry holds these (a basic definition converts with defaults).
+/// `UnifiedToolDefinition`; the registry holds these. A basic definition converts with `From`
+/// (the spec's `createUnifiedTool`), with these defaults: `id` = the name, `display_name` = the
+/// name in title case, `category` = `"general"`, `schema_key` = the name in `CamelCase` + `Input`,
+/// no safety tier.
 ///
 /// ```
-/// use pleach_core::{create_unified_tool, define_tool, SafetyTier, ToolError, UnifiedToolDefinition};
+/// use pleach_core::{define_tool, SafetyTier, ToolError, UnifiedToolDefinition};
 ///
 /// let lookup = define_tool("dangerous_lookup", "Looks up an account.")
 ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
 ///     .unwrap();
-/// let unified = create_unified_tool(lookup.clone())
+/// let unified = UnifiedToolDefinition::from(lookup.clone())
 ///     .with_category("analysis")
 ///     .with_safety_tier(SafetyTier::Critical);
 /// assert_eq!(unified.id(), "dangerous_lookup");
@@ -28,6 +31,8 @@ use crate::tier::SafetyTier;
 /// assert_eq!(plain.safety_tier(), None);
 /// assert_eq!(plain.category(), "general");
 /// ```
+#[doc(alias = "createUnifiedTool")]
+#[doc(alias = "create_unified_tool")]
 #[derive(Debug, Clone)]
 pub struct UnifiedToolDefinition {
     definition: ToolDefinition,
@@ -44,23 +49,8 @@ struct UnifiedMeta {
     safety_tier: Option<SafetyTier>,
 }
 
-/// Lifts a [`ToolDefinition`] to the registry-level shape: the Rust form of the spec's
-/// `createUnifiedTool`. Defaults: `id` = the name, `display_name` = the name in title case,
-/// `category` = `"general"`, `schema_key` = the name in `CamelCase` + `Input`, no safety tier.
-///
-/// ```
-/// use pleach_core::{create_unified_tool, define_tool, SafetyTier, ToolError};
-/// let def = define_tool("wire_transfer", "Moves money.")
-///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
-///     .unwrap();
-/// let tool = create_unified_tool(def).with_id("payments.wire").with_safety_tier(SafetyTier::Standard);
-/// assert_eq!(tool.id(), "payments.wire");
-/// assert_eq!(tool.name(), "wire_transfer");
-/// ```
-pub fn create_unified_tool(definition: ToolDefinition) -> UnifiedToolDefinition {
-    UnifiedToolDefinition::from(definition)
-}
-
+/// Lifts a [`ToolDefinition`] to the registry-level shape with the defaults (see
+/// [`UnifiedToolDefinition`]).
 impl From<ToolDefinition> for UnifiedToolDefinition {
     fn from(definition: ToolDefinition) -> Self {
         let name = definition.name();
@@ -83,7 +73,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// let tool = pleach_core::create_unified_tool(def).with_id("payments.wire");
+    /// let tool = pleach_core::UnifiedToolDefinition::from(def).with_id("payments.wire");
     /// assert_eq!(tool.id(), "payments.wire");
     /// ```
     #[must_use]
@@ -96,7 +86,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// let tool = pleach_core::create_unified_tool(def).with_display_name("Wire transfer");
+    /// let tool = pleach_core::UnifiedToolDefinition::from(def).with_display_name("Wire transfer");
     /// assert_eq!(tool.display_name(), "Wire transfer");
     /// ```
     #[must_use]
@@ -109,7 +99,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// let tool = pleach_core::create_unified_tool(def).with_category("payments");
+    /// let tool = pleach_core::UnifiedToolDefinition::from(def).with_category("payments");
     /// assert_eq!(tool.category(), "payments");
     /// ```
     #[must_use]
@@ -122,7 +112,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// let tool = pleach_core::create_unified_tool(def).with_schema_key("WireInput");
+    /// let tool = pleach_core::UnifiedToolDefinition::from(def).with_schema_key("WireInput");
     /// assert_eq!(tool.schema_key(), "WireInput");
     /// ```
     #[must_use]
@@ -136,7 +126,7 @@ impl UnifiedToolDefinition {
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// use pleach_core::SafetyTier;
-    /// let tool = pleach_core::create_unified_tool(def).with_safety_tier(SafetyTier::Critical);
+    /// let tool = pleach_core::UnifiedToolDefinition::from(def).with_safety_tier(SafetyTier::Critical);
     /// assert_eq!(tool.safety_tier(), Some(SafetyTier::Critical));
     /// ```
     #[must_use]
@@ -149,7 +139,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// let tool = pleach_core::create_unified_tool(def);
+    /// let tool = pleach_core::UnifiedToolDefinition::from(def);
     /// assert_eq!(tool.definition().description(), "Sends money.");
     /// ```
     pub fn definition(&self) -> &ToolDefinition {
@@ -160,7 +150,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// assert_eq!(pleach_core::create_unified_tool(def).name(), "wire_transfer");
+    /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).name(), "wire_transfer");
     /// ```
     pub fn name(&self) -> &str {
         self.definition.name()
@@ -170,7 +160,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// assert_eq!(pleach_core::create_unified_tool(def).id(), "wire_transfer"); // the name by default
+    /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).id(), "wire_transfer"); // the name by default
     /// ```
     pub fn id(&self) -> &str {
         &self.meta.id
@@ -180,7 +170,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// assert_eq!(pleach_core::create_unified_tool(def).display_name(), "Wire Transfer");
+    /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).display_name(), "Wire Transfer");
     /// ```
     pub fn display_name(&self) -> &str {
         &self.meta.display_name
@@ -190,7 +180,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// assert_eq!(pleach_core::create_unified_tool(def).category(), "general");
+    /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).category(), "general");
     /// ```
     pub fn category(&self) -> &str {
         &self.meta.category
@@ -200,7 +190,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// assert_eq!(pleach_core::create_unified_tool(def).schema_key(), "WireTransferInput");
+    /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).schema_key(), "WireTransferInput");
     /// ```
     pub fn schema_key(&self) -> &str {
         &self.meta.schema_key
@@ -210,7 +200,7 @@ impl UnifiedToolDefinition {
     ///
     /// ```
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
-    /// assert_eq!(pleach_core::create_unified_tool(def).safety_tier(), None);
+    /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).safety_tier(), None);
     /// ```
     pub fn safety_tier(&self) -> Option<SafetyTier> {
         self.meta.safety_tier

@@ -61,16 +61,16 @@
 //! tests that hold the code to it.
 
 #[cfg(feature = "http")]
-mod anthropic;
+mod anthropic_client;
 #[cfg(feature = "http")]
 pub(crate) mod http;
 #[cfg(feature = "http")]
-mod openai;
+mod openai_client;
 
 #[cfg(feature = "http")]
-pub use anthropic::AnthropicClient;
+pub use anthropic_client::AnthropicClient;
 #[cfg(feature = "http")]
-pub use openai::OpenAiChatClient;
+pub use openai_client::OpenAiChatClient;
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -79,6 +79,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::assemble::{StreamAssembler, StreamError};
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
@@ -87,7 +88,6 @@ use crate::providers::anthropic::MessagesStreamParser;
 use crate::providers::openai_chat::ChatStreamParser;
 use crate::providers::{Decoder, ProviderEvent, StreamParser, StreamProblem};
 use crate::session::{Session, SessionHandle, ToolResult};
-use crate::stream::{StreamAssembler, StreamError};
 use crate::tool::UnifiedToolDefinition;
 
 /// A boxed future that can be sent between threads: what [`ModelClient`] and [`ResponseBody`]

@@ -108,16 +108,18 @@ pub fn infer_batching_strategy(definition: &ToolDefinition) -> BatchingStrategy 
 /// applies its plugins' hints: [`Runtime::batching_strategy`](crate::Runtime::batching_strategy).
 ///
 /// ```
-/// use pleach_core::{get_batching_strategy_for_tool, tool, BatchingStrategy};
+/// use pleach_core::{batching_strategy_for_tool, tool, BatchingStrategy};
 ///
 /// /// Looks a word up.
 /// #[tool]
 /// async fn lookup_word(word: String) -> String { word }
 ///
-/// assert_eq!(get_batching_strategy_for_tool("lookup_word"), Some(BatchingStrategy::Parallel));
-/// assert_eq!(get_batching_strategy_for_tool("no_such_tool"), None);
+/// assert_eq!(batching_strategy_for_tool("lookup_word"), Some(BatchingStrategy::Parallel));
+/// assert_eq!(batching_strategy_for_tool("no_such_tool"), None);
 /// ```
-pub fn get_batching_strategy_for_tool(name: &str) -> Option<BatchingStrategy> {
+#[doc(alias = "getBatchingStrategyForTool")]
+#[doc(alias = "get_batching_strategy_for_tool")]
+pub fn batching_strategy_for_tool(name: &str) -> Option<BatchingStrategy> {
     registry::active_registry()
         .get(name)
         .map(|tool| infer_batching_strategy(tool.definition()))

@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
-use crate::registry::ToolRegistry;
+use crate::registry::ToolSource;
 use crate::tool::ToolDefinition;
 
 use super::calls::CallTable;
@@ -79,7 +79,7 @@ pub fn definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
 /// let tools = pleach_core::providers::anthropic::definitions(&registry).unwrap();
 /// assert_eq!(tools[0]["name"], "ping");
 /// ```
-pub fn definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileError> {
+pub fn definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError> {
     each_checked_definition(registry, Profile::Anthropic, |t| definition(t.definition()))
 }
 

@@ -44,7 +44,7 @@ use serde_json::{Map, Value, json};
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
-use crate::registry::ToolRegistry;
+use crate::registry::ToolSource;
 use crate::tool::ToolDefinition;
 
 use super::calls::CallTable;
@@ -115,7 +115,7 @@ pub fn definition_json_schema(tool: &ToolDefinition) -> Value {
 /// let tools = pleach_core::providers::gemini::tools(&registry).unwrap();
 /// assert_eq!(tools, serde_json::json!({ "functionDeclarations": [] }));
 /// ```
-pub fn tools(registry: &dyn ToolRegistry) -> Result<Value, ProfileError> {
+pub fn tools(registry: &dyn ToolSource) -> Result<Value, ProfileError> {
     let declarations =
         each_checked_definition(registry, Profile::Gemini, |t| definition(t.definition()))?;
     Ok(json!({ "functionDeclarations": declarations }))
@@ -132,7 +132,7 @@ pub fn tools(registry: &dyn ToolRegistry) -> Result<Value, ProfileError> {
 /// let tools = pleach_core::providers::gemini::tools_json_schema(&registry);
 /// assert_eq!(tools["functionDeclarations"][0]["parametersJsonSchema"]["type"], "object");
 /// ```
-pub fn tools_json_schema(registry: &dyn ToolRegistry) -> Value {
+pub fn tools_json_schema(registry: &dyn ToolSource) -> Value {
     json!({ "functionDeclarations": each_definition(registry, definition_json_schema) })
 }
 

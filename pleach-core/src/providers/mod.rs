@@ -7,7 +7,7 @@
 //! | [`openai_responses`] | `{"type":"function", name, …}` | `output[]` `function_call` items | [`ResponsesStreamParser`](openai_responses::ResponsesStreamParser) | `function_call_output` |
 //! | [`anthropic`] | `{name, description, input_schema}` | `content[]` `tool_use` blocks | [`MessagesStreamParser`](anthropic::MessagesStreamParser) | `tool_result` blocks |
 //! | [`gemini`] | `functionDeclarations` | `parts[].functionCall` | [`GeminiStreamParser`](gemini::GeminiStreamParser) | `functionResponse` parts |
-//! | [`mcp`] | `{name, description, inputSchema, …}` | — | — | `CallToolResult` |
+//! | [`mcp_tools`] | `{name, description, inputSchema, …}` | — | — | `CallToolResult` |
 //!
 //! [`profile`] holds the schema profiles (OpenAI strict, Gemini, Anthropic, MCP) as checked
 //! transforms with path-level problems, and [`assert_registry_fits`] for tests.
@@ -69,13 +69,13 @@ use serde_json::Value;
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
-use crate::registry::ToolRegistry;
+use crate::registry::ToolSource;
 use crate::tool::{ToolDefinition, UnifiedToolDefinition};
 
 pub mod anthropic;
 mod calls;
 pub mod gemini;
-pub mod mcp;
+pub mod mcp_tools;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod profile;
@@ -639,12 +639,9 @@ fn arguments_text(call: &ToolCall) -> &str {
 }
 
 /// The definitions of every tool of a registry, by one format.
-fn each_definition(
-    registry: &dyn ToolRegistry,
-    f: impl Fn(&ToolDefinition) -> Value,
-) -> Vec<Value> {
+fn each_definition(registry: &dyn ToolSource, f: impl Fn(&ToolDefinition) -> Value) -> Vec<Value> {
     registry
-        .get_tool_definitions()
+        .tools()
         .into_iter()
         .map(|tool| f(tool.definition()))
         .collect()
@@ -653,13 +650,13 @@ fn each_definition(
 /// The definitions of every tool of a registry, by a format that can refuse a tool; every
 /// refusal of every tool is reported.
 fn each_checked_definition(
-    registry: &dyn ToolRegistry,
+    registry: &dyn ToolSource,
     profile: Profile,
     f: impl Fn(&UnifiedToolDefinition) -> Result<Value, Vec<ProfileProblem>>,
 ) -> Result<Vec<Value>, ProfileError> {
     let mut definitions = Vec::new();
     let mut problems = Vec::new();
-    for tool in registry.get_tool_definitions() {
+    for tool in registry.tools() {
         match f(tool) {
             Ok(definition) => definitions.push(definition),
             Err(found) => problems.extend(

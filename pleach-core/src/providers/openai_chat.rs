@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
-use crate::registry::ToolRegistry;
+use crate::registry::ToolSource;
 use crate::tool::ToolDefinition;
 
 use super::calls::CallTable;
@@ -97,7 +97,7 @@ pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProb
 /// let tools = pleach_core::providers::openai_chat::definitions(&registry);
 /// assert_eq!(tools[0]["function"]["name"], "ping");
 /// ```
-pub fn definitions(registry: &dyn ToolRegistry) -> Vec<Value> {
+pub fn definitions(registry: &dyn ToolSource) -> Vec<Value> {
     each_definition(registry, definition)
 }
 
@@ -112,7 +112,7 @@ pub fn definitions(registry: &dyn ToolRegistry) -> Vec<Value> {
 /// let err = pleach_core::providers::openai_chat::strict_definitions(&registry).unwrap_err();
 /// assert_eq!(err.problems()[0].0, "any_input");
 /// ```
-pub fn strict_definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileError> {
+pub fn strict_definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError> {
     each_checked_definition(registry, Profile::OpenAiStrict, |t| {
         strict_definition(t.definition())
     })

@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
-use crate::registry::ToolRegistry;
+use crate::registry::ToolSource;
 use crate::tool::ToolDefinition;
 
 use super::calls::CallTable;
@@ -95,7 +95,7 @@ pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProb
 /// let tools = pleach_core::providers::openai_responses::definitions(&registry);
 /// assert_eq!(tools[0]["name"], "ping");
 /// ```
-pub fn definitions(registry: &dyn ToolRegistry) -> Vec<Value> {
+pub fn definitions(registry: &dyn ToolSource) -> Vec<Value> {
     each_definition(registry, definition)
 }
 
@@ -105,7 +105,7 @@ pub fn definitions(registry: &dyn ToolRegistry) -> Vec<Value> {
 /// let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
 /// assert!(pleach_core::providers::openai_responses::strict_definitions(&registry).unwrap().is_empty());
 /// ```
-pub fn strict_definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileError> {
+pub fn strict_definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError> {
     each_checked_definition(registry, Profile::OpenAiStrict, |t| {
         strict_definition(t.definition())
     })

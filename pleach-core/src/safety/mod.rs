@@ -16,7 +16,7 @@
 //! [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) fail; [`assert_critical_coverage`] is
 //! the one-line test of the same invariant. The tier lives on the registry-level shape
 //! ([`UnifiedToolDefinition`](crate::UnifiedToolDefinition), set with
-//! `#[unified_tool(safety_tier = "…")]` or [`create_unified_tool`](crate::create_unified_tool)),
+//! `#[unified_tool(safety_tier = "…")]` or [`UnifiedToolDefinition::from`](crate::UnifiedToolDefinition)),
 //! never on the basic [`ToolDefinition`](crate::ToolDefinition). `docs/safety.md` is the contract.
 //!
 //! ```
@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::call::ToolCall;
-use crate::registry::ToolRegistry;
+use crate::registry::ToolSource;
 
 /// One flagged argument: where it is, what it holds, and why it looks fabricated.
 ///
@@ -164,11 +164,11 @@ pub trait FabricationDetector: Send + Sync + 'static {
 /// assert!(uncovered_critical_tools(registry, &[&detector]).is_empty());
 /// ```
 pub fn uncovered_critical_tools(
-    registry: &dyn ToolRegistry,
+    registry: &dyn ToolSource,
     detectors: &[&dyn FabricationDetector],
 ) -> Vec<String> {
     let mut uncovered: Vec<String> = registry
-        .get_tool_definitions()
+        .tools()
         .into_iter()
         .filter(|tool| tool.safety_tier() == Some(SafetyTier::Critical))
         .filter(|tool| !detectors.iter().any(|d| d.covers(tool.name())))
@@ -196,10 +196,7 @@ pub fn uncovered_critical_tools(
 ///
 /// When a critical tool is uncovered; the message lists every such tool.
 #[track_caller]
-pub fn assert_critical_coverage(
-    registry: &dyn ToolRegistry,
-    detectors: &[&dyn FabricationDetector],
-) {
+pub fn assert_critical_coverage(registry: &dyn ToolSource, detectors: &[&dyn FabricationDetector]) {
     let uncovered = uncovered_critical_tools(registry, detectors);
     assert!(uncovered.is_empty(), "{}", uncovered_message(&uncovered));
 }

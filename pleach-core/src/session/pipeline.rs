@@ -392,7 +392,7 @@ impl SessionInner {
 
     fn not_found(&self, name: &str) -> ToolError {
         let registry = &self.runtime.registry;
-        if registry.has(name) {
+        if registry.contains(name) {
             return ToolError::new(
                 ErrorCode::ToolNotEnabled,
                 format!(

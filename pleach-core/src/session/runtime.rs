@@ -12,7 +12,7 @@ use crate::batch::{
 };
 use crate::extensions::{Extensions, Scope, SessionState};
 use crate::plugin::PleachPlugin;
-use crate::registry::{self, Registry, RegistryError, ToolRegistry, ToolRegistryBuilder};
+use crate::registry::{self, RegistryError, ToolRegistry, ToolRegistryBuilder, ToolSource};
 use crate::safety::FabricationDetector;
 use crate::tool::UnifiedToolDefinition;
 
@@ -98,7 +98,7 @@ impl Limits {
 pub enum RuntimeError {
     /// The tools do not form a valid registry (duplicate names, definitions that failed).
     #[error("{0}")]
-    Registry(#[from] RegistryError),
+    ToolRegistry(#[from] RegistryError),
     /// Configuration names a tool that does not exist.
     #[error("{source_name} configures tool `{tool}`, which is not registered{suggestion}")]
     UnknownToolInConfig {
@@ -139,12 +139,12 @@ pub enum RuntimeError {
 ///     .max_concurrency(8)
 ///     .build()
 ///     .unwrap();
-/// assert_eq!(runtime.registry().size(), 0);
+/// assert_eq!(runtime.registry().len(), 0);
 /// ```
 #[derive(Default)]
 #[must_use = "a runtime builder does nothing until `build` is called"]
 pub struct RuntimeBuilder {
-    registry: Option<Arc<dyn ToolRegistry>>,
+    registry: Option<Arc<dyn ToolSource>>,
     plugins: Vec<PleachPlugin>,
     limits: Limits,
     default_timeout: Option<Duration>,
@@ -163,7 +163,7 @@ pub struct RuntimeBuilder {
 impl fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RuntimeBuilder")
-            .field("registry", &self.registry.as_ref().map(|r| r.size()))
+            .field("registry", &self.registry.as_ref().map(|r| r.len()))
             .field("plugins", &self.plugins)
             .field("limits", &self.limits)
             .field("default_timeout", &self.default_timeout)
@@ -240,7 +240,7 @@ impl RuntimeBuilder {
     /// let runtime = Runtime::builder().registry(registry).build().unwrap();
     /// assert_eq!(runtime.registry().names().collect::<Vec<_>>(), ["ping"]);
     /// ```
-    pub fn registry(mut self, registry: impl ToolRegistry + 'static) -> Self {
+    pub fn registry(mut self, registry: impl ToolSource + 'static) -> Self {
         self.registry = Some(Arc::new(registry));
         self
     }
@@ -258,7 +258,7 @@ impl RuntimeBuilder {
     ///     .plugin(define_pleach_plugin("net").contribute_tools([ping]))
     ///     .build()
     ///     .unwrap();
-    /// assert!(runtime.registry().has("ping"));
+    /// assert!(runtime.registry().contains("ping"));
     /// ```
     pub fn plugin(mut self, plugin: PleachPlugin) -> Self {
         self.plugins.push(plugin);
@@ -538,15 +538,15 @@ impl RuntimeBuilder {
     /// async fn add(a: i64, b: i64) -> i64 { a + b }
     ///
     /// let runtime = Runtime::builder().build().unwrap();
-    /// assert!(runtime.registry().has("add"));
+    /// assert!(runtime.registry().contains("add"));
     /// ```
     pub fn build(self) -> Result<Runtime, RuntimeError> {
         let source = match self.registry {
             Some(registry) => registry,
             None => registry::checked_active_registry()?,
         };
-        let mut builder = ToolRegistryBuilder::new()
-            .register_all(source.get_tool_definitions().into_iter().cloned());
+        let mut builder =
+            ToolRegistryBuilder::new().register_all(source.tools().into_iter().cloned());
         for plugin in &self.plugins {
             builder = builder.register_all(plugin.tools.iter().cloned());
         }
@@ -645,11 +645,11 @@ impl RuntimeBuilder {
 
 /// Refuses configuration for a tool the registry does not have (a typo, most likely).
 fn require_tool(
-    registry: &Registry,
+    registry: &ToolRegistry,
     tool: &str,
     source_name: impl FnOnce() -> String,
 ) -> Result<(), RuntimeError> {
-    if registry.has(tool) {
+    if registry.contains(tool) {
         return Ok(());
     }
     let names: Vec<&str> = registry.names().collect();
@@ -706,7 +706,7 @@ impl fmt::Debug for Safety {
 
 #[derive(Debug)]
 pub(super) struct RuntimeInner {
-    pub(super) registry: Registry,
+    pub(super) registry: ToolRegistry,
     pub(super) extensions: Extensions,
     pub(super) safety: Safety,
     pub(super) config: Config,
@@ -748,7 +748,7 @@ impl Runtime {
     ///     .registry(pleach_core::ToolRegistryBuilder::new().build().unwrap())
     ///     .build()
     ///     .unwrap();
-    /// assert_eq!(runtime.registry().size(), 0);
+    /// assert_eq!(runtime.registry().len(), 0);
     /// ```
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
@@ -766,9 +766,9 @@ impl Runtime {
     ///     .registry(ToolRegistryBuilder::new().register(ping).build().unwrap())
     ///     .build()
     ///     .unwrap();
-    /// assert!(runtime.registry().has("ping"));
+    /// assert!(runtime.registry().contains("ping"));
     /// ```
-    pub fn registry(&self) -> &Registry {
+    pub fn registry(&self) -> &ToolRegistry {
         &self.inner.registry
     }
 

@@ -39,7 +39,7 @@ async fn main() {
     assert_eq!(taken.unwrap(), json!(5));
 
     let registry = pleach_core::tool_registry();
-    assert!(registry.has("search"));
+    assert!(registry.contains("search"));
     let definition = registry.definition("search").unwrap();
     assert_eq!(definition.name(), "search");
     assert_eq!(definition.description(), "Free-text search.");

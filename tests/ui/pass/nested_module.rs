@@ -19,7 +19,7 @@ use pleach_core::{ToolContext, serde_json::json};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    assert!(pleach_core::tool_registry().has("read_note"));
+    assert!(pleach_core::tool_registry().contains("read_note"));
     assert_eq!(read_note::NAME, "read_note");
     assert_eq!(
         catalog::notes::read_note::definition().description(),

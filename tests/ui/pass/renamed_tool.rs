@@ -12,12 +12,12 @@ async fn lookup(word: String) -> String {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let registry = pleach_core::tool_registry();
-    assert!(registry.has("dictionary-lookup"));
-    assert!(!registry.has("lookup"));
+    assert!(registry.contains("dictionary-lookup"));
+    assert!(!registry.contains("lookup"));
     assert_eq!(lookup::NAME, "dictionary-lookup");
     assert_eq!(lookup::definition().name(), "dictionary-lookup");
 
-    // Also through the `ToolRegistry` trait a host sees.
+    // Also through the `ToolSource` trait a host sees.
     let active = pleach_core::active_registry();
     let tool = active.get("dictionary-lookup").unwrap();
     let out = tool

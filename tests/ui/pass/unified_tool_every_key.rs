@@ -44,7 +44,7 @@ async fn main() {
     assert_eq!(tool.schema_key(), "AccountLookupArgs");
     assert_eq!(tool.safety_tier(), Some(SafetyTier::Critical));
     assert_eq!(lookup_account::NAME, "account_lookup");
-    assert!(!registry.has("lookup_account"));
+    assert!(!registry.contains("lookup_account"));
 
     assert_eq!(
         read_note::unified().safety_tier(),

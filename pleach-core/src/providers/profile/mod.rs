@@ -42,7 +42,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::registry::{ToolRegistry, active_registry};
+use crate::registry::{ToolSource, active_registry};
 use crate::tool::ToolDefinition;
 
 mod gemini;
@@ -280,9 +280,9 @@ impl fmt::Display for ProfileError {
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
 /// check_registry(&registry, Profile::Anthropic).unwrap();
 /// ```
-pub fn check_registry(registry: &dyn ToolRegistry, profile: Profile) -> Result<(), ProfileError> {
+pub fn check_registry(registry: &dyn ToolSource, profile: Profile) -> Result<(), ProfileError> {
     let mut problems = Vec::new();
-    for tool in registry.get_tool_definitions() {
+    for tool in registry.tools() {
         if let Err(found) = profile.apply_tool(tool.definition()) {
             problems.extend(found.into_iter().map(|p| (tool.name().to_owned(), p)));
         }

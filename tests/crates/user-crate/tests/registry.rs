@@ -12,7 +12,7 @@ fn tools_of_a_user_crate_are_registered() {
         "private_echo",
     ] {
         assert!(
-            registry.has(name),
+            registry.contains(name),
             "{name} missing: {:?}",
             registry.names().collect::<Vec<_>>()
         );

@@ -26,7 +26,7 @@ const SERDE_JSON_MAX_DEPTH: usize = 127;
 /// A complete value is not the end of the input: only [`finish`](Self::finish) says that.
 ///
 /// ```
-/// use pleach_core::stream::IncrementalJson;
+/// use pleach_core::assemble::IncrementalJson;
 /// use serde_json::json;
 ///
 /// let mut parser = IncrementalJson::new();
@@ -150,7 +150,7 @@ impl Literal {
 /// Why text fed to an [`IncrementalJson`] is not one JSON value.
 ///
 /// ```
-/// use pleach_core::stream::{IncrementalJson, IncrementalJsonError};
+/// use pleach_core::assemble::{IncrementalJson, IncrementalJsonError};
 ///
 /// let mut parser = IncrementalJson::new();
 /// let err = parser.feed(r#"{"a":1,}"#).unwrap_err();
@@ -227,7 +227,7 @@ impl IncrementalJson {
     /// A parser for one JSON value, nesting at most 127 levels deep (what `serde_json` accepts).
     ///
     /// ```
-    /// let mut parser = pleach_core::stream::IncrementalJson::new();
+    /// let mut parser = pleach_core::assemble::IncrementalJson::new();
     /// parser.feed("[1, 2").unwrap();
     /// parser.feed(", 3]").unwrap();
     /// assert_eq!(parser.finish().unwrap(), serde_json::json!([1, 2, 3]));
@@ -240,7 +240,7 @@ impl IncrementalJson {
     /// as soon as the level past it opens.
     ///
     /// ```
-    /// use pleach_core::stream::{IncrementalJson, IncrementalJsonError};
+    /// use pleach_core::assemble::{IncrementalJson, IncrementalJsonError};
     /// let mut parser = IncrementalJson::with_max_depth(2);
     /// parser.feed("[[").unwrap();
     /// assert_eq!(parser.feed("[").unwrap_err(), IncrementalJsonError::TooDeep { limit: 2 });
@@ -267,7 +267,7 @@ impl IncrementalJson {
     /// character. After an error, every later call returns the same error.
     ///
     /// ```
-    /// let mut parser = pleach_core::stream::IncrementalJson::new();
+    /// let mut parser = pleach_core::assemble::IncrementalJson::new();
     /// let e_acute = "é".as_bytes();
     /// parser.feed(b"\"caf").unwrap();
     /// parser.feed(&e_acute[..1]).unwrap(); // half a character: kept for the next piece
@@ -316,7 +316,7 @@ impl IncrementalJson {
     ///
     /// ```
     /// use serde_json::json;
-    /// let mut parser = pleach_core::stream::IncrementalJson::new();
+    /// let mut parser = pleach_core::assemble::IncrementalJson::new();
     /// assert_eq!(parser.partial_value(), None);
     /// parser.feed(r#"{"items":[{"n":1},{"n":2"#).unwrap();
     /// assert_eq!(parser.partial_value(), Some(&json!({ "items": [{ "n": 1 }, {}] })));
@@ -330,7 +330,7 @@ impl IncrementalJson {
     /// completed since the last call, in the order they completed.
     ///
     /// ```
-    /// let mut parser = pleach_core::stream::IncrementalJson::new();
+    /// let mut parser = pleach_core::assemble::IncrementalJson::new();
     /// parser.feed(r#"{"a/b":1,"c":[2"#).unwrap();
     /// assert_eq!(parser.take_completed_fields(), ["/a~1b"]);
     /// parser.feed("]}").unwrap();
@@ -343,7 +343,7 @@ impl IncrementalJson {
     /// Ends the input: the value, or why the text is not one whole JSON value.
     ///
     /// ```
-    /// use pleach_core::stream::{IncrementalJson, IncrementalJsonError};
+    /// use pleach_core::assemble::{IncrementalJson, IncrementalJsonError};
     /// let mut parser = IncrementalJson::new();
     /// parser.feed(r#"{"a":"#).unwrap();
     /// assert_eq!(parser.finish().unwrap_err(), IncrementalJsonError::Incomplete { offset: 5 });

@@ -5,18 +5,18 @@
 //! schema of another type is left out (the result still goes back as text).
 //!
 //! ```
-//! use pleach_core::providers::mcp;
+//! use pleach_core::providers::mcp_tools;
 //!
 //! let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
-//! assert!(mcp::definitions(&registry).unwrap().is_empty());
-//! let result = mcp::call_tool_result(&Ok(serde_json::json!({ "ok": true })));
+//! assert!(mcp_tools::definitions(&registry).unwrap().is_empty());
+//! let result = mcp_tools::call_tool_result(&Ok(serde_json::json!({ "ok": true })));
 //! assert_eq!(result["structuredContent"]["ok"], true);
 //! ```
 
 use serde_json::{Value, json};
 
 use crate::error::ToolError;
-use crate::registry::ToolRegistry;
+use crate::registry::ToolSource;
 use crate::tool::UnifiedToolDefinition;
 
 use super::{Profile, ProfileError, ProfileProblem, each_checked_definition};
@@ -26,15 +26,15 @@ use super::{Profile, ProfileError, ProfileProblem, each_checked_definition};
 /// [`Profile::Mcp`].
 ///
 /// ```
-/// use pleach_core::{create_unified_tool, define_tool, ToolError};
-/// use pleach_core::providers::mcp;
+/// use pleach_core::{define_tool, ToolError};
+/// use pleach_core::providers::mcp_tools;
 /// use serde_json::json;
 ///
 /// let tool = define_tool("get_user", "Looks a user up.")
 ///     .output_schema(json!({ "type": "object", "properties": { "name": { "type": "string" } } }))
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(json!({ "name": "Ada" })) })
 ///     .unwrap();
-/// let listed = mcp::definition(&create_unified_tool(tool)).unwrap();
+/// let listed = mcp_tools::definition(&UnifiedToolDefinition::from(tool)).unwrap();
 /// assert_eq!(listed["title"], "Get User");
 /// assert_eq!(listed["inputSchema"], json!({ "type": "object" }));
 /// assert_eq!(listed["outputSchema"]["properties"]["name"]["type"], "string");
@@ -65,10 +65,10 @@ pub fn definition(tool: &UnifiedToolDefinition) -> Result<Value, Vec<ProfileProb
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
-/// let tools = pleach_core::providers::mcp::definitions(&registry).unwrap();
+/// let tools = pleach_core::providers::mcp_tools::definitions(&registry).unwrap();
 /// assert_eq!(tools[0]["title"], "Ping");
 /// ```
-pub fn definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileError> {
+pub fn definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError> {
     each_checked_definition(registry, Profile::Mcp, definition)
 }
 
@@ -78,18 +78,18 @@ pub fn definitions(registry: &dyn ToolRegistry) -> Result<Vec<Value>, ProfileErr
 ///
 /// ```
 /// use pleach_core::ToolError;
-/// use pleach_core::providers::mcp;
+/// use pleach_core::providers::mcp_tools;
 /// use serde_json::json;
 ///
 /// assert_eq!(
-///     mcp::call_tool_result(&Ok(json!({ "name": "Ada" }))),
+///     mcp_tools::call_tool_result(&Ok(json!({ "name": "Ada" }))),
 ///     json!({
 ///         "content": [{ "type": "text", "text": "{\"name\":\"Ada\"}" }],
 ///         "structuredContent": { "name": "Ada" },
 ///         "isError": false
 ///     })
 /// );
-/// let failed = mcp::call_tool_result(&Err(ToolError::failed("no such user")));
+/// let failed = mcp_tools::call_tool_result(&Err(ToolError::failed("no such user")));
 /// assert_eq!(failed["isError"], true);
 /// assert_eq!(failed["content"][0]["text"], "error 1008: no such user");
 /// ```

@@ -20,7 +20,7 @@
 //! `index` of Anthropic. Keys are unique within one assembler (one model response).
 //!
 //! ```
-//! use pleach_core::stream::StreamAssembler;
+//! use pleach_core::assemble::StreamAssembler;
 //! use pleach_core::{ErrorCode, ToolEvent};
 //! use serde_json::json;
 //!
@@ -71,7 +71,7 @@ pub use json::{IncrementalJson, IncrementalJsonError};
 /// none: `"args":""` on the wire.
 ///
 /// ```
-/// use pleach_core::stream::{StreamAssembler, StreamError};
+/// use pleach_core::assemble::{StreamAssembler, StreamError};
 /// use pleach_core::{ErrorCode, Limits, ToolEvent};
 ///
 /// let mut assembler = StreamAssembler::with_limits(Limits::new(16, 64));
@@ -134,7 +134,7 @@ enum Phase {
 /// A call of a finished stream, from [`StreamAssembler::finish`].
 ///
 /// ```
-/// use pleach_core::stream::StreamAssembler;
+/// use pleach_core::assemble::StreamAssembler;
 ///
 /// let mut assembler = StreamAssembler::new();
 /// assembler.begin("0", "toolu_1", "list_issues").unwrap();
@@ -157,7 +157,7 @@ pub struct StreamedCall {
 /// other; the rest are about keys the assembler cannot tie to a call it can run.
 ///
 /// ```
-/// use pleach_core::stream::{StreamAssembler, StreamError};
+/// use pleach_core::assemble::{StreamAssembler, StreamError};
 ///
 /// let mut assembler = StreamAssembler::new();
 /// let err = assembler.push("7", "{").unwrap_err();
@@ -218,7 +218,7 @@ impl StreamAssembler {
     /// An assembler with the default [`Limits`] (1 MiB of arguments, nesting 64 deep).
     ///
     /// ```
-    /// let assembler = pleach_core::stream::StreamAssembler::new();
+    /// let assembler = pleach_core::assemble::StreamAssembler::new();
     /// assert!(assembler.finish().is_empty());
     /// ```
     pub fn new() -> Self {
@@ -230,14 +230,14 @@ impl StreamAssembler {
     /// `max_argument_depth`, fails the call with 1006.
     ///
     /// ```
-    /// use pleach_core::stream::StreamAssembler;
+    /// use pleach_core::assemble::StreamAssembler;
     /// use pleach_core::{ErrorCode, Limits};
     ///
     /// let mut assembler = StreamAssembler::with_limits(Limits::new(1024, 2));
     /// assembler.begin("0", "c1", "nested").unwrap();
     /// assembler.push("0", r#"{"a":"#).unwrap();
     /// let err = assembler.push("0", r#"{"b":[]}}"#).unwrap_err();
-    /// # let pleach_core::stream::StreamError::CallFailed { error, .. } = err else { panic!() };
+    /// # let pleach_core::assemble::StreamError::CallFailed { error, .. } = err else { panic!() };
     /// assert_eq!(error.code(), ErrorCode::ArgumentsTooLarge);
     /// ```
     pub fn with_limits(limits: Limits) -> Self {
@@ -252,7 +252,7 @@ impl StreamAssembler {
     /// begun again, which changes nothing.
     ///
     /// ```
-    /// let mut assembler = pleach_core::stream::StreamAssembler::new();
+    /// let mut assembler = pleach_core::assemble::StreamAssembler::new();
     /// let started = assembler.begin("0", "call_1", "search").unwrap().unwrap();
     /// assert_eq!(started.to_json(), r#"{"type":"tool.started","toolCall":{"id":"call_1","name":"search","args":""}}"#);
     /// assert_eq!(assembler.begin("0", "call_1", "search").unwrap(), None);
@@ -307,7 +307,7 @@ impl StreamAssembler {
     ///
     /// ```
     /// use pleach_core::ToolEvent;
-    /// let mut assembler = pleach_core::stream::StreamAssembler::new();
+    /// let mut assembler = pleach_core::assemble::StreamAssembler::new();
     /// assembler.begin("0", "call_1", "search").unwrap();
     /// let Some(ToolEvent::Delta { tool_call_id, delta }) = assembler.push("0", r#"{"q":"#).unwrap() else {
     ///     unreachable!()
@@ -375,7 +375,7 @@ impl StreamAssembler {
     /// the call fails (1005). Ending a call again returns the same answer.
     ///
     /// ```
-    /// use pleach_core::stream::{StreamAssembler, StreamError};
+    /// use pleach_core::assemble::{StreamAssembler, StreamError};
     /// use pleach_core::ErrorCode;
     ///
     /// let mut assembler = StreamAssembler::new();
@@ -435,7 +435,7 @@ impl StreamAssembler {
     /// A call that already failed keeps its first error; a call refused at `begin` stays refused.
     ///
     /// ```
-    /// use pleach_core::stream::StreamAssembler;
+    /// use pleach_core::assemble::StreamAssembler;
     /// use pleach_core::{ErrorCode, ToolError};
     ///
     /// let mut assembler = StreamAssembler::new();
@@ -469,7 +469,7 @@ impl StreamAssembler {
     /// one for a call that already ended updates what `finish` reports.
     ///
     /// ```
-    /// let mut assembler = pleach_core::stream::StreamAssembler::new();
+    /// let mut assembler = pleach_core::assemble::StreamAssembler::new();
     /// assembler.begin("0", "gemini_r_0", "weather").unwrap();
     /// assembler.sign("0", "EqUCCq").unwrap();
     /// assembler.push("0", r#"{"city":"Paris"}"#).unwrap();
@@ -493,7 +493,7 @@ impl StreamAssembler {
     ///
     /// ```
     /// use serde_json::json;
-    /// let mut assembler = pleach_core::stream::StreamAssembler::new();
+    /// let mut assembler = pleach_core::assemble::StreamAssembler::new();
     /// assembler.begin("0", "call_1", "write_file").unwrap();
     /// assembler.push("0", r#"{"path":"a.md","text":"Hel"#).unwrap();
     /// assert_eq!(assembler.partial_value("0"), Some(&json!({ "path": "a.md", "text": "Hel" })));
@@ -512,7 +512,7 @@ impl StreamAssembler {
     /// is whole.
     ///
     /// ```
-    /// let mut assembler = pleach_core::stream::StreamAssembler::new();
+    /// let mut assembler = pleach_core::assemble::StreamAssembler::new();
     /// assembler.begin("0", "call_1", "write_file").unwrap();
     /// assembler.push("0", r#"{"path":"a.md","text":"Hel"#).unwrap();
     /// assert_eq!(assembler.take_completed_fields("0"), ["/path"]);
@@ -529,7 +529,7 @@ impl StreamAssembler {
     /// looks like.
     ///
     /// ```
-    /// use pleach_core::stream::StreamAssembler;
+    /// use pleach_core::assemble::StreamAssembler;
     /// use pleach_core::ErrorCode;
     ///
     /// let mut assembler = StreamAssembler::new();
