@@ -1,2 +1,3 @@
-//! pleach's integration and compile-fail tests live in this package's test targets
-//! (`ui.rs`, `registry.rs`, `duplicates.rs`, `validation.rs`, `tools.rs`); the library is empty.
+//! pleach's integration and compile-fail tests live in this package's test targets: `main.rs`, a
+//! module per area, and the areas that need a binary of their own (`refused_tools.rs`,
+//! `registry.rs`, `safety.rs`); the library is empty.

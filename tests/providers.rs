@@ -13,10 +13,13 @@ use pleach_core::providers::{
 };
 use pleach_core::{
     ErrorCode, Message, ToolCall, ToolError, ToolRegistryBuilder, UnifiedToolDefinition,
-    define_tool, tool,
+    define_tool,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
+
+// One registry holds the tools of every module: a second `search_corpus` would be a duplicate.
+use crate::validation::search_corpus;
 
 // ---------------------------------------------------------------------------------------------
 // A test-only accumulator: what the runtime's assembler will do with the events, reduced to
@@ -1192,17 +1195,6 @@ fn whole_responses_refuse_broken_calls_with_a_path() {
 // ---------------------------------------------------------------------------------------------
 // Definitions and profiles.
 
-/// Free-text search over the host corpus.
-#[tool]
-async fn search_corpus(
-    #[arg(description = "What to look for")] query: String,
-    #[arg(default = 10, min = 1, max = 50)] limit: u32,
-    language: Option<String>,
-) -> Vec<String> {
-    let n = usize::try_from(limit).unwrap_or(0) + language.map_or(0, |l| l.len());
-    vec![query; n]
-}
-
 #[test]
 fn definitions_have_each_providers_shape() {
     let tool = search_corpus::definition();
@@ -1571,14 +1563,11 @@ fn the_catalog_fits_every_profile() {
 
 #[test]
 fn assert_registry_fits_passes_for_this_binarys_tools() {
-    // `search_corpus` and the catalog: every tool of this test binary fits every profile.
+    // Every tool of this test binary, the catalog included, fits Anthropic and MCP. `ship`
+    // (`validation.rs`) takes a map, which OpenAI strict and Gemini cannot express (`REFUSED`);
+    // `the_catalog_fits_every_profile` holds the catalog to those two.
     pleach_tools::link();
-    for profile in [
-        Profile::OpenAiStrict,
-        Profile::Gemini,
-        Profile::Anthropic,
-        Profile::Mcp,
-    ] {
+    for profile in [Profile::Anthropic, Profile::Mcp] {
         pleach_core::providers::assert_registry_fits(profile);
     }
 }
@@ -1989,6 +1978,8 @@ const REFUSED: &[&str] = &[
     "recursiveoption: Gemini",
     "sets: Gemini",
     "sets: OpenAI strict",
+    "ship: Gemini",
+    "ship: OpenAI strict",
 ];
 
 #[test]

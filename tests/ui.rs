@@ -14,8 +14,8 @@
 //!   what the compiler shows today and what would fix it. A case moves to `ui/fail` with its fix.
 //!
 //! The cases depend on `pleach-core` alone (and tokio to run), the way a user's crate does.
-//! Regenerate the expected output with `TRYBUILD=overwrite cargo test -p pleach-tests --test ui`,
-//! then review every diff.
+//! Regenerate the expected output with
+//! `TRYBUILD=overwrite cargo test -p pleach-tests --test main ui::`, then review every diff.
 
 #[test]
 fn ui() {

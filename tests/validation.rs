@@ -19,7 +19,7 @@ static SEARCHED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Free-text search over the host corpus.
 #[tool]
-async fn search_corpus(
+pub(crate) async fn search_corpus(
     #[arg(description = "What to look for")] query: String,
     #[arg(default = 10, min = 1, max = 50)] limit: u32,
     language: Option<String>,

@@ -1,0 +1,19 @@
+//! pleach's integration tests, one module per area (`tests/<area>.rs`), compiled as one test
+//! binary: one link of pleach-core, pleach-tools and rmcp instead of one per area. Run one area
+//! with `cargo test -p pleach-tests --test main <area>::`.
+//!
+//! Every `#[tool]` of every module lands in the one compile-time registry, so a module asks the
+//! registry about its own tools by name, and tool names are unique across modules. The areas that
+//! cannot share a binary with these are other test targets (`Cargo.toml` says why).
+
+mod agent;
+mod batching;
+mod faults;
+mod guarantees;
+mod mcp;
+mod providers;
+mod runtime;
+mod stream;
+mod tools;
+mod ui;
+mod validation;
