@@ -55,11 +55,11 @@
 //! | [`UnifiedToolDefinition`], [`UnifiedToolDefinition::from`] | the registry-level shape at run time |
 //! | [`ToolContext`] | `tool_call_id`, the cancellation `signal`, progress, the host's configuration and the session's state |
 //! | [`extensions`] | [`RuntimeBuilder::provide`] configuration and per-session state tools read through their context |
-//! | [`tool_registry()`], [`ToolSource`], [`ToolRegistryBuilder`], [`set_orchestrator_registry`] | the registry |
+//! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`ToolSource`], [`set_orchestrator_registry`] | the registry, and the trait a host implements over its own storage |
 //! | [`Runtime`], [`Session`], [`Turn`], [`define_pleach_plugin`] | the runtime: sessions, turns of calls, plugins |
 //! | [`BatchingStrategy`], [`infer_batching_strategy`], [`batching_strategy_for_tool`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
 //! | [`ToolEvent`], [`EventStream`] | `tool.started` / `tool.delta` / `tool.completed` / `tool.failed` (`docs/events.md`) |
-//! | [`StreamAssembler`], [`IncrementalJson`] | streamed tool calls: argument fragments parsed as they come (linear cost), a call final only on its provider's end signal (`docs/events.md`) |
+//! | [`assemble`]: [`StreamAssembler`], [`IncrementalJson`] | streamed tool calls: argument fragments parsed as they come (linear cost), a call final only on its provider's end signal (`docs/events.md`) |
 //! | [`Message`] | the conversation a session writes results back into |
 //! | [`validate_tool_call`], [`ValidationResult`] | checking a call without running it |
 //! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
@@ -67,6 +67,11 @@
 //! | [`agent`] | the agent loop: a [`ModelClient`](agent::ModelClient) streams the model's response, calls are assembled, run and written back, and the model asked again ([`Session::run_agent`]); HTTP clients for OpenAI-compatible Chat Completions and Anthropic Messages (feature `http`); a [`ReplayClient`](agent::ReplayClient) for scripted runs (`docs/agent.md`) |
 //! | `mcp` (feature `mcp`) | an MCP server for a runtime's tools, on the official Rust SDK (`docs/mcp.md`) |
 //! | [`providers`] | tool definitions per provider (OpenAI Chat / Responses, Anthropic, Gemini, MCP), schema profiles, whole and streamed tool calls parsed, results written back (`docs/providers.md`) |
+//!
+//! The contract a tool author compiles (tools, calls, context, errors, registry, schemas, what the
+//! macros generate) is the crate `pleach-contract`, re-exported here at the same paths; this crate
+//! adds the runtime and its edges. A crate that only defines tools can depend on the contract alone
+//! and still write `pleach_core::…` (see `pleach-contract`'s docs and `ARCHITECTURE.md`).
 //!
 //! Types for your own input structs: `pleach_core::serde` and `pleach_core::schemars` are the
 //! versions pleach uses, re-exported, so `#[derive(Deserialize, JsonSchema)]` needs no other
