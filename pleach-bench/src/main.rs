@@ -43,7 +43,7 @@ options:
   -h, --help print this help
 
 The last line of output is machine-readable, e.g.
-  dispatch raw_ns=<median> pleach_ns=<median> rmcp_ns=<median> rig_ns=<median>
+  dispatch raw_ns=<median> floor_ns=<median> pleach_ns=<median> rmcp_ns=<median> rig_ns=<median> pleach_floor_ratio=<x>
   batch calls=100000 bare_ms=<median> pleach_ms=<median> peak_rss_mb=<n>
   stream size=<bytes> final_parse_us=<median> pleach_us=<median> reparse_us=<median> (per size)";
 

@@ -67,6 +67,9 @@ struct Ran {
 /// The cap the slot row's counter stands for (pleach's default).
 const MAX_IN_FLIGHT: usize = 1024;
 
+/// The floor column's label: the row the summary's `floor_ns` reports.
+pub(crate) const LABEL: &str = "floor/owned events, no pleach";
+
 /// The floor row: a mutex-guarded queue and nothing else, and with `slots`, a runtime-wide cap.
 pub(super) struct OwnedEventsFloor {
     queue: Mutex<VecDeque<Ran>>,
@@ -125,7 +128,7 @@ impl Contender for OwnedEventsFloor {
         if self.slots.is_some() {
             "floor/owned events + slot"
         } else {
-            "floor/owned events, no pleach"
+            LABEL
         }
     }
 
