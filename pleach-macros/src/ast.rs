@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, Ident, ItemFn, Meta, Pat, PathArguments, ReturnType, Type};
 
 use crate::attr::{ArgAttrs, parse_arg_attr};
-use crate::check::Errors;
+use crate::ctxt::Ctxt;
 
 /// The helper attributes `#[tool]` reads on parameters (and removes, as the compiler requires).
 const HELPER_ATTRS: &[&str] = &["arg", "input"];
@@ -75,7 +75,7 @@ fn strip_helper_attrs(item: &mut ItemFn) {
 
 /// Attributes on a parameter that the macro cannot honour, each reported with what to write
 /// instead (rustc's own errors for them point at generated code or list built-in attributes).
-fn param_attrs_supported(attrs: &[syn::Attribute], errors: &mut Errors) {
+fn param_attrs_supported(attrs: &[syn::Attribute], errors: &Ctxt) {
     for attr in attrs {
         if attr.path().is_ident("doc") {
             // `///` on a parameter: what the user means is the argument's description.
@@ -123,7 +123,7 @@ fn holds_helper_attr(attr: &syn::Attribute) -> bool {
 }
 
 /// Builds the typed view, collecting mistakes in the parameters into `errors`.
-pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
+pub(crate) fn analyze(mut item: ItemFn, errors: &Ctxt) -> ToolFn {
     let mut params = Vec::new();
     for input in &item.sig.inputs {
         let FnArg::Typed(pat_type) = input else {
@@ -216,7 +216,7 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
 
 /// `#[input]` is a marker; syn's own message for arguments ("unexpected token in attribute") does
 /// not say what to write instead.
-fn input_marker_is_bare(attr: &syn::Attribute, errors: &mut Errors) {
+fn input_marker_is_bare(attr: &syn::Attribute, errors: &Ctxt) {
     let message = "`#[input]` takes no arguments; write `#[input]` and configure the type with `#[serde(…)]` and `#[schemars(…)]` on its definition";
     match &attr.meta {
         Meta::Path(_) => {}

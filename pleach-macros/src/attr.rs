@@ -6,7 +6,8 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Expr, ExprLit, Lit, LitStr, Meta, Token};
 
-use crate::check::{Errors, did_you_mean};
+use crate::check::did_you_mean;
+use crate::ctxt::Ctxt;
 
 /// Which macro is being expanded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +68,7 @@ impl ToolAttrs {
 }
 
 /// Parses the attribute's arguments for `shape`, collecting every mistake into `errors`.
-pub(crate) fn parse_tool_attrs(shape: Shape, args: TokenStream, errors: &mut Errors) -> ToolAttrs {
+pub(crate) fn parse_tool_attrs(shape: Shape, args: TokenStream, errors: &Ctxt) -> ToolAttrs {
     let mut attrs = ToolAttrs::default();
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
         Ok(metas) => metas,
@@ -128,7 +129,7 @@ fn keys_of(shape: Shape) -> Vec<&'static str> {
 }
 
 /// Whether `key` belongs to `shape`; if not, says why on the key's span.
-fn key_allowed(shape: Shape, key: &str, span: Span, errors: &mut Errors) -> bool {
+fn key_allowed(shape: Shape, key: &str, span: Span, errors: &Ctxt) -> bool {
     let allowed = keys_of(shape);
     if allowed.contains(&key) {
         return true;
@@ -177,7 +178,7 @@ fn key_allowed(shape: Shape, key: &str, span: Span, errors: &mut Errors) -> bool
 }
 
 /// The string literal of `key = "…"`.
-fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
+fn string_value(meta: &Meta, key: &str, errors: &Ctxt) -> Option<LitStr> {
     match meta {
         Meta::NameValue(nv) => match &nv.value {
             Expr::Lit(ExprLit {
@@ -214,7 +215,7 @@ pub(crate) struct ArgAttrs {
 pub(crate) const ARG_KEYS: &[&str] = &["description", "default", "min", "max"];
 
 /// Parses one `#[arg(…)]` into `into`, collecting mistakes.
-pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors: &mut Errors) {
+pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors: &Ctxt) {
     // syn's own message for this ("expected attribute arguments in parentheses") names no key.
     if !matches!(attr.meta, Meta::List(_)) {
         errors.push(syn::Error::new_spanned(
@@ -306,7 +307,7 @@ fn literal_number(expr: &Expr) -> Option<f64> {
 /// `min` is positive: as a length's bounds (a negative `max` acts as 0) `min = 0, max = -1` still
 /// admits the empty string, and the macro does not know which the parameter is. Returns whether
 /// the bounds are in order (or not literals); out of order, a default cannot be checked against them.
-pub(crate) fn bounds_in_order(attrs: &ArgAttrs, errors: &mut Errors) -> bool {
+pub(crate) fn bounds_in_order(attrs: &ArgAttrs, errors: &Ctxt) -> bool {
     let (Some(min_expr), Some(max_expr)) = (attrs.min.as_ref(), attrs.max.as_ref()) else {
         return true;
     };
@@ -326,7 +327,7 @@ pub(crate) fn bounds_in_order(attrs: &ArgAttrs, errors: &mut Errors) -> bool {
 
 /// A literal `default` outside literal `min`/`max`: the schema would contradict itself, and every
 /// call that leaves the argument out would be refused for a value the model never sent.
-pub(crate) fn default_within_bounds(attrs: &ArgAttrs, errors: &mut Errors) {
+pub(crate) fn default_within_bounds(attrs: &ArgAttrs, errors: &Ctxt) {
     let Some(default) = attrs.default.as_ref() else {
         return;
     };

@@ -7,23 +7,7 @@ use syn::{FnArg, LitStr, Signature, Type};
 
 use crate::ast::{Param, ParamKind, ToolFn, is_tool_context_ref};
 use crate::attr::{SAFETY_TIERS, Shape, ToolAttrs};
-
-/// Every error found, combined into one `syn::Error` at the end.
-#[derive(Default)]
-pub(crate) struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub(crate) fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-
-    pub(crate) fn into_result(self) -> Result<(), syn::Error> {
-        self.0.map_or(Ok(()), Err)
-    }
-}
+use crate::ctxt::Ctxt;
 
 /// The closest of `candidates` to `word`, if it is close enough to be a typo, or else the one it
 /// abbreviates or spells out (`maximum` → `max`, `desc` → `description`: JSON Schema's and other
@@ -82,12 +66,7 @@ pub(crate) struct Checked {
 
 /// Runs every rule. Returns the settled name and description (placeholders when those are in
 /// error: the errors are what matters then).
-pub(crate) fn check(
-    shape: Shape,
-    attrs: &ToolAttrs,
-    tool: &ToolFn,
-    errors: &mut Errors,
-) -> Checked {
+pub(crate) fn check(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, errors: &Ctxt) -> Checked {
     let sig = &tool.item.sig;
     async_fn(sig, errors);
     plain_fn(sig, errors);
@@ -114,7 +93,7 @@ pub(crate) fn check(
 }
 
 /// Tools are awaited by the runtime, with the cancellation signal reaching every await point.
-fn async_fn(sig: &Signature, errors: &mut Errors) {
+fn async_fn(sig: &Signature, errors: &Ctxt) {
     if sig.asyncness.is_none() {
         errors.push(syn::Error::new(
             sig.fn_token.span,
@@ -124,7 +103,7 @@ fn async_fn(sig: &Signature, errors: &mut Errors) {
 }
 
 /// `const`, `unsafe`, `extern` and C variadics have no meaning for a model-callable fn.
-fn plain_fn(sig: &Signature, errors: &mut Errors) {
+fn plain_fn(sig: &Signature, errors: &Ctxt) {
     if let Some(token) = &sig.constness {
         errors.push(syn::Error::new(token.span, "a tool cannot be a `const fn`"));
     }
@@ -149,7 +128,7 @@ fn plain_fn(sig: &Signature, errors: &mut Errors) {
 }
 
 /// A model calls a tool by name with JSON arguments; there is no value to call a method on.
-fn no_receiver(sig: &Signature, errors: &mut Errors) {
+fn no_receiver(sig: &Signature, errors: &Ctxt) {
     for input in &sig.inputs {
         if let FnArg::Receiver(receiver) = input {
             errors.push(syn::Error::new_spanned(
@@ -161,7 +140,7 @@ fn no_receiver(sig: &Signature, errors: &mut Errors) {
 }
 
 /// The schema is generated once, at compile time, from concrete types.
-fn no_generics(sig: &Signature, errors: &mut Errors) {
+fn no_generics(sig: &Signature, errors: &Ctxt) {
     if !sig.generics.params.is_empty() {
         errors.push(syn::Error::new_spanned(
             &sig.generics,
@@ -176,7 +155,7 @@ fn no_generics(sig: &Signature, errors: &mut Errors) {
 }
 
 /// `impl Trait` has no nameable type to derive a schema from.
-fn no_impl_trait(sig: &Signature, errors: &mut Errors) {
+fn no_impl_trait(sig: &Signature, errors: &Ctxt) {
     let mut types: Vec<&Type> = sig
         .inputs
         .iter()
@@ -233,7 +212,7 @@ fn visit_types<'a>(ty: &'a Type, f: &mut impl FnMut(&'a Type) -> bool) {
 /// Arguments are deserialized from the call's JSON text and moved into a `'static` future: a
 /// borrow has nothing to borrow from (and, unreported, surfaces as a lifetime error in generated
 /// code).
-fn owned_arguments(params: &[Param], errors: &mut Errors) {
+fn owned_arguments(params: &[Param], errors: &Ctxt) {
     for param in params {
         if matches!(param.kind, ParamKind::Context) || is_tool_context_ref(&param.ty) {
             continue;
@@ -262,7 +241,7 @@ fn owned_arguments(params: &[Param], errors: &mut Errors) {
 
 /// A fn is one tool: a second `#[tool]` / `#[unified_tool]` below this one would define its handle
 /// and registry entry again, and rustc would report each generated item twice.
-fn one_tool_attribute(shape: Shape, attrs: &[syn::Attribute], errors: &mut Errors) {
+fn one_tool_attribute(shape: Shape, attrs: &[syn::Attribute], errors: &Ctxt) {
     for attr in attrs {
         let segments: Vec<String> = attr
             .path()
@@ -289,7 +268,7 @@ fn one_tool_attribute(shape: Shape, attrs: &[syn::Attribute], errors: &mut Error
 
 /// The runtime injects one context per call; a second one is a mistake, a borrowed one cannot
 /// outlive the call's future.
-fn one_context(params: &[Param], errors: &mut Errors) {
+fn one_context(params: &[Param], errors: &Ctxt) {
     let mut seen = false;
     for param in params {
         if matches!(param.kind, ParamKind::Context) {
@@ -312,7 +291,7 @@ fn one_context(params: &[Param], errors: &mut Errors) {
 /// `#[input]` means the whole input is one type; other model-facing parameters would be a second
 /// source of properties. The first `#[input]` is taken as meant; each parameter besides it (and the
 /// context) is one mistake, reported once, on that parameter.
-fn input_alone(params: &[Param], errors: &mut Errors) {
+fn input_alone(params: &[Param], errors: &Ctxt) {
     if !params.iter().any(|p| matches!(p.kind, ParamKind::Input)) {
         return;
     }
@@ -347,7 +326,7 @@ fn type_text(ty: &Type) -> String {
 }
 
 /// The name every provider accepts: `^[A-Za-z0-9_-]{1,64}$`.
-fn name(literal: Option<&LitStr>, ident: &syn::Ident, errors: &mut Errors) -> String {
+fn name(literal: Option<&LitStr>, ident: &syn::Ident, errors: &Ctxt) -> String {
     let (name, span) = match literal {
         Some(lit) => (lit.value(), lit.span()),
         None => (ident.unraw().to_string(), ident.span()),
@@ -377,7 +356,7 @@ fn description(
     docs: Option<&str>,
     ident: &syn::Ident,
     shape: Shape,
-    errors: &mut Errors,
+    errors: &Ctxt,
 ) -> String {
     if let Some(lit) = literal {
         let value = lit.value();
@@ -407,7 +386,7 @@ fn description(
 }
 
 /// `safety_tier` takes one of the spec's three values.
-fn tier_value(tier: Option<&LitStr>, errors: &mut Errors) {
+fn tier_value(tier: Option<&LitStr>, errors: &Ctxt) {
     let Some(lit) = tier else { return };
     let value = lit.value();
     if SAFETY_TIERS.contains(&value.as_str()) {

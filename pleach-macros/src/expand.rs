@@ -10,13 +10,14 @@ use syn::{Expr, ExprLit, Lit, LitStr};
 
 use crate::ast::{self, Output, ParamKind, ToolFn};
 use crate::attr::{self, ArgAttrs, Shape, ToolAttrs};
-use crate::check::{self, Errors};
+use crate::check;
+use crate::ctxt::Ctxt;
 use crate::fallback;
 
 /// Expands `#[tool(args)]` (`Shape::Basic`) or `#[unified_tool(args)]` on `item`.
 pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut errors = Errors::default();
-    let attrs = attr::parse_tool_attrs(shape, args, &mut errors);
+    let errors = Ctxt::new();
+    let attrs = attr::parse_tool_attrs(shape, args, &errors);
     let Ok(item_fn) = syn::parse2::<syn::ItemFn>(item.clone()) else {
         let message = format!(
             "`{}` goes on an `async fn`: `{} async fn my_tool(…) -> … {{ … }}`",
@@ -28,16 +29,16 @@ pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> Toke
         } else {
             syn::Error::new_spanned(&item, message)
         };
-        if let Err(attr_errors) = errors.into_result() {
+        if let Err(attr_errors) = errors.check() {
             error.combine(attr_errors);
         }
         return fallback::emit(item, &error);
     };
     // `analyze` hands back the fn with the helper attributes removed, also when it finds
     // mistakes: that is what the fallback emits.
-    let tool = ast::analyze(item_fn, &mut errors);
-    let checked = check::check(shape, &attrs, &tool, &mut errors);
-    match errors.into_result() {
+    let tool = ast::analyze(item_fn, &errors);
+    let checked = check::check(shape, &attrs, &tool, &errors);
+    match errors.check() {
         Ok(()) => generate(shape, &attrs, &tool, &checked),
         Err(errors) => fallback::emit_fn(&tool.item, &errors),
     }

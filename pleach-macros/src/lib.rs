@@ -23,6 +23,7 @@
 mod ast;
 mod attr;
 mod check;
+mod ctxt;
 mod expand;
 mod fallback;
 mod suspend;
