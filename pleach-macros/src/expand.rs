@@ -1,7 +1,7 @@
 //! Code generation. The user's fn is emitted as written (helper attributes removed); beside it a
 //! handle type of the same name (type namespace) and a hidden `const _: () = { … };` block with the
-//! arguments struct, the schema, the invoker and the registry entry. Every path is absolute,
-//! through `::pleach_core::__private`.
+//! arguments struct, the schema, the invoker and the registry entry. Every path into pleach-core
+//! is a [`CratePath`].
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -13,6 +13,7 @@ use crate::attr::{self, ArgAttrs, Shape, ToolAttrs};
 use crate::check;
 use crate::ctxt::Ctxt;
 use crate::fallback;
+use crate::paths::CratePath;
 
 /// Expands `#[tool(args)]` (`Shape::Basic`) or `#[unified_tool(args)]` on `item`.
 pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> TokenStream {
@@ -59,7 +60,7 @@ fn generate(
     };
     let name = &checked.name;
     let description = &checked.description;
-    let p = quote!(::pleach_core::__private);
+    let (core, p) = (CratePath::public(), CratePath::private());
 
     let InputParts {
         items: input_items,
@@ -67,18 +68,18 @@ fn generate(
         parse: parse_fn,
         call_args,
         checked_by_type,
-    } = input_parts(tool, &p);
+    } = input_parts(tool);
     let (output_ty, convert) = output_parts(&tool.output);
     let fn_span = fn_ident.span();
     let site = quote_spanned!(fn_span=> file!(), line!(), column!());
-    // A body that cannot suspend runs in place when started; any other is boxed. Spelled out (not
-    // through `#p`) so the whole path carries the fn's span: a tool whose future is not `Send` is
-    // reported on its name.
+    // A body that cannot suspend runs in place when started; any other is boxed. The whole path
+    // carries the fn's span: a tool whose future is not `Send` is reported on its name.
     let in_place = !crate::suspend::may_suspend(item.block.to_token_stream());
+    let at_fn = p.at(fn_span);
     let start = if in_place {
-        quote_spanned!(fn_span=> ::pleach_core::__private::run_now)
+        quote_spanned!(fn_span=> #at_fn::run_now)
     } else {
-        quote_spanned!(fn_span=> ::pleach_core::__private::boxed)
+        quote_spanned!(fn_span=> #at_fn::boxed)
     };
     let started = quote_spanned! {fn_span=>
         #start(async move {
@@ -87,7 +88,7 @@ fn generate(
         })
     };
 
-    let unified_fields = unified_fields(shape, attrs, &p);
+    let unified_fields = unified_fields(shape, attrs);
     // The flag fields of the generated `Code`: what the macro proved about the tool.
     let output_checked_by_type = crate::ast::exact_output(&output_ty);
     let takes_context = tool
@@ -143,14 +144,14 @@ fn generate(
 
             fn __pleach_check(
                 __pleach_arguments: &str,
-            ) -> ::core::result::Result<(), ::pleach_core::ToolError> {
+            ) -> ::core::result::Result<(), #core::ToolError> {
                 __pleach_parse(__pleach_arguments).map(::core::mem::drop)
             }
 
             fn __pleach_invoke(
                 __pleach_arguments: &str,
-                __pleach_ctx: &mut ::core::option::Option<::pleach_core::ToolContext>,
-            ) -> ::core::result::Result<#p::Started, ::pleach_core::ToolError> {
+                __pleach_ctx: &mut ::core::option::Option<#core::ToolContext>,
+            ) -> ::core::result::Result<#p::Started, #core::ToolError> {
                 let __pleach_args = __pleach_parse(__pleach_arguments)?;
                 let __pleach_future = #fn_ident(#(#call_args),*);
                 ::core::result::Result::Ok(#started)
@@ -196,7 +197,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
         unified_fields,
         code_flags,
     } = parts;
-    let p = quote!(::pleach_core::__private);
+    let (core, p) = (CratePath::public(), CratePath::private());
     quote! {
     impl #fn_ident {
         /// The tool's name, as the model calls it.
@@ -205,13 +206,13 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
         /// The registry-level definition, built once (schemas generated, validators
         /// compiled) and shared.
         #method_vis fn try_unified() -> ::core::result::Result<
-            ::pleach_core::UnifiedToolDefinition,
-            ::pleach_core::DefinitionError,
+            #core::UnifiedToolDefinition,
+            #core::DefinitionError,
         > {
             static DEFINITION: ::std::sync::OnceLock<
                 ::core::result::Result<
-                    ::pleach_core::UnifiedToolDefinition,
-                    ::pleach_core::DefinitionError,
+                    #core::UnifiedToolDefinition,
+                    #core::DefinitionError,
                 >,
             > = ::std::sync::OnceLock::new();
             DEFINITION
@@ -239,7 +240,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
         ///
         /// If the definition is refused (an `#[input]` type whose schema is not an
         /// object); `try_unified` returns that error, and the registry reports it.
-        #method_vis fn unified() -> ::pleach_core::UnifiedToolDefinition {
+        #method_vis fn unified() -> #core::UnifiedToolDefinition {
             match Self::try_unified() {
                 ::core::result::Result::Ok(tool) => tool,
                 ::core::result::Result::Err(error) => ::core::panic!("{}", error),
@@ -251,7 +252,7 @@ fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
         /// # Panics
         ///
         /// As `unified`.
-        #method_vis fn definition() -> ::pleach_core::ToolDefinition {
+        #method_vis fn definition() -> #core::ToolDefinition {
             Self::unified().definition().clone()
         }
 
@@ -279,7 +280,8 @@ struct InputParts {
     checked_by_type: bool,
 }
 
-fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
+fn input_parts(tool: &ToolFn) -> InputParts {
+    let (core, p) = (CratePath::public(), CratePath::private());
     let mut bound_checks = Vec::new();
     let mut checked_by_type = true;
     let mut fields = Vec::new();
@@ -296,7 +298,7 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
                 call_args.push(quote!(__pleach_args));
             }
             ParamKind::Argument { attrs, optional } => {
-                let argument = argument_parts(param, attrs, *optional, p);
+                let argument = argument_parts(param, attrs, *optional);
                 checked_by_type &= argument.plain;
                 fields.push(argument.field);
                 defaults.extend(argument.default_fn);
@@ -309,16 +311,14 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
     }
 
     if let Some(ty) = input_type {
-        // Paths spelled out so every token carries the type's span: a missing trait is
-        // reported on the type.
-        let schema = quote_spanned!(ty.span()=> ::pleach_core::__private::input_schema::<#ty>());
-        let read = quote_spanned!(ty.span()=>
-            ::pleach_core::__private::parse_input::<#ty>(__pleach_arguments)
-        );
+        // Every token carries the type's span: a missing trait is reported on the type.
+        let at_ty = p.at(ty.span());
+        let schema = quote_spanned!(ty.span()=> #at_ty::input_schema::<#ty>());
+        let read = quote_spanned!(ty.span()=> #at_ty::parse_input::<#ty>(__pleach_arguments));
         let parse = quote! {
             fn __pleach_parse(
                 __pleach_arguments: &str,
-            ) -> ::core::result::Result<#ty, ::pleach_core::ToolError> {
+            ) -> ::core::result::Result<#ty, #core::ToolError> {
                 #read
             }
         };
@@ -332,9 +332,10 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
         };
     }
 
+    let serde_crate = p.string("serde");
     let items = quote! {
         #[derive(#p::serde::Deserialize)]
-        #[serde(crate = "::pleach_core::__private::serde", deny_unknown_fields)]
+        #[serde(crate = #serde_crate, deny_unknown_fields)]
         struct __PleachArgs {
             #(#fields,)*
         }
@@ -349,7 +350,7 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
     let parse = quote! {
         fn __pleach_parse(
             __pleach_arguments: &str,
-        ) -> ::core::result::Result<__PleachArgs, ::pleach_core::ToolError> {
+        ) -> ::core::result::Result<__PleachArgs, #core::ToolError> {
             let __pleach_args: __PleachArgs = #p::parse_input(__pleach_arguments)?;
             #(#bound_checks)*
             ::core::result::Result::Ok(__pleach_args)
@@ -378,12 +379,8 @@ struct ArgumentParts {
     plain: bool,
 }
 
-fn argument_parts(
-    param: &ast::Param,
-    attrs: &ArgAttrs,
-    optional: bool,
-    p: &TokenStream,
-) -> ArgumentParts {
+fn argument_parts(param: &ast::Param, attrs: &ArgAttrs, optional: bool) -> ArgumentParts {
+    let p = CratePath::private();
     let ident = &param.ident;
     let ty = &param.ty;
     let property = &param.property;
@@ -398,7 +395,8 @@ fn argument_parts(
                 Expr::Lit(ExprLit {
                     lit: Lit::Str(lit), ..
                 }) => {
-                    quote_spanned!(lit.span()=> <#ty as ::pleach_core::__private::DefaultFromStr>::default_from_str(#lit))
+                    let at_lit = p.at(lit.span());
+                    quote_spanned!(lit.span()=> <#ty as #at_lit::DefaultFromStr>::default_from_str(#lit))
                 }
                 other => quote_spanned!(other.span()=> #other),
             };
@@ -417,10 +415,11 @@ fn argument_parts(
     let shape = ast::plain_shape(ty);
     if let Some(shape) = shape.filter(|shape| shape.integer()) {
         let reader = match shape {
-            ast::PlainShape::Scalar { .. } => "::pleach_core::__private::integer",
-            ast::PlainShape::Optional { .. } => "::pleach_core::__private::optional_integer",
-            ast::PlainShape::List { .. } => "::pleach_core::__private::integer_list",
+            ast::PlainShape::Scalar { .. } => "integer",
+            ast::PlainShape::Optional { .. } => "optional_integer",
+            ast::PlainShape::List { .. } => "integer_list",
         };
+        let reader = p.string(reader);
         serde_attrs.push(quote!(deserialize_with = #reader));
         // `deserialize_with` loses serde's "a missing `Option` is `None`".
         if matches!(shape, ast::PlainShape::Optional { .. }) && attrs.default.is_none() {
@@ -492,16 +491,20 @@ fn output_parts(output: &Output) -> (syn::Type, TokenStream) {
     match output {
         Output::Plain(ty) => {
             // Through the probe: a `Result` behind an alias of another name is refused there.
+            let p = CratePath::private().at(ty.span());
             let convert = quote_spanned!(ty.span()=>
-                (&&::pleach_core::__private::PlainProbe::<#ty>::new()).plain_output(&__pleach_ret)
+                (&&#p::PlainProbe::<#ty>::new()).plain_output(&__pleach_ret)
             );
             (ty.clone(), convert)
         }
         Output::Result { ok, error_span } => {
-            let to_output = quote_spanned!(ok.span()=> ::pleach_core::__private::output::<#ok>(&__pleach_value));
+            let p = CratePath::private();
+            let at_ok = p.at(ok.span());
+            let to_output = quote_spanned!(ok.span()=> #at_ok::output::<#ok>(&__pleach_value));
             // On the return type: an error type that cannot be reported is shown there.
+            let at_error = p.at(*error_span);
             let to_error = quote_spanned! {*error_span=>
-                (&&&&&::pleach_core::__private::ErrorProbe::new(__pleach_error)).tool_error()
+                (&&&&&#at_error::ErrorProbe::new(__pleach_error)).tool_error()
             };
             let convert = quote! {
                 match __pleach_ret {
@@ -515,7 +518,8 @@ fn output_parts(output: &Output) -> (syn::Type, TokenStream) {
 }
 
 /// `UnifiedFields { … }` for `#[unified_tool]`; all defaults for `#[tool]`.
-fn unified_fields(shape: Shape, attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
+fn unified_fields(shape: Shape, attrs: &ToolAttrs) -> TokenStream {
+    let (core, p) = (CratePath::public(), CratePath::private());
     let some = |lit: &Option<LitStr>| option(lit.as_ref().filter(|_| shape == Shape::Unified));
     let (id, display_name, category, schema_key) = (
         some(&attrs.id),
@@ -528,13 +532,13 @@ fn unified_fields(shape: Shape, attrs: &ToolAttrs, p: &TokenStream) -> TokenStre
         attrs.safety_tier.as_ref().map(LitStr::value).as_deref(),
     ) {
         (Shape::Unified, Some("critical")) => quote!(::core::option::Option::Some(
-            ::pleach_core::SafetyTier::Critical
+            #core::SafetyTier::Critical
         )),
         (Shape::Unified, Some("standard")) => quote!(::core::option::Option::Some(
-            ::pleach_core::SafetyTier::Standard
+            #core::SafetyTier::Standard
         )),
         (Shape::Unified, Some("advisory")) => quote!(::core::option::Option::Some(
-            ::pleach_core::SafetyTier::Advisory
+            #core::SafetyTier::Advisory
         )),
         _ => quote!(::core::option::Option::None),
     };

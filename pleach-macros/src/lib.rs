@@ -26,6 +26,7 @@ mod check;
 mod ctxt;
 mod expand;
 mod fallback;
+mod paths;
 mod suspend;
 
 use proc_macro::TokenStream;
