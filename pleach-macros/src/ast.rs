@@ -31,6 +31,10 @@ pub(crate) struct Param {
     pub(crate) property: String,
     pub(crate) ty: Type,
     pub(crate) kind: ParamKind,
+    /// Its `#[arg(…)]`s, as written.
+    pub(crate) arg_attrs: Vec<syn::Attribute>,
+    /// Its first `#[input]`, as written.
+    pub(crate) input_attr: Option<syn::Attribute>,
     /// The whole parameter as written, so an error about it covers it from first to last token.
     pub(crate) tokens: TokenStream,
 }
@@ -142,47 +146,29 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &Ctxt) -> ToolFn {
             }
         };
         let ty = (*pat_type.ty).clone();
-        let arg_attrs: Vec<&syn::Attribute> = pat_type
+        let arg_attrs: Vec<syn::Attribute> = pat_type
             .attrs
             .iter()
             .filter(|a| a.path().is_ident("arg"))
+            .cloned()
             .collect();
-        let input_attr = pat_type.attrs.iter().find(|a| a.path().is_ident("input"));
-        if let Some(attr) = input_attr {
+        let input_attr = pat_type
+            .attrs
+            .iter()
+            .find(|a| a.path().is_ident("input"))
+            .cloned();
+        if let Some(attr) = &input_attr {
             input_marker_is_bare(attr, errors);
         }
+        // `check` reports a helper that does not apply to the parameter's kind.
         let kind = if is_tool_context(&ty) {
-            // Neither helper means anything on the injected context; ignoring one silently would
-            // hide what the user meant.
-            if let Some(attr) = input_attr {
-                errors.push(syn::Error::new_spanned(
-                    attr,
-                    "the `ToolContext` is injected by the runtime, not the tool's input; remove `#[input]`",
-                ));
-            }
-            for attr in &arg_attrs {
-                errors.push(syn::Error::new_spanned(
-                    attr,
-                    "the `ToolContext` is injected by the runtime and is not in the schema; remove `#[arg]`",
-                ));
-            }
             ParamKind::Context
         } else if input_attr.is_some() {
-            // Every `#[arg]` key would be ignored: the input type's own schema is the schema.
-            for attr in &arg_attrs {
-                errors.push(syn::Error::new_spanned(
-                    attr,
-                    "`#[arg]` does not apply to an `#[input]` parameter, whose type is the whole schema; remove it and describe the fields on the type (doc comments, `#[schemars(…)]`)",
-                ));
-            }
             ParamKind::Input
         } else {
             let mut attrs = ArgAttrs::default();
             for attr in &arg_attrs {
                 parse_arg_attr(attr, &mut attrs, errors);
-            }
-            if crate::attr::bounds_in_order(&attrs, errors) {
-                crate::attr::default_within_bounds(&attrs, errors);
             }
             ParamKind::Argument {
                 attrs: Box::new(attrs),
@@ -194,6 +180,8 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &Ctxt) -> ToolFn {
             ident,
             ty,
             kind,
+            arg_attrs,
+            input_attr,
             tokens: pat_type.to_token_stream(),
         });
     }

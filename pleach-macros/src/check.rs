@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, LitStr, Signature, Type};
 
 use crate::ast::{Param, ParamKind, ToolFn, is_tool_context_ref};
-use crate::attr::{SAFETY_TIERS, Shape, ToolAttrs};
+use crate::attr::{ArgAttrs, ArgValue, Literal, Shape, ToolAttrs};
 use crate::ctxt::Ctxt;
 
 /// The closest of `candidates` to `word`, if it is close enough to be a typo, or else the one it
@@ -74,12 +74,12 @@ pub(crate) fn check(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, errors: &Ctx
     no_generics(sig, errors);
     no_impl_trait(sig, errors);
     one_tool_attribute(shape, &tool.item.attrs, errors);
+    no_helpers_on_context(&tool.params, errors);
+    no_arg_on_input(&tool.params, errors);
     one_context(&tool.params, errors);
     input_alone(&tool.params, errors);
     owned_arguments(&tool.params, errors);
-    if shape == Shape::Unified {
-        tier_value(attrs.safety_tier.as_ref(), errors);
-    }
+    argument_bounds(&tool.params, errors);
     Checked {
         name: name(attrs.name.as_ref(), &sig.ident, errors),
         description: description(
@@ -385,28 +385,121 @@ fn description(
     String::new()
 }
 
-/// `safety_tier` takes one of the spec's three values.
-fn tier_value(tier: Option<&LitStr>, errors: &Ctxt) {
-    let Some(lit) = tier else { return };
-    let value = lit.value();
-    if SAFETY_TIERS.contains(&value.as_str()) {
-        return;
-    }
-    let hint = match did_you_mean(&value, SAFETY_TIERS) {
-        Some(near) => format!("; did you mean `{near}`?"),
-        None => String::new(),
+/// Literal bounds the wrong way round: no value fits, so the schema refuses every call. Only when
+/// `min` is positive: as a length's bounds (a negative `max` acts as 0) `min = 0, max = -1` still
+/// admits the empty string, and the macro does not know which the parameter is. Returns whether
+/// the bounds are in order (or not literals); out of order, a default cannot be checked against them.
+fn bounds_in_order(attrs: &ArgAttrs, errors: &Ctxt) -> bool {
+    let (Some(min), Some(max)) = (attrs.min.as_ref(), attrs.max.as_ref()) else {
+        return true;
     };
-    errors.push(syn::Error::new(
-        lit.span(),
-        format!(
-            "unknown safety tier `{value}`; expected one of `critical`, `standard`, `advisory`{hint}"
-        ),
-    ));
+    let (Some(low), Some(high)) = (min.number(), max.number()) else {
+        return true;
+    };
+    let in_order = !(low > high && low > 0.0);
+    if !in_order {
+        errors.push(syn::Error::new_spanned(
+            &max.expr,
+            "`max` is below `min`: no value fits, so every call would be refused; swap the bounds \
+             or widen them",
+        ));
+    }
+    in_order
+}
+
+/// A literal `default` outside literal `min`/`max`: the schema would contradict itself, and every
+/// call that leaves the argument out would be refused for a value the model never sent.
+fn default_within_bounds(attrs: &ArgAttrs, errors: &Ctxt) {
+    let Some(default) = attrs.default.as_ref() else {
+        return;
+    };
+    // A number, or a string's length in characters (what its bounds measure).
+    let (value, is_length) = match default.literal {
+        #[allow(clippy::cast_precision_loss)] // a literal's length
+        Some(Literal::Text { chars }) => (chars as f64, true),
+        Some(Literal::Number(number)) => (number, false),
+        None => return,
+    };
+    let bounds = [("min", &attrs.min, true), ("max", &attrs.max, false)];
+    for (key, bound, lower) in bounds {
+        let Some(mut limit) = bound.as_ref().and_then(ArgValue::number) else {
+            continue;
+        };
+        if is_length && !lower {
+            // As the schema's `maxLength`: a negative `max` acts as 0.
+            limit = limit.max(0.0);
+        }
+        if (lower && value < limit) || (!lower && value > limit) {
+            let side = match (lower, is_length) {
+                (true, false) => "below",
+                (false, false) => "above",
+                (true, true) => "shorter than",
+                (false, true) => "longer than",
+            };
+            errors.push(syn::Error::new_spanned(
+                &default.expr,
+                format!(
+                    "the default is {side} `{key}`: a call that leaves the argument out would get a \
+                     value its own bounds refuse; pick a default within `min` and `max`"
+                ),
+            ));
+        }
+    }
+}
+
+/// The bounds and default of each argument agree with each other (when they are literals).
+fn argument_bounds(params: &[Param], errors: &Ctxt) {
+    for param in params {
+        if let ParamKind::Argument { attrs, .. } = &param.kind
+            && bounds_in_order(attrs, errors)
+        {
+            default_within_bounds(attrs, errors);
+        }
+    }
+}
+
+/// `#[input]` and `#[arg]` describe model-facing input; on the injected context neither means
+/// anything, and ignoring one silently would hide what the user meant.
+fn no_helpers_on_context(params: &[Param], errors: &Ctxt) {
+    for param in params {
+        if !matches!(param.kind, ParamKind::Context) {
+            continue;
+        }
+        if let Some(attr) = &param.input_attr {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "the `ToolContext` is injected by the runtime, not the tool's input; remove `#[input]`",
+            ));
+        }
+        for attr in &param.arg_attrs {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "the `ToolContext` is injected by the runtime and is not in the schema; remove `#[arg]`",
+            ));
+        }
+    }
+}
+
+/// Every `#[arg]` key would be ignored on an `#[input]` parameter: the input type's own schema is
+/// the schema.
+fn no_arg_on_input(params: &[Param], errors: &Ctxt) {
+    for param in params {
+        if !matches!(param.kind, ParamKind::Input) {
+            continue;
+        }
+        for attr in &param.arg_attrs {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "`#[arg]` does not apply to an `#[input]` parameter, whose type is the whole schema; remove it and describe the fields on the type (doc comments, `#[schemars(…)]`)",
+            ));
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attr::SafetyTier;
 
     #[test]
     fn suggestions_catch_typos_only() {
@@ -415,7 +508,10 @@ mod tests {
             did_you_mean("safty_tier", &["safety_tier", "id"]),
             Some("safety_tier")
         );
-        assert_eq!(did_you_mean("critcal", SAFETY_TIERS), Some("critical"));
+        assert_eq!(
+            did_you_mean("critcal", &SafetyTier::ALL.map(SafetyTier::text)),
+            Some("critical")
+        );
         assert_eq!(did_you_mean("zzz", &["name", "description"]), None);
         assert_eq!(did_you_mean("retries", &["name", "description"]), None);
     }

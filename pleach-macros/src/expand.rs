@@ -6,10 +6,10 @@
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, Lit, LitStr};
+use syn::{Expr, ExprLit, Lit};
 
 use crate::ast::{self, Output, ParamKind, ToolFn};
-use crate::attr::{self, ArgAttrs, Shape, ToolAttrs};
+use crate::attr::{self, ArgAttrs, ArgValue, SafetyTier, Shape, ToolAttrs};
 use crate::check;
 use crate::ctxt::Ctxt;
 use crate::fallback;
@@ -88,7 +88,7 @@ fn generate(
         })
     };
 
-    let unified_fields = unified_fields(shape, attrs);
+    let unified_fields = unified_fields(attrs);
     // The flag fields of the generated `Code`: what the macro proved about the tool.
     let output_checked_by_type = crate::ast::exact_output(&output_ty);
     let takes_context = tool
@@ -391,7 +391,7 @@ fn argument_parts(param: &ast::Param, attrs: &ArgAttrs, optional: bool) -> Argum
             let name_text = name.to_string();
             // A string literal goes through our conversion (its error names the fix); anything
             // else is an expression of the parameter's type.
-            let value = match default {
+            let value = match &default.expr {
                 Expr::Lit(ExprLit {
                     lit: Lit::Str(lit), ..
                 }) => {
@@ -433,10 +433,13 @@ fn argument_parts(param: &ast::Param, attrs: &ArgAttrs, optional: bool) -> Argum
 
     let required = !optional && attrs.default.is_none();
     let description = option(attrs.description.as_ref());
-    let bound = |expr: &Option<Expr>| {
-        expr.as_ref().map_or_else(
+    let bound = |value: &Option<ArgValue>| {
+        value.as_ref().map_or_else(
             || quote!(::core::option::Option::None),
-            |e| quote!(#p::bound_value(&(#e))),
+            |value| {
+                let expr = &value.expr;
+                quote!(#p::bound_value(&(#expr)))
+            },
         )
     };
     let (minimum, maximum) = (bound(&attrs.min), bound(&attrs.max));
@@ -462,7 +465,7 @@ fn argument_parts(param: &ast::Param, attrs: &ArgAttrs, optional: bool) -> Argum
     ]
     .into_iter()
     .filter_map(|(limit, check)| {
-        limit.as_ref().map(|limit| {
+        limit.as_ref().map(|ArgValue { expr: limit, .. }| {
             // Spanned so that a type the bound cannot apply to is reported on the parameter's
             // type, and a bound that is not a number on the bound.
             let value = quote_spanned!(ty.span()=> &__pleach_args.#ident);
@@ -517,31 +520,25 @@ fn output_parts(output: &Output) -> (syn::Type, TokenStream) {
     }
 }
 
-/// `UnifiedFields { … }` for `#[unified_tool]`; all defaults for `#[tool]`.
-fn unified_fields(shape: Shape, attrs: &ToolAttrs) -> TokenStream {
-    let (core, p) = (CratePath::public(), CratePath::private());
-    let some = |lit: &Option<LitStr>| option(lit.as_ref().filter(|_| shape == Shape::Unified));
+/// `UnifiedFields { … }`: the registry-level keys given (only `#[unified_tool]` takes them).
+fn unified_fields(attrs: &ToolAttrs) -> TokenStream {
+    let p = CratePath::private();
     let (id, display_name, category, schema_key) = (
-        some(&attrs.id),
-        some(&attrs.display_name),
-        some(&attrs.category),
-        some(&attrs.schema_key),
+        option(attrs.id.as_ref()),
+        option(attrs.display_name.as_ref()),
+        option(attrs.category.as_ref()),
+        option(attrs.schema_key.as_ref()),
     );
-    let tier = match (
-        shape,
-        attrs.safety_tier.as_ref().map(LitStr::value).as_deref(),
-    ) {
-        (Shape::Unified, Some("critical")) => quote!(::core::option::Option::Some(
-            #core::SafetyTier::Critical
-        )),
-        (Shape::Unified, Some("standard")) => quote!(::core::option::Option::Some(
-            #core::SafetyTier::Standard
-        )),
-        (Shape::Unified, Some("advisory")) => quote!(::core::option::Option::Some(
-            #core::SafetyTier::Advisory
-        )),
-        _ => quote!(::core::option::Option::None),
-    };
+    let tier = option(attrs.safety_tier.map(|tier| {
+        let variant = match tier.value {
+            SafetyTier::Critical => "Critical",
+            SafetyTier::Standard => "Standard",
+            SafetyTier::Advisory => "Advisory",
+        };
+        let variant = syn::Ident::new(variant, tier.span);
+        let core = CratePath::public().at(tier.span);
+        quote_spanned!(tier.span=> #core::SafetyTier::#variant)
+    }));
     quote! {
         #p::UnifiedFields {
             id: #id,
