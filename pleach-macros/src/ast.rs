@@ -1,17 +1,75 @@
 //! A typed view of the annotated fn: its parameters (model-facing arguments, the injected context,
 //! or one input type), its return type and its docs, each pointing at the original tokens.
 
-use proc_macro2::{Span, TokenStream};
-use quote::ToTokens;
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use quote::{ToTokens, TokenStreamExt};
 use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream, Parser};
 use syn::spanned::Spanned;
-use syn::{FnArg, GenericArgument, Ident, ItemFn, Meta, Pat, PathArguments, ReturnType, Type};
+use syn::{
+    Attribute, Block, FnArg, GenericArgument, Ident, Meta, Pat, PathArguments, ReturnType,
+    Signature, Type, Visibility,
+};
 
 use crate::attr::{ArgAttrs, parse_arg_attr};
 use crate::ctxt::Ctxt;
 
 /// The helper attributes `#[tool]` reads on parameters (and removes, as the compiler requires).
 const HELPER_ATTRS: &[&str] = &["arg", "input"];
+
+/// The annotated fn, its signature parsed and its body kept as tokens (tracing-attributes'
+/// `MaybeItemFn`). Everything the macro generates comes from the signature, so a body still being
+/// typed does not stop the expansion: the fn is emitted with the body as written, and rustc
+/// reports the body's syntax error where it is, once.
+pub(crate) struct ItemFn {
+    pub(crate) attrs: Vec<Attribute>,
+    pub(crate) vis: Visibility,
+    pub(crate) sig: Signature,
+    /// `{ … }`, as written.
+    pub(crate) body: Group,
+}
+
+impl Parse for ItemFn {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        let body: Group = input.parse()?;
+        if body.delimiter() != Delimiter::Brace {
+            return Err(syn::Error::new(
+                body.span(),
+                "expected the fn's body `{ … }`",
+            ));
+        }
+        Ok(ItemFn {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
+
+impl ItemFn {
+    /// Whether the body reads as complete Rust (an `ItemFn`'s block: inner attributes, then
+    /// statements).
+    pub(crate) fn body_parses(&self) -> bool {
+        let block = |input: ParseStream<'_>| {
+            input.call(Attribute::parse_inner)?;
+            input.call(Block::parse_within)
+        };
+        block.parse2(self.body.stream()).is_ok()
+    }
+}
+
+impl ToTokens for ItemFn {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.append_all(&self.attrs);
+        self.vis.to_tokens(tokens);
+        self.sig.to_tokens(tokens);
+        self.body.to_tokens(tokens);
+    }
+}
 
 /// The fn as the macro sees it.
 pub(crate) struct ToolFn {
@@ -382,7 +440,7 @@ fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Type, exact_output};
+    use super::{ItemFn, Type, exact_output};
 
     fn ty(text: &str) -> Type {
         syn::parse_str(text).expect("a type")
@@ -417,5 +475,33 @@ mod tests {
         ] {
             assert!(!exact_output(&ty(text)), "{text}");
         }
+    }
+
+    fn item(text: &str) -> ItemFn {
+        syn::parse_str(text).expect("a signature and a body")
+    }
+
+    #[test]
+    fn a_body_that_does_not_parse_still_gives_the_fn() {
+        let half_typed = item("async fn lookup(word: String) -> String { let meaning = ; word }");
+        assert_eq!(half_typed.sig.ident, "lookup");
+        assert!(!half_typed.body_parses());
+        let half_match = item("async fn f(w: String) { match w.as_str() { \"\" => } }");
+        assert!(!half_match.body_parses());
+    }
+
+    #[test]
+    fn complete_bodies_parse_with_their_inner_attributes() {
+        let complete = item("async fn f() -> u8 { #![allow(unused)] let x = 1; x }");
+        assert!(complete.body_parses());
+        assert!(item("async fn f() {}").body_parses());
+    }
+
+    #[test]
+    fn a_signature_or_body_that_is_not_a_fn_is_refused() {
+        assert!(syn::parse_str::<ItemFn>("async fn f(word: ) {}").is_err());
+        assert!(syn::parse_str::<ItemFn>("async fn f();").is_err());
+        assert!(syn::parse_str::<ItemFn>("async fn f() (x)").is_err());
+        assert!(syn::parse_str::<ItemFn>("struct S {}").is_err());
     }
 }

@@ -4,7 +4,7 @@
 //! is a [`CratePath`].
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit};
 
@@ -19,7 +19,7 @@ use crate::paths::CratePath;
 pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> TokenStream {
     let errors = Ctxt::new();
     let attrs = attr::parse_tool_attrs(shape, args, &errors);
-    let Ok(item_fn) = syn::parse2::<syn::ItemFn>(item.clone()) else {
+    let Ok(item_fn) = syn::parse2::<ast::ItemFn>(item.clone()) else {
         let message = format!(
             "`{}` goes on an `async fn`: `{} async fn my_tool(…) -> … {{ … }}`",
             shape.attribute(),
@@ -72,9 +72,11 @@ fn generate(
     let (output_ty, convert) = output_parts(&tool.output);
     let fn_span = fn_ident.span();
     let site = quote_spanned!(fn_span=> file!(), line!(), column!());
-    // A body that cannot suspend runs in place when started; any other is boxed. The whole path
-    // carries the fn's span: a tool whose future is not `Send` is reported on its name.
-    let in_place = !crate::suspend::may_suspend(item.block.to_token_stream());
+    // A body that cannot suspend runs in place when started; any other is boxed. The scan's "never"
+    // holds only for a complete body (half typed, `.awa` is no `.await` yet), so a body that does
+    // not parse counts as one that may suspend. The whole path carries the fn's span: a tool whose
+    // future is not `Send` is reported on its name.
+    let in_place = item.body_parses() && !crate::suspend::may_suspend(item.body.stream());
     let at_fn = p.at(fn_span);
     let start = if in_place {
         quote_spanned!(fn_span=> #at_fn::run_now)

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 
 /// The fn and the errors.
-pub(crate) fn emit_fn(item: &syn::ItemFn, errors: &syn::Error) -> TokenStream {
+pub(crate) fn emit_fn(item: &crate::ast::ItemFn, errors: &syn::Error) -> TokenStream {
     emit(item.to_token_stream(), errors)
 }
 

@@ -86,3 +86,33 @@ fn error_keeps_the_fn_and_adds_one_error_per_mistake() {
         &expect_file!["../tests/snapshots/error_keeps_the_fn.rs"],
     );
 }
+
+/// A body that does not parse cannot be pretty-printed; what matters is that the expansion is the
+/// full one (no error of ours), with the body as written, run boxed.
+#[test]
+fn half_typed_body_keeps_the_handle_and_the_entry() {
+    let tokens = expand(
+        Shape::Basic,
+        quote!(),
+        quote! {
+            /// Looks a word up.
+            async fn lookup(word: String) -> String {
+                let meaning = ;
+                word
+            }
+        },
+    )
+    .to_string();
+    assert!(!tokens.contains("compile_error"), "{tokens}");
+    for part in [
+        "{ let meaning = ; word }",
+        "struct lookup { }",
+        "impl lookup",
+        "fn definition ()",
+        "static __PLEACH_ENTRY",
+        // The scan finds no `.await`, but it cannot vouch for a body still being typed.
+        "in_place : false",
+    ] {
+        assert!(tokens.contains(part), "no `{part}` in {tokens}");
+    }
+}
