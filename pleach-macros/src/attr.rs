@@ -29,6 +29,27 @@ impl Shape {
     }
 }
 
+/// Which of the two macros `attr` is (`tool` or `unified_tool`, bare or through `pleach_core::` or
+/// `pleach_macros::`), if either.
+pub(crate) fn tool_attribute(attr: &syn::Attribute) -> Option<Shape> {
+    let segments: Vec<String> = attr
+        .path()
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let ([last] | ["pleach_core" | "pleach_macros", last]) =
+        segments.iter().map(String::as_str).collect::<Vec<_>>()[..]
+    else {
+        return None;
+    };
+    match last {
+        "tool" => Some(Shape::Basic),
+        "unified_tool" => Some(Shape::Unified),
+        _ => None,
+    }
+}
+
 /// A key of `#[tool]` / `#[unified_tool]`, read once from its identifier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(clippy::enum_variant_names)] // `SchemaKey` is the key `schema_key`

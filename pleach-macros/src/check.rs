@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, LitStr, Signature, Type};
 
 use crate::ast::{Param, ParamKind, ToolFn, is_tool_context_ref};
-use crate::attr::{ArgAttrs, ArgValue, Literal, Shape, ToolAttrs};
+use crate::attr::{ArgAttrs, ArgValue, Literal, Shape, ToolAttrs, tool_attribute};
 use crate::ctxt::Ctxt;
 
 /// The closest of `candidates` to `word`, if it is close enough to be a typo, or else the one it
@@ -243,22 +243,11 @@ fn owned_arguments(params: &[Param], errors: &Ctxt) {
 /// and registry entry again, and rustc would report each generated item twice.
 fn one_tool_attribute(shape: Shape, attrs: &[syn::Attribute], errors: &Ctxt) {
     for attr in attrs {
-        let segments: Vec<String> = attr
-            .path()
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
-        let other = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-            ["tool" | "unified_tool"] => &segments[0],
-            [
-                "pleach_core" | "pleach_macros",
-                last @ ("tool" | "unified_tool"),
-            ] => last,
-            _ => continue,
+        let Some(other) = tool_attribute(attr) else {
+            continue;
         };
-        let message = if format!("#[{other}]") == shape.attribute() {
-            format!("`#[{other}]` is applied twice; remove one")
+        let message = if other == shape {
+            format!("`{}` is applied twice; remove one", shape.attribute())
         } else {
             "a fn takes one of `#[tool]` and `#[unified_tool]`, not both; keep `#[unified_tool]` (it takes every key of `#[tool]`) and remove `#[tool]`".to_owned()
         };

@@ -8,7 +8,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit};
 
-use crate::ast::{self, Output, ParamKind, ToolFn};
+use crate::ast::{self, ItemFn, Output, ParamKind, ToolFn};
 use crate::attr::{self, ArgAttrs, ArgValue, SafetyTier, Shape, ToolAttrs};
 use crate::check;
 use crate::ctxt::Ctxt;
@@ -41,7 +41,7 @@ pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> Toke
     let checked = check::check(shape, &attrs, &tool, &errors);
     match errors.check() {
         Ok(()) => generate(shape, &attrs, &tool, &checked),
-        Err(errors) => fallback::emit_fn(&tool.item, &errors),
+        Err(errors) => fallback::emit_tool(shape, &tool.item, &checked.name, &errors),
     }
 }
 
@@ -53,11 +53,6 @@ fn generate(
 ) -> TokenStream {
     let item = &tool.item;
     let fn_ident = &item.sig.ident;
-    let vis = &item.vis;
-    let method_vis = match vis {
-        syn::Visibility::Inherited => quote!(pub(crate)),
-        other => quote!(#other),
-    };
     let name = &checked.name;
     let description = &checked.description;
     let (core, p) = (CratePath::public(), CratePath::private());
@@ -103,19 +98,18 @@ fn generate(
         in_place: #in_place,
         takes_context: #takes_context,
     };
-    let handle_impl = handle_impl(&HandleParts {
-        fn_ident,
-        method_vis: &method_vis,
-        name,
-        description,
-        output_ty: &output_ty,
-        site: &site,
-        unified_fields: &unified_fields,
-        code_flags: &code_flags,
-    });
-    let handle_doc = format!(
-        " The `{}` handle of [`{fn_ident}`](fn@{fn_ident}): the tool `{name}`'s definition, for explicit registration and tests.",
-        shape.attribute()
+    let handle = Handle { shape, item, name };
+    let handle_declaration = handle.declaration();
+    let handle_impl = handle.impl_block(
+        &DefinitionParts {
+            name,
+            description,
+            output_ty: &output_ty,
+            site: &site,
+            unified_fields: &unified_fields,
+            code_flags: &code_flags,
+        }
+        .handle_bodies(),
     );
 
     quote! {
@@ -124,9 +118,7 @@ fn generate(
         #[allow(clippy::unused_async)]
         #item
 
-        #[doc = #handle_doc]
-        #[allow(non_camel_case_types)]
-        #vis struct #fn_ident {}
+        #handle_declaration
 
         #[allow(clippy::all, clippy::pedantic, non_snake_case, unused_qualifications)]
         const _: () = {
@@ -172,12 +164,100 @@ fn generate(
     }
 }
 
-/// The arguments struct (or nothing, for `#[input]`), the schema expression, the statement that
-/// parses the arguments, and the expressions passed to the fn.
-/// What the handle's `impl` block is made of.
-struct HandleParts<'a> {
-    fn_ident: &'a syn::Ident,
-    method_vis: &'a TokenStream,
+/// The tool's handle: a struct named as the fn (the type namespace has room for it) whose
+/// associated items are the tool's definition. A tool in error (`fallback`) gets the same public
+/// shape with other bodies, so code using the handle reads the same either way.
+pub(crate) struct Handle<'a> {
+    pub(crate) shape: Shape,
+    pub(crate) item: &'a ItemFn,
+    /// The tool's name, as the model calls it.
+    pub(crate) name: &'a str,
+}
+
+/// The bodies of the handle's fns, each an expression of the fn's return type.
+pub(crate) struct HandleBodies {
+    pub(crate) try_unified: TokenStream,
+    pub(crate) unified: TokenStream,
+    pub(crate) definition: TokenStream,
+    pub(crate) entry: TokenStream,
+}
+
+impl Handle<'_> {
+    /// `struct my_tool {}`, as visible as the fn.
+    pub(crate) fn declaration(&self) -> TokenStream {
+        let fn_ident = &self.item.sig.ident;
+        let vis = &self.item.vis;
+        let doc = format!(
+            " The `{}` handle of [`{fn_ident}`](fn@{fn_ident}): the tool `{}`'s definition, for explicit registration and tests.",
+            self.shape.attribute(),
+            self.name
+        );
+        quote! {
+            #[doc = #doc]
+            #[allow(non_camel_case_types)]
+            #vis struct #fn_ident {}
+        }
+    }
+
+    /// `impl my_tool { NAME, try_unified, unified, definition, __pleach_entry }`.
+    pub(crate) fn impl_block(&self, bodies: &HandleBodies) -> TokenStream {
+        let fn_ident = &self.item.sig.ident;
+        let method_vis = match &self.item.vis {
+            syn::Visibility::Inherited => quote!(pub(crate)),
+            other => quote!(#other),
+        };
+        let name = self.name;
+        let HandleBodies {
+            try_unified,
+            unified,
+            definition,
+            entry,
+        } = bodies;
+        let (core, p) = (CratePath::public(), CratePath::private());
+        quote! {
+        impl #fn_ident {
+            /// The tool's name, as the model calls it.
+            #method_vis const NAME: &'static str = #name;
+
+            /// The registry-level definition, built once (schemas generated, validators
+            /// compiled) and shared.
+            #method_vis fn try_unified() -> ::core::result::Result<
+                #core::UnifiedToolDefinition,
+                #core::DefinitionError,
+            > {
+                #try_unified
+            }
+
+            /// The registry-level definition.
+            ///
+            /// # Panics
+            ///
+            /// If the definition is refused (an `#[input]` type whose schema is not an
+            /// object); `try_unified` returns that error, and the registry reports it.
+            #method_vis fn unified() -> #core::UnifiedToolDefinition {
+                #unified
+            }
+
+            /// The basic definition (name, description, schemas, code).
+            ///
+            /// # Panics
+            ///
+            /// As `unified`.
+            #method_vis fn definition() -> #core::ToolDefinition {
+                #definition
+            }
+
+            #[doc(hidden)]
+            #method_vis fn __pleach_entry() -> &'static #p::ToolEntry {
+                #entry
+            }
+        }
+        }
+    }
+}
+
+/// What a tool that compiles builds its definition from.
+struct DefinitionParts<'a> {
     name: &'a str,
     description: &'a str,
     output_ty: &'a syn::Type,
@@ -187,82 +267,53 @@ struct HandleParts<'a> {
     code_flags: &'a TokenStream,
 }
 
-/// `impl my_tool { NAME, try_unified, unified, definition, __pleach_entry }`.
-fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
-    let HandleParts {
-        fn_ident,
-        method_vis,
-        name,
-        description,
-        output_ty,
-        site,
-        unified_fields,
-        code_flags,
-    } = parts;
-    let (core, p) = (CratePath::public(), CratePath::private());
-    quote! {
-    impl #fn_ident {
-        /// The tool's name, as the model calls it.
-        #method_vis const NAME: &'static str = #name;
-
-        /// The registry-level definition, built once (schemas generated, validators
-        /// compiled) and shared.
-        #method_vis fn try_unified() -> ::core::result::Result<
-            #core::UnifiedToolDefinition,
-            #core::DefinitionError,
-        > {
-            static DEFINITION: ::std::sync::OnceLock<
-                ::core::result::Result<
-                    #core::UnifiedToolDefinition,
-                    #core::DefinitionError,
-                >,
-            > = ::std::sync::OnceLock::new();
-            DEFINITION
-                .get_or_init(|| {
-                    let definition = #p::definition(
-                        #name,
-                        #description,
-                        __pleach_input_schema(),
-                        (&&#p::OutputProbe::<#output_ty>::new()).output_schema(),
-                        #p::Code {
-                            invoke: __pleach_invoke,
-                            check: __pleach_check,
-                            #code_flags
-                        },
-                        #site,
-                    )?;
-                    ::core::result::Result::Ok(#p::unified(definition, &#unified_fields))
-                })
-                .clone()
+impl DefinitionParts<'_> {
+    /// The handle's bodies: the definition built once from the generated fns and shared.
+    fn handle_bodies(&self) -> HandleBodies {
+        let DefinitionParts {
+            name,
+            description,
+            output_ty,
+            site,
+            unified_fields,
+            code_flags,
+        } = self;
+        let (core, p) = (CratePath::public(), CratePath::private());
+        HandleBodies {
+            try_unified: quote! {
+                static DEFINITION: ::std::sync::OnceLock<
+                    ::core::result::Result<
+                        #core::UnifiedToolDefinition,
+                        #core::DefinitionError,
+                    >,
+                > = ::std::sync::OnceLock::new();
+                DEFINITION
+                    .get_or_init(|| {
+                        let definition = #p::definition(
+                            #name,
+                            #description,
+                            __pleach_input_schema(),
+                            (&&#p::OutputProbe::<#output_ty>::new()).output_schema(),
+                            #p::Code {
+                                invoke: __pleach_invoke,
+                                check: __pleach_check,
+                                #code_flags
+                            },
+                            #site,
+                        )?;
+                        ::core::result::Result::Ok(#p::unified(definition, &#unified_fields))
+                    })
+                    .clone()
+            },
+            unified: quote! {
+                match Self::try_unified() {
+                    ::core::result::Result::Ok(tool) => tool,
+                    ::core::result::Result::Err(error) => ::core::panic!("{}", error),
+                }
+            },
+            definition: quote!(Self::unified().definition().clone()),
+            entry: quote!(&__PLEACH_ENTRY),
         }
-
-        /// The registry-level definition.
-        ///
-        /// # Panics
-        ///
-        /// If the definition is refused (an `#[input]` type whose schema is not an
-        /// object); `try_unified` returns that error, and the registry reports it.
-        #method_vis fn unified() -> #core::UnifiedToolDefinition {
-            match Self::try_unified() {
-                ::core::result::Result::Ok(tool) => tool,
-                ::core::result::Result::Err(error) => ::core::panic!("{}", error),
-            }
-        }
-
-        /// The basic definition (name, description, schemas, code).
-        ///
-        /// # Panics
-        ///
-        /// As `unified`.
-        #method_vis fn definition() -> #core::ToolDefinition {
-            Self::unified().definition().clone()
-        }
-
-        #[doc(hidden)]
-        #method_vis fn __pleach_entry() -> &'static #p::ToolEntry {
-            &__PLEACH_ENTRY
-        }
-    }
     }
 }
 
@@ -282,6 +333,8 @@ struct InputParts {
     checked_by_type: bool,
 }
 
+/// The arguments struct (or nothing, for `#[input]`), the schema expression, the statement that
+/// parses the arguments, and the expressions passed to the fn.
 fn input_parts(tool: &ToolFn) -> InputParts {
     let (core, p) = (CratePath::public(), CratePath::private());
     let mut bound_checks = Vec::new();

@@ -25,7 +25,10 @@
 //! An IDE expands the macros on every keystroke. They read the fn's signature and keep its body
 //! as tokens, so a half-typed body (`let x = ;`, a `match` without its arms) keeps the handle
 //! (`my_tool::definition()`, `my_tool::NAME`) and the registration: the body is emitted as
-//! written, and the only error is the compiler's own, on the syntax where it is.
+//! written, and the only error is the compiler's own, on the syntax where it is. A mistake the
+//! macro reports (a wrong key or value, a rule of the signature) is one error on its token, and
+//! the handle is still emitted, with the same items, so code using it elsewhere gets no second
+//! error; its fns are never run, as the crate does not compile until the mistake is fixed.
 
 mod ast;
 mod attr;

@@ -74,8 +74,10 @@ fn unified_tool_with_every_key() {
     );
 }
 
+/// On error: one `compile_error!` per mistake, the fn as written (helper attributes removed) and
+/// the handle with the items of a tool that compiles, its bodies never run.
 #[test]
-fn error_keeps_the_fn_and_adds_one_error_per_mistake() {
+fn error_keeps_the_fn_and_the_handle() {
     check(
         Shape::Basic,
         quote!(name = "x", safety_tier = "critical"),
@@ -83,7 +85,7 @@ fn error_keeps_the_fn_and_adds_one_error_per_mistake() {
             /// Deletes an account.
             async fn delete_account(#[arg(description = "Which")] id: String) {}
         },
-        &expect_file!["../tests/snapshots/error_keeps_the_fn.rs"],
+        &expect_file!["../tests/snapshots/error_keeps_the_fn_and_the_handle.rs"],
     );
 }
 
@@ -114,5 +116,26 @@ fn half_typed_body_keeps_the_handle_and_the_entry() {
         "in_place : false",
     ] {
         assert!(tokens.contains(part), "no `{part}` in {tokens}");
+    }
+}
+
+/// Where a struct cannot stand beside the fn (it takes `self`, so sits in an `impl`), or where
+/// another tool attribute left on the fn adds the handle when it expands, the error comes alone.
+#[test]
+fn error_adds_no_second_handle() {
+    for item in [
+        quote! {
+            /// Counts.
+            async fn count(&self, step: u32) -> u32 { step }
+        },
+        quote! {
+            /// Counts.
+            #[unified_tool]
+            async fn count(step: u32) -> u32 { step }
+        },
+    ] {
+        let tokens = expand(Shape::Basic, quote!(), item).to_string();
+        assert!(tokens.contains("compile_error"), "{tokens}");
+        assert!(!tokens.contains("struct"), "{tokens}");
     }
 }
