@@ -27,6 +27,11 @@ impl Shape {
             Shape::Unified => "#[unified_tool]",
         }
     }
+
+    /// The keys the macro takes.
+    fn keys(self) -> impl Iterator<Item = Key> {
+        Key::ALL.into_iter().filter(move |key| key.in_shape(self))
+    }
 }
 
 /// Which of the two macros `attr` is (`tool` or `unified_tool`, bare or through `pleach_core::` or
@@ -53,7 +58,7 @@ pub(crate) fn tool_attribute(attr: &syn::Attribute) -> Option<Shape> {
 /// A key of `#[tool]` / `#[unified_tool]`, read once from its identifier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(clippy::enum_variant_names)] // `SchemaKey` is the key `schema_key`
-pub(crate) enum Key {
+enum Key {
     Name,
     Description,
     Id,
@@ -76,7 +81,7 @@ impl Key {
     ];
 
     /// The key as written.
-    pub(crate) fn text(self) -> &'static str {
+    fn text(self) -> &'static str {
         match self {
             Key::Name => "name",
             Key::Description => "description",
@@ -197,13 +202,6 @@ pub(crate) fn parse_tool_attrs(shape: Shape, args: TokenStream, errors: &Ctxt) -
         }
     }
     attrs
-}
-
-impl Shape {
-    /// The keys the macro takes.
-    fn keys(self) -> impl Iterator<Item = Key> {
-        Key::ALL.into_iter().filter(move |key| key.in_shape(self))
-    }
 }
 
 /// `` `a`, `b`, `c` ``.

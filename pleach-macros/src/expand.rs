@@ -19,7 +19,7 @@ use crate::paths::CratePath;
 pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> TokenStream {
     let errors = Ctxt::new();
     let attrs = attr::parse_tool_attrs(shape, args, &errors);
-    let Ok(item_fn) = syn::parse2::<ast::ItemFn>(item.clone()) else {
+    let Ok(item_fn) = syn::parse2::<ItemFn>(item.clone()) else {
         let message = format!(
             "`{}` goes on an `async fn`: `{} async fn my_tool(…) -> … {{ … }}`",
             shape.attribute(),
