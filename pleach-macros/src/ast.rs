@@ -1,17 +1,75 @@
 //! A typed view of the annotated fn: its parameters (model-facing arguments, the injected context,
 //! or one input type), its return type and its docs, each pointing at the original tokens.
 
-use proc_macro2::{Span, TokenStream};
-use quote::ToTokens;
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use quote::{ToTokens, TokenStreamExt};
 use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream, Parser};
 use syn::spanned::Spanned;
-use syn::{FnArg, GenericArgument, Ident, ItemFn, Meta, Pat, PathArguments, ReturnType, Type};
+use syn::{
+    Attribute, Block, FnArg, GenericArgument, Ident, Meta, Pat, PathArguments, ReturnType,
+    Signature, Type, Visibility,
+};
 
 use crate::attr::{ArgAttrs, parse_arg_attr};
-use crate::check::Errors;
+use crate::ctxt::Ctxt;
 
 /// The helper attributes `#[tool]` reads on parameters (and removes, as the compiler requires).
 const HELPER_ATTRS: &[&str] = &["arg", "input"];
+
+/// The annotated fn, its signature parsed and its body kept as tokens (tracing-attributes'
+/// `MaybeItemFn`). Everything the macro generates comes from the signature, so a body still being
+/// typed does not stop the expansion: the fn is emitted with the body as written, and rustc
+/// reports the body's syntax error where it is, once.
+pub(crate) struct ItemFn {
+    pub(crate) attrs: Vec<Attribute>,
+    pub(crate) vis: Visibility,
+    pub(crate) sig: Signature,
+    /// `{ … }`, as written.
+    pub(crate) body: Group,
+}
+
+impl Parse for ItemFn {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        let body: Group = input.parse()?;
+        if body.delimiter() != Delimiter::Brace {
+            return Err(syn::Error::new(
+                body.span(),
+                "expected the fn's body `{ … }`",
+            ));
+        }
+        Ok(ItemFn {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
+
+impl ItemFn {
+    /// Whether the body reads as complete Rust (an `ItemFn`'s block: inner attributes, then
+    /// statements).
+    pub(crate) fn body_parses(&self) -> bool {
+        let block = |input: ParseStream<'_>| {
+            input.call(Attribute::parse_inner)?;
+            input.call(Block::parse_within)
+        };
+        block.parse2(self.body.stream()).is_ok()
+    }
+}
+
+impl ToTokens for ItemFn {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.append_all(&self.attrs);
+        self.vis.to_tokens(tokens);
+        self.sig.to_tokens(tokens);
+        self.body.to_tokens(tokens);
+    }
+}
 
 /// The fn as the macro sees it.
 pub(crate) struct ToolFn {
@@ -31,6 +89,10 @@ pub(crate) struct Param {
     pub(crate) property: String,
     pub(crate) ty: Type,
     pub(crate) kind: ParamKind,
+    /// Its `#[arg(…)]`s, as written.
+    pub(crate) arg_attrs: Vec<syn::Attribute>,
+    /// Its first `#[input]`, as written.
+    pub(crate) input_attr: Option<syn::Attribute>,
     /// The whole parameter as written, so an error about it covers it from first to last token.
     pub(crate) tokens: TokenStream,
 }
@@ -75,7 +137,7 @@ fn strip_helper_attrs(item: &mut ItemFn) {
 
 /// Attributes on a parameter that the macro cannot honour, each reported with what to write
 /// instead (rustc's own errors for them point at generated code or list built-in attributes).
-fn param_attrs_supported(attrs: &[syn::Attribute], errors: &mut Errors) {
+fn param_attrs_supported(attrs: &[syn::Attribute], errors: &Ctxt) {
     for attr in attrs {
         if attr.path().is_ident("doc") {
             // `///` on a parameter: what the user means is the argument's description.
@@ -123,7 +185,7 @@ fn holds_helper_attr(attr: &syn::Attribute) -> bool {
 }
 
 /// Builds the typed view, collecting mistakes in the parameters into `errors`.
-pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
+pub(crate) fn analyze(mut item: ItemFn, errors: &Ctxt) -> ToolFn {
     let mut params = Vec::new();
     for input in &item.sig.inputs {
         let FnArg::Typed(pat_type) = input else {
@@ -142,47 +204,29 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
             }
         };
         let ty = (*pat_type.ty).clone();
-        let arg_attrs: Vec<&syn::Attribute> = pat_type
+        let arg_attrs: Vec<syn::Attribute> = pat_type
             .attrs
             .iter()
             .filter(|a| a.path().is_ident("arg"))
+            .cloned()
             .collect();
-        let input_attr = pat_type.attrs.iter().find(|a| a.path().is_ident("input"));
-        if let Some(attr) = input_attr {
+        let input_attr = pat_type
+            .attrs
+            .iter()
+            .find(|a| a.path().is_ident("input"))
+            .cloned();
+        if let Some(attr) = &input_attr {
             input_marker_is_bare(attr, errors);
         }
+        // `check` reports a helper that does not apply to the parameter's kind.
         let kind = if is_tool_context(&ty) {
-            // Neither helper means anything on the injected context; ignoring one silently would
-            // hide what the user meant.
-            if let Some(attr) = input_attr {
-                errors.push(syn::Error::new_spanned(
-                    attr,
-                    "the `ToolContext` is injected by the runtime, not the tool's input; remove `#[input]`",
-                ));
-            }
-            for attr in &arg_attrs {
-                errors.push(syn::Error::new_spanned(
-                    attr,
-                    "the `ToolContext` is injected by the runtime and is not in the schema; remove `#[arg]`",
-                ));
-            }
             ParamKind::Context
         } else if input_attr.is_some() {
-            // Every `#[arg]` key would be ignored: the input type's own schema is the schema.
-            for attr in &arg_attrs {
-                errors.push(syn::Error::new_spanned(
-                    attr,
-                    "`#[arg]` does not apply to an `#[input]` parameter, whose type is the whole schema; remove it and describe the fields on the type (doc comments, `#[schemars(…)]`)",
-                ));
-            }
             ParamKind::Input
         } else {
             let mut attrs = ArgAttrs::default();
             for attr in &arg_attrs {
                 parse_arg_attr(attr, &mut attrs, errors);
-            }
-            if crate::attr::bounds_in_order(&attrs, errors) {
-                crate::attr::default_within_bounds(&attrs, errors);
             }
             ParamKind::Argument {
                 attrs: Box::new(attrs),
@@ -194,6 +238,8 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
             ident,
             ty,
             kind,
+            arg_attrs,
+            input_attr,
             tokens: pat_type.to_token_stream(),
         });
     }
@@ -216,7 +262,7 @@ pub(crate) fn analyze(mut item: ItemFn, errors: &mut Errors) -> ToolFn {
 
 /// `#[input]` is a marker; syn's own message for arguments ("unexpected token in attribute") does
 /// not say what to write instead.
-fn input_marker_is_bare(attr: &syn::Attribute, errors: &mut Errors) {
+fn input_marker_is_bare(attr: &syn::Attribute, errors: &Ctxt) {
     let message = "`#[input]` takes no arguments; write `#[input]` and configure the type with `#[serde(…)]` and `#[schemars(…)]` on its definition";
     match &attr.meta {
         Meta::Path(_) => {}
@@ -394,7 +440,7 @@ fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Type, exact_output};
+    use super::{ItemFn, Type, exact_output};
 
     fn ty(text: &str) -> Type {
         syn::parse_str(text).expect("a type")
@@ -429,5 +475,33 @@ mod tests {
         ] {
             assert!(!exact_output(&ty(text)), "{text}");
         }
+    }
+
+    fn item(text: &str) -> ItemFn {
+        syn::parse_str(text).expect("a signature and a body")
+    }
+
+    #[test]
+    fn a_body_that_does_not_parse_still_gives_the_fn() {
+        let half_typed = item("async fn lookup(word: String) -> String { let meaning = ; word }");
+        assert_eq!(half_typed.sig.ident, "lookup");
+        assert!(!half_typed.body_parses());
+        let half_match = item("async fn f(w: String) { match w.as_str() { \"\" => } }");
+        assert!(!half_match.body_parses());
+    }
+
+    #[test]
+    fn complete_bodies_parse_with_their_inner_attributes() {
+        let complete = item("async fn f() -> u8 { #![allow(unused)] let x = 1; x }");
+        assert!(complete.body_parses());
+        assert!(item("async fn f() {}").body_parses());
+    }
+
+    #[test]
+    fn a_signature_or_body_that_is_not_a_fn_is_refused() {
+        assert!(syn::parse_str::<ItemFn>("async fn f(word: ) {}").is_err());
+        assert!(syn::parse_str::<ItemFn>("async fn f();").is_err());
+        assert!(syn::parse_str::<ItemFn>("async fn f() (x)").is_err());
+        assert!(syn::parse_str::<ItemFn>("struct S {}").is_err());
     }
 }

@@ -1,4 +1,6 @@
-//! The keys each macro accepts, every value kept with its span, and every mistake collected.
+//! The keys each macro accepts, each value parsed once into a typed value that keeps its span (a
+//! tier is a [`SafetyTier`], a literal bound its number). A key or value that cannot be read is an
+//! error here; rules between values are `check`'s.
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -6,7 +8,8 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Expr, ExprLit, Lit, LitStr, Meta, Token};
 
-use crate::check::{Errors, did_you_mean};
+use crate::check::did_you_mean;
+use crate::ctxt::Ctxt;
 
 /// Which macro is being expanded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,22 +27,119 @@ impl Shape {
             Shape::Unified => "#[unified_tool]",
         }
     }
+
+    /// The keys the macro takes.
+    fn keys(self) -> impl Iterator<Item = Key> {
+        Key::ALL.into_iter().filter(move |key| key.in_shape(self))
+    }
 }
 
-/// Keys of the basic shape.
-pub(crate) const BASIC_KEYS: &[&str] = &["name", "description"];
-/// Keys only the registry-level shape has.
-pub(crate) const UNIFIED_ONLY_KEYS: &[&str] = &[
-    "id",
-    "display_name",
-    "category",
-    "schema_key",
-    "safety_tier",
-];
-/// The values of `safety_tier`.
-pub(crate) const SAFETY_TIERS: &[&str] = &["critical", "standard", "advisory"];
+/// Which of the two macros `attr` is (`tool` or `unified_tool`, bare or through `pleach_core::` or
+/// `pleach_macros::`), if either.
+pub(crate) fn tool_attribute(attr: &syn::Attribute) -> Option<Shape> {
+    let segments: Vec<String> = attr
+        .path()
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let ([last] | ["pleach_core" | "pleach_macros", last]) =
+        segments.iter().map(String::as_str).collect::<Vec<_>>()[..]
+    else {
+        return None;
+    };
+    match last {
+        "tool" => Some(Shape::Basic),
+        "unified_tool" => Some(Shape::Unified),
+        _ => None,
+    }
+}
 
-/// The parsed attribute: each key's literal, with its span, when present.
+/// A key of `#[tool]` / `#[unified_tool]`, read once from its identifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)] // `SchemaKey` is the key `schema_key`
+enum Key {
+    Name,
+    Description,
+    Id,
+    DisplayName,
+    Category,
+    SchemaKey,
+    SafetyTier,
+}
+
+impl Key {
+    /// Every key, those of the basic shape first.
+    const ALL: [Key; 7] = [
+        Key::Name,
+        Key::Description,
+        Key::Id,
+        Key::DisplayName,
+        Key::Category,
+        Key::SchemaKey,
+        Key::SafetyTier,
+    ];
+
+    /// The key as written.
+    fn text(self) -> &'static str {
+        match self {
+            Key::Name => "name",
+            Key::Description => "description",
+            Key::Id => "id",
+            Key::DisplayName => "display_name",
+            Key::Category => "category",
+            Key::SchemaKey => "schema_key",
+            Key::SafetyTier => "safety_tier",
+        }
+    }
+
+    fn from_text(text: &str) -> Option<Key> {
+        Key::ALL.into_iter().find(|key| key.text() == text)
+    }
+
+    /// Whether the basic shape (`#[tool]`) has it; the others are registry-level.
+    fn basic(self) -> bool {
+        matches!(self, Key::Name | Key::Description)
+    }
+
+    fn in_shape(self, shape: Shape) -> bool {
+        shape == Shape::Unified || self.basic()
+    }
+}
+
+/// The values of `safety_tier`, as `pleach_core::SafetyTier` has them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SafetyTier {
+    Critical,
+    Standard,
+    Advisory,
+}
+
+impl SafetyTier {
+    pub(crate) const ALL: [SafetyTier; 3] = [
+        SafetyTier::Critical,
+        SafetyTier::Standard,
+        SafetyTier::Advisory,
+    ];
+
+    /// The value as written in the attribute.
+    pub(crate) fn text(self) -> &'static str {
+        match self {
+            SafetyTier::Critical => "critical",
+            SafetyTier::Standard => "standard",
+            SafetyTier::Advisory => "advisory",
+        }
+    }
+}
+
+/// A `safety_tier` value and the span of its literal.
+#[derive(Clone, Copy)]
+pub(crate) struct Tier {
+    pub(crate) value: SafetyTier,
+    pub(crate) span: Span,
+}
+
+/// The parsed attribute: each key's value, with its span, when present.
 #[derive(Default)]
 pub(crate) struct ToolAttrs {
     pub(crate) name: Option<LitStr>,
@@ -48,26 +148,11 @@ pub(crate) struct ToolAttrs {
     pub(crate) display_name: Option<LitStr>,
     pub(crate) category: Option<LitStr>,
     pub(crate) schema_key: Option<LitStr>,
-    pub(crate) safety_tier: Option<LitStr>,
-}
-
-impl ToolAttrs {
-    fn slot(&mut self, key: &str) -> Option<&mut Option<LitStr>> {
-        Some(match key {
-            "name" => &mut self.name,
-            "description" => &mut self.description,
-            "id" => &mut self.id,
-            "display_name" => &mut self.display_name,
-            "category" => &mut self.category,
-            "schema_key" => &mut self.schema_key,
-            "safety_tier" => &mut self.safety_tier,
-            _ => return None,
-        })
-    }
+    pub(crate) safety_tier: Option<Tier>,
 }
 
 /// Parses the attribute's arguments for `shape`, collecting every mistake into `errors`.
-pub(crate) fn parse_tool_attrs(shape: Shape, args: TokenStream, errors: &mut Errors) -> ToolAttrs {
+pub(crate) fn parse_tool_attrs(shape: Shape, args: TokenStream, errors: &Ctxt) -> ToolAttrs {
     let mut attrs = ToolAttrs::default();
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
         Ok(metas) => metas,
@@ -76,6 +161,7 @@ pub(crate) fn parse_tool_attrs(shape: Shape, args: TokenStream, errors: &mut Err
             return attrs;
         }
     };
+    let mut seen = Vec::new();
     for meta in metas {
         let path = meta.path();
         let Some(ident) = path.get_ident() else {
@@ -85,99 +171,116 @@ pub(crate) fn parse_tool_attrs(shape: Shape, args: TokenStream, errors: &mut Err
                     "unknown key `{}` for `{}`; keys are plain names: {}",
                     path.to_token_stream().to_string().replace(' ', ""),
                     shape.attribute(),
-                    keys_of(shape)
-                        .iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    listed(shape.keys().map(Key::text))
                 ),
             ));
             continue;
         };
-        let key = ident.to_string();
-        if !key_allowed(shape, &key, ident.span(), errors) {
-            continue;
-        }
-        let Some(value) = string_value(&meta, &key, errors) else {
+        let text = ident.to_string();
+        let Some(key) = key_of(shape, &text, ident.span(), errors) else {
             continue;
         };
-        let Some(slot) = attrs.slot(&key) else {
+        let Some(value) = string_value(&meta, &text, errors) else {
             continue;
         };
-        if slot.is_some() {
+        if seen.contains(&key) {
             errors.push(syn::Error::new(
                 ident.span(),
-                format!("duplicate key `{key}`; give each key once"),
+                format!("duplicate key `{text}`; give each key once"),
             ));
             continue;
         }
-        *slot = Some(value);
+        seen.push(key);
+        match key {
+            Key::Name => attrs.name = Some(value),
+            Key::Description => attrs.description = Some(value),
+            Key::Id => attrs.id = Some(value),
+            Key::DisplayName => attrs.display_name = Some(value),
+            Key::Category => attrs.category = Some(value),
+            Key::SchemaKey => attrs.schema_key = Some(value),
+            Key::SafetyTier => attrs.safety_tier = safety_tier(&value, errors),
+        }
     }
     attrs
 }
 
-fn keys_of(shape: Shape) -> Vec<&'static str> {
-    match shape {
-        Shape::Basic => BASIC_KEYS.to_vec(),
-        Shape::Unified => BASIC_KEYS
-            .iter()
-            .chain(UNIFIED_ONLY_KEYS)
-            .copied()
-            .collect(),
-    }
+/// `` `a`, `b`, `c` ``.
+fn listed<'a>(words: impl Iterator<Item = &'a str>) -> String {
+    words
+        .map(|w| format!("`{w}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-/// Whether `key` belongs to `shape`; if not, says why on the key's span.
-fn key_allowed(shape: Shape, key: &str, span: Span, errors: &mut Errors) -> bool {
-    let allowed = keys_of(shape);
-    if allowed.contains(&key) {
-        return true;
+/// The key `text` names if `shape` takes it; if not, says why on the key's span.
+fn key_of(shape: Shape, text: &str, span: Span, errors: &Ctxt) -> Option<Key> {
+    let key = Key::from_text(text);
+    if let Some(key) = key.filter(|key| key.in_shape(shape)) {
+        return Some(key);
     }
-    let message = if shape == Shape::Basic && UNIFIED_ONLY_KEYS.contains(&key) {
-        // The Rust form of the spec's TypeScript excess-property error.
+    let message = if key.is_some() {
+        // A registry-level key on `#[tool]`: the Rust form of the spec's TypeScript
+        // excess-property error.
         format!(
-            "`{key}` is not a field of the basic tool shape (`#[tool]` takes only `name` and `description`); use `#[unified_tool({key} = …)]` for the registry-level shape"
+            "`{text}` is not a field of the basic tool shape (`#[tool]` takes only `name` and `description`); use `#[unified_tool({text} = …)]` for the registry-level shape"
         )
-    } else if key == "batching" {
+    } else if text == "batching" {
         "`batching` is not a tool field; override the inferred strategy with a batching hint (`contribute_batching_hints` in a plugin), keyed by tool name".to_owned()
-    } else if matches!(key, "timeout" | "timeout_ms") {
+    } else if matches!(text, "timeout" | "timeout_ms") {
         format!(
-            "`{key}` is not a tool field; per-tool timeouts are runtime or plugin configuration, keyed by tool name"
+            "`{text}` is not a tool field; per-tool timeouts are runtime or plugin configuration, keyed by tool name"
         )
     } else {
-        let everything: Vec<&str> = BASIC_KEYS
-            .iter()
-            .chain(UNIFIED_ONLY_KEYS)
-            .copied()
-            .collect();
-        let listed = allowed
-            .iter()
-            .map(|k| format!("`{k}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        match did_you_mean(key, &everything) {
-            Some(near) if allowed.contains(&near) => format!(
-                "unknown key `{key}` for `{}`; did you mean `{near}`?",
-                shape.attribute()
+        let everything = Key::ALL.map(Key::text);
+        match did_you_mean(text, &everything).and_then(Key::from_text) {
+            Some(near) if near.in_shape(shape) => format!(
+                "unknown key `{text}` for `{}`; did you mean `{}`?",
+                shape.attribute(),
+                near.text()
             ),
             // The near miss is a key of the other macro: suggesting it bare would only lead to
             // the next error.
             Some(near) => format!(
-                "unknown key `{key}` for `{}`; did you mean `{near}`? it is a key of the registry-level shape: `#[unified_tool({near} = …)]`",
-                shape.attribute()
+                "unknown key `{text}` for `{}`; did you mean `{near}`? it is a key of the registry-level shape: `#[unified_tool({near} = …)]`",
+                shape.attribute(),
+                near = near.text()
             ),
             None => format!(
-                "unknown key `{key}` for `{}`; expected one of {listed}",
-                shape.attribute()
+                "unknown key `{text}` for `{}`; expected one of {}",
+                shape.attribute(),
+                listed(shape.keys().map(Key::text))
             ),
         }
     };
     errors.push(syn::Error::new(span, message));
-    false
+    None
+}
+
+/// `safety_tier = "…"` as one of the spec's three values.
+fn safety_tier(literal: &LitStr, errors: &Ctxt) -> Option<Tier> {
+    let text = literal.value();
+    if let Some(value) = SafetyTier::ALL.into_iter().find(|t| t.text() == text) {
+        return Some(Tier {
+            value,
+            span: literal.span(),
+        });
+    }
+    let hint = match did_you_mean(&text, &SafetyTier::ALL.map(SafetyTier::text)) {
+        Some(near) => format!("; did you mean `{near}`?"),
+        None => String::new(),
+    };
+    errors.push(syn::Error::new(
+        literal.span(),
+        format!(
+            "unknown safety tier `{text}`; expected one of {}{hint}",
+            listed(SafetyTier::ALL.into_iter().map(SafetyTier::text))
+        ),
+    ));
+    None
 }
 
 /// The string literal of `key = "…"`.
-fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
+fn string_value(meta: &Meta, key: &str, errors: &Ctxt) -> Option<LitStr> {
     match meta {
         Meta::NameValue(nv) => match &nv.value {
             Expr::Lit(ExprLit {
@@ -205,16 +308,58 @@ fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
 #[derive(Default)]
 pub(crate) struct ArgAttrs {
     pub(crate) description: Option<LitStr>,
-    pub(crate) default: Option<Expr>,
-    pub(crate) min: Option<Expr>,
-    pub(crate) max: Option<Expr>,
+    pub(crate) default: Option<ArgValue>,
+    pub(crate) min: Option<ArgValue>,
+    pub(crate) max: Option<ArgValue>,
+}
+
+/// A `default`, `min` or `max`: the expression as written (emitted as is, so the compiler checks
+/// it against the parameter's type) and, when it is a literal, its value.
+pub(crate) struct ArgValue {
+    pub(crate) expr: Expr,
+    pub(crate) literal: Option<Literal>,
+}
+
+/// A literal the macro can compare with another before the compiler sees either.
+#[derive(Clone, Copy)]
+pub(crate) enum Literal {
+    /// A number, negated or not (`5`, `-2`, `0.5`).
+    Number(f64),
+    /// A string literal, by its length in characters (what a string's bounds measure).
+    Text { chars: usize },
+}
+
+impl ArgValue {
+    fn new(expr: &Expr) -> Self {
+        let literal = match expr {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(text),
+                ..
+            }) => Some(Literal::Text {
+                chars: text.value().chars().count(),
+            }),
+            other => literal_number(other).map(Literal::Number),
+        };
+        ArgValue {
+            expr: expr.clone(),
+            literal,
+        }
+    }
+
+    /// The value when it is a number literal.
+    pub(crate) fn number(&self) -> Option<f64> {
+        match self.literal {
+            Some(Literal::Number(number)) => Some(number),
+            _ => None,
+        }
+    }
 }
 
 /// Keys of `#[arg(…)]`.
 pub(crate) const ARG_KEYS: &[&str] = &["description", "default", "min", "max"];
 
 /// Parses one `#[arg(…)]` into `into`, collecting mistakes.
-pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors: &mut Errors) {
+pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors: &Ctxt) {
     // syn's own message for this ("expected attribute arguments in parentheses") names no key.
     if !matches!(attr.meta, Meta::List(_)) {
         errors.push(syn::Error::new_spanned(
@@ -258,9 +403,9 @@ pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors:
                     false
                 }
             }
-            "default" => into.default.replace(nv.value.clone()).is_some(),
-            "min" => into.min.replace(nv.value.clone()).is_some(),
-            "max" => into.max.replace(nv.value.clone()).is_some(),
+            "default" => into.default.replace(ArgValue::new(&nv.value)).is_some(),
+            "min" => into.min.replace(ArgValue::new(&nv.value)).is_some(),
+            "max" => into.max.replace(ArgValue::new(&nv.value)).is_some(),
             _ => {
                 let hint = match did_you_mean(&key, ARG_KEYS) {
                     Some(near) => format!("did you mean `{near}`?"),
@@ -299,75 +444,5 @@ fn literal_number(expr: &Expr) -> Option<f64> {
         }) => literal_number(expr).map(|n| -n),
         Expr::Paren(inner) => literal_number(&inner.expr),
         _ => None,
-    }
-}
-
-/// Literal bounds the wrong way round: no value fits, so the schema refuses every call. Only when
-/// `min` is positive: as a length's bounds (a negative `max` acts as 0) `min = 0, max = -1` still
-/// admits the empty string, and the macro does not know which the parameter is. Returns whether
-/// the bounds are in order (or not literals); out of order, a default cannot be checked against them.
-pub(crate) fn bounds_in_order(attrs: &ArgAttrs, errors: &mut Errors) -> bool {
-    let (Some(min_expr), Some(max_expr)) = (attrs.min.as_ref(), attrs.max.as_ref()) else {
-        return true;
-    };
-    let (Some(min), Some(max)) = (literal_number(min_expr), literal_number(max_expr)) else {
-        return true;
-    };
-    let in_order = !(min > max && min > 0.0);
-    if !in_order {
-        errors.push(syn::Error::new_spanned(
-            max_expr,
-            "`max` is below `min`: no value fits, so every call would be refused; swap the bounds \
-             or widen them",
-        ));
-    }
-    in_order
-}
-
-/// A literal `default` outside literal `min`/`max`: the schema would contradict itself, and every
-/// call that leaves the argument out would be refused for a value the model never sent.
-pub(crate) fn default_within_bounds(attrs: &ArgAttrs, errors: &mut Errors) {
-    let Some(default) = attrs.default.as_ref() else {
-        return;
-    };
-    // A number, or a string's length in characters (what its bounds measure).
-    let (value, is_length) = match default {
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(text),
-            ..
-        }) => {
-            #[allow(clippy::cast_precision_loss)] // a literal's length
-            let length = text.value().chars().count() as f64;
-            (length, true)
-        }
-        other => match literal_number(other) {
-            Some(number) => (number, false),
-            None => return,
-        },
-    };
-    let bounds = [("min", &attrs.min, true), ("max", &attrs.max, false)];
-    for (key, bound, lower) in bounds {
-        let Some(mut limit) = bound.as_ref().and_then(literal_number) else {
-            continue;
-        };
-        if is_length && !lower {
-            // As the schema's `maxLength`: a negative `max` acts as 0.
-            limit = limit.max(0.0);
-        }
-        if (lower && value < limit) || (!lower && value > limit) {
-            let side = match (lower, is_length) {
-                (true, false) => "below",
-                (false, false) => "above",
-                (true, true) => "shorter than",
-                (false, true) => "longer than",
-            };
-            errors.push(syn::Error::new_spanned(
-                default,
-                format!(
-                    "the default is {side} `{key}`: a call that leaves the argument out would get a \
-                     value its own bounds refuse; pick a default within `min` and `max`"
-                ),
-            ));
-        }
     }
 }

@@ -6,24 +6,8 @@ use syn::spanned::Spanned;
 use syn::{FnArg, LitStr, Signature, Type};
 
 use crate::ast::{Param, ParamKind, ToolFn, is_tool_context_ref};
-use crate::attr::{SAFETY_TIERS, Shape, ToolAttrs};
-
-/// Every error found, combined into one `syn::Error` at the end.
-#[derive(Default)]
-pub(crate) struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub(crate) fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-
-    pub(crate) fn into_result(self) -> Result<(), syn::Error> {
-        self.0.map_or(Ok(()), Err)
-    }
-}
+use crate::attr::{ArgAttrs, ArgValue, Literal, Shape, ToolAttrs, tool_attribute};
+use crate::ctxt::Ctxt;
 
 /// The closest of `candidates` to `word`, if it is close enough to be a typo, or else the one it
 /// abbreviates or spells out (`maximum` → `max`, `desc` → `description`: JSON Schema's and other
@@ -82,12 +66,7 @@ pub(crate) struct Checked {
 
 /// Runs every rule. Returns the settled name and description (placeholders when those are in
 /// error: the errors are what matters then).
-pub(crate) fn check(
-    shape: Shape,
-    attrs: &ToolAttrs,
-    tool: &ToolFn,
-    errors: &mut Errors,
-) -> Checked {
+pub(crate) fn check(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, errors: &Ctxt) -> Checked {
     let sig = &tool.item.sig;
     async_fn(sig, errors);
     plain_fn(sig, errors);
@@ -95,12 +74,12 @@ pub(crate) fn check(
     no_generics(sig, errors);
     no_impl_trait(sig, errors);
     one_tool_attribute(shape, &tool.item.attrs, errors);
+    no_helpers_on_context(&tool.params, errors);
+    no_arg_on_input(&tool.params, errors);
     one_context(&tool.params, errors);
     input_alone(&tool.params, errors);
     owned_arguments(&tool.params, errors);
-    if shape == Shape::Unified {
-        tier_value(attrs.safety_tier.as_ref(), errors);
-    }
+    argument_bounds(&tool.params, errors);
     Checked {
         name: name(attrs.name.as_ref(), &sig.ident, errors),
         description: description(
@@ -114,7 +93,7 @@ pub(crate) fn check(
 }
 
 /// Tools are awaited by the runtime, with the cancellation signal reaching every await point.
-fn async_fn(sig: &Signature, errors: &mut Errors) {
+fn async_fn(sig: &Signature, errors: &Ctxt) {
     if sig.asyncness.is_none() {
         errors.push(syn::Error::new(
             sig.fn_token.span,
@@ -124,7 +103,7 @@ fn async_fn(sig: &Signature, errors: &mut Errors) {
 }
 
 /// `const`, `unsafe`, `extern` and C variadics have no meaning for a model-callable fn.
-fn plain_fn(sig: &Signature, errors: &mut Errors) {
+fn plain_fn(sig: &Signature, errors: &Ctxt) {
     if let Some(token) = &sig.constness {
         errors.push(syn::Error::new(token.span, "a tool cannot be a `const fn`"));
     }
@@ -149,7 +128,7 @@ fn plain_fn(sig: &Signature, errors: &mut Errors) {
 }
 
 /// A model calls a tool by name with JSON arguments; there is no value to call a method on.
-fn no_receiver(sig: &Signature, errors: &mut Errors) {
+fn no_receiver(sig: &Signature, errors: &Ctxt) {
     for input in &sig.inputs {
         if let FnArg::Receiver(receiver) = input {
             errors.push(syn::Error::new_spanned(
@@ -161,7 +140,7 @@ fn no_receiver(sig: &Signature, errors: &mut Errors) {
 }
 
 /// The schema is generated once, at compile time, from concrete types.
-fn no_generics(sig: &Signature, errors: &mut Errors) {
+fn no_generics(sig: &Signature, errors: &Ctxt) {
     if !sig.generics.params.is_empty() {
         errors.push(syn::Error::new_spanned(
             &sig.generics,
@@ -176,7 +155,7 @@ fn no_generics(sig: &Signature, errors: &mut Errors) {
 }
 
 /// `impl Trait` has no nameable type to derive a schema from.
-fn no_impl_trait(sig: &Signature, errors: &mut Errors) {
+fn no_impl_trait(sig: &Signature, errors: &Ctxt) {
     let mut types: Vec<&Type> = sig
         .inputs
         .iter()
@@ -233,7 +212,7 @@ fn visit_types<'a>(ty: &'a Type, f: &mut impl FnMut(&'a Type) -> bool) {
 /// Arguments are deserialized from the call's JSON text and moved into a `'static` future: a
 /// borrow has nothing to borrow from (and, unreported, surfaces as a lifetime error in generated
 /// code).
-fn owned_arguments(params: &[Param], errors: &mut Errors) {
+fn owned_arguments(params: &[Param], errors: &Ctxt) {
     for param in params {
         if matches!(param.kind, ParamKind::Context) || is_tool_context_ref(&param.ty) {
             continue;
@@ -262,24 +241,13 @@ fn owned_arguments(params: &[Param], errors: &mut Errors) {
 
 /// A fn is one tool: a second `#[tool]` / `#[unified_tool]` below this one would define its handle
 /// and registry entry again, and rustc would report each generated item twice.
-fn one_tool_attribute(shape: Shape, attrs: &[syn::Attribute], errors: &mut Errors) {
+fn one_tool_attribute(shape: Shape, attrs: &[syn::Attribute], errors: &Ctxt) {
     for attr in attrs {
-        let segments: Vec<String> = attr
-            .path()
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
-        let other = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-            ["tool" | "unified_tool"] => &segments[0],
-            [
-                "pleach_core" | "pleach_macros",
-                last @ ("tool" | "unified_tool"),
-            ] => last,
-            _ => continue,
+        let Some(other) = tool_attribute(attr) else {
+            continue;
         };
-        let message = if format!("#[{other}]") == shape.attribute() {
-            format!("`#[{other}]` is applied twice; remove one")
+        let message = if other == shape {
+            format!("`{}` is applied twice; remove one", shape.attribute())
         } else {
             "a fn takes one of `#[tool]` and `#[unified_tool]`, not both; keep `#[unified_tool]` (it takes every key of `#[tool]`) and remove `#[tool]`".to_owned()
         };
@@ -289,7 +257,7 @@ fn one_tool_attribute(shape: Shape, attrs: &[syn::Attribute], errors: &mut Error
 
 /// The runtime injects one context per call; a second one is a mistake, a borrowed one cannot
 /// outlive the call's future.
-fn one_context(params: &[Param], errors: &mut Errors) {
+fn one_context(params: &[Param], errors: &Ctxt) {
     let mut seen = false;
     for param in params {
         if matches!(param.kind, ParamKind::Context) {
@@ -312,7 +280,7 @@ fn one_context(params: &[Param], errors: &mut Errors) {
 /// `#[input]` means the whole input is one type; other model-facing parameters would be a second
 /// source of properties. The first `#[input]` is taken as meant; each parameter besides it (and the
 /// context) is one mistake, reported once, on that parameter.
-fn input_alone(params: &[Param], errors: &mut Errors) {
+fn input_alone(params: &[Param], errors: &Ctxt) {
     if !params.iter().any(|p| matches!(p.kind, ParamKind::Input)) {
         return;
     }
@@ -347,7 +315,7 @@ fn type_text(ty: &Type) -> String {
 }
 
 /// The name every provider accepts: `^[A-Za-z0-9_-]{1,64}$`.
-fn name(literal: Option<&LitStr>, ident: &syn::Ident, errors: &mut Errors) -> String {
+fn name(literal: Option<&LitStr>, ident: &syn::Ident, errors: &Ctxt) -> String {
     let (name, span) = match literal {
         Some(lit) => (lit.value(), lit.span()),
         None => (ident.unraw().to_string(), ident.span()),
@@ -377,7 +345,7 @@ fn description(
     docs: Option<&str>,
     ident: &syn::Ident,
     shape: Shape,
-    errors: &mut Errors,
+    errors: &Ctxt,
 ) -> String {
     if let Some(lit) = literal {
         let value = lit.value();
@@ -406,28 +374,121 @@ fn description(
     String::new()
 }
 
-/// `safety_tier` takes one of the spec's three values.
-fn tier_value(tier: Option<&LitStr>, errors: &mut Errors) {
-    let Some(lit) = tier else { return };
-    let value = lit.value();
-    if SAFETY_TIERS.contains(&value.as_str()) {
-        return;
-    }
-    let hint = match did_you_mean(&value, SAFETY_TIERS) {
-        Some(near) => format!("; did you mean `{near}`?"),
-        None => String::new(),
+/// Literal bounds the wrong way round: no value fits, so the schema refuses every call. Only when
+/// `min` is positive: as a length's bounds (a negative `max` acts as 0) `min = 0, max = -1` still
+/// admits the empty string, and the macro does not know which the parameter is. Returns whether
+/// the bounds are in order (or not literals); out of order, a default cannot be checked against them.
+fn bounds_in_order(attrs: &ArgAttrs, errors: &Ctxt) -> bool {
+    let (Some(min), Some(max)) = (attrs.min.as_ref(), attrs.max.as_ref()) else {
+        return true;
     };
-    errors.push(syn::Error::new(
-        lit.span(),
-        format!(
-            "unknown safety tier `{value}`; expected one of `critical`, `standard`, `advisory`{hint}"
-        ),
-    ));
+    let (Some(low), Some(high)) = (min.number(), max.number()) else {
+        return true;
+    };
+    let in_order = !(low > high && low > 0.0);
+    if !in_order {
+        errors.push(syn::Error::new_spanned(
+            &max.expr,
+            "`max` is below `min`: no value fits, so every call would be refused; swap the bounds \
+             or widen them",
+        ));
+    }
+    in_order
+}
+
+/// A literal `default` outside literal `min`/`max`: the schema would contradict itself, and every
+/// call that leaves the argument out would be refused for a value the model never sent.
+fn default_within_bounds(attrs: &ArgAttrs, errors: &Ctxt) {
+    let Some(default) = attrs.default.as_ref() else {
+        return;
+    };
+    // A number, or a string's length in characters (what its bounds measure).
+    let (value, is_length) = match default.literal {
+        #[allow(clippy::cast_precision_loss)] // a literal's length
+        Some(Literal::Text { chars }) => (chars as f64, true),
+        Some(Literal::Number(number)) => (number, false),
+        None => return,
+    };
+    let bounds = [("min", &attrs.min, true), ("max", &attrs.max, false)];
+    for (key, bound, lower) in bounds {
+        let Some(mut limit) = bound.as_ref().and_then(ArgValue::number) else {
+            continue;
+        };
+        if is_length && !lower {
+            // As the schema's `maxLength`: a negative `max` acts as 0.
+            limit = limit.max(0.0);
+        }
+        if (lower && value < limit) || (!lower && value > limit) {
+            let side = match (lower, is_length) {
+                (true, false) => "below",
+                (false, false) => "above",
+                (true, true) => "shorter than",
+                (false, true) => "longer than",
+            };
+            errors.push(syn::Error::new_spanned(
+                &default.expr,
+                format!(
+                    "the default is {side} `{key}`: a call that leaves the argument out would get a \
+                     value its own bounds refuse; pick a default within `min` and `max`"
+                ),
+            ));
+        }
+    }
+}
+
+/// The bounds and default of each argument agree with each other (when they are literals).
+fn argument_bounds(params: &[Param], errors: &Ctxt) {
+    for param in params {
+        if let ParamKind::Argument { attrs, .. } = &param.kind
+            && bounds_in_order(attrs, errors)
+        {
+            default_within_bounds(attrs, errors);
+        }
+    }
+}
+
+/// `#[input]` and `#[arg]` describe model-facing input; on the injected context neither means
+/// anything, and ignoring one silently would hide what the user meant.
+fn no_helpers_on_context(params: &[Param], errors: &Ctxt) {
+    for param in params {
+        if !matches!(param.kind, ParamKind::Context) {
+            continue;
+        }
+        if let Some(attr) = &param.input_attr {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "the `ToolContext` is injected by the runtime, not the tool's input; remove `#[input]`",
+            ));
+        }
+        for attr in &param.arg_attrs {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "the `ToolContext` is injected by the runtime and is not in the schema; remove `#[arg]`",
+            ));
+        }
+    }
+}
+
+/// Every `#[arg]` key would be ignored on an `#[input]` parameter: the input type's own schema is
+/// the schema.
+fn no_arg_on_input(params: &[Param], errors: &Ctxt) {
+    for param in params {
+        if !matches!(param.kind, ParamKind::Input) {
+            continue;
+        }
+        for attr in &param.arg_attrs {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "`#[arg]` does not apply to an `#[input]` parameter, whose type is the whole schema; remove it and describe the fields on the type (doc comments, `#[schemars(…)]`)",
+            ));
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attr::SafetyTier;
 
     #[test]
     fn suggestions_catch_typos_only() {
@@ -436,7 +497,10 @@ mod tests {
             did_you_mean("safty_tier", &["safety_tier", "id"]),
             Some("safety_tier")
         );
-        assert_eq!(did_you_mean("critcal", SAFETY_TIERS), Some("critical"));
+        assert_eq!(
+            did_you_mean("critcal", &SafetyTier::ALL.map(SafetyTier::text)),
+            Some("critical")
+        );
         assert_eq!(did_you_mean("zzz", &["name", "description"]), None);
         assert_eq!(did_you_mean("retries", &["name", "description"]), None);
     }

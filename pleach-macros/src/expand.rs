@@ -1,23 +1,25 @@
 //! Code generation. The user's fn is emitted as written (helper attributes removed); beside it a
 //! handle type of the same name (type namespace) and a hidden `const _: () = { … };` block with the
-//! arguments struct, the schema, the invoker and the registry entry. Every path is absolute,
-//! through `::pleach_core::__private`.
+//! arguments struct, the schema, the invoker and the registry entry. Every path into pleach-core
+//! is a [`CratePath`].
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, Lit, LitStr};
+use syn::{Expr, ExprLit, Lit};
 
-use crate::ast::{self, Output, ParamKind, ToolFn};
-use crate::attr::{self, ArgAttrs, Shape, ToolAttrs};
-use crate::check::{self, Errors};
+use crate::ast::{self, ItemFn, Output, ParamKind, ToolFn};
+use crate::attr::{self, ArgAttrs, ArgValue, SafetyTier, Shape, ToolAttrs};
+use crate::check;
+use crate::ctxt::Ctxt;
 use crate::fallback;
+use crate::paths::CratePath;
 
 /// Expands `#[tool(args)]` (`Shape::Basic`) or `#[unified_tool(args)]` on `item`.
 pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut errors = Errors::default();
-    let attrs = attr::parse_tool_attrs(shape, args, &mut errors);
-    let Ok(item_fn) = syn::parse2::<syn::ItemFn>(item.clone()) else {
+    let errors = Ctxt::new();
+    let attrs = attr::parse_tool_attrs(shape, args, &errors);
+    let Ok(item_fn) = syn::parse2::<ItemFn>(item.clone()) else {
         let message = format!(
             "`{}` goes on an `async fn`: `{} async fn my_tool(…) -> … {{ … }}`",
             shape.attribute(),
@@ -28,18 +30,18 @@ pub(crate) fn expand(shape: Shape, args: TokenStream, item: TokenStream) -> Toke
         } else {
             syn::Error::new_spanned(&item, message)
         };
-        if let Err(attr_errors) = errors.into_result() {
+        if let Err(attr_errors) = errors.check() {
             error.combine(attr_errors);
         }
         return fallback::emit(item, &error);
     };
     // `analyze` hands back the fn with the helper attributes removed, also when it finds
     // mistakes: that is what the fallback emits.
-    let tool = ast::analyze(item_fn, &mut errors);
-    let checked = check::check(shape, &attrs, &tool, &mut errors);
-    match errors.into_result() {
+    let tool = ast::analyze(item_fn, &errors);
+    let checked = check::check(shape, &attrs, &tool, &errors);
+    match errors.check() {
         Ok(()) => generate(shape, &attrs, &tool, &checked),
-        Err(errors) => fallback::emit_fn(&tool.item, &errors),
+        Err(errors) => fallback::emit_tool(shape, &tool.item, &checked.name, &errors),
     }
 }
 
@@ -51,14 +53,9 @@ fn generate(
 ) -> TokenStream {
     let item = &tool.item;
     let fn_ident = &item.sig.ident;
-    let vis = &item.vis;
-    let method_vis = match vis {
-        syn::Visibility::Inherited => quote!(pub(crate)),
-        other => quote!(#other),
-    };
     let name = &checked.name;
     let description = &checked.description;
-    let p = quote!(::pleach_core::__private);
+    let (core, p) = (CratePath::public(), CratePath::private());
 
     let InputParts {
         items: input_items,
@@ -66,18 +63,20 @@ fn generate(
         parse: parse_fn,
         call_args,
         checked_by_type,
-    } = input_parts(tool, &p);
+    } = input_parts(tool);
     let (output_ty, convert) = output_parts(&tool.output);
     let fn_span = fn_ident.span();
     let site = quote_spanned!(fn_span=> file!(), line!(), column!());
-    // A body that cannot suspend runs in place when started; any other is boxed. Spelled out (not
-    // through `#p`) so the whole path carries the fn's span: a tool whose future is not `Send` is
-    // reported on its name.
-    let in_place = !crate::suspend::may_suspend(item.block.to_token_stream());
+    // A body that cannot suspend runs in place when started; any other is boxed. The scan's "never"
+    // holds only for a complete body (half typed, `.awa` is no `.await` yet), so a body that does
+    // not parse counts as one that may suspend. The whole path carries the fn's span: a tool whose
+    // future is not `Send` is reported on its name.
+    let in_place = item.body_parses() && !crate::suspend::may_suspend(item.body.stream());
+    let at_fn = p.at(fn_span);
     let start = if in_place {
-        quote_spanned!(fn_span=> ::pleach_core::__private::run_now)
+        quote_spanned!(fn_span=> #at_fn::run_now)
     } else {
-        quote_spanned!(fn_span=> ::pleach_core::__private::boxed)
+        quote_spanned!(fn_span=> #at_fn::boxed)
     };
     let started = quote_spanned! {fn_span=>
         #start(async move {
@@ -86,7 +85,7 @@ fn generate(
         })
     };
 
-    let unified_fields = unified_fields(shape, attrs, &p);
+    let unified_fields = unified_fields(attrs);
     // The flag fields of the generated `Code`: what the macro proved about the tool.
     let output_checked_by_type = crate::ast::exact_output(&output_ty);
     let takes_context = tool
@@ -99,19 +98,18 @@ fn generate(
         in_place: #in_place,
         takes_context: #takes_context,
     };
-    let handle_impl = handle_impl(&HandleParts {
-        fn_ident,
-        method_vis: &method_vis,
-        name,
-        description,
-        output_ty: &output_ty,
-        site: &site,
-        unified_fields: &unified_fields,
-        code_flags: &code_flags,
-    });
-    let handle_doc = format!(
-        " The `{}` handle of [`{fn_ident}`](fn@{fn_ident}): the tool `{name}`'s definition, for explicit registration and tests.",
-        shape.attribute()
+    let handle = Handle { shape, item, name };
+    let handle_declaration = handle.declaration();
+    let handle_impl = handle.impl_block(
+        &DefinitionParts {
+            name,
+            description,
+            output_ty: &output_ty,
+            site: &site,
+            unified_fields: &unified_fields,
+            code_flags: &code_flags,
+        }
+        .handle_bodies(),
     );
 
     quote! {
@@ -120,9 +118,7 @@ fn generate(
         #[allow(clippy::unused_async)]
         #item
 
-        #[doc = #handle_doc]
-        #[allow(non_camel_case_types)]
-        #vis struct #fn_ident {}
+        #handle_declaration
 
         #[allow(clippy::all, clippy::pedantic, non_snake_case, unused_qualifications)]
         const _: () = {
@@ -142,14 +138,14 @@ fn generate(
 
             fn __pleach_check(
                 __pleach_arguments: &str,
-            ) -> ::core::result::Result<(), ::pleach_core::ToolError> {
+            ) -> ::core::result::Result<(), #core::ToolError> {
                 __pleach_parse(__pleach_arguments).map(::core::mem::drop)
             }
 
             fn __pleach_invoke(
                 __pleach_arguments: &str,
-                __pleach_ctx: &mut ::core::option::Option<::pleach_core::ToolContext>,
-            ) -> ::core::result::Result<#p::Started, ::pleach_core::ToolError> {
+                __pleach_ctx: &mut ::core::option::Option<#core::ToolContext>,
+            ) -> ::core::result::Result<#p::Started, #core::ToolError> {
                 let __pleach_args = __pleach_parse(__pleach_arguments)?;
                 let __pleach_future = #fn_ident(#(#call_args),*);
                 ::core::result::Result::Ok(#started)
@@ -168,12 +164,100 @@ fn generate(
     }
 }
 
-/// The arguments struct (or nothing, for `#[input]`), the schema expression, the statement that
-/// parses the arguments, and the expressions passed to the fn.
-/// What the handle's `impl` block is made of.
-struct HandleParts<'a> {
-    fn_ident: &'a syn::Ident,
-    method_vis: &'a TokenStream,
+/// The tool's handle: a struct named as the fn (the type namespace has room for it) whose
+/// associated items are the tool's definition. A tool in error (`fallback`) gets the same public
+/// shape with other bodies, so code using the handle reads the same either way.
+pub(crate) struct Handle<'a> {
+    pub(crate) shape: Shape,
+    pub(crate) item: &'a ItemFn,
+    /// The tool's name, as the model calls it.
+    pub(crate) name: &'a str,
+}
+
+/// The bodies of the handle's fns, each an expression of the fn's return type.
+pub(crate) struct HandleBodies {
+    pub(crate) try_unified: TokenStream,
+    pub(crate) unified: TokenStream,
+    pub(crate) definition: TokenStream,
+    pub(crate) entry: TokenStream,
+}
+
+impl Handle<'_> {
+    /// `struct my_tool {}`, as visible as the fn.
+    pub(crate) fn declaration(&self) -> TokenStream {
+        let fn_ident = &self.item.sig.ident;
+        let vis = &self.item.vis;
+        let doc = format!(
+            " The `{}` handle of [`{fn_ident}`](fn@{fn_ident}): the tool `{}`'s definition, for explicit registration and tests.",
+            self.shape.attribute(),
+            self.name
+        );
+        quote! {
+            #[doc = #doc]
+            #[allow(non_camel_case_types)]
+            #vis struct #fn_ident {}
+        }
+    }
+
+    /// `impl my_tool { NAME, try_unified, unified, definition, __pleach_entry }`.
+    pub(crate) fn impl_block(&self, bodies: &HandleBodies) -> TokenStream {
+        let fn_ident = &self.item.sig.ident;
+        let method_vis = match &self.item.vis {
+            syn::Visibility::Inherited => quote!(pub(crate)),
+            other => quote!(#other),
+        };
+        let name = self.name;
+        let HandleBodies {
+            try_unified,
+            unified,
+            definition,
+            entry,
+        } = bodies;
+        let (core, p) = (CratePath::public(), CratePath::private());
+        quote! {
+        impl #fn_ident {
+            /// The tool's name, as the model calls it.
+            #method_vis const NAME: &'static str = #name;
+
+            /// The registry-level definition, built once (schemas generated, validators
+            /// compiled) and shared.
+            #method_vis fn try_unified() -> ::core::result::Result<
+                #core::UnifiedToolDefinition,
+                #core::DefinitionError,
+            > {
+                #try_unified
+            }
+
+            /// The registry-level definition.
+            ///
+            /// # Panics
+            ///
+            /// If the definition is refused (an `#[input]` type whose schema is not an
+            /// object); `try_unified` returns that error, and the registry reports it.
+            #method_vis fn unified() -> #core::UnifiedToolDefinition {
+                #unified
+            }
+
+            /// The basic definition (name, description, schemas, code).
+            ///
+            /// # Panics
+            ///
+            /// As `unified`.
+            #method_vis fn definition() -> #core::ToolDefinition {
+                #definition
+            }
+
+            #[doc(hidden)]
+            #method_vis fn __pleach_entry() -> &'static #p::ToolEntry {
+                #entry
+            }
+        }
+        }
+    }
+}
+
+/// What a tool that compiles builds its definition from.
+struct DefinitionParts<'a> {
     name: &'a str,
     description: &'a str,
     output_ty: &'a syn::Type,
@@ -183,82 +267,53 @@ struct HandleParts<'a> {
     code_flags: &'a TokenStream,
 }
 
-/// `impl my_tool { NAME, try_unified, unified, definition, __pleach_entry }`.
-fn handle_impl(parts: &HandleParts<'_>) -> TokenStream {
-    let HandleParts {
-        fn_ident,
-        method_vis,
-        name,
-        description,
-        output_ty,
-        site,
-        unified_fields,
-        code_flags,
-    } = parts;
-    let p = quote!(::pleach_core::__private);
-    quote! {
-    impl #fn_ident {
-        /// The tool's name, as the model calls it.
-        #method_vis const NAME: &'static str = #name;
-
-        /// The registry-level definition, built once (schemas generated, validators
-        /// compiled) and shared.
-        #method_vis fn try_unified() -> ::core::result::Result<
-            ::pleach_core::UnifiedToolDefinition,
-            ::pleach_core::DefinitionError,
-        > {
-            static DEFINITION: ::std::sync::OnceLock<
-                ::core::result::Result<
-                    ::pleach_core::UnifiedToolDefinition,
-                    ::pleach_core::DefinitionError,
-                >,
-            > = ::std::sync::OnceLock::new();
-            DEFINITION
-                .get_or_init(|| {
-                    let definition = #p::definition(
-                        #name,
-                        #description,
-                        __pleach_input_schema(),
-                        (&&#p::OutputProbe::<#output_ty>::new()).output_schema(),
-                        #p::Code {
-                            invoke: __pleach_invoke,
-                            check: __pleach_check,
-                            #code_flags
-                        },
-                        #site,
-                    )?;
-                    ::core::result::Result::Ok(#p::unified(definition, &#unified_fields))
-                })
-                .clone()
+impl DefinitionParts<'_> {
+    /// The handle's bodies: the definition built once from the generated fns and shared.
+    fn handle_bodies(&self) -> HandleBodies {
+        let DefinitionParts {
+            name,
+            description,
+            output_ty,
+            site,
+            unified_fields,
+            code_flags,
+        } = self;
+        let (core, p) = (CratePath::public(), CratePath::private());
+        HandleBodies {
+            try_unified: quote! {
+                static DEFINITION: ::std::sync::OnceLock<
+                    ::core::result::Result<
+                        #core::UnifiedToolDefinition,
+                        #core::DefinitionError,
+                    >,
+                > = ::std::sync::OnceLock::new();
+                DEFINITION
+                    .get_or_init(|| {
+                        let definition = #p::definition(
+                            #name,
+                            #description,
+                            __pleach_input_schema(),
+                            (&&#p::OutputProbe::<#output_ty>::new()).output_schema(),
+                            #p::Code {
+                                invoke: __pleach_invoke,
+                                check: __pleach_check,
+                                #code_flags
+                            },
+                            #site,
+                        )?;
+                        ::core::result::Result::Ok(#p::unified(definition, &#unified_fields))
+                    })
+                    .clone()
+            },
+            unified: quote! {
+                match Self::try_unified() {
+                    ::core::result::Result::Ok(tool) => tool,
+                    ::core::result::Result::Err(error) => ::core::panic!("{}", error),
+                }
+            },
+            definition: quote!(Self::unified().definition().clone()),
+            entry: quote!(&__PLEACH_ENTRY),
         }
-
-        /// The registry-level definition.
-        ///
-        /// # Panics
-        ///
-        /// If the definition is refused (an `#[input]` type whose schema is not an
-        /// object); `try_unified` returns that error, and the registry reports it.
-        #method_vis fn unified() -> ::pleach_core::UnifiedToolDefinition {
-            match Self::try_unified() {
-                ::core::result::Result::Ok(tool) => tool,
-                ::core::result::Result::Err(error) => ::core::panic!("{}", error),
-            }
-        }
-
-        /// The basic definition (name, description, schemas, code).
-        ///
-        /// # Panics
-        ///
-        /// As `unified`.
-        #method_vis fn definition() -> ::pleach_core::ToolDefinition {
-            Self::unified().definition().clone()
-        }
-
-        #[doc(hidden)]
-        #method_vis fn __pleach_entry() -> &'static #p::ToolEntry {
-            &__PLEACH_ENTRY
-        }
-    }
     }
 }
 
@@ -278,7 +333,10 @@ struct InputParts {
     checked_by_type: bool,
 }
 
-fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
+/// The arguments struct (or nothing, for `#[input]`), the schema expression, the statement that
+/// parses the arguments, and the expressions passed to the fn.
+fn input_parts(tool: &ToolFn) -> InputParts {
+    let (core, p) = (CratePath::public(), CratePath::private());
     let mut bound_checks = Vec::new();
     let mut checked_by_type = true;
     let mut fields = Vec::new();
@@ -295,7 +353,7 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
                 call_args.push(quote!(__pleach_args));
             }
             ParamKind::Argument { attrs, optional } => {
-                let argument = argument_parts(param, attrs, *optional, p);
+                let argument = argument_parts(param, attrs, *optional);
                 checked_by_type &= argument.plain;
                 fields.push(argument.field);
                 defaults.extend(argument.default_fn);
@@ -308,16 +366,14 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
     }
 
     if let Some(ty) = input_type {
-        // Paths spelled out so every token carries the type's span: a missing trait is
-        // reported on the type.
-        let schema = quote_spanned!(ty.span()=> ::pleach_core::__private::input_schema::<#ty>());
-        let read = quote_spanned!(ty.span()=>
-            ::pleach_core::__private::parse_input::<#ty>(__pleach_arguments)
-        );
+        // Every token carries the type's span: a missing trait is reported on the type.
+        let at_ty = p.at(ty.span());
+        let schema = quote_spanned!(ty.span()=> #at_ty::input_schema::<#ty>());
+        let read = quote_spanned!(ty.span()=> #at_ty::parse_input::<#ty>(__pleach_arguments));
         let parse = quote! {
             fn __pleach_parse(
                 __pleach_arguments: &str,
-            ) -> ::core::result::Result<#ty, ::pleach_core::ToolError> {
+            ) -> ::core::result::Result<#ty, #core::ToolError> {
                 #read
             }
         };
@@ -331,9 +387,10 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
         };
     }
 
+    let serde_crate = p.string("serde");
     let items = quote! {
         #[derive(#p::serde::Deserialize)]
-        #[serde(crate = "::pleach_core::__private::serde", deny_unknown_fields)]
+        #[serde(crate = #serde_crate, deny_unknown_fields)]
         struct __PleachArgs {
             #(#fields,)*
         }
@@ -348,7 +405,7 @@ fn input_parts(tool: &ToolFn, p: &TokenStream) -> InputParts {
     let parse = quote! {
         fn __pleach_parse(
             __pleach_arguments: &str,
-        ) -> ::core::result::Result<__PleachArgs, ::pleach_core::ToolError> {
+        ) -> ::core::result::Result<__PleachArgs, #core::ToolError> {
             let __pleach_args: __PleachArgs = #p::parse_input(__pleach_arguments)?;
             #(#bound_checks)*
             ::core::result::Result::Ok(__pleach_args)
@@ -377,12 +434,8 @@ struct ArgumentParts {
     plain: bool,
 }
 
-fn argument_parts(
-    param: &ast::Param,
-    attrs: &ArgAttrs,
-    optional: bool,
-    p: &TokenStream,
-) -> ArgumentParts {
+fn argument_parts(param: &ast::Param, attrs: &ArgAttrs, optional: bool) -> ArgumentParts {
+    let p = CratePath::private();
     let ident = &param.ident;
     let ty = &param.ty;
     let property = &param.property;
@@ -393,11 +446,12 @@ fn argument_parts(
             let name_text = name.to_string();
             // A string literal goes through our conversion (its error names the fix); anything
             // else is an expression of the parameter's type.
-            let value = match default {
+            let value = match &default.expr {
                 Expr::Lit(ExprLit {
                     lit: Lit::Str(lit), ..
                 }) => {
-                    quote_spanned!(lit.span()=> <#ty as ::pleach_core::__private::DefaultFromStr>::default_from_str(#lit))
+                    let at_lit = p.at(lit.span());
+                    quote_spanned!(lit.span()=> <#ty as #at_lit::DefaultFromStr>::default_from_str(#lit))
                 }
                 other => quote_spanned!(other.span()=> #other),
             };
@@ -416,10 +470,11 @@ fn argument_parts(
     let shape = ast::plain_shape(ty);
     if let Some(shape) = shape.filter(|shape| shape.integer()) {
         let reader = match shape {
-            ast::PlainShape::Scalar { .. } => "::pleach_core::__private::integer",
-            ast::PlainShape::Optional { .. } => "::pleach_core::__private::optional_integer",
-            ast::PlainShape::List { .. } => "::pleach_core::__private::integer_list",
+            ast::PlainShape::Scalar { .. } => "integer",
+            ast::PlainShape::Optional { .. } => "optional_integer",
+            ast::PlainShape::List { .. } => "integer_list",
         };
+        let reader = p.string(reader);
         serde_attrs.push(quote!(deserialize_with = #reader));
         // `deserialize_with` loses serde's "a missing `Option` is `None`".
         if matches!(shape, ast::PlainShape::Optional { .. }) && attrs.default.is_none() {
@@ -433,10 +488,13 @@ fn argument_parts(
 
     let required = !optional && attrs.default.is_none();
     let description = option(attrs.description.as_ref());
-    let bound = |expr: &Option<Expr>| {
-        expr.as_ref().map_or_else(
+    let bound = |value: &Option<ArgValue>| {
+        value.as_ref().map_or_else(
             || quote!(::core::option::Option::None),
-            |e| quote!(#p::bound_value(&(#e))),
+            |value| {
+                let expr = &value.expr;
+                quote!(#p::bound_value(&(#expr)))
+            },
         )
     };
     let (minimum, maximum) = (bound(&attrs.min), bound(&attrs.max));
@@ -462,7 +520,7 @@ fn argument_parts(
     ]
     .into_iter()
     .filter_map(|(limit, check)| {
-        limit.as_ref().map(|limit| {
+        limit.as_ref().map(|ArgValue { expr: limit, .. }| {
             // Spanned so that a type the bound cannot apply to is reported on the parameter's
             // type, and a bound that is not a number on the bound.
             let value = quote_spanned!(ty.span()=> &__pleach_args.#ident);
@@ -491,16 +549,20 @@ fn output_parts(output: &Output) -> (syn::Type, TokenStream) {
     match output {
         Output::Plain(ty) => {
             // Through the probe: a `Result` behind an alias of another name is refused there.
+            let p = CratePath::private().at(ty.span());
             let convert = quote_spanned!(ty.span()=>
-                (&&::pleach_core::__private::PlainProbe::<#ty>::new()).plain_output(&__pleach_ret)
+                (&&#p::PlainProbe::<#ty>::new()).plain_output(&__pleach_ret)
             );
             (ty.clone(), convert)
         }
         Output::Result { ok, error_span } => {
-            let to_output = quote_spanned!(ok.span()=> ::pleach_core::__private::output::<#ok>(&__pleach_value));
+            let p = CratePath::private();
+            let at_ok = p.at(ok.span());
+            let to_output = quote_spanned!(ok.span()=> #at_ok::output::<#ok>(&__pleach_value));
             // On the return type: an error type that cannot be reported is shown there.
+            let at_error = p.at(*error_span);
             let to_error = quote_spanned! {*error_span=>
-                (&&&&&::pleach_core::__private::ErrorProbe::new(__pleach_error)).tool_error()
+                (&&&&&#at_error::ErrorProbe::new(__pleach_error)).tool_error()
             };
             let convert = quote! {
                 match __pleach_ret {
@@ -513,30 +575,25 @@ fn output_parts(output: &Output) -> (syn::Type, TokenStream) {
     }
 }
 
-/// `UnifiedFields { … }` for `#[unified_tool]`; all defaults for `#[tool]`.
-fn unified_fields(shape: Shape, attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
-    let some = |lit: &Option<LitStr>| option(lit.as_ref().filter(|_| shape == Shape::Unified));
+/// `UnifiedFields { … }`: the registry-level keys given (only `#[unified_tool]` takes them).
+fn unified_fields(attrs: &ToolAttrs) -> TokenStream {
+    let p = CratePath::private();
     let (id, display_name, category, schema_key) = (
-        some(&attrs.id),
-        some(&attrs.display_name),
-        some(&attrs.category),
-        some(&attrs.schema_key),
+        option(attrs.id.as_ref()),
+        option(attrs.display_name.as_ref()),
+        option(attrs.category.as_ref()),
+        option(attrs.schema_key.as_ref()),
     );
-    let tier = match (
-        shape,
-        attrs.safety_tier.as_ref().map(LitStr::value).as_deref(),
-    ) {
-        (Shape::Unified, Some("critical")) => quote!(::core::option::Option::Some(
-            ::pleach_core::SafetyTier::Critical
-        )),
-        (Shape::Unified, Some("standard")) => quote!(::core::option::Option::Some(
-            ::pleach_core::SafetyTier::Standard
-        )),
-        (Shape::Unified, Some("advisory")) => quote!(::core::option::Option::Some(
-            ::pleach_core::SafetyTier::Advisory
-        )),
-        _ => quote!(::core::option::Option::None),
-    };
+    let tier = option(attrs.safety_tier.map(|tier| {
+        let variant = match tier.value {
+            SafetyTier::Critical => "Critical",
+            SafetyTier::Standard => "Standard",
+            SafetyTier::Advisory => "Advisory",
+        };
+        let variant = syn::Ident::new(variant, tier.span);
+        let core = CratePath::public().at(tier.span);
+        quote_spanned!(tier.span=> #core::SafetyTier::#variant)
+    }));
     quote! {
         #p::UnifiedFields {
             id: #id,

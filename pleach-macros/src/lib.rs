@@ -19,12 +19,24 @@
 //! The two macros differ the way the spec's `defineTool` and `createUnifiedTool` do: `#[tool]`
 //! takes the basic shape's keys only (`name`, `description`), and a key of the registry-level shape
 //! (`safety_tier`, `id`, …) on it is a compile error on that key naming `#[unified_tool]`.
+//!
+//! ## While the fn is being typed
+//!
+//! An IDE expands the macros on every keystroke. They read the fn's signature and keep its body
+//! as tokens, so a half-typed body (`let x = ;`, a `match` without its arms) keeps the handle
+//! (`my_tool::definition()`, `my_tool::NAME`) and the registration: the body is emitted as
+//! written, and the only error is the compiler's own, on the syntax where it is. A mistake the
+//! macro reports (a wrong key or value, a rule of the signature) is one error on its token, and
+//! the handle is still emitted, with the same items, so code using it elsewhere gets no second
+//! error; its fns are never run, as the crate does not compile until the mistake is fixed.
 
 mod ast;
 mod attr;
 mod check;
+mod ctxt;
 mod expand;
 mod fallback;
+mod paths;
 mod suspend;
 
 use proc_macro::TokenStream;

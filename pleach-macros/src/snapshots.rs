@@ -74,8 +74,10 @@ fn unified_tool_with_every_key() {
     );
 }
 
+/// On error: one `compile_error!` per mistake, the fn as written (helper attributes removed) and
+/// the handle with the items of a tool that compiles, its bodies never run.
 #[test]
-fn error_keeps_the_fn_and_adds_one_error_per_mistake() {
+fn error_keeps_the_fn_and_the_handle() {
     check(
         Shape::Basic,
         quote!(name = "x", safety_tier = "critical"),
@@ -83,6 +85,57 @@ fn error_keeps_the_fn_and_adds_one_error_per_mistake() {
             /// Deletes an account.
             async fn delete_account(#[arg(description = "Which")] id: String) {}
         },
-        &expect_file!["../tests/snapshots/error_keeps_the_fn.rs"],
+        &expect_file!["../tests/snapshots/error_keeps_the_fn_and_the_handle.rs"],
     );
+}
+
+/// A body that does not parse cannot be pretty-printed; what matters is that the expansion is the
+/// full one (no error of ours), with the body as written, run boxed.
+#[test]
+fn half_typed_body_keeps_the_handle_and_the_entry() {
+    let tokens = expand(
+        Shape::Basic,
+        quote!(),
+        quote! {
+            /// Looks a word up.
+            async fn lookup(word: String) -> String {
+                let meaning = ;
+                word
+            }
+        },
+    )
+    .to_string();
+    assert!(!tokens.contains("compile_error"), "{tokens}");
+    for part in [
+        "{ let meaning = ; word }",
+        "struct lookup { }",
+        "impl lookup",
+        "fn definition ()",
+        "static __PLEACH_ENTRY",
+        // The scan finds no `.await`, but it cannot vouch for a body still being typed.
+        "in_place : false",
+    ] {
+        assert!(tokens.contains(part), "no `{part}` in {tokens}");
+    }
+}
+
+/// Where a struct cannot stand beside the fn (it takes `self`, so sits in an `impl`), or where
+/// another tool attribute left on the fn adds the handle when it expands, the error comes alone.
+#[test]
+fn error_adds_no_second_handle() {
+    for item in [
+        quote! {
+            /// Counts.
+            async fn count(&self, step: u32) -> u32 { step }
+        },
+        quote! {
+            /// Counts.
+            #[unified_tool]
+            async fn count(step: u32) -> u32 { step }
+        },
+    ] {
+        let tokens = expand(Shape::Basic, quote!(), item).to_string();
+        assert!(tokens.contains("compile_error"), "{tokens}");
+        assert!(!tokens.contains("struct"), "{tokens}");
+    }
 }
