@@ -134,7 +134,7 @@ fn key_allowed(shape: Shape, key: &str, span: Span, errors: &mut Errors) -> bool
         return true;
     }
     let message = if shape == Shape::Basic && UNIFIED_ONLY_KEYS.contains(&key) {
-        // The Rust form of the spec's TypeScript excess-property error.
+        // The Rust form of the TypeScript spec's excess-property error.
         format!(
             "`{key}` is not a field of the basic tool shape (`#[tool]` takes only `name` and `description`); use `#[unified_tool({key} = …)]` for the registry-level shape"
         )

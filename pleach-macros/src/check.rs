@@ -406,7 +406,7 @@ fn description(
     String::new()
 }
 
-/// `safety_tier` takes one of the spec's three values.
+/// `safety_tier` takes one of the TypeScript spec's three values.
 fn tier_value(tier: Option<&LitStr>, errors: &mut Errors) {
     let Some(lit) = tier else { return };
     let value = lit.value();
