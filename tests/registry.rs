@@ -1,5 +1,5 @@
 //! The compile-time registry: `#[tool]` fns of this binary are found by name, sorted, with their
-//! schemas; explicit registration refuses duplicate names with both sites; the spec's
+//! schemas; explicit registration refuses duplicate names with both sites; the TypeScript spec's
 //! `set_orchestrator_registry` shim swaps the active registry.
 
 use pleach_core::{
@@ -150,7 +150,7 @@ fn explicit_registration_mixes_macro_and_runtime_tools() {
     );
 }
 
-/// The spec's shim: a host's own storage behind the trait.
+/// The TypeScript spec's shim: a host's own storage behind the trait.
 struct ListRegistry(Vec<UnifiedToolDefinition>);
 
 impl ToolSource for ListRegistry {

@@ -7,8 +7,8 @@
 //! | `pleach` | `Session::run_turn` of 100,000 `ToolCall`s, its events read to the end, `Turn::finish` |
 //!
 //! Two more rows are context and not in the summary line: `bare (spawn)`, the same futures, each
-//! spawned as its own Tokio task, at most 64 in flight (what pleach's scheduler did before it
-//! ran calls inside the step's own task); and `floor`, the step's events, results and result
+//! spawned as its own Tokio task, at most 64 in flight (the cost pleach's scheduler avoids by
+//! running calls inside the step's own task); and `floor`, the step's events, results and result
 //! messages with no pipeline or schedule (what any design with these events and messages pays).
 //!
 //! Every path runs on the same current-thread Tokio runtime (the workspace's tokio has no

@@ -40,9 +40,9 @@ pub struct ToolCall {
     arguments_end: usize,
 }
 
-// 32 bytes on 64-bit targets: with eight more, `pleach-bench batch` faulted in fresh pages every
-// round (97,000 page faults against 31,000) and took 1.5 times as long (`docs/performance.md`,
-// session 6).
+// 32 bytes on 64-bit targets: with eight more, `pleach-bench batch` faults in fresh pages every
+// round (97,000 page faults against 31,000) and takes 1.5 times as long (`docs/performance.md`,
+// `batch`, "Memory and page faults").
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<ToolCall>() == 32);
 

@@ -27,7 +27,8 @@ use serde_json::{Map, Value};
 
 use crate::error::{ErrorCode, ToolError};
 
-/// The verdict on one call's arguments: the Rust form of the spec's `useToolValidation` result.
+/// The verdict on one call's arguments: the Rust form of the TypeScript spec's `useToolValidation`
+/// result.
 ///
 /// ```
 /// use pleach_core::{ValidationError, ValidationResult};

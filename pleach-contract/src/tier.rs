@@ -36,7 +36,7 @@ impl SafetyTier {
         SafetyTier::Advisory,
     ];
 
-    /// The tier as the spec spells it: `"critical"`, `"standard"` or `"advisory"`.
+    /// The tier as the TypeScript spec spells it: `"critical"`, `"standard"` or `"advisory"`.
     ///
     /// ```
     /// assert_eq!(pleach_core::SafetyTier::Advisory.as_str(), "advisory");

@@ -28,7 +28,7 @@ use crate::tool::UnifiedToolDefinition;
 use std::sync::Arc;
 
 /// A bundle of tools and configuration a host (or a library) contributes to a
-/// [`Runtime`](crate::Runtime): the Rust form of the spec's `definePleachPlugin`.
+/// [`Runtime`](crate::Runtime): the Rust form of the TypeScript spec's `definePleachPlugin`.
 ///
 /// - `contribute_tools`: tools to register (besides the runtime's registry); a name clash with
 ///   another tool is an error at [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) naming
@@ -106,7 +106,7 @@ impl PleachPlugin {
         self
     }
 
-    /// Overrides inferred batching strategies, keyed by tool name: the spec's
+    /// Overrides inferred batching strategies, keyed by tool name: the TypeScript spec's
     /// `contributeBatchingHints` hook. A hint for a tool the runtime does not have is an error at
     /// build.
     ///

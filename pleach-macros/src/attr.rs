@@ -218,9 +218,14 @@ fn key_of(shape: Shape, text: &str, span: Span, errors: &Ctxt) -> Option<Key> {
     if let Some(key) = key.filter(|key| key.in_shape(shape)) {
         return Some(key);
     }
+<<<<<<< HEAD
     let message = if key.is_some() {
         // A registry-level key on `#[tool]`: the Rust form of the spec's TypeScript
         // excess-property error.
+=======
+    let message = if shape == Shape::Basic && UNIFIED_ONLY_KEYS.contains(&key) {
+        // The Rust form of the TypeScript spec's excess-property error.
+>>>>>>> h-docs
         format!(
             "`{text}` is not a field of the basic tool shape (`#[tool]` takes only `name` and `description`); use `#[unified_tool({text} = …)]` for the registry-level shape"
         )

@@ -16,9 +16,10 @@
 //! assert!(pleach_core::tool_registry().contains("add"));
 //! ```
 //!
-//! The two macros differ the way the spec's `defineTool` and `createUnifiedTool` do: `#[tool]`
-//! takes the basic shape's keys only (`name`, `description`), and a key of the registry-level shape
-//! (`safety_tier`, `id`, …) on it is a compile error on that key naming `#[unified_tool]`.
+//! The two macros differ the way the TypeScript spec's `defineTool` and `createUnifiedTool` do:
+//! `#[tool]` takes the basic shape's keys only (`name`, `description`), and a key of the
+//! registry-level shape (`safety_tier`, `id`, …) on it is a compile error on that key naming
+//! `#[unified_tool]`.
 //!
 //! ## While the fn is being typed
 //!
@@ -41,7 +42,7 @@ mod suspend;
 
 use proc_macro::TokenStream;
 
-/// Makes an `async fn` a tool: the basic shape (the spec's `defineTool`).
+/// Makes an `async fn` a tool: the basic shape (the TypeScript spec's `defineTool`).
 ///
 /// The fn stays exactly as written and callable. Beside it the macro adds a handle type of the same
 /// name (`my_tool::definition()`, `my_tool::unified()`, `my_tool::NAME`) and registers the tool at
@@ -259,9 +260,9 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand(attr::Shape::Basic, args.into(), item.into()).into()
 }
 
-/// Makes an `async fn` a tool with the registry-level shape (the spec's `createUnifiedTool`):
-/// everything [`#[tool]`](macro@tool) takes, plus `id`, `display_name`, `category`, `schema_key`
-/// and `safety_tier`.
+/// Makes an `async fn` a tool with the registry-level shape (the TypeScript spec's
+/// `createUnifiedTool`): everything [`#[tool]`](macro@tool) takes, plus `id`, `display_name`,
+/// `category`, `schema_key` and `safety_tier`.
 ///
 /// # Keys
 ///

@@ -1,4 +1,4 @@
-//! `--profile`'s lowest floor, built without pleach: the least work any runtime does for one call
+//! The owned-events floor, built without pleach: the least work any runtime does for one call
 //! when its lifecycle events carry the call, as owned values, to a reader that may run on another
 //! thread (the shape `tool.started { toolCall }` and `tool.completed { toolCall, result }` ask
 //! for), and the caller gets the call back with its result.
@@ -11,9 +11,11 @@
 //! guard, runtime-wide slot, waker or event enum of the public shape.
 //!
 //! Whatever a runtime does on top of this row is extra: if this row alone is over a target, no
-//! pipeline that delivers such events can meet it. A second row adds one thing every runtime with
-//! a cap on the calls running at once across threads pays: a slot taken from an atomic counter
-//! before the call and given back after it (pleach's `Slots`, without their waiters).
+//! pipeline that delivers such events can meet it. Every run measures it (the summary's
+//! `floor_ns`, and `pleach_floor_ratio` against it). A second row, with `--profile`, adds one
+//! thing every runtime with a cap on the calls running at once across threads pays: a slot taken
+//! from an atomic counter before the call and given back after it (pleach's `Slots`, without
+//! their waiters).
 
 use std::collections::VecDeque;
 use std::hint::black_box;

@@ -95,9 +95,10 @@ pub fn try_tool_registry() -> Result<&'static ToolRegistry, &'static RegistryErr
 
 static ACTIVE: RwLock<Option<Arc<dyn ToolSource>>> = RwLock::new(None);
 
-/// Installs `registry` as the active registry, in place of [`tool_registry()`]: the spec's
-/// `setOrchestratorRegistry` shim for hosts mid-migration. [`validate_tool_call`](crate::validate_tool_call)
-/// and the runtime's default look tools up in the active registry.
+/// Installs `registry` as the active registry, in place of [`tool_registry()`]: the TypeScript
+/// spec's `setOrchestratorRegistry` shim for hosts mid-migration.
+/// [`validate_tool_call`](crate::validate_tool_call) and the runtime's default look tools up in the
+/// active registry.
 ///
 /// ```
 /// use pleach_core::{active_registry, define_tool, set_orchestrator_registry, ToolError, ToolRegistryBuilder};

@@ -1,6 +1,7 @@
 //! The tool registry: the compile-time slice every `#[tool]` lands in, [`tool_registry()`] built
 //! from it once, explicit registration with [`ToolRegistryBuilder`], the [`ToolSource`] trait
-//! both implement, the spec's [`set_orchestrator_registry`] shim, and [`validate_tool_call`].
+//! both implement, the TypeScript spec's [`set_orchestrator_registry`] shim, and
+//! [`validate_tool_call`].
 //!
 //! | file | owns |
 //! | --- | --- |
@@ -38,7 +39,7 @@ pub use validate::validate_tool_call;
 
 use crate::tool::{ToolDefinition, UnifiedToolDefinition};
 
-/// Where the runtime looks tools up: the Rust form of the spec's orchestrator registry
+/// Where the runtime looks tools up: the Rust form of the TypeScript spec's orchestrator registry
 /// (`getToolDefinitions`, `get`, `has`, `size` are [`tools`](ToolSource::tools), `get`,
 /// [`contains`](ToolSource::contains) and [`len`](ToolSource::len) here).
 ///
@@ -49,7 +50,7 @@ use crate::tool::{ToolDefinition, UnifiedToolDefinition};
 /// ```
 /// use pleach_core::{ToolSource, UnifiedToolDefinition};
 ///
-/// /// The spec's shim: a list of tools, searched by name.
+/// /// The TypeScript spec's shim: a list of tools, searched by name.
 /// struct ListRegistry(Vec<UnifiedToolDefinition>);
 ///
 /// impl ToolSource for ListRegistry {

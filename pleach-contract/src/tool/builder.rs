@@ -1,5 +1,5 @@
 //! [`define_tool`] and [`ToolBuilder`]: a tool defined at run time, from typed code or a raw
-//! JSON Schema (the spec's `defineTool`).
+//! JSON Schema (the TypeScript spec's `defineTool`).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use super::{DefinitionError, DefinitionSite, Started, ToolContext, ToolDefinitio
 use crate::error::ToolError;
 use crate::schema;
 
-/// Starts a tool definition at run time: the Rust form of the spec's `defineTool`.
+/// Starts a tool definition at run time: the Rust form of the TypeScript spec's `defineTool`.
 ///
 /// Finish it with [`ToolBuilder::execute`] (typed input and output: the schemas are derived) or
 /// [`ToolBuilder::execute_json`] (JSON in, JSON out, for tools whose schema comes from

@@ -7,11 +7,11 @@ use super::ToolDefinition;
 use crate::tier::SafetyTier;
 
 /// The registry-level tool shape: a [`ToolDefinition`] plus `id`, `display_name`, `category`,
-/// `schema_key` and the optional [`SafetyTier`]. The Rust form of the spec's
+/// `schema_key` and the optional [`SafetyTier`]. The Rust form of the TypeScript spec's
 /// `UnifiedToolDefinition`; the registry holds these. A basic definition converts with `From`
-/// (the spec's `createUnifiedTool`), with these defaults: `id` = the name, `display_name` = the
-/// name in title case, `category` = `"general"`, `schema_key` = the name in `CamelCase` + `Input`,
-/// no safety tier.
+/// (the TypeScript spec's `createUnifiedTool`), with these defaults: `id` = the name,
+/// `display_name` = the name in title case, `category` = `"general"`, `schema_key` = the name in
+/// `CamelCase` + `Input`, no safety tier.
 ///
 /// ```
 /// use pleach_core::{define_tool, SafetyTier, ToolError, UnifiedToolDefinition};

@@ -97,7 +97,7 @@ impl BatchingConfig {
     }
 }
 
-/// A plugin's override of a tool's inferred strategy: the spec's
+/// A plugin's override of a tool's inferred strategy: the TypeScript spec's
 /// `{ toolName, strategy, maxConcurrency }` (plus `key` for `chunked`).
 ///
 /// ```

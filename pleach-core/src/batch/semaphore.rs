@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore as TokioSemaphore;
 
-/// A concurrency limit for code inside a tool: the spec's `Semaphore`.
+/// A concurrency limit for code inside a tool: the TypeScript spec's `Semaphore`.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -16,8 +16,8 @@ use tokio::sync::Semaphore as TokioSemaphore;
 /// # }
 /// ```
 ///
-/// The spec's module-level `const limit = new Semaphore(4)`, shared by every call of a tool, is a
-/// `static` built on first use:
+/// The TypeScript spec's module-level `const limit = new Semaphore(4)`, shared by every call of a
+/// tool, is a `static` built on first use:
 ///
 /// ```
 /// use std::sync::LazyLock;

@@ -1,5 +1,6 @@
 //! The wire events of a tool call's lifecycle: `tool.started`, `tool.delta`, `tool.completed`,
-//! `tool.failed`, serialized exactly as the spec prints them, and their NDJSON and SSE forms.
+//! `tool.failed`, serialized exactly as the TypeScript spec prints them, and their NDJSON and SSE
+//! forms.
 //!
 //! `docs/events.md` is the contract: payloads, ordering rules, examples.
 //!

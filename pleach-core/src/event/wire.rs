@@ -1,5 +1,5 @@
-//! The wire format: each event as the JSON the spec prints, `toolCall` as `{ id, name, args }`,
-//! and lines every reader keeps whole.
+//! The wire format: each event as the JSON the TypeScript spec prints, `toolCall` as
+//! `{ id, name, args }`, and lines every reader keeps whole.
 
 use std::fmt;
 

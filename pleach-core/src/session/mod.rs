@@ -1,8 +1,9 @@
 //! The runtime and its sessions: [`Runtime::builder`] wires the registry, plugins, limits and
-//! timeouts; [`Runtime::create_session`] takes the spec's `{ tools: { enabled: [...] } }`; a
-//! session runs a turn's calls through the pipeline (find → limits → parse → validate → execute
-//! with a [`ToolContext`](crate::ToolContext) → validate the output), streams their events, and writes results back
-//! into the conversation in the model's call order.
+//! timeouts; [`Runtime::create_session`] takes the TypeScript spec's
+//! `{ tools: { enabled: [...] } }`; a session runs a turn's calls through the pipeline (find →
+//! limits → parse → validate → execute with a [`ToolContext`](crate::ToolContext) → validate the
+//! output), streams their events, and writes results back into the conversation in the model's
+//! call order.
 //!
 //! The guarantees (ARCHITECTURE.md, "Runtime guarantees") and the tests that prove them are listed
 //! in `docs/events.md`.
@@ -62,7 +63,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, EventStream, ToolEvent};
 use crate::tool::UnifiedToolDefinition;
 
-/// The spec's session options: `{ tools: { enabled: [...] } }`.
+/// The TypeScript spec's session options: `{ tools: { enabled: [...] } }`.
 ///
 /// ```
 /// use pleach_core::SessionOptions;

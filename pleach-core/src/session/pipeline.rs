@@ -63,11 +63,11 @@ impl SessionInner {
     /// and reads no context (or a call that fails before it would start). `Err` hands the call
     /// back when it needs [`dispatch`](Self::dispatch); nothing has been done for it then.
     /// `turn_signal` is the token that cancels the call's turn, if anything can cancel it before
-    /// it starts. With `slot`, the call runs under the runtime-wide slot kept there, taking one into
-    /// it if it holds none (a run of calls run one after another shares one); without, the call
-    /// takes its own for the time it runs. With `held`, the
-    /// terminal event goes there instead of to `sink`: the caller sends it, with others under one
-    /// lock, before anything else of the turn can run.
+    /// it starts. With `slot`, the call runs under the runtime-wide slot kept there, taking one
+    /// into it if it holds none (a run of calls run one after another shares one); without, the
+    /// call takes its own for the time it runs. With `held`, the terminal event goes there instead
+    /// of to `sink`: the caller sends it, with others under one lock, before anything else of the
+    /// turn can run.
     pub(super) fn dispatch_now<'s>(
         &'s self,
         call: ToolCall,

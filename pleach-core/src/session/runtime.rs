@@ -829,7 +829,7 @@ impl Runtime {
         }
     }
 
-    /// Creates a session with the tools `options` enables (the spec's
+    /// Creates a session with the tools `options` enables (the TypeScript spec's
     /// `createSession({ tools: { enabled: [...] } })`). An unknown name is an error listing close
     /// matches.
     ///

@@ -1,4 +1,4 @@
-// Rule: `safety_tier` takes one of the spec's three values; the error lists all of them.
+// Rule: `safety_tier` takes one of the TypeScript spec's three values; the error lists all of them.
 use pleach_core::unified_tool;
 
 /// Looks up an account by id.

@@ -1,5 +1,5 @@
 // Rule: `safety_tier` belongs to the registry-level shape; on `#[tool]` it is an error on that
-// key naming `#[unified_tool]` (the Rust form of the spec's excess-property error).
+// key naming `#[unified_tool]` (the Rust form of the TypeScript spec's excess-property error).
 use pleach_core::tool;
 
 /// Deletes an account.
