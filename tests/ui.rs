@@ -5,7 +5,10 @@
 //!   nothing else, and its `.stderr` is the reviewed diagnostic: one error, on the offending token,
 //!   saying how to fix it (`every_mistake_reported.rs` makes several mistakes and shows that each
 //!   is reported once). The user's fn is emitted beside `compile_error!`, helper attributes
-//!   removed, so a mistake does not cascade into errors about `#[arg]` or the fn's callers.
+//!   removed, and so is the tool's handle (with bodies that never run), so a mistake does not
+//!   cascade into errors about `#[arg]`, the fn's callers or code using the handle. A body that
+//!   does not parse yet (`half_typed_body.rs`) keeps the fn, the handle and the registration: the
+//!   only error is the compiler's own.
 //! - `ui/pass/*.rs`: the accepted forms (arguments with `#[arg]`, `Option<T>`, an `#[input]`
 //!   struct, `ToolContext`, every return form, every `#[unified_tool]` key, raw identifiers,
 //!   renamed and nested tools). Each one runs and asserts what the registry or the tool's handle
