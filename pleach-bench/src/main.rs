@@ -6,6 +6,7 @@
 //! cargo run --release -p pleach-bench -- batch [--quick]
 //! cargo run --release -p pleach-bench -- stream [--quick]
 //! cargo run --release -p pleach-bench -- soak [--quick]
+//! cargo run --release -p pleach-bench -- compile [--quick] [--tools N] [--keep]
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
@@ -13,6 +14,7 @@
 //! numbers it gave, and `docs/reliability.md` for `soak`.
 
 mod batch;
+mod compile;
 mod dispatch;
 mod measure;
 mod soak;
@@ -21,7 +23,7 @@ mod stream;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: pleach-bench <dispatch|batch|stream|soak> [--quick] [--profile]
+usage: pleach-bench <dispatch|batch|stream|soak|compile> [--quick] [--profile] [--tools N] [--keep]
 
 subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
@@ -35,17 +37,27 @@ subcommands:
   soak       1,000,000 calls (--quick: 100,000) through sessions with random failures, panics,
              invalid and unknown calls, timeouts and cancelled turns; checks that every call
              ended in exactly one terminal event
+  compile    a generated crate of 200 `#[tool]` fns beside the same tools in an rmcp
+             `#[tool_router]`, dev profile, dependencies built first: the crate's clean build,
+             the build after one tool's body is edited, and `cargo check` after such an edit
+             (several minutes: each run builds both crates' dependencies first)
 
 options:
   --quick    fewer batches (rounds, for batch and stream): a rough number in a few seconds
-             (stream: about 20 s, most of it one quadratic re-parse of 200,000 bytes)
+             (stream: about 20 s, most of it one quadratic re-parse of 200,000 bytes;
+             compile: 50 tools, one run of each measurement)
   --profile  dispatch only: also time the parts of pleach's pipeline reachable from outside
+  --tools N  compile only: N tools per crate (default 200, --quick 50)
+  --keep     compile only: leave the generated crates and their target dirs in the temp dir
+             (for `cargo rustc -- -Z time-passes` and the like)
   -h, --help print this help
 
 The last line of output is machine-readable, e.g.
   dispatch raw_ns=<median> floor_ns=<median> pleach_ns=<median> rmcp_ns=<median> rig_ns=<median> pleach_floor_ratio=<x>
   batch calls=100000 bare_ms=<median> pleach_ms=<median> peak_rss_mb=<n>
-  stream size=<bytes> final_parse_us=<median> pleach_us=<median> reparse_us=<median> (per size)";
+  stream size=<bytes> final_parse_us=<median> pleach_us=<median> reparse_us=<median> (per size)
+  compile tools=<n> pleach_clean_s=<median> rmcp_clean_s=<median> pleach_edit_s=<median>
+    rmcp_edit_s=<median> pleach_check_edit_s=<median> rmcp_check_edit_s=<median> (one line)";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -56,6 +68,7 @@ enum Subcommand {
     Batch,
     Stream,
     Soak,
+    Compile,
 }
 
 impl Subcommand {
@@ -65,6 +78,7 @@ impl Subcommand {
             "batch" => Some(Subcommand::Batch),
             "stream" => Some(Subcommand::Stream),
             "soak" => Some(Subcommand::Soak),
+            "compile" => Some(Subcommand::Compile),
             _ => None,
         }
     }
@@ -75,6 +89,7 @@ impl Subcommand {
             Subcommand::Batch => "batch",
             Subcommand::Stream => "stream",
             Subcommand::Soak => "soak",
+            Subcommand::Compile => "compile",
         }
     }
 }
@@ -94,24 +109,45 @@ enum Command {
 struct Options {
     quick: bool,
     profile: bool,
+    /// `--tools N` (compile).
+    tools: Option<u32>,
+    /// `--keep` (compile).
+    keep: bool,
+}
+
+/// The value of `--tools`: a positive count.
+fn parse_tools(value: Option<String>) -> Result<u32, String> {
+    let value = value.ok_or("`--tools` needs a number of tools")?;
+    match value.parse::<u32>() {
+        Ok(count) if count > 0 => Ok(count),
+        _ => Err(format!(
+            "`--tools {value}`: expected a number of tools, at least 1"
+        )),
+    }
 }
 
 /// Parses the arguments after the program name; `Err` holds the message for the user.
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut subcommand = None;
     let mut options = Options::default();
-    for arg in args {
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             "--quick" => options.quick = true,
             "--profile" => options.profile = true,
+            "--keep" => options.keep = true,
+            "--tools" => options.tools = Some(parse_tools(args.next())?),
+            flag if flag.starts_with("--tools=") => {
+                options.tools = Some(parse_tools(Some(flag["--tools=".len()..].to_owned()))?);
+            }
             flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
             name => match (subcommand, Subcommand::from_name(name)) {
                 (None, Some(parsed)) => subcommand = Some(parsed),
                 (None, None) => {
                     return Err(format!(
                         "unknown subcommand `{name}`; expected one of `dispatch`, `batch`, \
-                         `stream`, `soak`"
+                         `stream`, `soak`, `compile`"
                     ));
                 }
                 (Some(first), _) => {
@@ -123,13 +159,17 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
             },
         }
     }
-    match subcommand {
-        Some(subcommand) => Ok(Command::Run {
-            subcommand,
-            options,
-        }),
-        None => Err("missing subcommand".to_owned()),
+    let subcommand = subcommand.ok_or("missing subcommand")?;
+    if options.profile && subcommand != Subcommand::Dispatch {
+        return Err("`--profile` is for `dispatch` only".to_owned());
     }
+    if (options.tools.is_some() || options.keep) && subcommand != Subcommand::Compile {
+        return Err("`--tools` and `--keep` are for `compile` only".to_owned());
+    }
+    Ok(Command::Run {
+        subcommand,
+        options,
+    })
 }
 
 fn main() -> ExitCode {
@@ -153,13 +193,6 @@ fn main() -> ExitCode {
             dispatch::run(options.quick, options.profile),
         ),
         Command::Run {
-            subcommand: Subcommand::Batch | Subcommand::Stream | Subcommand::Soak,
-            options: Options { profile: true, .. },
-        } => {
-            eprintln!("pleach-bench: `--profile` is for `dispatch` only\n\n{USAGE}");
-            ExitCode::from(EXIT_USAGE)
-        }
-        Command::Run {
             subcommand: Subcommand::Batch,
             options,
         } => exit_code(Subcommand::Batch, batch::run(options.quick)),
@@ -171,6 +204,13 @@ fn main() -> ExitCode {
             subcommand: Subcommand::Soak,
             options,
         } => exit_code(Subcommand::Soak, soak::run(options.quick)),
+        Command::Run {
+            subcommand: Subcommand::Compile,
+            options,
+        } => exit_code(
+            Subcommand::Compile,
+            compile::run(options.quick, options.tools, options.keep),
+        ),
     }
 }
 
@@ -193,6 +233,11 @@ mod tests {
         parse_args(args.iter().map(|&arg| arg.to_owned()))
     }
 
+    /// The message for a command line that must be refused.
+    fn refusal(args: &[&str]) -> String {
+        parse(args).expect_err("a refused command line")
+    }
+
     #[test]
     fn reads_a_subcommand_and_its_flags_in_any_order() {
         assert_eq!(
@@ -202,6 +247,7 @@ mod tests {
                 options: Options {
                     quick: true,
                     profile: true,
+                    ..Options::default()
                 },
             })
         );
@@ -215,6 +261,24 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_tool_count_in_either_spelling() {
+        let compile = |tools| {
+            Ok(Command::Run {
+                subcommand: Subcommand::Compile,
+                options: Options {
+                    tools: Some(tools),
+                    keep: true,
+                    ..Options::default()
+                },
+            })
+        };
+        assert_eq!(parse(&["compile", "--tools", "20", "--keep"]), compile(20));
+        assert_eq!(parse(&["--keep", "--tools=7", "compile"]), compile(7));
+        assert!(refusal(&["compile", "--tools"]).contains("needs"));
+        assert!(refusal(&["compile", "--tools", "0"]).contains("at least 1"));
+    }
+
+    #[test]
     fn help_wins_over_everything_else() {
         assert_eq!(parse(&["dispatch", "--help"]), Ok(Command::Help));
         assert_eq!(parse(&["-h"]), Ok(Command::Help));
@@ -222,21 +286,11 @@ mod tests {
 
     #[test]
     fn refuses_what_it_does_not_know() {
-        assert!(parse(&[]).unwrap_err().contains("missing subcommand"));
-        assert!(
-            parse(&["dispach"])
-                .unwrap_err()
-                .contains("unknown subcommand")
-        );
-        assert!(
-            parse(&["dispatch", "--fast"])
-                .unwrap_err()
-                .contains("`--fast`")
-        );
-        assert!(
-            parse(&["dispatch", "batch"])
-                .unwrap_err()
-                .contains("after subcommand `dispatch`")
-        );
+        assert!(refusal(&[]).contains("missing subcommand"));
+        assert!(refusal(&["dispach"]).contains("unknown subcommand"));
+        assert!(refusal(&["dispatch", "--fast"]).contains("`--fast`"));
+        assert!(refusal(&["dispatch", "batch"]).contains("after subcommand `dispatch`"));
+        assert!(refusal(&["batch", "--profile"]).contains("`dispatch` only"));
+        assert!(refusal(&["soak", "--tools", "3"]).contains("`compile` only"));
     }
 }
