@@ -218,14 +218,9 @@ fn key_of(shape: Shape, text: &str, span: Span, errors: &Ctxt) -> Option<Key> {
     if let Some(key) = key.filter(|key| key.in_shape(shape)) {
         return Some(key);
     }
-<<<<<<< HEAD
     let message = if key.is_some() {
-        // A registry-level key on `#[tool]`: the Rust form of the spec's TypeScript
-        // excess-property error.
-=======
-    let message = if shape == Shape::Basic && UNIFIED_ONLY_KEYS.contains(&key) {
-        // The Rust form of the TypeScript spec's excess-property error.
->>>>>>> h-docs
+        // A registry-level key on `#[tool]`: the Rust form of the TypeScript
+        // spec's excess-property error.
         format!(
             "`{text}` is not a field of the basic tool shape (`#[tool]` takes only `name` and `description`); use `#[unified_tool({text} = …)]` for the registry-level shape"
         )
@@ -261,7 +256,7 @@ fn key_of(shape: Shape, text: &str, span: Span, errors: &Ctxt) -> Option<Key> {
     None
 }
 
-/// `safety_tier = "…"` as one of the spec's three values.
+/// `safety_tier = "…"` as one of the TypeScript spec's three values.
 fn safety_tier(literal: &LitStr, errors: &Ctxt) -> Option<Tier> {
     let text = literal.value();
     if let Some(value) = SafetyTier::ALL.into_iter().find(|t| t.text() == text) {

@@ -374,7 +374,6 @@ fn description(
     String::new()
 }
 
-<<<<<<< HEAD
 /// Literal bounds the wrong way round: no value fits, so the schema refuses every call. Only when
 /// `min` is positive: as a length's bounds (a negative `max` acts as 0) `min = 0, max = -1` still
 /// admits the empty string, and the macro does not know which the parameter is. Returns whether
@@ -382,18 +381,6 @@ fn description(
 fn bounds_in_order(attrs: &ArgAttrs, errors: &Ctxt) -> bool {
     let (Some(min), Some(max)) = (attrs.min.as_ref(), attrs.max.as_ref()) else {
         return true;
-=======
-/// `safety_tier` takes one of the TypeScript spec's three values.
-fn tier_value(tier: Option<&LitStr>, errors: &mut Errors) {
-    let Some(lit) = tier else { return };
-    let value = lit.value();
-    if SAFETY_TIERS.contains(&value.as_str()) {
-        return;
-    }
-    let hint = match did_you_mean(&value, SAFETY_TIERS) {
-        Some(near) => format!("; did you mean `{near}`?"),
-        None => String::new(),
->>>>>>> h-docs
     };
     let (Some(low), Some(high)) = (min.number(), max.number()) else {
         return true;
