@@ -37,7 +37,7 @@ impl ToolRegistryBuilder {
     /// Adds a tool (a [`ToolDefinition`](crate::ToolDefinition) or a [`UnifiedToolDefinition`]).
     ///
     /// ```
-    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder, UnifiedToolDefinition};
     /// let tool = |name: &str| define_tool(name, "A tool.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
     ///     .unwrap();

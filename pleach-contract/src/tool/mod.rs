@@ -10,7 +10,7 @@
 //! | `unified.rs` | [`UnifiedToolDefinition`]: id, display name, category, schema key, tier |
 //!
 //! ```
-//! use pleach_core::{define_tool, SafetyTier, ToolError};
+//! use pleach_core::{define_tool, SafetyTier, ToolError, UnifiedToolDefinition};
 //! use serde_json::json;
 //!
 //! let lookup = define_tool("lookup_order", "Finds an order by id.")

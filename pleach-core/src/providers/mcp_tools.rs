@@ -26,7 +26,7 @@ use super::{Profile, ProfileError, ProfileProblem, each_checked_definition};
 /// [`Profile::Mcp`].
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError};
+/// use pleach_core::{define_tool, ToolError, UnifiedToolDefinition};
 /// use pleach_core::providers::mcp_tools;
 /// use serde_json::json;
 ///
