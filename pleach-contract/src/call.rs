@@ -111,6 +111,7 @@ impl ToolCall {
     /// let call = pleach_core::ToolCall::new("call_1", "add", "{}");
     /// assert_eq!(call.id(), "call_1");
     /// ```
+    #[inline]
     pub fn id(&self) -> &str {
         &self.text[..self.id_end as usize]
     }
@@ -121,6 +122,7 @@ impl ToolCall {
     /// let call = pleach_core::ToolCall::new("call_1", "add", "{}");
     /// assert_eq!(call.name(), "add");
     /// ```
+    #[inline]
     pub fn name(&self) -> &str {
         &self.text[self.id_end as usize..self.name_end as usize]
     }
@@ -131,6 +133,7 @@ impl ToolCall {
     /// let call = pleach_core::ToolCall::new("call_1", "add", r#"{"a":1}"#);
     /// assert_eq!(call.arguments(), r#"{"a":1}"#);
     /// ```
+    #[inline]
     pub fn arguments(&self) -> &str {
         &self.text[self.name_end as usize..self.arguments_end]
     }
@@ -145,6 +148,7 @@ impl ToolCall {
     /// assert_eq!(call.signature(), None);
     /// assert_eq!(call.with_signature("EqUCCq").signature(), Some("EqUCCq"));
     /// ```
+    #[inline]
     pub fn signature(&self) -> Option<&str> {
         Some(&self.text[self.arguments_end..]).filter(|signature| !signature.is_empty())
     }
@@ -180,6 +184,7 @@ impl ToolCall {
     }
 
     /// Whether `self` and `other` are the very same call (clones of one), not merely equal.
+    #[inline]
     #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
     pub fn same(&self, other: &ToolCall) -> bool {
         Arc::ptr_eq(&self.text, &other.text)

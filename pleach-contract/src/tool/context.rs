@@ -169,6 +169,7 @@ impl ToolContext {
 
     /// A session's context for one call: its id, signal, progress sink and the session's scope,
     /// shared (no allocation per call).
+    #[inline]
     #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
     pub fn for_call(
         tool_call_id: String,

@@ -321,6 +321,7 @@ impl ToolDefinition {
     ///     .unwrap();
     /// assert_eq!(ping.name(), "ping");
     /// ```
+    #[inline]
     pub fn name(&self) -> &str {
         &self.inner.name
     }
@@ -448,6 +449,7 @@ impl ToolDefinition {
     }
 
     /// Parses the arguments (duplicate keys refused: 1005) and validates them (1001).
+    #[inline]
     #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
     pub fn parse_and_validate(&self, arguments: &str) -> Result<Value, ToolError> {
         let value =
@@ -462,6 +464,7 @@ impl ToolDefinition {
     /// read straight into it, and the generic parser and validator run only to explain a refusal;
     /// the verdict is the same either way (tests compare the two on generated inputs). Otherwise
     /// the arguments are parsed and validated first.
+    #[inline]
     #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
     pub fn start(
         &self,
@@ -514,12 +517,14 @@ impl ToolDefinition {
     }
 
     /// Whether the tool's code reads its [`ToolContext`].
+    #[inline]
     #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
     pub fn takes_context(&self) -> bool {
         self.inner.takes_context
     }
 
     /// Whether starting the tool runs it to its end (a `#[tool]` fn that cannot suspend).
+    #[inline]
     #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
     pub fn runs_in_place(&self) -> bool {
         self.inner.in_place
@@ -527,6 +532,7 @@ impl ToolDefinition {
 
     /// Validates a result against the output schema, if there is one (1002), unless the output
     /// type already guarantees it.
+    #[inline]
     #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
     pub fn check_output(&self, output: &Value) -> Result<(), ToolError> {
         match &self.inner.output {

@@ -81,6 +81,7 @@ pub fn not_finished_in_place() -> ToolError {
 
 impl Started {
     /// The outcome, awaiting the future if there is one.
+    #[inline]
     #[doc(hidden)] // the runtime's seam
     pub async fn finish(self) -> Result<Value, ToolError> {
         match self {

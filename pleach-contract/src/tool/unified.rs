@@ -142,6 +142,7 @@ impl UnifiedToolDefinition {
     /// let tool = pleach_core::UnifiedToolDefinition::from(def);
     /// assert_eq!(tool.definition().description(), "Sends money.");
     /// ```
+    #[inline]
     pub fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
@@ -152,6 +153,7 @@ impl UnifiedToolDefinition {
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).name(), "wire_transfer");
     /// ```
+    #[inline]
     pub fn name(&self) -> &str {
         self.definition.name()
     }
@@ -202,6 +204,7 @@ impl UnifiedToolDefinition {
     /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).safety_tier(), None);
     /// ```
+    #[inline]
     pub fn safety_tier(&self) -> Option<SafetyTier> {
         self.meta.safety_tier
     }
