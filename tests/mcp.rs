@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use pleach_core::mcp::McpServer;
-use pleach_core::{Runtime, ToolContext, tool};
+use pleach_core::safety::{ApprovalRequired, ProvenanceDetector};
+use pleach_core::{Runtime, ToolContext, tool, unified_tool};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, ProgressNotificationParam,
     ProgressToken, ServerResult,
@@ -73,6 +74,15 @@ async fn mcp_waits_for_disconnect(ctx: ToolContext) -> i64 {
     0
 }
 
+static DELETE_RAN: AtomicBool = AtomicBool::new(false);
+
+/// Deletes an expense: a standard-tier tool, so a finding asks the user first.
+#[unified_tool(safety_tier = "standard")]
+async fn mcp_delete_expense(id: i64) -> bool {
+    DELETE_RAN.store(true, Ordering::SeqCst);
+    id > 0
+}
+
 /// A client that forwards every progress notification to the test.
 struct ProgressRecorder {
     notifications: mpsc::UnboundedSender<ProgressNotificationParam>,
@@ -102,7 +112,18 @@ async fn connect<H: ClientHandler>(handler: H) -> (RunningService<RoleClient, H>
 async fn connect_to_server<H: ClientHandler>(
     handler: H,
 ) -> (RunningService<RoleClient, H>, ServerTask, McpServer) {
-    let runtime = Runtime::builder().build().expect("the registry builds");
+    connect_to_runtime(
+        handler,
+        Runtime::builder().build().expect("the registry builds"),
+    )
+    .await
+}
+
+/// [`connect_to_server`] for a server of `runtime`.
+async fn connect_to_runtime<H: ClientHandler>(
+    handler: H,
+    runtime: Runtime,
+) -> (RunningService<RoleClient, H>, ServerTask, McpServer) {
     let server = McpServer::new(runtime).expect("every tool can be described to MCP");
     let handle = server.clone();
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
@@ -392,4 +413,59 @@ async fn a_cursor_the_server_never_gave_is_invalid_params() {
     .await;
     assert_eq!(error.code.0, -32602, "{error:?}");
     assert!(error.message.contains("bogus"), "{error:?}");
+}
+
+/// A flagged standard-tier call over MCP: the stdio client has no way to approve it, so it fails
+/// at once with 1012 and a message saying approval is required, instead of waiting for ever
+/// (`docs/mcp.md`, "Approvals"). Both policies: every call asks, and a made-up value asks.
+#[tokio::test]
+async fn a_call_that_needs_approval_fails_at_once_saying_so_and_never_runs() {
+    let policies: [(&str, Runtime); 2] = [
+        (
+            "ApprovalRequired",
+            Runtime::builder()
+                .detector(ApprovalRequired::tools(["mcp_delete_expense"]))
+                .build()
+                .expect("the runtime builds"),
+        ),
+        (
+            "ProvenanceDetector",
+            Runtime::builder()
+                .detector(ProvenanceDetector::new().guard("mcp_delete_expense", ["/id"]))
+                .build()
+                .expect("the runtime builds"),
+        ),
+    ];
+    for (policy, runtime) in policies {
+        let (client, _task, _server) = connect_to_runtime((), runtime).await;
+        let started = std::time::Instant::now();
+        // Far below the bound: the answer comes at once, not after a wait.
+        let result = tokio::time::timeout(
+            Duration::from_secs(5),
+            client.call_tool(call("mcp_delete_expense", json!({ "id": 7 }))),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{policy}: the flagged call answers, it does not hang"))
+        .expect("a flagged call answers with a result");
+        let result = wire(&result);
+        assert_eq!(result["isError"], json!(true), "{policy}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.starts_with("error 1012:"), "{policy}: {text}");
+        assert!(
+            text.contains("needs the user's approval") && text.contains("cannot ask the user"),
+            "{policy}: the message says why: {text}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{policy}: {:?}",
+            started.elapsed()
+        );
+        // Unflagged tools of the same server still run.
+        let (failed, text) = call_text(&client, "mcp_add", json!({ "a": 1, "b": 2 })).await;
+        assert!(!failed && text == "3", "{policy}: {text}");
+    }
+    assert!(
+        !DELETE_RAN.load(Ordering::SeqCst),
+        "a call that needed approval never ran"
+    );
 }

@@ -6,8 +6,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use pleach_core::safety::{
-    Action, DecisionError, FabricationDetector, Finding, Interrupt, Provenance, ProvenanceDetector,
-    SealError, assert_critical_coverage, uncovered_critical_tools,
+    Action, ApprovalRequired, DecisionError, FabricationDetector, Finding, Interrupt, Provenance,
+    ProvenanceDetector, SealError, assert_critical_coverage, uncovered_critical_tools,
 };
 use pleach_core::{
     BatchingHint, BatchingStrategy, ErrorCode, Message, Runtime, RuntimeBuilder, RuntimeError,
@@ -522,6 +522,130 @@ async fn without_an_event_stream_nobody_can_approve_so_the_call_halts() {
         ))
         .await;
     assert_eq!(code(&result), Some(ErrorCode::SafetyHalt));
+    let error = result.outcome.expect_err("halted");
+    assert!(!error.is_recoverable());
+    assert!(
+        error.message().contains("needs the user's approval")
+            && error.message().contains("/to_account"),
+        "the message says approval is required, and for what: {}",
+        error.message()
+    );
+}
+
+#[tokio::test]
+async fn approval_required_asks_before_every_call() {
+    // `sf_echo` is standard and no value-based detector guards it: on its own it never asks.
+    let runtime = builder()
+        .detector(ApprovalRequired::tools(["sf_echo"]))
+        .build()
+        .expect("runtime");
+    let session = session_with_accounts(&runtime).await;
+    // A known value, an unknown one: both ask, and each decision holds.
+    for (id, account, accept) in [("c1", "ACC-0042", true), ("c2", "made-up", false)] {
+        let arguments = json!({ "account_id": account }).to_string();
+        let (events, result) = run_one(&session, ToolCall::new(id, "sf_echo", arguments), |i| {
+            assert_eq!(i.findings.len(), 1);
+            assert!(
+                i.findings[0].reason.contains("`sf_echo`"),
+                "{:?}",
+                i.findings
+            );
+            Some(if accept {
+                i.accept()
+            } else {
+                i.reject("not now")
+            })
+        })
+        .await;
+        assert_eq!(
+            types(&events),
+            [
+                "tool.started",
+                "interrupt.requested",
+                "interrupt.resolved",
+                if accept {
+                    "tool.completed"
+                } else {
+                    "tool.failed"
+                }
+            ]
+        );
+        if accept {
+            assert_eq!(result.outcome, Ok(json!(account)));
+        } else {
+            assert_eq!(code(&result), Some(ErrorCode::RejectedByUser));
+        }
+    }
+    // Advisory: a probe, and the call runs.
+    let runtime = builder()
+        .detector(ApprovalRequired::tools(["sf_statement"]))
+        .build()
+        .expect("runtime");
+    let session = session_with_accounts(&runtime).await;
+    let (events, result) = run_one(
+        &session,
+        ToolCall::new("c3", "sf_statement", r#"{"account_id":"ACC-0042"}"#),
+        no_answer,
+    )
+    .await;
+    assert_eq!(
+        types(&events),
+        ["tool.started", "safety.probe", "tool.completed"]
+    );
+    assert!(result.outcome.is_ok());
+}
+
+#[test]
+fn a_detector_naming_an_unknown_tool_fails_build() {
+    let err = builder()
+        .detector(ApprovalRequired::tools(["sf_ech"]))
+        .build()
+        .expect_err("a typo must not leave sf_echo unguarded");
+    assert!(
+        matches!(&err, RuntimeError::UnknownToolInConfig { tool, .. } if tool == "sf_ech"),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("detector `approval-required`") && text.contains("sf_echo"),
+        "names the detector and the likely tool: {text}"
+    );
+    let err = builder()
+        .detector(ProvenanceDetector::new().guard("sf_pya", ["/to_account"]))
+        .build()
+        .expect_err("the provenance detector's names are checked too");
+    assert!(err.to_string().contains("detector `provenance`"), "{err}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unanswered_approval_fails_with_1016_at_its_deadline() {
+    let runtime = builder()
+        .approval_timeout(std::time::Duration::from_secs(45))
+        .build()
+        .expect("runtime");
+    let session = session_with_accounts(&runtime).await;
+    let started = tokio::time::Instant::now();
+    let (mut turn, interrupt) = flagged_payment(&session).await;
+    let mut rest = Vec::new();
+    while let Some(event) = turn.events().recv().await {
+        rest.push(event);
+    }
+    assert_eq!(types(&rest), ["tool.failed"]);
+    assert!(started.elapsed() >= std::time::Duration::from_secs(45));
+    let result = turn.finish().await.remove(0);
+    let error = result.outcome.expect_err("expired");
+    assert_eq!(error.code(), ErrorCode::ApprovalTimedOut);
+    assert!(!error.is_recoverable());
+    assert!(
+        error.message().contains("within 45 s"),
+        "{}",
+        error.message()
+    );
+    // The interrupt is gone: a late decision is refused, and nothing runs.
+    assert!(matches!(
+        session.resolve(interrupt.accept()),
+        Err(DecisionError::UnknownInterrupt(_))
+    ));
 }
 
 #[tokio::test]

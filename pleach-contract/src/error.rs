@@ -62,6 +62,8 @@ pub enum ErrorCode {
     Overloaded,
     /// 1015: the model repeated a failing call too many times in one turn.
     RepeatedFailure,
+    /// 1016: the call waited for the user's approval longer than the runtime's approval timeout.
+    ApprovalTimedOut,
 }
 
 impl ErrorCode {
@@ -70,9 +72,9 @@ impl ErrorCode {
     /// ```
     /// use pleach_core::ErrorCode;
     /// let numbers: Vec<u16> = ErrorCode::ALL.iter().map(|c| c.as_u16()).collect();
-    /// assert_eq!(numbers, (1001..=1015).collect::<Vec<_>>());
+    /// assert_eq!(numbers, (1001..=1016).collect::<Vec<_>>());
     /// ```
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::InputInvalid,
         ErrorCode::OutputInvalid,
         ErrorCode::UnknownTool,
@@ -88,6 +90,7 @@ impl ErrorCode {
         ErrorCode::RejectedByUser,
         ErrorCode::Overloaded,
         ErrorCode::RepeatedFailure,
+        ErrorCode::ApprovalTimedOut,
     ];
 
     /// The numeric code.
@@ -112,6 +115,7 @@ impl ErrorCode {
             ErrorCode::RejectedByUser => 1013,
             ErrorCode::Overloaded => 1014,
             ErrorCode::RepeatedFailure => 1015,
+            ErrorCode::ApprovalTimedOut => 1016,
         }
     }
 
@@ -142,6 +146,7 @@ impl ErrorCode {
                 | ErrorCode::Cancelled
                 | ErrorCode::SafetyHalt
                 | ErrorCode::RepeatedFailure
+                | ErrorCode::ApprovalTimedOut
         )
     }
 }

@@ -16,6 +16,9 @@
 //!   [`ToolContext::signal`](crate::ToolContext::signal) fires.
 //! - A request with a `progressToken` gets a `notifications/progress` for each `tool.delta` (the
 //!   delta's JSON as the message).
+//! - A call that needs the user's approval (a `standard` tool a detector flags) cannot get it
+//!   from a stdio client: it fails at once with an `isError` result, `error 1012: this call needs
+//!   the user's approval …`, and the tool never runs.
 //!
 //! One server holds one session for its connection: session state (a scratchpad's notes) lasts
 //! across calls. The client keeps the conversation, so the session writes none. The
@@ -178,11 +181,17 @@ impl McpServer {
         if !problems.is_empty() {
             return Err(McpError::Schema(problems));
         }
+        if tools.is_empty() {
+            crate::session::warn_no_tools("the MCP server");
+        }
         // The client keeps the conversation: the server's session writes none (a long connection
         // would otherwise keep every call's arguments and result).
+        // Nor can it ask the user to approve a call (stdio offers no way): a call that needs an
+        // approval fails at once (1012) instead of waiting for a decision that cannot come.
         let session = runtime
             .create_session(SessionOptions::all())?
-            .without_conversation();
+            .without_conversation()
+            .without_approvals();
         Ok(McpServer {
             inner: Arc::new(Inner {
                 runtime,

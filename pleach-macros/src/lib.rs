@@ -299,6 +299,20 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// ## `safety_tier`
 ///
+/// A tier says what a **finding** on a call means, and a finding comes only from a fabrication
+/// detector registered on the runtime (`RuntimeBuilder::detector`). Without a detector that
+/// covers the tool, its calls run as if it had no tier:
+///
+/// | tier | a detector flags the call | no detector covers the tool |
+/// | --- | --- | --- |
+/// | `critical` | hard halt: never runs (1012) | `Runtime::build` fails: a critical tool must be covered |
+/// | `standard` | approval interrupt: waits for the host's accept / edit / reject | runs, nothing asked |
+/// | `advisory` | `safety.probe` event, then runs | runs |
+///
+/// "Always ask before deleting" is `standard` plus `pleach_core::safety::ApprovalRequired`
+/// (it flags every call of the tools it names); `ProvenanceDetector` flags only values the turn
+/// never saw. `docs/safety.md` is the contract.
+///
 /// ```compile_fail
 /// /// Looks up an account by id.
 /// #[pleach_core::unified_tool(safety_tier = "urgent")] // one of critical, standard, advisory

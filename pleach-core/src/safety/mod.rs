@@ -12,7 +12,10 @@
 //! | `standard` (also a guarded tool with no tier) | an approval interrupt: `interrupt.requested` with the findings and a ground-truth panel; the host answers accept, edit or reject ([`Decision`]) |
 //! | `advisory` | a `safety.probe` event, and the call runs |
 //!
-//! A tool no detector covers is never inspected. A `critical` tool no detector covers makes
+//! A tier acts only on a finding: a tool no detector covers is never inspected, so a `standard` or
+//! `advisory` tier alone changes nothing about how its calls run. To ask before every call of a
+//! tool, register [`ApprovalRequired`]; to ask only when a value looks made up,
+//! [`ProvenanceDetector`]. A `critical` tool no detector covers makes
 //! [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) fail; [`assert_critical_coverage`] is
 //! the one-line test of the same invariant. The tier lives on the registry-level shape
 //! ([`UnifiedToolDefinition`](crate::UnifiedToolDefinition), set with
@@ -34,11 +37,13 @@
 //! assert_eq!(findings[0].path, "/to_account"); // made up: halt, ask or probe, by the tool's tier
 //! ```
 
+mod approval_required;
 mod interrupt;
 mod provenance;
 
 pub use pleach_contract::tier::{ParseSafetyTierError, SafetyTier};
 
+pub use approval_required::ApprovalRequired;
 pub use interrupt::{Action, Decision, DecisionError, GroundTruth, Interrupt, SealError};
 pub(crate) use interrupt::{fingerprint, fingerprint_of_text};
 pub use provenance::{KnownValue, MatchKind, Provenance, ProvenanceDetector, Seen, Source};
@@ -132,6 +137,20 @@ pub trait FabricationDetector: Send + Sync + 'static {
     /// assert!(!detector.covers("get_weather"));
     /// ```
     fn covers(&self, tool_name: &str) -> bool;
+
+    /// The tools this detector names explicitly, if it keeps such a list:
+    /// [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) refuses a name the registry does
+    /// not have (a typo would silently leave the real tool unguarded). The default, for a
+    /// detector that decides by rule, is none.
+    ///
+    /// ```
+    /// use pleach_core::safety::{FabricationDetector, ProvenanceDetector};
+    /// let detector = ProvenanceDetector::new().guard("transfer_funds", ["/to_account"]);
+    /// assert_eq!(detector.guarded_tools(), ["transfer_funds"]);
+    /// ```
+    fn guarded_tools(&self) -> Vec<&str> {
+        Vec::new()
+    }
 
     /// The findings for one call (already valid against the tool's input schema): `arguments` is
     /// its parsed arguments, `provenance` what the turn has seen before it.

@@ -536,6 +536,12 @@ impl FabricationDetector for ProvenanceDetector {
         self.guards.contains_key(tool_name)
     }
 
+    fn guarded_tools(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.guards.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+
     fn inspect(&self, call: &ToolCall, arguments: &Value, provenance: &Provenance) -> Vec<Finding> {
         let Some(paths) = self.guards.get(call.name()) else {
             return Vec::new();

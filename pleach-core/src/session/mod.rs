@@ -40,8 +40,10 @@ mod runtime;
 mod screening;
 mod suggestion;
 
+#[cfg(feature = "mcp")]
+pub(crate) use runtime::warn_no_tools;
 pub use runtime::{
-    DEFAULT_CANCEL_GRACE, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_APPROVAL_TIMEOUT, DEFAULT_CANCEL_GRACE, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_IN_FLIGHT,
     DEFAULT_MAX_REPEATED_FAILURES, DEFAULT_TIMEOUT, Limits, OverloadPolicy, Runtime,
     RuntimeBuilder, RuntimeError,
 };
@@ -168,6 +170,9 @@ struct SessionInner {
     /// Whether turns write their calls and results into the conversation (not for a server
     /// whose client keeps the conversation: see [`Session::without_conversation`]).
     keeps_conversation: bool,
+    /// Whether this session's host can answer an approval interrupt (not a server whose client
+    /// has no way to give one: see [`Session::without_approvals`]).
+    takes_approvals: bool,
 }
 
 /// A conversation with a set of enabled tools. Runs turns of tool calls and keeps the
@@ -392,6 +397,18 @@ impl Session {
     pub(crate) fn without_conversation(mut self) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.keeps_conversation = false;
+        }
+        self
+    }
+
+    /// This session, for a host that cannot answer approval interrupts (an MCP server whose
+    /// client has no way to ask its user): a call that needs an approval fails at once with 1012,
+    /// its message saying that the call needs the user's approval, instead of waiting for a
+    /// decision that cannot come. Called on a session just created (its only handle).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn without_approvals(mut self) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.takes_approvals = false;
         }
         self
     }

@@ -104,7 +104,7 @@ pub enum RuntimeError {
     UnknownToolInConfig {
         /// The unknown name.
         tool: String,
-        /// Where the configuration came from (`runtime` or `plugin <name>`).
+        /// Where the configuration came from (`runtime`, `plugin <name>` or `detector <name>`).
         source_name: String,
         /// `; did you mean …?`, or empty.
         suggestion: String,
@@ -150,6 +150,7 @@ pub struct RuntimeBuilder {
     default_timeout: Option<Duration>,
     tool_timeouts: Vec<(String, Duration)>,
     cancel_grace: Option<Duration>,
+    approval_timeout: Option<Duration>,
     max_repeated_failures: Option<u32>,
     max_concurrency: Option<usize>,
     max_in_flight: Option<usize>,
@@ -184,6 +185,12 @@ pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// assert_eq!(pleach_core::session::DEFAULT_TIMEOUT, std::time::Duration::from_secs(120));
 /// ```
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_mins(2);
+/// How long a call waits for the user's decision on its approval interrupt by default.
+///
+/// ```
+/// assert_eq!(pleach_core::session::DEFAULT_APPROVAL_TIMEOUT, std::time::Duration::from_secs(15 * 60));
+/// ```
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_mins(15);
 /// How many times a call may fail recoverably with the same arguments in one user turn before
 /// the next identical call fails as not recoverable.
 ///
@@ -354,6 +361,40 @@ impl RuntimeBuilder {
     /// ```
     pub fn cancel_grace(mut self, grace: Duration) -> Self {
         self.cancel_grace = Some(grace);
+        self
+    }
+
+    /// Sets how long a call waits for the host's decision on its approval interrupt (default
+    /// [`DEFAULT_APPROVAL_TIMEOUT`]). A call still waiting then fails with 1016
+    /// ([`ErrorCode::ApprovalTimedOut`](crate::ErrorCode::ApprovalTimedOut), not recoverable) and
+    /// its interrupt can no longer be resolved. The wait holds the turn (and its task) open: for
+    /// decisions that take hours, [seal](crate::Session::seal) the interrupt, let the turn end, and
+    /// [resume](crate::Session::resume) it when the user answers.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::time::Duration;
+    /// use pleach_core::{define_tool, ErrorCode, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::safety::ApprovalRequired;
+    ///
+    /// let delete = define_tool("delete_expense", "Deletes an expense.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(true)) })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(delete).build().unwrap())
+    ///     .detector(ApprovalRequired::tools(["delete_expense"]))
+    ///     .approval_timeout(Duration::from_millis(50))
+    ///     .build()
+    ///     .unwrap();
+    /// let session = runtime.create_session(SessionOptions::all()).unwrap();
+    /// let mut turn = session.run_turn(vec![ToolCall::new("c1", "delete_expense", "{}")]);
+    /// while turn.events().recv().await.is_some() {} // the interrupt comes; nobody answers it
+    /// let error = turn.finish().await.remove(0).outcome.unwrap_err();
+    /// assert_eq!(error.code(), ErrorCode::ApprovalTimedOut);
+    /// # }
+    /// ```
+    pub fn approval_timeout(mut self, timeout: Duration) -> Self {
+        self.approval_timeout = Some(timeout);
         self
     }
 
@@ -541,6 +582,7 @@ impl RuntimeBuilder {
     /// assert!(runtime.registry().contains("add"));
     /// ```
     pub fn build(self) -> Result<Runtime, RuntimeError> {
+        let implicit = self.registry.is_none();
         let source = match self.registry {
             Some(registry) => registry,
             None => registry::checked_active_registry()?,
@@ -551,6 +593,10 @@ impl RuntimeBuilder {
             builder = builder.register_all(plugin.tools.iter().cloned());
         }
         let registry = builder.build()?;
+        if implicit && registry.is_empty() {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| warn_no_tools("the runtime"));
+        }
 
         // Each tool's hint, with the plugin it came from.
         let mut hinted: HashMap<String, (BatchingHint, String)> = HashMap::new();
@@ -599,13 +645,7 @@ impl RuntimeBuilder {
             .flat_map(|plugin| plugin.detectors.iter().cloned())
             .chain(self.detectors)
             .collect();
-        let uncovered = crate::safety::uncovered_critical_tools(
-            &registry,
-            &detectors.iter().map(|d| &**d).collect::<Vec<_>>(),
-        );
-        if !uncovered.is_empty() {
-            return Err(RuntimeError::UncoveredCriticalTools(uncovered));
-        }
+        check_detectors(&registry, &detectors)?;
 
         let mut extensions = Extensions::new();
         for plugin in &self.plugins {
@@ -630,6 +670,7 @@ impl RuntimeBuilder {
                     default_timeout: self.default_timeout.unwrap_or(DEFAULT_TIMEOUT),
                     tool_timeouts: timeouts,
                     cancel_grace: self.cancel_grace.unwrap_or(DEFAULT_CANCEL_GRACE),
+                    approval_timeout: self.approval_timeout.unwrap_or(DEFAULT_APPROVAL_TIMEOUT),
                     max_repeated_failures: self
                         .max_repeated_failures
                         .unwrap_or(DEFAULT_MAX_REPEATED_FAILURES),
@@ -640,6 +681,45 @@ impl RuntimeBuilder {
                 },
             }),
         })
+    }
+}
+
+/// Says that `what` has no tools, and why that usually happens: through `tracing` when a
+/// subscriber is installed, else on stderr (a newcomer has none, and would see nothing).
+pub(crate) fn warn_no_tools(what: &str) {
+    let message = format!(
+        "pleach: {what} has no tools: no `#[tool]` fn is linked into this binary. Tools defined \
+         in a library crate join a binary only if it refers to them: give that crate a \
+         `pub fn link() {{ pleach_core::link_tools!(tool_a, tool_b) }}` and call it from `main` \
+         (for pleach's catalog, `pleach_tools::link()`); see the README, \"Tools in your own \
+         crates\""
+    );
+    if tracing::dispatcher::has_been_set() {
+        tracing::warn!("{message}");
+    } else {
+        eprintln!("{message}");
+    }
+}
+
+/// Refuses detectors that name a tool the registry does not have (a typo would leave the real one
+/// unguarded), and `critical` tools no detector covers (their halt could never fire).
+fn check_detectors(
+    registry: &ToolRegistry,
+    detectors: &[Arc<dyn FabricationDetector>],
+) -> Result<(), RuntimeError> {
+    for detector in detectors {
+        for tool in detector.guarded_tools() {
+            require_tool(registry, tool, || format!("detector `{}`", detector.name()))?;
+        }
+    }
+    let uncovered = crate::safety::uncovered_critical_tools(
+        registry,
+        &detectors.iter().map(|d| &**d).collect::<Vec<_>>(),
+    );
+    if uncovered.is_empty() {
+        Ok(())
+    } else {
+        Err(RuntimeError::UncoveredCriticalTools(uncovered))
     }
 }
 
@@ -666,6 +746,7 @@ pub(super) struct Config {
     pub(super) default_timeout: Duration,
     pub(super) tool_timeouts: HashMap<String, Duration>,
     pub(super) cancel_grace: Duration,
+    pub(super) approval_timeout: Duration,
     pub(super) max_repeated_failures: u32,
     pub(super) batching: BatchingConfig,
     pub(super) hints: HashMap<String, BatchingHint>,
@@ -898,6 +979,7 @@ impl Runtime {
                 provenance: Mutex::default(),
                 approvals: Mutex::default(),
                 keeps_conversation: true,
+                takes_approvals: true,
             }),
         })
     }

@@ -158,17 +158,23 @@ impl SessionInner {
         sink: &EventSender,
         turn_signal: &CancellationToken,
     ) -> Result<ToolCall, ToolError> {
-        if !sink.is_connected() {
+        if !sink.is_connected() || !self.takes_approvals {
+            let detail = if self.takes_approvals {
+                "dispatched without an event stream: nobody can answer the interrupt"
+            } else {
+                "this session's host cannot ask the user (an MCP client without a way to approve)"
+            };
             return Err(ToolError::new(
                 ErrorCode::SafetyHalt,
                 format!(
-                    "this call needs the user's approval ({}), and this host does not take \
-                     approvals",
+                    "this call needs the user's approval before it runs ({}), and this host \
+                     cannot ask the user for it; do not retry it here: tell the user what you \
+                     meant to do so they can do it or approve it another way",
                     describe(&findings)
                 ),
             )
             .with_recoverable(false)
-            .with_detail("dispatched without an event stream: nobody can answer the interrupt"));
+            .with_detail(detail));
         }
         let ground_truth = {
             let provenance = self.provenance();
@@ -221,6 +227,13 @@ impl SessionInner {
                 )
                 .with_recoverable(false)
                 .with_detail("the turn's event stream was dropped while the interrupt waited"));
+            }
+            () = tokio::time::sleep(self.runtime.config.approval_timeout) => {
+                self.approvals().pending.remove(&interrupt.id);
+                return Err(approval_timed_out(
+                    &interrupt,
+                    self.runtime.config.approval_timeout,
+                ));
             }
         };
         let Some(action) = action else {
@@ -345,4 +358,21 @@ fn describe(findings: &[Finding]) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// 1016: no decision came within the runtime's approval timeout.
+fn approval_timed_out(interrupt: &Interrupt, timeout: std::time::Duration) -> ToolError {
+    ToolError::new(
+        ErrorCode::ApprovalTimedOut,
+        format!(
+            "this call needs the user's approval before it runs ({}), and no decision came \
+             within {}; it did not run",
+            describe(&interrupt.findings),
+            super::pipeline::human(timeout)
+        ),
+    )
+    .with_detail(format!(
+        "interrupt `{}` expired unanswered (RuntimeBuilder::approval_timeout)",
+        interrupt.id
+    ))
 }
