@@ -63,12 +63,38 @@ fn a_name_defined_in_two_crates_is_an_error_naming_both_sites() {
         text.contains("dup-a/src/lib.rs:") && text.contains("dup-b/src/lib.rs:"),
         "{text}"
     );
+}
 
-    // The infallible accessor keeps one, deterministically (the first by file and line).
-    let kept = pleach_core::tool_registry()
-        .definition("shared_name")
-        .expect("one is kept");
-    assert!(kept.site().file().ends_with("dup-a/src/lib.rs"));
+/// The infallible accessors do not pick one of the two: they panic naming both sites, as axum
+/// does for overlapping routes.
+#[test]
+fn the_infallible_accessors_refuse_the_duplicate_loudly() {
+    link_both();
+    for accessor in [
+        (|| {
+            let _ = pleach_core::tool_registry();
+        }) as fn(),
+        || {
+            let _ = pleach_core::active_registry();
+        },
+        || {
+            let _ = pleach_core::validate_tool_call(&pleach_core::ToolCall::new(
+                "c1",
+                "shared_name",
+                "{}",
+            ));
+        },
+    ] {
+        let panic = std::panic::catch_unwind(accessor).expect_err("a duplicate is refused");
+        let text = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            text.contains("tool name `shared_name` is defined twice")
+                && text.contains("dup-a/src/lib.rs:")
+                && text.contains("dup-b/src/lib.rs:")
+                && text.contains("try_tool_registry()"),
+            "{text}"
+        );
+    }
 }
 
 #[test]

@@ -196,3 +196,37 @@ fn linked_tools_assertion_passes_for_present_tools() {
 fn linked_tools_assertion_catches_a_missing_tool() {
     pleach_core::registry::assert_tools_linked(&["add", "not_linked"]);
 }
+
+/// Builds a runtime over an empty active registry and serves it: run in a child process by
+/// [`an_empty_registry_is_said_on_stderr`], whose stderr it writes to.
+#[test]
+#[ignore = "a child process of an_empty_registry_is_said_on_stderr"]
+fn empty_registry_child() {
+    pleach_core::set_orchestrator_registry(ToolRegistryBuilder::new().build().expect("empty"));
+    let runtime = pleach_core::Runtime::builder()
+        .build()
+        .expect("an empty runtime builds");
+    let _server = pleach_core::mcp::McpServer::new(runtime).expect("an empty server");
+}
+
+/// A runtime built over no tools, and an MCP server serving none, say so on stderr (no `tracing`
+/// subscriber is installed), with the fix: tools of an unreferenced crate vanish silently
+/// otherwise.
+#[test]
+fn an_empty_registry_is_said_on_stderr() {
+    let output = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([
+            "--exact",
+            "empty_registry_child",
+            "--ignored",
+            "--nocapture",
+        ])
+        .output()
+        .expect("the child runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    for what in ["the runtime has no tools", "the MCP server has no tools"] {
+        assert!(stderr.contains(what), "{what}: {stderr}");
+    }
+    assert!(stderr.contains("pleach_core::link_tools!"), "{stderr}");
+}

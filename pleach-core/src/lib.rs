@@ -124,6 +124,6 @@ pub use session::{
     SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
 };
 
-pub use pleach_contract::unified_tool;
+pub use pleach_contract::{link_tools, unified_tool};
 
 pub use pleach_contract::{CancellationToken, schemars, serde, serde_json};

@@ -168,7 +168,7 @@ pub enum RegistryProblem {
     DuplicateName {
         /// The shared name.
         name: String,
-        /// The definition kept in [`tool_registry()`](crate::tool_registry) (the first by file and line).
+        /// The first of the two definitions by file and line.
         first: DefinitionSite,
         /// The other definition.
         second: DefinitionSite,

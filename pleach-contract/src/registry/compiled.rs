@@ -59,23 +59,42 @@ fn compiled() -> &'static Compiled {
 /// The registry of every `#[tool]` and `#[unified_tool]` linked into this binary, built on first
 /// use: sorted by name, schemas generated and validators compiled once.
 ///
-/// If two tools share a name, the one first by file and line is kept and the problem is reported
-/// by [`try_tool_registry`] (and by the runtime's construction, which refuses to start): use that
-/// where a silent choice is not acceptable.
+/// # Panics
+///
+/// If two tools share a name, or a tool's definition cannot be built: the message names each
+/// problem, a duplicate with both definition sites (as axum panics on overlapping routes rather
+/// than pick one). [`try_tool_registry`] returns the same problems as an error, and
+/// [`Runtime::build`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.build)
+/// refuses to start on them.
 ///
 /// ```
 /// use pleach_core::tool;
 ///
-/// /// Adds two integers.
+/// /// Multiplies two integers.
 /// #[tool]
-/// async fn add(a: i64, b: i64) -> i64 {
-///     a + b
+/// async fn multiply(a: i64, b: i64) -> i64 {
+///     a * b
 /// }
 ///
-/// assert!(pleach_core::tool_registry().contains("add"));
+/// assert!(pleach_core::tool_registry().contains("multiply"));
 /// ```
+#[track_caller]
 pub fn tool_registry() -> &'static ToolRegistry {
-    &compiled().registry
+    let compiled = compiled();
+    if let Some(error) = &compiled.error {
+        refuse(error);
+    }
+    &compiled.registry
+}
+
+/// The panic of the infallible accessors over a registry with problems.
+#[track_caller]
+#[cold]
+fn refuse(error: &RegistryError) -> ! {
+    panic!(
+        "the compile-time tool registry cannot be used: {error} \
+         (try_tool_registry() returns this as an error)"
+    )
 }
 
 /// [`tool_registry()`], or every problem it has (duplicate names with both sites, tools whose
@@ -128,6 +147,11 @@ pub fn clear_orchestrator_registry() {
 /// The active registry: the one installed by [`set_orchestrator_registry`], else
 /// [`tool_registry()`].
 ///
+/// # Panics
+///
+/// As [`tool_registry()`], when no registry is installed and the compile-time one has problems
+/// (a duplicate name, a definition that cannot be built).
+///
 /// ```
 /// let names: Vec<String> = pleach_core::active_registry()
 ///     .tools()
@@ -136,8 +160,16 @@ pub fn clear_orchestrator_registry() {
 ///     .collect();
 /// # let _ = names;
 /// ```
+#[track_caller]
 pub fn active_registry() -> Arc<dyn ToolSource> {
-    installed_registry().unwrap_or_else(|| compiled().registry.clone())
+    if let Some(registry) = installed_registry() {
+        return registry;
+    }
+    let compiled = compiled();
+    if let Some(error) = &compiled.error {
+        refuse(error);
+    }
+    compiled.registry.clone()
 }
 
 /// The registry installed by [`set_orchestrator_registry`], if any.
@@ -193,9 +225,50 @@ pub fn assert_tools_linked(names: &[&str]) {
     assert!(
         missing.is_empty(),
         "tools missing from the registry: {missing:?} ({} registered: {:?}); \
-         a crate of tools that nothing references is not linked: reference it \
-         (for the catalog, call `pleach_tools::link()`)",
+         a crate of tools that nothing references is not linked: give it a \
+         `pub fn link() {{ pleach_core::link_tools!(…) }}` and call it from the binary \
+         (for the catalog, `pleach_tools::link()`)",
         registry.len(),
         registry.names().collect::<Vec<_>>(),
     );
+}
+
+/// Keeps the named `#[tool]`s in the binary, so [`tool_registry()`] lists them.
+///
+/// Tools register through link-time sections, and a linker leaves out the parts of a library crate
+/// that nothing refers to: the tools of a crate of yours can vanish from a binary's registry
+/// without a word. In that crate, name its tools once in a `link` fn, and call it from each binary
+/// (`main`, a test) that serves them, as `pleach_tools::link()` does for the catalog:
+///
+/// ```
+/// // In your tools crate (here in one file):
+/// mod expenses {
+///     use pleach_core::tool;
+///
+///     /// Lists the expenses.
+///     #[tool]
+///     pub async fn list_expenses() -> Vec<String> { Vec::new() }
+///
+///     /// Adds an expense.
+///     #[tool]
+///     pub async fn add_expense(description: String) -> String { description }
+///
+///     /// Keeps this crate's tools in the binary that calls it.
+///     pub fn link() {
+///         pleach_core::link_tools!(list_expenses, add_expense);
+///     }
+/// }
+///
+/// // In the binary:
+/// expenses::link();
+/// assert!(pleach_core::tool_registry().contains("add_expense"));
+/// ```
+///
+/// Each argument is the path of a `#[tool]` or `#[unified_tool]` fn; calling the `link` fn again
+/// does nothing. [`assert_tools_linked`] is the test that they are there.
+#[macro_export]
+macro_rules! link_tools {
+    ($($($tool:ident)::+),+ $(,)?) => {
+        ::core::hint::black_box(($($($tool)::+::__pleach_entry(),)+))
+    };
 }

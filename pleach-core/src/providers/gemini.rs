@@ -64,14 +64,14 @@ use super::{
 /// use pleach_core::tool;
 /// use pleach_core::providers::gemini;
 ///
-/// /// Free-text search.
+/// /// Free-text search over notes.
 /// #[tool]
-/// async fn search(query: String, limit: Option<u32>) -> Vec<String> {
+/// async fn search_notes(query: String, limit: Option<u32>) -> Vec<String> {
 ///     vec![query; limit.unwrap_or(1) as usize]
 /// }
 ///
-/// let def = gemini::definition(&search::definition()).unwrap();
-/// assert_eq!(def["name"], "search");
+/// let def = gemini::definition(&search_notes::definition()).unwrap();
+/// assert_eq!(def["name"], "search_notes");
 /// assert_eq!(def["parameters"]["properties"]["limit"]["nullable"], true);
 /// assert!(def["parameters"].get("additionalProperties").is_none());
 /// ```
