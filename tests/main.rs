@@ -10,6 +10,7 @@ mod agent;
 mod batching;
 mod faults;
 mod guarantees;
+mod input_types;
 mod mcp;
 mod providers;
 mod runtime;

@@ -43,6 +43,44 @@ async fn catalog_tools_run_through_their_registry_definition() {
     assert_eq!(err.code().as_u16(), 1001);
 }
 
+/// A wrong value of a catalog enum is refused naming every value the model may send: `datetime`'s
+/// `operation` (variants with doc comments: a `oneOf` of `const`s in the schema) and
+/// `text_search`'s `mode`.
+#[tokio::test]
+async fn a_wrong_enum_value_names_every_allowed_value() {
+    pleach_tools::link();
+    let datetime = tool_registry().definition("datetime").expect("linked");
+    let err = datetime
+        .call(r#"{"operation":"bogus"}"#, ToolContext::new("call_1"))
+        .await
+        .expect_err("no such operation");
+    assert_eq!(err.code(), pleach_core::ErrorCode::InputInvalid);
+    assert_eq!(
+        (err.path(), err.keyword()),
+        (Some("/operation"), Some("oneOf"))
+    );
+    assert_eq!(
+        err.message(),
+        r#"invalid arguments: at `/operation`: "bogus" is not one of "now", "parse", "format", "add", "subtract" or "difference" (oneOf)"#
+    );
+
+    // The same words without running anything.
+    let verdict = pleach_core::validate_tool_call(&pleach_core::ToolCall::new(
+        "call_2",
+        "text_search",
+        r#"{"query":"x","text":"y","mode":"glob"}"#,
+    ));
+    let error = &verdict.errors[0];
+    assert_eq!(
+        (error.path.as_str(), error.keyword.as_str()),
+        ("/mode", "oneOf")
+    );
+    assert_eq!(
+        error.message,
+        r#""glob" is not one of "literal", "regex" or "fuzzy""#
+    );
+}
+
 mod session_tools {
     //! The catalog's tools that read host configuration or session state, through a real
     //! runtime: what `RuntimeBuilder::provide` and `PleachPlugin::provide` give them, and what

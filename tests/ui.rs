@@ -10,7 +10,7 @@
 //!   does not parse yet (`half_typed_body.rs`) keeps the fn, the handle and the registration: the
 //!   only error is the compiler's own.
 //! - `ui/pass/*.rs`: the accepted forms (arguments with `#[arg]`, `Option<T>`, an `#[input]`
-//!   struct, `ToolContext`, every return form, every `#[unified_tool]` key, raw identifiers,
+//!   struct derived by hand or by `#[input]` on the type, `ToolContext`, every return form, every `#[unified_tool]` key, raw identifiers,
 //!   renamed and nested tools). Each one runs and asserts what the registry or the tool's handle
 //!   reports, and that the fn is still callable as written.
 //! - `ui/pending/*.rs` (not run): rules whose diagnostic does not meet that bar yet; each file says

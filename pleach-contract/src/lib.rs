@@ -16,6 +16,10 @@
 //! pleach-core = { package = "pleach-contract", version = "0.1" }
 //! ```
 //!
+//! The types of tools' inputs take [`#[input]`](macro@input), which derives `Deserialize` and
+//! `JsonSchema` through this crate's re-exports (`pleach_core::serde`, `pleach_core::schemars`),
+//! so a crate naming this one or `pleach-core` alone needs neither `serde` nor `schemars`.
+//!
 //! `ARCHITECTURE.md` at the repository root maps the crates, their modules and the seams between
 //! them.
 //!
@@ -65,7 +69,7 @@ pub use tool::{
     ToolFuture, UnifiedToolDefinition, define_tool,
 };
 
-pub use pleach_macros::{tool, unified_tool};
+pub use pleach_macros::{input, tool, unified_tool};
 
 pub use schemars;
 pub use serde;

@@ -50,6 +50,7 @@
 //! | item | what it is |
 //! | --- | --- |
 //! | [`tool`](macro@tool) (attribute) | the basic tool shape (`defineTool`): `name`, `description` |
+//! | [`input`](macro@input) (attribute) | a struct or an enum made a tool's input type: `Deserialize` and `JsonSchema` derived through pleach's re-exports |
 //! | [`unified_tool`](macro@unified_tool) | the registry-level shape (`createUnifiedTool`): adds `id`, `display_name`, `category`, `schema_key`, `safety_tier` |
 //! | [`ToolDefinition`], [`define_tool`] | the basic shape at run time, from typed code or a raw JSON Schema |
 //! | [`UnifiedToolDefinition`], [`UnifiedToolDefinition::from`] | the registry-level shape at run time |
@@ -73,9 +74,52 @@
 //! adds the runtime and its edges. A crate that only defines tools can depend on the contract alone
 //! and still write `pleach_core::…` (see `pleach-contract`'s docs and `ARCHITECTURE.md`).
 //!
-//! Types for your own input structs: `pleach_core::serde` and `pleach_core::schemars` are the
-//! versions pleach uses, re-exported, so `#[derive(Deserialize, JsonSchema)]` needs no other
-//! dependency.
+//! ## Input types
+//!
+//! A tool can take its whole input as one type (`#[input] expense: Expense`). Put
+//! [`#[input]`](macro@input) on that type and on the types nested in it: it derives `Deserialize`
+//! and `JsonSchema` through `pleach_core::serde` and `pleach_core::schemars` (the versions pleach
+//! uses, re-exported) with the crate attributes those derives need, so your `Cargo.toml` names
+//! `pleach-core` and nothing else. Write it above the type's `#[derive(…)]`s, if it has any.
+//!
+//! ```
+//! use pleach_core::*;
+//!
+//! #[input]
+//! #[serde(rename_all = "snake_case")]
+//! enum Category {
+//!     /// Meals and snacks.
+//!     Food,
+//!     /// Trains, planes and taxis.
+//!     Travel,
+//! }
+//!
+//! #[input]
+//! struct Expense {
+//!     /// What it cost, in cents.
+//!     cents: u64,
+//!     category: Category,
+//! }
+//!
+//! /// Files an expense.
+//! #[tool]
+//! async fn file_expense(#[input] expense: Expense) -> String {
+//!     let kind = match expense.category {
+//!         Category::Food => "food",
+//!         Category::Travel => "travel",
+//!     };
+//!     format!("{} cents of {kind}", expense.cents)
+//! }
+//!
+//! let verdict = file_expense::definition().validate_arguments(r#"{"cents":900,"category":"snacks"}"#);
+//! assert_eq!(verdict.errors[0].path, "/category");
+//! // The model is told every value it may send.
+//! assert!(verdict.errors[0].message.contains(r#""food""#), "{}", verdict.errors[0].message);
+//! ```
+//!
+//! An output type derives `Serialize` (and `JsonSchema`, for an output schema) itself; through
+//! the same re-exports that takes `#[serde(crate = "pleach_core::serde")]` and
+//! `#[schemars(crate = "pleach_core::schemars")]`, unless the type is an `#[input]` too.
 
 // Examples are held to the code's standard: a warning in one fails the doc tests.
 #![doc(test(attr(deny(warnings))))]
@@ -124,6 +168,6 @@ pub use session::{
     SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
 };
 
-pub use pleach_contract::{link_tools, unified_tool};
+pub use pleach_contract::{input, link_tools, unified_tool};
 
 pub use pleach_contract::{CancellationToken, schemars, serde, serde_json};

@@ -1,8 +1,9 @@
 //! # pleach-macros
 //!
-//! The `#[tool]` and `#[unified_tool]` attributes of [pleach](https://docs.rs/pleach-core). Use
-//! them through `pleach-core`, which re-exports them and everything the generated code needs:
-//! a crate that writes tools lists `pleach-core` in its `Cargo.toml` and nothing else.
+//! The `#[tool]` and `#[unified_tool]` attributes of [pleach](https://docs.rs/pleach-core), and
+//! `#[input]` for the types of tools' inputs. Use them through `pleach-core`, which re-exports
+//! them and everything the generated code needs: a crate that writes tools lists `pleach-core` in
+//! its `Cargo.toml` and nothing else.
 //!
 //! ```
 //! use pleach_core::{tool, ToolSource};
@@ -37,6 +38,7 @@ mod check;
 mod ctxt;
 mod expand;
 mod fallback;
+mod input;
 mod paths;
 mod suspend;
 
@@ -165,15 +167,14 @@ use proc_macro::TokenStream;
 /// async fn search(#[arg(maximum = 50)] limit: u32) {} // the key is `max`
 /// ```
 ///
-/// Or one parameter marked `#[input]` is the whole input, a type deriving `Deserialize` and
-/// `JsonSchema` (both re-exported by `pleach-core`):
+/// Or one parameter marked `#[input]` is the whole input, a type that is `Deserialize` and
+/// `JsonSchema`; the attribute [`#[input]`](macro@input) on its definition derives both through
+/// `pleach-core`'s re-exports:
 ///
 /// ```
-/// use pleach_core::{schemars::JsonSchema, serde::Deserialize, tool};
+/// use pleach_core::{input, tool};
 ///
-/// #[derive(Deserialize, JsonSchema)]
-/// #[serde(crate = "pleach_core::serde")]
-/// #[schemars(crate = "pleach_core::schemars")]
+/// #[input]
 /// struct Query {
 ///     /// What to look for.
 ///     text: String,
@@ -196,11 +197,9 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// ```compile_fail
-/// use pleach_core::{schemars::JsonSchema, serde::Deserialize, tool};
+/// use pleach_core::{input, tool};
 ///
-/// #[derive(Deserialize, JsonSchema)]
-/// #[serde(crate = "pleach_core::serde")]
-/// #[schemars(crate = "pleach_core::schemars")]
+/// #[input]
 /// struct Query { text: String }
 ///
 /// /// Free-text search.
@@ -364,6 +363,100 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn unified_tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand(attr::Shape::Unified, args.into(), item.into()).into()
+}
+
+/// Makes a struct or an enum the type of a tool's input: derives `Deserialize` and `JsonSchema`
+/// through `pleach-core`'s re-exports, so a crate whose `Cargo.toml` names `pleach-core` alone
+/// writes its input types, and the types nested in them, without `serde` or `schemars` of its
+/// own.
+///
+/// ```
+/// use pleach_core::{input, tool};
+///
+/// /// How an expense is filed.
+/// #[input]
+/// #[serde(rename_all = "snake_case")]
+/// enum Category {
+///     /// Meals and snacks.
+///     Food,
+///     /// Trains, planes and taxis.
+///     Travel,
+/// }
+///
+/// /// An expense to file.
+/// #[input]
+/// struct Expense {
+///     /// What it cost, in cents.
+///     cents: u64,
+///     category: Category,
+///     /// Anything the reviewer should know.
+///     note: Option<String>,
+/// }
+///
+/// /// Files an expense.
+/// #[tool]
+/// async fn file_expense(#[input] expense: Expense) -> String {
+///     format!("{} cents filed", expense.cents)
+/// }
+///
+/// let schema = file_expense::definition().input_schema().clone();
+/// assert_eq!(schema["required"], pleach_core::serde_json::json!(["cents", "category"]));
+/// ```
+///
+/// On the type it is the same as writing
+///
+/// ```
+/// #[derive(pleach_core::serde::Deserialize, pleach_core::schemars::JsonSchema)]
+/// #[serde(crate = "::pleach_core::serde")]
+/// #[schemars(crate = "::pleach_core::schemars")]
+/// struct Query {
+///     text: String,
+/// }
+/// ```
+///
+/// (the two `crate` attributes tell the derives where their crate is: without them the derived
+/// code names `serde` and `schemars`, which a crate that does not list them cannot find).
+///
+/// The type's own attributes stay as written and are read as usual: `#[serde(…)]` and
+/// `#[schemars(…)]` on the type, its fields and its variants, and doc comments, which become
+/// descriptions. A derive the type already lists (`Deserialize` or `JsonSchema`, by the last
+/// segment of its path) is not added again, nor a `crate = …` it already gives. The added
+/// `#[serde(crate = …)]` serves every serde derive of the type, so an input the tool also
+/// returns derives `Serialize` through the re-export with nothing more:
+///
+/// ```
+/// use pleach_core::{input, serde::Serialize};
+///
+/// #[input]
+/// #[derive(Serialize)]
+/// struct Point {
+///     x: i64,
+///     y: i64,
+/// }
+/// ```
+///
+/// Write `#[input]` above the type's `#[derive(…)]`s. The compiler expands attributes from the
+/// top: a derive written above `#[input]` runs first, on the type as written, so it gets none of
+/// the crate attributes (`can't find crate for serde`), and `#[input]` does not see it (a
+/// `Deserialize` listed there is derived twice).
+///
+/// Inside a `#[tool]` fn, `#[input]` on a parameter marks it as the whole input (above); that
+/// `#[tool]` reads and removes, so one `use pleach_core::*;` serves both.
+///
+/// `#[input]` takes no arguments, and goes on a struct or an enum only:
+///
+/// ```compile_fail
+/// #[pleach_core::input(deny_unknown_fields)] // write `#[serde(deny_unknown_fields)]` beside it
+/// struct Query { text: String }
+/// ```
+///
+/// ```compile_fail
+/// #[pleach_core::input] // a type, not a fn
+/// async fn find(text: String) -> String { text }
+/// ```
+#[proc_macro_attribute]
+pub fn input(args: TokenStream, item: TokenStream) -> TokenStream {
+    input::expand(args.into(), item.into()).into()
 }
 
 #[cfg(test)]

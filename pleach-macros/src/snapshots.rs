@@ -14,7 +14,10 @@ fn check(
     item: proc_macro2::TokenStream,
     expected: &ExpectFile,
 ) {
-    let tokens = expand(shape, args, item);
+    assert_pretty(expand(shape, args, item), expected);
+}
+
+fn assert_pretty(tokens: proc_macro2::TokenStream, expected: &ExpectFile) {
     let file: syn::File = syn::parse2(tokens).expect("the expansion is valid Rust");
     expected.assert_eq(&prettyplease::unparse(&file));
 }
@@ -138,4 +141,71 @@ fn error_adds_no_second_handle() {
         assert!(tokens.contains("compile_error"), "{tokens}");
         assert!(!tokens.contains("struct"), "{tokens}");
     }
+}
+
+/// `#[input]`: the two derives first, the type's attributes as written, the crate attributes
+/// last (after the user's `Serialize`, which reads them too).
+#[test]
+fn input_type() {
+    assert_pretty(
+        crate::input::expand(
+            quote!(),
+            quote! {
+                /// How to travel.
+                #[serde(rename_all = "snake_case")]
+                #[derive(Debug, Serialize)]
+                pub enum Mode {
+                    /// On foot.
+                    Walk,
+                    Cycle,
+                }
+            },
+        ),
+        &expect_file!["../tests/snapshots/input_type.rs"],
+    );
+}
+
+/// A derive or crate attribute the type already has is not added again.
+#[test]
+fn input_type_with_its_own_derive() {
+    assert_pretty(
+        crate::input::expand(
+            quote!(),
+            quote! {
+                #[derive(serde::Deserialize)]
+                #[serde(deny_unknown_fields, crate = "pleach_core::serde")]
+                struct Query {
+                    text: String,
+                }
+            },
+        ),
+        &expect_file!["../tests/snapshots/input_type_with_its_own_derive.rs"],
+    );
+}
+
+/// On a fn, or with arguments: one error each, on the token, and the item as written.
+#[test]
+fn input_errors() {
+    let on_fn = crate::input::expand(
+        quote!(),
+        quote!(
+            async fn find(text: String) {}
+        ),
+    )
+    .to_string();
+    assert!(on_fn.contains("compile_error"), "{on_fn}");
+    assert!(on_fn.contains("async fn find"), "{on_fn}");
+    assert!(!on_fn.contains("derive"), "{on_fn}");
+    let with_args = crate::input::expand(
+        quote!(flatten),
+        quote!(
+            struct Query {}
+        ),
+    )
+    .to_string();
+    assert!(with_args.contains("takes no arguments"), "{with_args}");
+    assert!(
+        with_args.contains("JsonSchema"),
+        "expanded all the same: {with_args}"
+    );
 }

@@ -15,7 +15,7 @@ use crate::schema;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool argument: it has no JSON Schema",
     label = "this type does not implement `JsonSchema`",
-    note = "derive it next to `Deserialize`: `#[derive(Deserialize, JsonSchema)]`; through pleach's re-exports (`pleach_core::serde`, `pleach_core::schemars`) add `#[serde(crate = \"pleach_core::serde\")]` and `#[schemars(crate = \"pleach_core::schemars\")]` too"
+    note = "put `#[pleach_core::input]` on its definition: it derives `Deserialize` and `JsonSchema` through pleach's re-exports, with the `crate` attributes those derives need"
 )]
 pub trait ToolArgument: JsonSchema {
     fn argument_schema(generator: &mut SchemaGenerator) -> Value;

@@ -22,11 +22,11 @@ use crate::schema;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use pleach_core::{define_tool, ToolContext, ToolError};
-/// use serde::{Deserialize, Serialize};
+/// use pleach_core::{define_tool, input, ToolContext, ToolError};
+/// use serde::Serialize;
 /// use schemars::JsonSchema;
 ///
-/// #[derive(Deserialize, JsonSchema)]
+/// #[input]
 /// struct SearchInput {
 ///     /// Free-text query.
 ///     query: String,
@@ -121,8 +121,8 @@ impl ToolBuilder {
     /// The arguments text is deserialized straight into `I`.
     ///
     /// ```
-    /// use pleach_core::{define_tool, ToolError};
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// use pleach_core::{define_tool, input, ToolError};
+    /// #[input]
     /// struct Input { a: i64, b: i64 }
     /// let add = define_tool("add", "Adds.")
     ///     .execute(|i: Input, _| async move { Ok::<_, ToolError>(i.a + i.b) })

@@ -430,9 +430,9 @@ impl ToolDefinition {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{define_tool, ToolContext, ToolError};
+    /// use pleach_core::{define_tool, input, ToolContext, ToolError};
     ///
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// #[input]
     /// struct Add { a: i64, b: i64 }
     ///
     /// let add = define_tool("add", "Adds two integers.")
