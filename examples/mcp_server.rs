@@ -14,14 +14,13 @@ use std::sync::{Mutex, PoisonError};
 
 use pleach_core::mcp::McpServer;
 use pleach_core::safety::ApprovalRequired;
-use pleach_core::schemars::JsonSchema;
-use pleach_core::serde::{Deserialize, Serialize};
-use pleach_core::{Runtime, ToolContext, ToolError, tool, unified_tool};
+use pleach_core::{Runtime, ToolContext, ToolError, input, output, tool, unified_tool};
 
-/// What an expense was for.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(crate = "pleach_core::serde", rename_all = "snake_case")]
-#[schemars(crate = "pleach_core::schemars")]
+/// What an expense was for: taken (a filter, a new expense's field) and returned.
+#[input]
+#[output]
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[serde(rename_all = "snake_case")]
 enum Category {
     Food,
     Travel,
@@ -30,9 +29,8 @@ enum Category {
 }
 
 /// A new expense.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+#[input]
+#[derive(Debug)]
 struct NewExpense {
     /// What was bought.
     description: String,
@@ -44,9 +42,8 @@ struct NewExpense {
 }
 
 /// An expense on record.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(crate = "pleach_core::serde")]
-#[schemars(crate = "pleach_core::schemars")]
+#[output]
+#[derive(Debug, Clone)]
 struct Expense {
     /// Its id, for `delete_expense`.
     id: u64,

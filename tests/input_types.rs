@@ -63,7 +63,7 @@ fn the_schema_describes_every_nested_type() {
 
 #[tokio::test]
 async fn nested_values_arrive_through_the_registry() {
-    let _ = file_expense::NAME; // keeps the fixture crate linked
+    input_types::link();
     let tool = tool_registry()
         .definition("file_expense")
         .expect("registered");
@@ -132,4 +132,31 @@ async fn a_wrong_nested_enum_value_names_the_choices() {
         error.message, r#""Urgent" is not one of "Low", "High" or null"#,
         "{verdict:?}"
     );
+}
+
+#[tokio::test]
+async fn an_output_type_is_written_and_described_through_the_re_exports() {
+    input_types::link();
+    let tool = tool_registry()
+        .definition("file_receipt")
+        .expect("registered");
+    let schema = tool.output_schema().expect("an output schema").clone();
+    assert_eq!(
+        schema["required"],
+        json!(["number", "categories"]),
+        "{schema:#}"
+    );
+    assert_eq!(
+        definition_of(&schema, "Category")["enum"],
+        json!(["Food", "Travel", "Lodging", "Other"]),
+        "{schema:#}"
+    );
+    let out = tool
+        .call(
+            r#"{"payee":{"name":"Inn"},"categories":["Lodging"],"amount":{"Cents":900}}"#,
+            ToolContext::new("call_1"),
+        )
+        .await
+        .expect("valid arguments");
+    assert_eq!(out, json!({ "number": 1, "categories": ["Lodging"] }));
 }

@@ -18,7 +18,8 @@
 //!
 //! The types of tools' inputs take [`#[input]`](macro@input), which derives `Deserialize` and
 //! `JsonSchema` through this crate's re-exports (`pleach_core::serde`, `pleach_core::schemars`),
-//! so a crate naming this one or `pleach-core` alone needs neither `serde` nor `schemars`.
+//! so a crate naming this one or `pleach-core` alone needs neither `serde` nor `schemars`; the
+//! types they return take [`#[output]`](macro@output) (`Serialize` and `JsonSchema`).
 //!
 //! `ARCHITECTURE.md` at the repository root maps the crates, their modules and the seams between
 //! them.
@@ -69,7 +70,7 @@ pub use tool::{
     ToolFuture, UnifiedToolDefinition, define_tool,
 };
 
-pub use pleach_macros::{input, tool, unified_tool};
+pub use pleach_macros::{input, output, tool, unified_tool};
 
 pub use schemars;
 pub use serde;

@@ -51,6 +51,7 @@
 //! | --- | --- |
 //! | [`tool`](macro@tool) (attribute) | the basic tool shape (`defineTool`): `name`, `description` |
 //! | [`input`](macro@input) (attribute) | a struct or an enum made a tool's input type: `Deserialize` and `JsonSchema` derived through pleach's re-exports |
+//! | [`output`](macro@output) (attribute) | a struct or an enum made a type a tool returns: `Serialize` and `JsonSchema` derived through pleach's re-exports |
 //! | [`unified_tool`](macro@unified_tool) | the registry-level shape (`createUnifiedTool`): adds `id`, `display_name`, `category`, `schema_key`, `safety_tier` |
 //! | [`ToolDefinition`], [`define_tool`] | the basic shape at run time, from typed code or a raw JSON Schema |
 //! | [`UnifiedToolDefinition`], [`UnifiedToolDefinition::from`] | the registry-level shape at run time |
@@ -117,9 +118,9 @@
 //! assert!(verdict.errors[0].message.contains(r#""food""#), "{}", verdict.errors[0].message);
 //! ```
 //!
-//! An output type derives `Serialize` (and `JsonSchema`, for an output schema) itself; through
-//! the same re-exports that takes `#[serde(crate = "pleach_core::serde")]` and
-//! `#[schemars(crate = "pleach_core::schemars")]`, unless the type is an `#[input]` too.
+//! A type a tool returns takes [`#[output]`](macro@output): `Serialize` and `JsonSchema` (for the
+//! tool's output schema) through the same re-exports; a type both taken and returned takes both
+//! attributes.
 
 // Examples are held to the code's standard: a warning in one fails the doc tests.
 #![doc(test(attr(deny(warnings))))]
@@ -168,6 +169,6 @@ pub use session::{
     SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
 };
 
-pub use pleach_contract::{input, link_tools, unified_tool};
+pub use pleach_contract::{input, link_tools, output, unified_tool};
 
 pub use pleach_contract::{CancellationToken, schemars, serde, serde_json};

@@ -1,7 +1,7 @@
-//! `#[input]` on a struct or an enum: the derives an input type needs (`Deserialize`,
-//! `JsonSchema`) and the crate attributes that point them at pleach-core's re-exports, so a crate
-//! that names only pleach-core can write one. The user's attributes stay as written; the macro
-//! adds only what is missing.
+//! `#[input]` and `#[output]` on a struct or an enum: the derives a tool's input type
+//! (`Deserialize`, `JsonSchema`) or output type (`Serialize`, `JsonSchema`) needs, and the crate
+//! attributes that point them at pleach-core's re-exports, so a crate that names only pleach-core
+//! can write one. The user's attributes stay as written; the macro adds only what is missing.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
@@ -12,16 +12,61 @@ use crate::ctxt::Ctxt;
 use crate::fallback;
 use crate::paths::CratePath;
 
-/// The derives `#[input]` adds, each with the crate whose `crate = "…"` attribute it reads.
-const DERIVES: [(&str, &str); 2] = [("Deserialize", "serde"), ("JsonSchema", "schemars")];
+/// Which side of a tool the type is on.
+#[derive(Clone, Copy)]
+pub(crate) enum Role {
+    /// `#[input]`: what a tool takes.
+    Input,
+    /// `#[output]`: what a tool returns.
+    Output,
+}
 
-/// Expands `#[input(args)]` on `item`.
-pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+impl Role {
+    /// The derives the attribute adds, each with the crate whose `crate = "…"` attribute it reads.
+    fn derives(self) -> [(&'static str, &'static str); 2] {
+        match self {
+            Role::Input => [("Deserialize", "serde"), ("JsonSchema", "schemars")],
+            Role::Output => [("Serialize", "serde"), ("JsonSchema", "schemars")],
+        }
+    }
+
+    fn other(self) -> Role {
+        match self {
+            Role::Input => Role::Output,
+            Role::Output => Role::Input,
+        }
+    }
+
+    fn attribute(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Output => "output",
+        }
+    }
+
+    /// What the attribute is for, in the error for an item that is not a type.
+    fn placement(self) -> &'static str {
+        match self {
+            Role::Input => {
+                "`#[input]` goes on a struct or an enum, the type of a tool's input: `#[input] struct Query { … }`; on a parameter of a `#[tool]` fn it marks that parameter as the whole input"
+            }
+            Role::Output => {
+                "`#[output]` goes on a struct or an enum, the type a tool returns: `#[output] struct Answer { … }`"
+            }
+        }
+    }
+}
+
+/// Expands `#[input(args)]` or `#[output(args)]` on `item`.
+pub(crate) fn expand(role: Role, args: TokenStream, item: TokenStream) -> TokenStream {
     let errors = Ctxt::new();
     if !args.is_empty() {
         errors.push(syn::Error::new_spanned(
             args,
-            "`#[input]` takes no arguments; configure the type with `#[serde(…)]` and `#[schemars(…)]` beside it",
+            format!(
+                "`#[{}]` takes no arguments; configure the type with `#[serde(…)]` and `#[schemars(…)]` beside it",
+                role.attribute()
+            ),
         ));
     }
     let mut item = match syn::parse2::<Item>(item.clone()) {
@@ -40,10 +85,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Item::Struct(item) => &mut item.attrs,
         Item::Enum(item) => &mut item.attrs,
         other => {
-            let misplaced = syn::Error::new_spanned(
-                item_head(other),
-                "`#[input]` goes on a struct or an enum, the type of a tool's input: `#[input] struct Query { … }`; on a parameter of a `#[tool]` fn it marks that parameter as the whole input",
-            );
+            let misplaced = syn::Error::new_spanned(item_head(other), role.placement());
             let errors = match errors.check() {
                 Ok(()) => misplaced,
                 Err(mut earlier) => {
@@ -54,7 +96,19 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             return fallback::emit(other.to_token_stream(), &errors);
         }
     };
-    add_derives(attrs);
+    // `#[input] #[output]` on one type: the first expands both (the second, left on the item,
+    // would run after this one's derives and add `JsonSchema` twice).
+    let other = role.other();
+    let both = take_attribute(attrs, other.attribute());
+    let mut derives: Vec<(&str, &str)> = role.derives().to_vec();
+    if both {
+        for derive in other.derives() {
+            if !derives.contains(&derive) {
+                derives.push(derive);
+            }
+        }
+    }
+    add_derives(attrs, &derives);
     let out = item.into_token_stream();
     match errors.check() {
         Ok(()) => out,
@@ -66,10 +120,10 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Puts the missing derives first (before any helper attribute that needs them) and the missing
 /// `crate = "…"` attributes last (after every derive, the user's included: a `Serialize` the user
 /// derives reads the same `#[serde(crate = …)]`).
-fn add_derives(attrs: &mut Vec<Attribute>) {
+fn add_derives(attrs: &mut Vec<Attribute>, derives: &[(&str, &str)]) {
     let core = CratePath::public();
     let listed = derived(attrs);
-    let missing: Vec<TokenStream> = DERIVES
+    let missing: Vec<TokenStream> = derives
         .iter()
         .filter(|&&(name, _)| !listed.iter().any(|derived| derived == name))
         .map(|&(name, krate)| {
@@ -80,10 +134,13 @@ fn add_derives(attrs: &mut Vec<Attribute>) {
             quote!(#core::#krate::#name)
         })
         .collect();
-    let crate_attrs: Vec<Attribute> = DERIVES
-        .iter()
-        .filter(|&&(_, krate)| !names_crate(attrs, krate))
-        .map(|&(_, krate)| {
+    let mut krates: Vec<&str> = derives.iter().map(|&(_, krate)| krate).collect();
+    krates.sort_unstable();
+    krates.dedup();
+    let crate_attrs: Vec<Attribute> = krates
+        .into_iter()
+        .filter(|krate| !names_crate(attrs, krate))
+        .map(|krate| {
             let helper = syn::Ident::new(krate, proc_macro2::Span::call_site());
             let path = core.string(krate);
             syn::parse_quote!(#[#helper(crate = #path)])
@@ -93,6 +150,23 @@ fn add_derives(attrs: &mut Vec<Attribute>) {
         attrs.insert(0, syn::parse_quote!(#[derive(#(#missing),*)]));
     }
     attrs.extend(crate_attrs);
+}
+
+/// Removes a bare `#[name]` (or `#[pleach_core::name]`) from `attrs`; whether there was one.
+fn take_attribute(attrs: &mut Vec<Attribute>, name: &str) -> bool {
+    let before = attrs.len();
+    attrs.retain(|attr| {
+        let is_it = matches!(attr.meta, Meta::Path(_))
+            && attr.path().segments.last().is_some_and(|s| s.ident == name)
+            && (attr.path().segments.len() == 1
+                || attr
+                    .path()
+                    .segments
+                    .first()
+                    .is_some_and(|s| s.ident == "pleach_core"));
+        !is_it
+    });
+    attrs.len() != before
 }
 
 /// The last path segment of every derive listed on the type (`serde::Deserialize` is

@@ -456,8 +456,61 @@ pub fn unified_tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_attribute]
 pub fn input(args: TokenStream, item: TokenStream) -> TokenStream {
-    input::expand(args.into(), item.into()).into()
+    input::expand(input::Role::Input, args.into(), item.into()).into()
 }
 
 #[cfg(test)]
 mod snapshots;
+
+/// Makes a struct or an enum a type a tool returns: derives `Serialize` and `JsonSchema` (for the
+/// tool's output schema) through `pleach-core`'s re-exports, so a crate whose `Cargo.toml` names
+/// `pleach-core` alone needs no `serde` or `schemars` of its own. The twin of
+/// [`#[input]`](macro@input), with the same rules: the type's own attributes stay as written, a
+/// derive it already lists is not added again, and `#[output]` goes above its `#[derive(…)]`s.
+///
+/// ```
+/// use pleach_core::{output, tool};
+///
+/// /// An expense on record.
+/// #[output]
+/// struct Expense {
+///     /// Its id.
+///     id: u64,
+///     /// What it cost, in cents.
+///     cents: u64,
+/// }
+///
+/// /// Reads an expense.
+/// #[tool]
+/// async fn read_expense(id: u64) -> Expense {
+///     Expense { id, cents: 4200 }
+/// }
+///
+/// let schema = read_expense::definition().output_schema().cloned().unwrap();
+/// assert_eq!(schema["required"], pleach_core::serde_json::json!(["id", "cents"]));
+/// ```
+///
+/// A type that is both taken and returned takes `#[input]` and derives `Serialize` (the crate
+/// attribute `#[input]` adds serves it), or takes both attributes:
+///
+/// ```
+/// use pleach_core::{input, output};
+///
+/// #[input]
+/// #[output]
+/// #[derive(Clone, Copy, PartialEq)]
+/// #[serde(rename_all = "snake_case")]
+/// enum Category {
+///     Food,
+///     Travel,
+/// }
+/// ```
+///
+/// ```compile_fail
+/// #[pleach_core::output] // a type, not a fn
+/// async fn find(text: String) -> String { text }
+/// ```
+#[proc_macro_attribute]
+pub fn output(args: TokenStream, item: TokenStream) -> TokenStream {
+    input::expand(input::Role::Output, args.into(), item.into()).into()
+}

@@ -149,6 +149,7 @@ fn error_adds_no_second_handle() {
 fn input_type() {
     assert_pretty(
         crate::input::expand(
+            crate::input::Role::Input,
             quote!(),
             quote! {
                 /// How to travel.
@@ -170,6 +171,7 @@ fn input_type() {
 fn input_type_with_its_own_derive() {
     assert_pretty(
         crate::input::expand(
+            crate::input::Role::Input,
             quote!(),
             quote! {
                 #[derive(serde::Deserialize)]
@@ -183,10 +185,33 @@ fn input_type_with_its_own_derive() {
     );
 }
 
+/// `#[output]` with `#[input]` below it: one expansion for both, `JsonSchema` once, each crate
+/// attribute once.
+#[test]
+fn output_and_input_type() {
+    assert_pretty(
+        crate::input::expand(
+            crate::input::Role::Output,
+            quote!(),
+            quote! {
+                /// What a receipt is for.
+                #[input]
+                #[derive(Debug)]
+                pub enum Category {
+                    Food,
+                    Travel,
+                }
+            },
+        ),
+        &expect_file!["../tests/snapshots/output_and_input_type.rs"],
+    );
+}
+
 /// On a fn, or with arguments: one error each, on the token, and the item as written.
 #[test]
 fn input_errors() {
     let on_fn = crate::input::expand(
+        crate::input::Role::Input,
         quote!(),
         quote!(
             async fn find(text: String) {}
@@ -197,6 +222,7 @@ fn input_errors() {
     assert!(on_fn.contains("async fn find"), "{on_fn}");
     assert!(!on_fn.contains("derive"), "{on_fn}");
     let with_args = crate::input::expand(
+        crate::input::Role::Input,
         quote!(flatten),
         quote!(
             struct Query {}

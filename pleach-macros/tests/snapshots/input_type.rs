@@ -2,8 +2,8 @@
 /// How to travel.
 #[serde(rename_all = "snake_case")]
 #[derive(Debug, Serialize)]
-#[serde(crate = "::pleach_core::serde")]
 #[schemars(crate = "::pleach_core::schemars")]
+#[serde(crate = "::pleach_core::serde")]
 pub enum Mode {
     /// On foot.
     Walk,

@@ -5,7 +5,7 @@
 //! `input` is in scope where the tool's parameter is marked `#[input]`: `#[tool]` reads that
 //! marker itself.
 
-use pleach_core::{input, tool};
+use pleach_core::{input, output, tool};
 
 /// Who is paid.
 #[input]
@@ -17,8 +17,10 @@ pub struct Payee {
     pub account: Option<String>,
 }
 
-/// What an expense was for (a plain enum: its schema is an `enum` of strings).
+/// What an expense was for (a plain enum: its schema is an `enum` of strings). Taken and
+/// returned: both attributes.
 #[input]
+#[output]
 #[derive(Debug)]
 #[allow(missing_docs)] // on purpose: a variant's doc comment would make the schema a `oneOf`
 pub enum Category {
@@ -71,4 +73,29 @@ pub struct Expense {
 #[tool]
 pub async fn file_expense(#[input] expense: Expense) -> String {
     format!("{expense:?}")
+}
+
+/// What was filed: a type the tool returns, `#[output]` and no `serde` or `schemars` attribute.
+#[output]
+#[derive(Debug)]
+pub struct Receipt {
+    /// The filed expense's number.
+    pub number: u64,
+    /// What it was for.
+    pub categories: Vec<Category>,
+}
+
+/// Files an expense and returns its receipt.
+#[tool]
+pub async fn file_receipt(#[input] expense: Expense) -> Receipt {
+    Receipt {
+        number: 1,
+        categories: expense.categories,
+    }
+}
+
+/// Keeps this crate's tools in the binary that calls it (the README's "Tools in your own
+/// crates").
+pub fn link() {
+    pleach_core::link_tools!(file_expense, file_receipt);
 }
