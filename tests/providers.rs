@@ -1553,6 +1553,7 @@ fn the_catalog_fits_every_profile() {
         Profile::OpenAiStrict,
         Profile::Gemini,
         Profile::Anthropic,
+        Profile::AnthropicStrict,
         Profile::Mcp,
     ] {
         if let Err(error) = check_registry(&catalog, profile) {
