@@ -1553,6 +1553,7 @@ fn the_catalog_fits_every_profile() {
         Profile::OpenAiStrict,
         Profile::Gemini,
         Profile::Anthropic,
+        Profile::AnthropicStrict,
         Profile::Mcp,
     ] {
         if let Err(error) = check_registry(&catalog, profile) {
@@ -1965,19 +1966,116 @@ fn gemini_violations(parameters: &Value) -> Vec<String> {
 
 /// Every refusal, as `tool: profile`: what the providers cannot express (maps, open values,
 /// sets and tuples for OpenAI strict and Gemini; recursion for Gemini, which has no references).
+/// What Anthropic takes at the top of `input_schema`: one object, without `anyOf`, `oneOf` or
+/// `allOf` there.
+fn anthropic_violations(root: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    if root["type"] != "object" {
+        found.push("`input_schema` is not `type: object`".to_owned());
+    }
+    for keyword in ["anyOf", "oneOf", "allOf"] {
+        if root.get(keyword).is_some() {
+            found.push(format!("`{keyword}` at the top of `input_schema`"));
+        }
+    }
+    found
+}
+
+/// What Anthropic's structured outputs guide ("JSON Schema limitations") lets a strict tool's
+/// `input_schema` hold: every object closed; no numeric bounds, string lengths or `maxItems`;
+/// `minItems` of 0 or 1; the listed string formats; primitive enum values; no recursion (the
+/// profile inlines every reference, so a sent schema holds none).
+fn anthropic_strict_violations(input_schema: &Value) -> Vec<String> {
+    const KEYWORDS: &[&str] = &[
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "anyOf",
+        "enum",
+        "const",
+        "title",
+        "description",
+        "format",
+        "minItems",
+    ];
+    const FORMATS: &[&str] = &[
+        "date-time",
+        "time",
+        "date",
+        "duration",
+        "email",
+        "hostname",
+        "uri",
+        "ipv4",
+        "ipv6",
+        "uuid",
+    ];
+    let mut found = anthropic_violations(input_schema);
+    each_subschema(input_schema, "", 0, &mut |schema, at, _| {
+        let Some(map) = schema.as_object() else {
+            found.push(format!("{at}: a boolean schema"));
+            return;
+        };
+        for key in map.keys().filter(|k| !KEYWORDS.contains(&k.as_str())) {
+            found.push(format!("{at}: `{key}` is not supported"));
+        }
+        if type_names(schema).contains(&"object")
+            && map.get("additionalProperties") != Some(&Value::Bool(false))
+        {
+            found.push(format!(
+                "{at}: an object without `additionalProperties: false`"
+            ));
+        }
+        if map
+            .get("minItems")
+            .is_some_and(|n| n.as_u64().is_none_or(|n| n > 1))
+        {
+            found.push(format!("{at}: `minItems` other than 0 or 1"));
+        }
+        if let Some(format) = map.get("format")
+            && !format.as_str().is_some_and(|f| FORMATS.contains(&f))
+        {
+            found.push(format!("{at}: format {format}"));
+        }
+        let values = map
+            .get("enum")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .chain(map.get("const"));
+        for value in values {
+            if value.is_object() || value.is_array() {
+                found.push(format!("{at}: a complex value in `enum`/`const`"));
+            }
+        }
+    });
+    found
+}
+
 const REFUSED: &[&str] = &[
+    "anything: Anthropic strict",
     "anything: Gemini",
     "anything: OpenAI strict",
+    "empty: Anthropic strict",
     "empty: Gemini",
     "empty: OpenAI strict",
+    "maps: Anthropic strict",
     "maps: Gemini",
     "maps: OpenAI strict",
+    "pair: Anthropic strict",
     "pair: Gemini",
     "pair: OpenAI strict",
+    // Anthropic's strict mode has no recursion; OpenAI's has.
+    "recursive: Anthropic strict",
     "recursive: Gemini",
+    "recursiveoption: Anthropic strict",
     "recursiveoption: Gemini",
+    // A set's `uniqueItems` goes into the description for Anthropic (the SDKs' way).
     "sets: Gemini",
     "sets: OpenAI strict",
+    "ship: Anthropic strict",
     "ship: Gemini",
     "ship: OpenAI strict",
 ];
@@ -2041,19 +2139,8 @@ fn every_definition_sent_keeps_its_providers_published_rules() {
         check(
             name,
             Profile::Anthropic,
-            anthropic::definition(definition).map(|sent| {
-                let root = &sent["input_schema"];
-                let mut found = Vec::new();
-                if root["type"] != "object" {
-                    found.push("`input_schema` is not `type: object`".to_owned());
-                }
-                for keyword in ["anyOf", "oneOf", "allOf"] {
-                    if root.get(keyword).is_some() {
-                        found.push(format!("`{keyword}` at the top of `input_schema`"));
-                    }
-                }
-                found
-            }),
+            anthropic::definition(definition)
+                .map(|sent| anthropic_violations(&sent["input_schema"])),
         );
         check(
             name,
@@ -2070,6 +2157,14 @@ fn every_definition_sent_keeps_its_providers_published_rules() {
                     found.push("`outputSchema` is not `type: object`".to_owned());
                 }
                 found
+            }),
+        );
+        check(
+            name,
+            Profile::AnthropicStrict,
+            anthropic::strict_definition(definition).map(|sent| {
+                assert_eq!(sent["strict"], true);
+                anthropic_strict_violations(&sent["input_schema"])
             }),
         );
         // Without strict mode, OpenAI takes the schema as it is: still an object at the root.

@@ -1,7 +1,7 @@
 //! The catalog as a runtime configured from flags, and the commands that read it: `list`,
 //! `schema`, `call`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -145,7 +145,7 @@ pub(crate) fn list(as_json: bool) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `pleach schema`.
+/// `pleach schema`: the registry's tools.
 pub(crate) fn schema(name: Option<&str>, all: bool, provider: Option<SchemaProvider>) -> Outcome {
     let registry = pleach_core::tool_registry();
     let tools: Vec<&UnifiedToolDefinition> = if all {
@@ -161,6 +161,43 @@ pub(crate) fn schema(name: Option<&str>, all: bool, provider: Option<SchemaProvi
         };
         vec![tool]
     };
+    print_schemas(&tools, all, provider)
+}
+
+/// `pleach schema --tools DEFS.json`: the tools of a file, every one or the one named.
+pub(crate) fn schema_of_file(
+    path: &Path,
+    name: Option<&str>,
+    provider: Option<SchemaProvider>,
+) -> Outcome {
+    let tools: Vec<UnifiedToolDefinition> = crate::validate::read_definitions(path)?
+        .into_iter()
+        .map(UnifiedToolDefinition::from)
+        .collect();
+    let chosen: Vec<&UnifiedToolDefinition> = match name {
+        None => tools.iter().collect(),
+        Some(name) => {
+            let Some(tool) = tools.iter().find(|tool| tool.name() == name) else {
+                let names: Vec<&str> = tools.iter().map(UnifiedToolDefinition::name).collect();
+                return Err(UsageError(format!(
+                    "no tool named `{name}` in `{}`; it has: {}",
+                    path.display(),
+                    names.join(", ")
+                )));
+            };
+            vec![tool]
+        }
+    };
+    print_schemas(&chosen, name.is_none(), provider)
+}
+
+/// Prints `tools` in `provider`'s format (a JSON array if `as_list`), or, when the format cannot
+/// express one of them, every problem of every tool on stderr and nothing on stdout (exit 1).
+fn print_schemas(
+    tools: &[&UnifiedToolDefinition],
+    as_list: bool,
+    provider: Option<SchemaProvider>,
+) -> Outcome {
     let mut described = Vec::new();
     let mut problems = Vec::new();
     for tool in tools {
@@ -177,7 +214,7 @@ pub(crate) fn schema(name: Option<&str>, all: bool, provider: Option<SchemaProvi
         }
         return Ok(ExitCode::FAILURE);
     }
-    let out = if all {
+    let out = if as_list {
         Value::Array(described)
     } else {
         described.pop().unwrap_or_default()
@@ -218,6 +255,9 @@ fn describe(
             openai_chat::strict_definition(definition).map_err(problems)
         }
         Some(SchemaProvider::Anthropic) => anthropic::definition(definition).map_err(problems),
+        Some(SchemaProvider::AnthropicStrict) => {
+            anthropic::strict_definition(definition).map_err(problems)
+        }
         Some(SchemaProvider::Gemini) => gemini::definition(definition).map_err(problems),
         Some(SchemaProvider::Mcp) => mcp_tools::definition(tool)
             .map(|mut listed| {

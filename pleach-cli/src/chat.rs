@@ -22,6 +22,8 @@ pub(crate) struct ChatArgs {
     pub(crate) provider: ChatProvider,
     pub(crate) message: Option<String>,
     pub(crate) max_steps: usize,
+    /// Tools in the provider's strict mode, where their schemas allow it.
+    pub(crate) strict: bool,
     pub(crate) json: bool,
 }
 
@@ -32,14 +34,16 @@ fn client(args: &ChatArgs) -> Result<Arc<dyn ModelClient>, UsageError> {
     match args.provider {
         ChatProvider::Openai => {
             let client = OpenAiChatClient::new(&args.base_url, &args.model, key("OPENAI_API_KEY"))
-                .map_err(|e| UsageError(format!("cannot set up the client: {e}")))?;
+                .map_err(|e| UsageError(format!("cannot set up the client: {e}")))?
+                .strict(args.strict);
             Ok(Arc::new(client))
         }
         ChatProvider::Anthropic => {
             let api_key = key("ANTHROPIC_API_KEY")
                 .ok_or("set ANTHROPIC_API_KEY to the key for the Anthropic API")?;
             let client = AnthropicClient::new(&args.base_url, &args.model, api_key)
-                .map_err(|e| UsageError(format!("cannot set up the client: {e}")))?;
+                .map_err(|e| UsageError(format!("cannot set up the client: {e}")))?
+                .strict(args.strict);
             Ok(Arc::new(client))
         }
     }

@@ -8,10 +8,11 @@
 //! | `pleach demo [--json]` | a scripted conversation (a bundled model transcript, no key) through the runtime |
 //! | `pleach list [--json]` | the registry: name, safety tier, batching strategy, description |
 //! | `pleach schema NAME\|--all [--provider P]` | a tool's definition as a provider sees it |
+//! | `pleach schema --tools DEFS.json [NAME] [--provider P]` | tool definitions from a file (OpenAI's format, or any `validate --tools` reads) converted to a provider's |
 //! | `pleach validate [--tools DEFS.json] [--calls CALLS.jsonl]` | checks calls against definitions, one verdict a line |
 //! | `pleach call NAME --args JSON` | one call through the full runtime; its events |
 //! | `pleach replay --provider P FILE` | a recorded provider stream through assembly and dispatch |
-//! | `pleach chat --base-url URL --model M [--provider openai\|anthropic]` | the agent loop against a real endpoint, key from the environment |
+//! | `pleach chat --base-url URL --model M [--provider openai\|anthropic] [--no-strict]` | the agent loop against a real endpoint, key from the environment; tools in the provider's strict mode unless `--no-strict` |
 //! | `pleach mcp` | serves the registry over MCP on stdio |
 //!
 //! ```sh
@@ -20,6 +21,7 @@
 //! pleach list
 //! pleach schema math --provider anthropic
 //! pleach schema --all --provider openai-strict
+//! pleach schema --tools tools.json --provider gemini
 //! echo '{"name":"math","arguments":{"expression":"6*7"}}' | pleach validate
 //! pleach validate --tools tools.json --calls calls.jsonl
 //! pleach call math --args '{"expression":"6*7"}'
@@ -48,9 +50,13 @@
 //! the keyword is a JSON Schema keyword, `json` or `duplicateKey` for arguments that are not one
 //! JSON object text, or `unknownTool` for a name the definitions lack.
 //!
+//! `pleach schema --tools DEFS.json` reads the same files and converts each tool as `pleach
+//! schema` converts the registry's: the converter on its own, for tools not written in Rust.
+//!
 //! Exit codes: 0 success; 1 `validate` found an invalid call, a call of `call` or `replay`
 //! failed (the events say why), or `schema` met a tool the provider's format cannot express (each
-//! problem on stderr, with its path); 2 a usage error, a missing file or JSON that cannot be read.
+//! problem on stderr, with its path; nothing on stdout); 2 a usage error, a missing file or JSON
+//! that cannot be read.
 
 /// `print!` that ends the process quietly when stdout's reader has gone (`pleach demo | head`).
 macro_rules! out {
@@ -99,7 +105,7 @@ enum Command {
     /// Prints a tool's definition, as a provider sees it.
     Schema {
         /// The tool's name.
-        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        #[arg(required_unless_present_any = ["all", "tools"], conflicts_with = "all")]
         name: Option<String>,
         /// Every tool, as a JSON array.
         #[arg(long)]
@@ -107,6 +113,11 @@ enum Command {
         /// The provider format; without it, pleach's own: name, description, input and output schemas.
         #[arg(long, value_enum)]
         provider: Option<SchemaProvider>,
+        /// Converts the tools of a file instead of the registry's: a JSON list in any format
+        /// `validate --tools` reads (OpenAI's function tools among them); every tool, as a JSON
+        /// array in the file's order, unless a NAME picks one.
+        #[arg(long, value_name = "DEFS.json")]
+        tools: Option<PathBuf>,
     },
     /// Checks tool calls against tool definitions, one JSON verdict a line, in input order.
     Validate {
@@ -165,6 +176,10 @@ enum Command {
         /// Most model requests in one user turn.
         #[arg(long, value_name = "N", default_value_t = 16)]
         max_steps: usize,
+        /// Sends the tools without the provider's strict mode (by default each tool whose schema
+        /// strict mode can express goes in it).
+        #[arg(long)]
+        no_strict: bool,
         /// Prints the events as NDJSON.
         #[arg(long)]
         json: bool,
@@ -187,6 +202,8 @@ enum SchemaProvider {
     OpenaiStrict,
     /// Anthropic Messages tool.
     Anthropic,
+    /// Anthropic Messages tool with `strict: true` (the schema transformed for strict tool use).
+    AnthropicStrict,
     /// Gemini function declaration.
     Gemini,
     /// MCP `tools/list` entry.
@@ -264,7 +281,11 @@ async fn run(command: Command) -> Outcome {
             name,
             all,
             provider,
-        } => catalog::schema(name.as_deref(), all, provider),
+            tools,
+        } => match tools {
+            Some(path) => catalog::schema_of_file(&path, name.as_deref(), provider),
+            None => catalog::schema(name.as_deref(), all, provider),
+        },
         Command::Validate { tools, calls } => validate::run(tools.as_deref(), calls.as_deref()),
         Command::Call {
             name,
@@ -284,6 +305,7 @@ async fn run(command: Command) -> Outcome {
             provider,
             message,
             max_steps,
+            no_strict,
             json,
             host,
         } => {
@@ -293,6 +315,7 @@ async fn run(command: Command) -> Outcome {
                 provider,
                 message,
                 max_steps,
+                strict: !no_strict,
                 json,
             };
             chat::run(args, &host).await

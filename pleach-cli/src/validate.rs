@@ -1,4 +1,5 @@
-//! `pleach validate`: calls checked against tool definitions, one verdict a line.
+//! `pleach validate`: calls checked against tool definitions, one verdict a line; and the
+//! reader of a definitions file, which `pleach schema --tools` shares.
 
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -30,7 +31,12 @@ impl Definitions {
 
 pub(crate) fn run(tools: Option<&Path>, calls: Option<&Path>) -> Outcome {
     let definitions = match tools {
-        Some(path) => Definitions::File(read_definitions(path)?),
+        Some(path) => Definitions::File(
+            read_definitions(path)?
+                .into_iter()
+                .map(|tool| (tool.name().to_owned(), tool))
+                .collect(),
+        ),
         None => Definitions::ToolRegistry,
     };
     let input: Box<dyn BufRead> = match calls {
@@ -99,10 +105,11 @@ const SCHEMA_KEYS: [&str; 4] = [
     "inputSchema",
 ];
 
-/// The definitions of a file: a JSON list of tools in any of the formats `pleach schema --all`
-/// prints (OpenAI function tools, with or without the `function` wrapper, Anthropic, Gemini, MCP,
-/// pleach's own). A tool without any schema key takes no arguments, as OpenAI defines it.
-fn read_definitions(path: &Path) -> Result<HashMap<String, ToolDefinition>, UsageError> {
+/// The definitions of a file, in its order: a JSON list of tools in any of the formats `pleach
+/// schema --all` prints (OpenAI function tools, with or without the `function` wrapper,
+/// Anthropic, Gemini, MCP, pleach's own). A tool without any schema key takes no arguments, as
+/// OpenAI defines it. A name used twice is an error.
+pub(crate) fn read_definitions(path: &Path) -> Result<Vec<ToolDefinition>, UsageError> {
     let at = format!("`{}`", path.display());
     let value: Value = serde_json::from_slice(&read_file(path)?)
         .map_err(|error| UsageError(format!("{at} is not JSON: {error}")))?;
@@ -111,7 +118,8 @@ fn read_definitions(path: &Path) -> Result<HashMap<String, ToolDefinition>, Usag
             "{at}: tool definitions are a JSON list"
         )));
     };
-    let mut tools = HashMap::new();
+    let mut tools = Vec::new();
+    let mut names = std::collections::HashSet::new();
     for (index, entry) in entries.iter().enumerate() {
         let function = entry.get("function").unwrap_or(entry);
         let Some(name) = function.get("name").and_then(Value::as_str) else {
@@ -145,9 +153,10 @@ fn read_definitions(path: &Path) -> Result<HashMap<String, ToolDefinition>, Usag
             .input_schema(parameters)
             .execute_json(|value, _| async move { Ok::<_, ToolError>(value) })
             .map_err(|error| UsageError(format!("{at}: {}", definition_problem(&error))))?;
-        if tools.insert(name.to_owned(), definition).is_some() {
+        if !names.insert(name.to_owned()) {
             return Err(UsageError(format!("{at}: tool `{name}` is defined twice")));
         }
+        tools.push(definition);
     }
     Ok(tools)
 }

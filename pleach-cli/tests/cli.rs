@@ -239,6 +239,109 @@ const CALLS: &[&str] = &[
     r#"{"name": "ping", "arguments": {"anything": [1, 2]}}"#,
 ];
 
+/// Two tools in OpenAI's function format: one every provider can take, one (a map of labels)
+/// strict mode and Gemini cannot express.
+const TWO_TOOLS: &str = r#"[
+  {"type": "function", "function": {"name": "search", "description": "Searches the corpus.",
+    "parameters": {"type": "object",
+      "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
+      "required": ["query"]}}},
+  {"type": "function", "function": {"name": "tag", "description": "Tags a document.",
+    "parameters": {"type": "object",
+      "properties": {"labels": {"type": "object", "additionalProperties": {"type": "string"}}},
+      "required": ["labels"]}}}
+]"#;
+
+#[test]
+fn schema_converts_a_file_of_tool_definitions_for_each_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.json");
+    std::fs::write(&path, TWO_TOOLS).unwrap();
+    let defs = path.to_str().unwrap();
+    let schema = |args: &[&str]| {
+        let mut all = vec!["schema", "--tools", defs];
+        all.extend(args);
+        pleach(&all)
+    };
+
+    // Both tools, in the file's order, in each format that can express them.
+    for (provider, name_at) in [
+        ("openai", "/function/name"),
+        ("anthropic", "/name"),
+        ("mcp", "/name"),
+    ] {
+        let output = schema(&["--provider", provider]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{provider}: {}",
+            stderr(&output)
+        );
+        let tools: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        let names: Vec<&Value> = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool.pointer(name_at).unwrap())
+            .collect();
+        assert_eq!(names, [&json!("search"), &json!("tag")], "{provider}");
+    }
+    let anthropic: Value =
+        serde_json::from_str(&stdout(&schema(&["--provider", "anthropic"]))).unwrap();
+    let original: Value = serde_json::from_str(TWO_TOOLS).unwrap();
+    assert_eq!(
+        anthropic[1]["input_schema"],
+        original[1]["function"]["parameters"]
+    );
+
+    // A NAME picks one tool: one object, converted.
+    let output = schema(&["search", "--provider", "openai-strict"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let search: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(search["function"]["strict"], true);
+    assert_eq!(
+        search["function"]["parameters"]["required"],
+        json!(["limit", "query"])
+    );
+    assert_eq!(
+        search["function"]["parameters"]["properties"]["limit"]["type"],
+        json!(["integer", "null"])
+    );
+
+    // A tool the provider's format cannot express: exit 1, each problem on stderr with its
+    // tool and path, nothing on stdout (not even the tool that converted).
+    for provider in ["openai-strict", "gemini"] {
+        let output = schema(&["--provider", provider]);
+        assert_eq!(output.status.code(), Some(1), "{provider}");
+        assert_eq!(stdout(&output), "", "{provider}");
+        let problems = stderr(&output);
+        assert!(
+            problems
+                .lines()
+                .all(|line| line.starts_with("error: tag: at `/properties/labels")),
+            "{provider}: {problems}"
+        );
+        assert!(!problems.is_empty(), "{provider}");
+    }
+
+    // The user's mistakes: exit 2.
+    let unknown = schema(&["fetch", "--provider", "openai"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("no tool named `fetch`")
+            && stderr(&unknown).contains("search, tag"),
+        "{}",
+        stderr(&unknown)
+    );
+    let missing = pleach(&["schema", "--tools", "no-such-file.json"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("no-such-file.json"),
+        "{}",
+        stderr(&missing)
+    );
+}
+
 #[test]
 fn validate_agrees_with_json_schema_2020_12_and_gives_paths() {
     let dir = tempfile::tempdir().unwrap();
@@ -1035,6 +1138,137 @@ fn chat_runs_the_agent_loop_against_an_endpoint() {
         "{}",
         requests[1]
     );
+}
+
+/// The JSON body of a request `model_server` recorded.
+fn request_body(request: &str) -> Value {
+    let (_, body) = request
+        .split_once("\r\n\n")
+        .unwrap_or_else(|| panic!("a head and a body: {request}"));
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// The definition `pleach chat` sent for the tool `name`.
+fn sent_tool<'a>(body: &'a Value, name: &str) -> &'a Value {
+    body["tools"]
+        .as_array()
+        .expect("tools are sent")
+        .iter()
+        .find(|tool| tool["function"]["name"] == name)
+        .unwrap_or_else(|| panic!("no tool `{name}` in {body}"))
+}
+
+#[test]
+fn chat_sends_strict_definitions_unless_no_strict() {
+    let answer = || {
+        sse(&[
+            json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello."},"finish_reason":null}]}),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+        ])
+    };
+    let schema = |provider: &str| -> Value {
+        let output = pleach(&["schema", "datetime", "--provider", provider]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        serde_json::from_str(&stdout(&output)).expect("the schema is JSON")
+    };
+    for (flags, expected) in [
+        (&[][..], schema("openai-strict")),
+        (&["--no-strict"][..], schema("openai")),
+    ] {
+        let (url, server) = model_server(vec![answer()]);
+        let mut args = vec![
+            "chat",
+            "--base-url",
+            url.as_str(),
+            "--model",
+            "m",
+            "--message",
+            "hi",
+        ];
+        args.extend(flags);
+        let output = pleach(&args);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let requests = server.join().expect("the server ends");
+        let body = request_body(&requests[0]);
+        // Exactly what `pleach schema` prints for that provider: strict mode's schema with
+        // `"strict": true` by default, the tool's own schema with `"strict": false` without it.
+        assert_eq!(sent_tool(&body, "datetime"), &expected, "{flags:?}");
+        let strict = !flags.contains(&"--no-strict");
+        assert_eq!(expected["function"]["strict"], strict);
+        let tools = body["tools"].as_array().expect("tools");
+        assert!(
+            tools
+                .iter()
+                .all(|tool| tool["function"]["strict"] == strict),
+            "the catalog fits strict mode, so every tool goes in it (or none, with --no-strict): {body}"
+        );
+    }
+}
+
+#[test]
+fn chat_with_anthropic_sends_strict_tool_use_unless_no_strict() {
+    let answer = || {
+        let events = [
+            json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":1,"output_tokens":0}}}),
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello."}}),
+            json!({"type":"content_block_stop","index":0}),
+            json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}),
+            json!({"type":"message_stop"}),
+        ];
+        let mut body = String::new();
+        for event in events {
+            body.push_str("event: ");
+            body.push_str(event["type"].as_str().unwrap());
+            body.push_str("\ndata: ");
+            body.push_str(&event.to_string());
+            body.push_str("\n\n");
+        }
+        body
+    };
+    let all = |provider: &str| -> Vec<Value> {
+        let output = pleach(&["schema", "--all", "--provider", provider]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        serde_json::from_str::<Vec<Value>>(&stdout(&output)).expect("the schemas are JSON")
+    };
+    let (strict, plain) = (all("anthropic-strict"), all("anthropic"));
+    for no_strict in [false, true] {
+        let (url, server) = model_server(vec![answer()]);
+        let base = url.trim_end_matches("/v1");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pleach"));
+        command
+            .args(["chat", "--provider", "anthropic", "--base-url", base])
+            .args(["--model", "m", "--message", "hi"])
+            .env("ANTHROPIC_API_KEY", "test-key");
+        if no_strict {
+            command.arg("--no-strict");
+        }
+        let output = command.output().expect("the binary runs");
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let requests = server.join().expect("the server ends");
+        assert!(
+            requests[0].starts_with("POST /v1/messages"),
+            "{}",
+            requests[0]
+        );
+        let body = request_body(&requests[0]);
+        let sent = body["tools"].as_array().expect("tools are sent");
+        assert_eq!(sent.len(), plain.len());
+        if no_strict {
+            assert_eq!(sent, &plain);
+            continue;
+        }
+        // Each tool as `pleach schema --provider anthropic-strict` prints it, until Anthropic's
+        // limits for one request's strict schemas are reached; the rest as they are.
+        assert_eq!(sent[0], strict[0], "the first tool fits strict mode");
+        for (i, tool) in sent.iter().enumerate() {
+            assert!(
+                tool == &strict[i] || tool == &plain[i],
+                "{}: {tool}",
+                plain[i]["name"]
+            );
+        }
+    }
 }
 
 #[test]

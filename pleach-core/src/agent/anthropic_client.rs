@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::http;
 use super::{BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, WireFormat};
 use crate::providers::anthropic;
+use crate::tool::UnifiedToolDefinition;
 
 /// The default base URL of [`AnthropicClient::from_env`].
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -13,11 +14,27 @@ const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
 /// The default `max_tokens` of a response.
 const DEFAULT_MAX_TOKENS: u32 = 4096;
+/// Anthropic's limits on the strict schemas of one request, together ("Schema is too complex for
+/// compilation" past them): tools with `strict: true`, ...
+const MAX_STRICT_TOOLS: usize = 20;
+/// ... properties not in `required`, at every level, ...
+const MAX_STRICT_OPTIONAL: usize = 24;
+/// ... and schemas with `anyOf` or a type array (`["string", "null"]`).
+const MAX_STRICT_UNIONS: usize = 16;
 
 /// A streaming client for Anthropic Messages: POST `{base_url}/v1/messages` with
 /// `"stream": true`, the conversation in Anthropic's format (a turn's tool results in one `user`
 /// message), the session's tools through the Anthropic schema profile; the key as `x-api-key`,
 /// and `anthropic-version: 2023-06-01`.
+///
+/// Tools go in strict tool use (`"strict": true`, the schema through
+/// [`Profile::AnthropicStrict`](crate::providers::Profile::AnthropicStrict); generally available,
+/// no beta header), so Claude's inputs are held to the schema as they are sampled. A tool goes
+/// without it (no `strict` field, its schema as it is), with a warning through `tracing` naming
+/// the tool and why, when strict mode cannot express its schema, or when it would take the
+/// request past Anthropic's limits for strict schemas together (20 tools, 24 optional
+/// properties, 16 unions; the tools are taken in name order). [`AnthropicClient::strict`] turns
+/// strict tool use off for all.
 ///
 /// ```
 /// use pleach_core::agent::AnthropicClient;
@@ -34,6 +51,8 @@ pub struct AnthropicClient {
     model: String,
     api_key: String,
     max_tokens: u32,
+    strict: bool,
+    fallbacks: http::StrictFallbacks,
 }
 
 impl std::fmt::Debug for AnthropicClient {
@@ -43,6 +62,7 @@ impl std::fmt::Debug for AnthropicClient {
             .field("model", &self.model)
             .field("api_key", &"<redacted>")
             .field("max_tokens", &self.max_tokens)
+            .field("strict", &self.strict)
             .finish_non_exhaustive()
     }
 }
@@ -76,6 +96,8 @@ impl AnthropicClient {
             model,
             api_key: api_key.into(),
             max_tokens: DEFAULT_MAX_TOKENS,
+            strict: true,
+            fallbacks: http::StrictFallbacks::default(),
         })
     }
 
@@ -113,6 +135,30 @@ impl AnthropicClient {
         self
     }
 
+    /// Sends tools in strict tool use (`true`, the default) or not (`false`: every schema as it
+    /// is, no `strict` field), for a model or a gateway that does not take it.
+    ///
+    /// ```
+    /// # let client = pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap();
+    /// assert!(client.is_strict());
+    /// assert!(!client.strict(false).is_strict());
+    /// ```
+    #[must_use]
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Whether tools go in strict tool use (see [`AnthropicClient::strict`]).
+    ///
+    /// ```
+    /// # let client = pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap();
+    /// assert!(client.is_strict());
+    /// ```
+    pub fn is_strict(&self) -> bool {
+        self.strict
+    }
+
     /// The URL requests go to.
     ///
     /// ```
@@ -134,9 +180,17 @@ impl AnthropicClient {
         if !request.tools.is_empty() {
             let mut tools = Vec::new();
             let mut problems = Vec::new();
+            let mut budget = StrictBudget::default();
             for tool in request.tools {
                 match anthropic::definition(tool.definition()) {
-                    Ok(definition) => tools.push(definition),
+                    Ok(definition) => {
+                        let strict = if self.strict {
+                            self.strict_definition(tool, &mut budget)
+                        } else {
+                            None
+                        };
+                        tools.push(strict.unwrap_or(definition));
+                    }
                     Err(found) => problems.extend(
                         found
                             .iter()
@@ -153,6 +207,102 @@ impl AnthropicClient {
             body["tools"] = Value::Array(tools);
         }
         Ok(body)
+    }
+
+    /// The tool's strict definition, if strict mode can express its schema and the request's
+    /// strict schemas stay within Anthropic's limits with it; else `None`, and a warning says why.
+    fn strict_definition(
+        &self,
+        tool: &UnifiedToolDefinition,
+        budget: &mut StrictBudget,
+    ) -> Option<Value> {
+        let strict = match anthropic::strict_definition(tool.definition()) {
+            Ok(strict) => strict,
+            Err(problems) => {
+                self.fallbacks.warn_problems(tool.name(), &problems);
+                return None;
+            }
+        };
+        match budget.take(&strict["input_schema"]) {
+            Ok(()) => Some(strict),
+            Err(why) => {
+                self.fallbacks.warn(tool.name(), &why);
+                None
+            }
+        }
+    }
+}
+
+/// What the strict schemas of one request have used of Anthropic's limits.
+#[derive(Debug, Default)]
+struct StrictBudget {
+    tools: usize,
+    optional: usize,
+    unions: usize,
+}
+
+impl StrictBudget {
+    /// Counts one more strict schema in, or says which limit it would pass (and counts nothing).
+    fn take(&mut self, schema: &Value) -> Result<(), String> {
+        let (mut optional, mut unions) = (0, 0);
+        count_complexity(schema, &mut optional, &mut unions);
+        let past = if self.tools + 1 > MAX_STRICT_TOOLS {
+            Some(format!("{MAX_STRICT_TOOLS} strict tools"))
+        } else if self.optional + optional > MAX_STRICT_OPTIONAL {
+            Some(format!(
+                "{MAX_STRICT_OPTIONAL} optional properties ({optional} here, {} before it)",
+                self.optional
+            ))
+        } else if self.unions + unions > MAX_STRICT_UNIONS {
+            Some(format!(
+                "{MAX_STRICT_UNIONS} properties with `anyOf` or a type array ({unions} here, {} before it)",
+                self.unions
+            ))
+        } else {
+            None
+        };
+        if let Some(limit) = past {
+            return Err(format!(
+                "with it the request's strict schemas would pass Anthropic's limit of {limit}"
+            ));
+        }
+        self.tools += 1;
+        self.optional += optional;
+        self.unions += unions;
+        Ok(())
+    }
+}
+
+/// Adds a strict schema's optional properties (at every level) and its unions (`anyOf`, type
+/// arrays) to the counts. The schema has no `$ref`s: the strict profile inlines them.
+fn count_complexity(schema: &Value, optional: &mut usize, unions: &mut usize) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    if map.contains_key("anyOf") || map.get("type").is_some_and(Value::is_array) {
+        *unions += 1;
+    }
+    if let Some(Value::Object(properties)) = map.get("properties") {
+        let required: Vec<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        *optional += properties
+            .keys()
+            .filter(|name| !required.contains(&name.as_str()))
+            .count();
+        for property in properties.values() {
+            count_complexity(property, optional, unions);
+        }
+    }
+    if let Some(items) = map.get("items") {
+        count_complexity(items, optional, unions);
+    }
+    if let Some(Value::Array(branches)) = map.get("anyOf") {
+        for branch in branches {
+            count_complexity(branch, optional, unions);
+        }
     }
 }
 
@@ -181,5 +331,124 @@ impl ModelClient for AnthropicClient {
             )
             .await
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tool::define_tool;
+    use crate::{Message, ToolError};
+
+    fn tool(name: &str, schema: Value) -> UnifiedToolDefinition {
+        define_tool(name, "A test tool.")
+            .input_schema(schema)
+            .execute_json(|value, _| async move { Ok::<_, ToolError>(value) })
+            .map(UnifiedToolDefinition::from)
+            .unwrap()
+    }
+
+    fn body(client: &AnthropicClient, tools: &[UnifiedToolDefinition]) -> Value {
+        let conversation = [Message::User {
+            content: "hi".into(),
+        }];
+        client
+            .body(&ModelRequest::new(&conversation, tools))
+            .unwrap()
+    }
+
+    fn client() -> AnthropicClient {
+        AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap()
+    }
+
+    #[test]
+    fn a_tool_strict_mode_cannot_express_goes_without_it_and_the_others_stay_strict() {
+        let tools = [
+            tool(
+                "search",
+                json!({
+                    "type": "object",
+                    "properties": { "query": { "type": "string" }, "limit": { "type": "integer", "maximum": 50 } },
+                    "required": ["query"]
+                }),
+            ),
+            // A map: strict mode closes every object, so it cannot say this.
+            tool(
+                "tag",
+                json!({
+                    "type": "object",
+                    "properties": { "labels": { "type": "object", "additionalProperties": { "type": "string" } } },
+                    "required": ["labels"]
+                }),
+            ),
+        ];
+        let sent = body(&client(), &tools);
+        let (search, tag) = (&sent["tools"][0], &sent["tools"][1]);
+        assert_eq!(search["strict"], true);
+        assert_eq!(search["input_schema"]["additionalProperties"], false);
+        assert_eq!(
+            search["input_schema"]["properties"]["limit"],
+            json!({ "type": "integer", "description": "{maximum: 50}" })
+        );
+        assert_eq!(tag.get("strict"), None);
+        assert_eq!(&tag["input_schema"], tools[1].definition().input_schema());
+
+        let sent = body(&client().strict(false), &tools);
+        assert_eq!(sent["tools"][0].get("strict"), None);
+        assert_eq!(
+            &sent["tools"][0]["input_schema"],
+            tools[0].definition().input_schema()
+        );
+    }
+
+    #[test]
+    fn strict_schemas_stay_within_anthropics_limits_for_one_request() {
+        // Five optional properties each: the fifth tool would make 25, past the 24 allowed.
+        let optional = json!({
+            "type": "object",
+            "properties": {
+                "a": { "type": "string" }, "b": { "type": "string" }, "c": { "type": "string" },
+                "d": { "type": "string" }, "e": { "type": "string" }
+            }
+        });
+        let tools: Vec<_> = (0..6)
+            .map(|i| tool(&format!("t{i}"), optional.clone()))
+            .collect();
+        let sent = body(&client(), &tools);
+        let strict: Vec<bool> = sent["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["strict"] == true)
+            .collect();
+        assert_eq!(strict, [true, true, true, true, false, false]);
+
+        // Twenty-one tools with nothing optional: twenty go strict.
+        let bare = json!({ "type": "object", "properties": { "x": { "type": "string" } }, "required": ["x"] });
+        let tools: Vec<_> = (0..21)
+            .map(|i| tool(&format!("t{i:02}"), bare.clone()))
+            .collect();
+        let sent = body(&client(), &tools);
+        let strict = sent["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["strict"] == true)
+            .count();
+        assert_eq!(strict, 20);
+        assert_eq!(sent["tools"][20].get("strict"), None);
+
+        let mut nullable = (0, 0);
+        count_complexity(
+            &json!({ "type": "object", "properties": {
+                "n": { "type": ["integer", "null"] },
+                "m": { "anyOf": [{ "type": "string" }, { "type": "object", "properties": { "k": { "type": "string" } } }] }
+            }, "required": ["n", "m"] }),
+            &mut nullable.0,
+            &mut nullable.1,
+        );
+        assert_eq!(nullable, (1, 2), "the `k` inside a branch is optional too");
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::{BoxFuture, ModelError, ModelResponse, ResponseBody, WireFormat};
+use crate::providers::ProfileProblem;
 
 /// How long to wait for a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -171,6 +172,38 @@ pub(super) fn endpoint(base: &str, path: &str) -> Result<String, ModelError> {
         base.trim_end_matches('/'),
         path.trim_start_matches('/')
     ))
+}
+
+/// Says why a tool goes without strict mode, once per tool and reason for a client and its
+/// clones (a run asks the model again at every step; the log need not repeat itself).
+#[derive(Debug, Clone, Default)]
+pub(super) struct StrictFallbacks(
+    std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<(String, String)>>>,
+);
+
+impl StrictFallbacks {
+    /// Logs (through `tracing`, as a warning) that `tool` goes without strict mode, and why.
+    pub(super) fn warn(&self, tool: &str, why: &str) {
+        let first = match self.0.lock() {
+            Ok(mut seen) => seen.insert((tool.to_owned(), why.to_owned())),
+            Err(_) => true,
+        };
+        if first {
+            tracing::warn!(tool, why, "the tool is sent without strict mode");
+        }
+    }
+
+    /// [`StrictFallbacks::warn`] for the problems a profile found in the tool's schema.
+    pub(super) fn warn_problems(&self, tool: &str, problems: &[ProfileProblem]) {
+        let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        self.warn(
+            tool,
+            &format!(
+                "strict mode cannot express its schema: {}",
+                problems.join("; ")
+            ),
+        );
+    }
 }
 
 /// An environment variable, if set and not empty.

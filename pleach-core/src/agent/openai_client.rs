@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::http;
 use super::{BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, WireFormat};
 use crate::providers::openai_chat;
+use crate::tool::ToolDefinition;
 
 /// The default base URL of [`OpenAiChatClient::from_env`].
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -14,6 +15,12 @@ const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// A streaming client for Chat Completions: POST `{base_url}/chat/completions` with
 /// `"stream": true`, the conversation in OpenAI's `messages` format, the session's tools as
 /// `{"type":"function",…}` definitions; the key (if any) as `Authorization: Bearer`.
+///
+/// Tools go in strict mode (`"strict": true`, the schema through
+/// [`Profile::OpenAiStrict`](crate::providers::Profile::OpenAiStrict)), so the model's arguments
+/// are held to the schema as they are sampled. A tool whose schema strict mode cannot express
+/// goes without it (`"strict": false`, its schema as it is), and a warning through `tracing`
+/// names the tool and the problems; [`OpenAiChatClient::strict`] turns strict mode off for all.
 ///
 /// ```
 /// use pleach_core::agent::OpenAiChatClient;
@@ -30,6 +37,8 @@ pub struct OpenAiChatClient {
     url: String,
     model: String,
     api_key: Option<String>,
+    strict: bool,
+    fallbacks: http::StrictFallbacks,
 }
 
 impl std::fmt::Debug for OpenAiChatClient {
@@ -38,6 +47,7 @@ impl std::fmt::Debug for OpenAiChatClient {
             .field("url", &self.url)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("strict", &self.strict)
             .finish_non_exhaustive()
     }
 }
@@ -71,6 +81,8 @@ impl OpenAiChatClient {
             url: http::endpoint(base_url.as_ref(), "chat/completions")?,
             model,
             api_key,
+            strict: true,
+            fallbacks: http::StrictFallbacks::default(),
         })
     }
 
@@ -92,6 +104,31 @@ impl OpenAiChatClient {
             .ok_or_else(|| ModelError::Config("set OPENAI_MODEL to the model to ask".into()))?;
         let base = http::env("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
         OpenAiChatClient::new(base, model, http::env("OPENAI_API_KEY"))
+    }
+
+    /// Sends tools in strict mode (`true`, the default) or not (`false`: every schema as it is,
+    /// `"strict": false`), for servers that refuse the field or a model that does worse with it.
+    ///
+    /// ```
+    /// # let client = pleach_core::agent::OpenAiChatClient::new("http://127.0.0.1:1/v1", "m", None).unwrap();
+    /// assert!(client.is_strict());
+    /// let client = client.strict(false);
+    /// assert!(!client.is_strict());
+    /// ```
+    #[must_use]
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Whether tools go in strict mode (see [`OpenAiChatClient::strict`]).
+    ///
+    /// ```
+    /// # let client = pleach_core::agent::OpenAiChatClient::new("http://127.0.0.1:1/v1", "m", None).unwrap();
+    /// assert!(client.is_strict());
+    /// ```
+    pub fn is_strict(&self) -> bool {
+        self.strict
     }
 
     /// The model asked.
@@ -125,11 +162,22 @@ impl OpenAiChatClient {
             let tools: Vec<Value> = request
                 .tools
                 .iter()
-                .map(|tool| openai_chat::definition(tool.definition()))
+                .map(|tool| self.definition(tool.definition()))
                 .collect();
             body["tools"] = Value::Array(tools);
         }
         body
+    }
+
+    /// A tool's definition: strict when the client is and the schema allows it.
+    fn definition(&self, tool: &ToolDefinition) -> Value {
+        if !self.strict {
+            return openai_chat::definition(tool);
+        }
+        openai_chat::strict_definition(tool).unwrap_or_else(|problems| {
+            self.fallbacks.warn_problems(tool.name(), &problems);
+            openai_chat::definition(tool)
+        })
     }
 }
 
@@ -146,5 +194,64 @@ impl ModelClient for OpenAiChatClient {
             }
             http::post_stream(&self.http, &self.url, headers, body, WireFormat::OpenAiChat).await
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tool::{UnifiedToolDefinition, define_tool};
+    use crate::{Message, ToolError};
+
+    fn tool(name: &str, schema: Value) -> UnifiedToolDefinition {
+        define_tool(name, "A test tool.")
+            .input_schema(schema)
+            .execute_json(|value, _| async move { Ok::<_, ToolError>(value) })
+            .map(UnifiedToolDefinition::from)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_tool_strict_mode_cannot_express_goes_without_it_and_the_others_stay_strict() {
+        let tools = [
+            // A map: strict mode allows only the properties it names, so it cannot say this.
+            tool(
+                "tag",
+                json!({
+                    "type": "object",
+                    "properties": { "labels": { "type": "object", "additionalProperties": { "type": "string" } } },
+                    "required": ["labels"]
+                }),
+            ),
+            tool(
+                "search",
+                json!({
+                    "type": "object",
+                    "properties": { "query": { "type": "string" }, "limit": { "type": "integer" } },
+                    "required": ["query"]
+                }),
+            ),
+        ];
+        let conversation = [Message::User {
+            content: "hi".into(),
+        }];
+        let request = ModelRequest::new(&conversation, &tools);
+        let client = OpenAiChatClient::new("http://127.0.0.1:1/v1", "m", None).unwrap();
+        let body = client.body(&request);
+        let (tag, search) = (&body["tools"][0]["function"], &body["tools"][1]["function"]);
+        assert_eq!(tag["strict"], false);
+        assert_eq!(&tag["parameters"], tools[0].definition().input_schema());
+        assert_eq!(search["strict"], true);
+        assert_eq!(search["parameters"]["required"], json!(["limit", "query"]));
+        assert_eq!(search["parameters"]["additionalProperties"], false);
+
+        let body = client.strict(false).body(&request);
+        assert_eq!(body["tools"][1]["function"]["strict"], false);
+        assert_eq!(
+            &body["tools"][1]["function"]["parameters"],
+            tools[1].definition().input_schema()
+        );
     }
 }

@@ -68,6 +68,40 @@ pub fn definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
     }))
 }
 
+/// A tool's definition for strict tool use: the schema through [`Profile::AnthropicStrict`]
+/// (every object closed, the constraints strict mode cannot hold moved into descriptions) and
+/// `"strict": true`; or every problem that profile finds.
+///
+/// ```
+/// use pleach_core::tool;
+/// use pleach_core::providers::anthropic;
+///
+/// /// Finds messages.
+/// #[tool]
+/// async fn find_messages(query: String, #[arg(default = 10, min = 1, max = 50)] limit: u32) -> Vec<String> {
+///     vec![query; limit as usize]
+/// }
+///
+/// let def = anthropic::strict_definition(&find_messages::definition()).unwrap();
+/// assert_eq!(def["strict"], true);
+/// let schema = &def["input_schema"];
+/// assert_eq!(schema["additionalProperties"], false);
+/// // Optional stays optional (Anthropic's strict mode has no need of nulls) …
+/// assert_eq!(schema["required"], serde_json::json!(["query"]));
+/// // … and the bounds strict mode cannot hold are told in the description.
+/// assert!(schema["properties"]["limit"].get("maximum").is_none());
+/// assert!(schema["properties"]["limit"]["description"].as_str().unwrap().contains("maximum: 50"));
+/// ```
+pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+    let input_schema = Profile::AnthropicStrict.apply_tool(tool)?;
+    Ok(json!({
+        "name": tool.name(),
+        "description": tool.description(),
+        "input_schema": input_schema,
+        "strict": true,
+    }))
+}
+
 /// [`definition`] for every tool of a registry; every problem of every tool if any.
 ///
 /// ```

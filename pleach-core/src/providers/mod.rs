@@ -9,7 +9,7 @@
 //! | [`gemini`] | `functionDeclarations` | `parts[].functionCall` | [`GeminiStreamParser`](gemini::GeminiStreamParser) | `functionResponse` parts |
 //! | [`mcp_tools`] | `{name, description, inputSchema, …}` | — | — | `CallToolResult` |
 //!
-//! [`profile`] holds the schema profiles (OpenAI strict, Gemini, Anthropic, MCP) as checked
+//! [`profile`] holds the schema profiles (OpenAI strict, Gemini, Anthropic, Anthropic strict, MCP) as checked
 //! transforms with path-level problems, and [`assert_registry_fits`] for tests.
 //!
 //! ## Streams

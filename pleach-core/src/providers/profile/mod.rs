@@ -7,6 +7,7 @@
 //! | [`Profile::OpenAiStrict`] | `additionalProperties: false` on every object; every property required, optional ones made nullable; `oneOf` → `anyOf`; one-element `allOf` merged; a `$ref` with siblings inlined; annotations OpenAI rejects (`default`, `examples`, …) and unsupported `format`s dropped | open objects and maps, `allOf`, `not`, `if`/`then`/`else`, `dependent*`, `patternProperties`, tuples, other keywords outside the subset; root `anyOf`; size limits |
 //! | [`Profile::Gemini`] | `$ref`/`$defs` inlined; `["T","null"]` and `anyOf` with `null` → `nullable: true`; `oneOf` → `anyOf`; `const` → one-value `enum`; integer `exclusiveMinimum`/`exclusiveMaximum` → `minimum`/`maximum`; `additionalProperties`, `$schema`, unsupported `format`s dropped | recursive `$ref`, several non-null types, non-string `enum`/`const`, untyped schemas, objects without properties, `allOf` of several, `not`, `if`/`then`/`else`, `multipleOf`, `uniqueItems`, tuples, … |
 //! | [`Profile::Anthropic`] | nothing | a root that is not `type: object`, or has `anyOf`/`oneOf`/`allOf` |
+//! | [`Profile::AnthropicStrict`] | `additionalProperties: false` on every object; `$ref`s inlined, `$defs` dropped; `oneOf` → `anyOf`; one-element `allOf` merged; bounds, lengths, `pattern`, `maxItems`, `minItems` over 1 and `default` moved into the description; unsupported `format`s and annotations dropped | as Anthropic, and open objects and maps, recursive schemas, non-primitive `enum`/`const`, `allOf` of several, tuples, `not`, conditionals, other keywords outside the subset |
 //! | [`Profile::Mcp`] | `format`s JSON Schema does not define dropped (`schemars`' `int32`, `uint64`, `double`, …) | a root that is not `type: object` |
 //!
 //! Conversions only ever widen what the provider is told to produce (`oneOf` → `anyOf`, a dropped
@@ -45,6 +46,7 @@ use serde_json::{Map, Value};
 use crate::registry::{ToolSource, active_registry};
 use crate::tool::ToolDefinition;
 
+mod anthropic_strict;
 mod gemini;
 mod openai_strict;
 
@@ -63,6 +65,9 @@ pub enum Profile {
     Gemini,
     /// Anthropic `tools[].input_schema`.
     Anthropic,
+    /// Anthropic strict tool use (`"strict": true` on a tool): `input_schema` in the subset
+    /// Anthropic's grammar-constrained sampling takes.
+    AnthropicStrict,
     /// MCP `tools/list` `inputSchema`.
     Mcp,
 }
@@ -73,6 +78,7 @@ impl fmt::Display for Profile {
             Profile::OpenAiStrict => "OpenAI strict",
             Profile::Gemini => "Gemini",
             Profile::Anthropic => "Anthropic",
+            Profile::AnthropicStrict => "Anthropic strict",
             Profile::Mcp => "MCP",
         })
     }
@@ -94,6 +100,7 @@ impl Profile {
             Profile::OpenAiStrict => openai_strict::apply(schema),
             Profile::Gemini => gemini::apply(schema),
             Profile::Anthropic => anthropic_root(schema).map(|()| schema.clone()),
+            Profile::AnthropicStrict => anthropic_strict::apply(schema),
             Profile::Mcp => object_root(schema).map(|()| standard_formats_only(schema)),
         };
         result.map_err(dedup)
@@ -127,7 +134,9 @@ impl Profile {
     fn name_problem(self, name: &str) -> Option<ProfileProblem> {
         let (max, extra, rule): (usize, &[u8], &str) = match self {
             // OpenAI and Anthropic: `^[a-zA-Z0-9_-]{1,64}$`.
-            Profile::OpenAiStrict | Profile::Anthropic => (64, b"_-", "^[a-zA-Z0-9_-]{1,64}$"),
+            Profile::OpenAiStrict | Profile::Anthropic | Profile::AnthropicStrict => {
+                (64, b"_-", "^[a-zA-Z0-9_-]{1,64}$")
+            }
             // Gemini also allows `.` and `:`.
             Profile::Gemini => (64, b"_-.:", "^[a-zA-Z0-9_.:-]{1,64}$"),
             // MCP (2025-11-25): 1 to 128 of letters, digits, `_`, `-`, `.`.
