@@ -30,7 +30,7 @@ use crate::error::{ErrorCode, ToolError};
 mod absent_nulls;
 
 #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
-pub use absent_nulls::{accepts_null, remove_absent_nulls};
+pub use absent_nulls::{accepts_null, remove_absent_nulls, resolve_local};
 
 /// The verdict on one call's arguments: the Rust form of the TypeScript spec's `useToolValidation`
 /// result.

@@ -154,7 +154,8 @@ fn resolve_refs<'a>(mut schema: &'a Value, root: &'a Value) -> Option<&'a Value>
 }
 
 /// The schema a local `$ref` (`#`, `#/$defs/…`, any `#/…` pointer) points at.
-fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+#[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+pub fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;
     if pointer.is_empty() {
         Some(root)

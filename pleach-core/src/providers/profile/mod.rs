@@ -46,6 +46,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::registry::{ToolSource, active_registry};
+use crate::schema::resolve_local;
 use crate::tool::ToolDefinition;
 
 mod gemini;
@@ -369,16 +370,6 @@ fn required_names(schema: &Value) -> BTreeSet<&str> {
         .and_then(Value::as_array)
         .map(|names| names.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default()
-}
-
-/// The schema a local `$ref` (`#`, `#/$defs/…`, any `#/…` pointer) points at.
-fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    if pointer.is_empty() {
-        Some(root)
-    } else {
-        root.pointer(pointer)
-    }
 }
 
 /// `path` + `/segment`, escaped as JSON pointers require.
