@@ -13,6 +13,7 @@ mod guarantees;
 mod input_types;
 mod mcp;
 mod providers;
+mod round_trip;
 mod runtime;
 mod stream;
 mod tools;

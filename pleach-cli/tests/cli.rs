@@ -621,6 +621,26 @@ fn call_runs_one_call_through_the_runtime() {
 }
 
 #[test]
+fn call_reads_a_strict_mode_null_as_an_absent_field() {
+    // What OpenAI strict mode sends for the defaulted `time_zone` (issue 20): the default, UTC,
+    // applies.
+    let output = pleach(&[
+        "call",
+        "datetime",
+        "--args",
+        r#"{"operation":"parse","datetime":"2024-03-10 14:30","time_zone":null,"span":null,"other":null,"format":null}"#,
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let events = ndjson(&output);
+    assert_eq!(events[1]["type"], "tool.completed", "{events:?}");
+    assert_eq!(
+        events[1]["result"]["datetime"], "2024-03-10T14:30:00+00:00",
+        "{events:?}"
+    );
+}
+
+#[test]
 fn call_maps_root_allow_program_and_timeout_to_the_tools_config() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("hello.txt"), "hi there").unwrap();

@@ -27,6 +27,11 @@ use serde_json::{Map, Value};
 
 use crate::error::{ErrorCode, ToolError};
 
+mod absent_nulls;
+
+#[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
+pub use absent_nulls::{accepts_null, remove_absent_nulls, resolve_local};
+
 /// The verdict on one call's arguments: the Rust form of the TypeScript spec's `useToolValidation`
 /// result.
 ///
@@ -149,6 +154,11 @@ impl CompiledSchema {
 
     pub(crate) fn schema(&self) -> &Value {
         &self.schema
+    }
+
+    /// Whether `value` is valid, without collecting the violations.
+    pub(crate) fn is_valid(&self, value: &Value) -> bool {
+        self.validator.is_valid(value)
     }
 
     /// Every violation of `value`, with its pointer and keyword.

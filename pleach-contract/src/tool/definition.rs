@@ -397,10 +397,18 @@ impl ToolDefinition {
     /// assert_eq!(verdict.errors[0].keyword, "maximum");
     /// ```
     pub fn validate_arguments(&self, arguments: &str) -> ValidationResult {
-        let (verdict, value) = match schema::parse_arguments(arguments) {
-            Ok(value) => (self.inner.input.validate(&value), value),
+        let mut value = match schema::parse_arguments(arguments) {
+            Ok(value) => value,
             Err(error) => return ValidationResult::invalid(vec![error]),
         };
+        let mut verdict = self.inner.input.validate(&value);
+        // A `null` standing for an absent property is read as absent (see `read_arguments`).
+        let mut read = None;
+        if !verdict.valid && schema::remove_absent_nulls(self.input_schema(), &mut value) {
+            verdict = self.inner.input.validate(&value);
+            read = Some(value.to_string());
+        }
+        let arguments = read.as_deref().unwrap_or(arguments);
         match &self.inner.check {
             Some(check) if verdict.valid => match check(arguments) {
                 Ok(()) => verdict,
@@ -448,22 +456,39 @@ impl ToolDefinition {
         Ok(output)
     }
 
-    /// Parses the arguments (duplicate keys refused: 1005) and validates them (1001).
+    /// Parses the arguments (duplicate keys refused: 1005) and validates them (1001); arguments
+    /// the schema refuses are read once more without the `null`s that stand for an absent
+    /// property (`docs/providers.md`, "How the runtime reads calls").
     #[inline]
     #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
     pub fn parse_and_validate(&self, arguments: &str) -> Result<Value, ToolError> {
-        let value =
+        self.read_arguments(arguments).map(|(value, _)| value)
+    }
+
+    /// The arguments as the tool reads them: parsed, and validated against the input schema.
+    /// Arguments the schema refuses are read once more without the `null`s that stand for an
+    /// absent property (one the schema neither requires nor lets be `null`: what a strict-mode
+    /// model sends for an optional field, `docs/providers.md`), so the property's default
+    /// applies; `true` when such a `null` was removed. Valid arguments are never rewritten: a
+    /// `null` the schema accepts means `None`.
+    fn read_arguments(&self, arguments: &str) -> Result<(Value, bool), ToolError> {
+        let mut value =
             schema::parse_arguments(arguments).map_err(schema::ValidationError::into_tool_error)?;
+        if self.inner.input.is_valid(&value) {
+            return Ok((value, false));
+        }
+        let removed = schema::remove_absent_nulls(self.input_schema(), &mut value);
         self.inner.input.check_input(&value)?;
-        Ok(value)
+        Ok((value, removed))
     }
 
     /// Validates the arguments and starts the tool's code.
     ///
     /// When the input type checks everything its schema says (`checked_by_type`), the text is
-    /// read straight into it, and the generic parser and validator run only to explain a refusal;
-    /// the verdict is the same either way (tests compare the two on generated inputs). Otherwise
-    /// the arguments are parsed and validated first.
+    /// read straight into it, and the generic parser and validator run only to explain a refusal
+    /// (or to read a `null` that stands for an absent property as absent); the verdict is the
+    /// same either way (tests compare the two on generated inputs). Otherwise the arguments are
+    /// parsed and validated first.
     #[inline]
     #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
     pub fn start(
@@ -486,31 +511,38 @@ impl ToolDefinition {
                     "the arguments must be a JSON object",
                 ))
             };
-            return started.or_else(|refused| match self.parse_and_validate(arguments) {
+            return started.or_else(|refused| match self.read_arguments(arguments) {
                 Err(explained) => Err(explained),
-                Ok(value) => self.start_normalized(&value, &mut ctx, refused),
+                Ok((value, rewritten)) => {
+                    self.start_normalized(&value, rewritten, &mut ctx, refused)
+                }
             });
         }
-        let value = self.parse_and_validate(arguments)?;
+        let (value, rewritten) = self.read_arguments(arguments)?;
+        let read = rewritten.then(|| value.to_string());
         self.inner
             .invoke
-            .call(arguments, &mut ctx)
-            .or_else(|refused| self.start_normalized(&value, &mut ctx, refused))
+            .call(read.as_deref().unwrap_or(arguments), &mut ctx)
+            .or_else(|refused| self.start_normalized(&value, false, &mut ctx, refused))
     }
 
     /// Arguments the schema accepts but the input type refused: JSON Schema counts `3.0` as an
-    /// integer, and serde reads it into no integer type. Read again with such numbers written as
-    /// integers; anything else keeps the type's refusal.
+    /// integer, and serde reads it into no integer type; and the text may have held a `null`
+    /// standing for an absent property (`rewritten`: `value` is without it). Read again with such
+    /// numbers written as integers and `value` as it is; anything else keeps the type's refusal.
     fn start_normalized(
         &self,
         value: &Value,
+        rewritten: bool,
         ctx: &mut Option<ToolContext>,
         refused: ToolError,
     ) -> Result<Started, ToolError> {
         if refused.code() != ErrorCode::InputInvalid {
             return Err(refused);
         }
-        match schema::integral_floats_as_integers(value) {
+        let text = schema::integral_floats_as_integers(value)
+            .or_else(|| rewritten.then(|| value.to_string()));
+        match text {
             Some(text) => self.inner.invoke.call(&text, ctx).map_err(|_| refused),
             None => Err(refused),
         }

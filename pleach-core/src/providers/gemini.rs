@@ -88,8 +88,9 @@ pub fn definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
     Ok(declaration)
 }
 
-/// A tool's `functionDeclaration` with the JSON Schema as it is, in `parametersJsonSchema` (the
-/// newer field, which takes JSON Schema rather than the OpenAPI subset).
+/// A tool's `functionDeclaration` with the JSON Schema as it is (but for bounds past 2^53, see
+/// `docs/providers.md`), in `parametersJsonSchema` (the newer field, which takes JSON Schema
+/// rather than the OpenAPI subset).
 ///
 /// ```
 /// use pleach_core::{define_tool, ToolError};
@@ -103,7 +104,7 @@ pub fn definition_json_schema(tool: &ToolDefinition) -> Value {
     json!({
         "name": tool.name(),
         "description": tool.description(),
-        "parametersJsonSchema": tool.input_schema(),
+        "parametersJsonSchema": super::profile::sendable_numbers(tool.input_schema()),
     })
 }
 

@@ -52,7 +52,8 @@ pub fn definition(tool: &UnifiedToolDefinition) -> Result<Value, Vec<ProfileProb
         .output_schema()
         .filter(|s| s.get("type").and_then(Value::as_str) == Some("object"))
     {
-        listed["outputSchema"] = super::profile::standard_formats_only(output);
+        listed["outputSchema"] =
+            super::profile::sendable_numbers(&super::profile::standard_formats_only(output));
     }
     Ok(listed)
 }

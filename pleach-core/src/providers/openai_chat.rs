@@ -45,7 +45,8 @@ use super::{
     parse_event, parse_response, provider_error, result_text, usage_event,
 };
 
-/// A tool's definition for Chat Completions, not strict: the schema as it is, `"strict": false`.
+/// A tool's definition for Chat Completions, not strict: the schema as it is (but for bounds past
+/// 2^53, see `docs/providers.md`), `"strict": false`.
 ///
 /// ```
 /// use pleach_core::{define_tool, ToolError};
@@ -61,7 +62,11 @@ use super::{
 /// assert_eq!(def["function"]["strict"], false);
 /// ```
 pub fn definition(tool: &ToolDefinition) -> Value {
-    wrap(tool, tool.input_schema(), false)
+    wrap(
+        tool,
+        &super::profile::sendable_numbers(tool.input_schema()),
+        false,
+    )
 }
 
 /// A tool's definition for Chat Completions in strict mode: the schema through

@@ -60,7 +60,11 @@ use super::{
 /// }));
 /// ```
 pub fn definition(tool: &ToolDefinition) -> Value {
-    wrap(tool, tool.input_schema(), false)
+    wrap(
+        tool,
+        &super::profile::sendable_numbers(tool.input_schema()),
+        false,
+    )
 }
 
 /// A tool's definition in strict mode ([`Profile::OpenAiStrict`]), or every problem found.

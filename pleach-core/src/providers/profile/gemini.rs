@@ -355,10 +355,24 @@ impl Gemini<'_> {
 }
 
 /// Formats Gemini knows: `enum` and `date-time` for strings, `float`/`double` for numbers,
-/// `int32`/`int64` for integers. Others are annotations and dropped.
+/// `int32`/`int64` for integers. Others are annotations and dropped. The kind is the schema's
+/// type other than `null`, so a nullable field keeps the format its plain form keeps.
 fn supported_format(map: &Map<String, Value>, format: &Value) -> bool {
-    let (Some(kind), Some(format)) = (map.get("type").and_then(Value::as_str), format.as_str())
-    else {
+    let kind = match map.get("type") {
+        Some(Value::String(kind)) => Some(kind.as_str()),
+        Some(Value::Array(kinds)) => {
+            let mut others = kinds
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|k| *k != "null");
+            match (others.next(), others.next()) {
+                (Some(only), None) => Some(only),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let (Some(kind), Some(format)) = (kind, format.as_str()) else {
         return false;
     };
     matches!(
@@ -446,6 +460,31 @@ mod tests {
         assert_eq!(
             out["properties"]["inclusive_wins"],
             json!({ "type": "integer", "minimum": 3 })
+        );
+    }
+
+    #[test]
+    fn a_nullable_field_keeps_the_format_its_plain_form_keeps() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "plain": { "type": "number", "format": "double" },
+                "nullable": { "type": ["number", "null"], "format": "double" },
+                "unknown": { "type": ["integer", "null"], "format": "uint32", "minimum": 0 }
+            }
+        });
+        let out = apply(&schema).unwrap();
+        assert_eq!(
+            out["properties"]["plain"],
+            json!({ "type": "number", "format": "double" })
+        );
+        assert_eq!(
+            out["properties"]["nullable"],
+            json!({ "type": "number", "format": "double", "nullable": true })
+        );
+        assert_eq!(
+            out["properties"]["unknown"],
+            json!({ "type": "integer", "minimum": 0, "nullable": true })
         );
     }
 }

@@ -4,11 +4,14 @@
 //!
 //! | profile | converts | refuses |
 //! | --- | --- | --- |
-//! | [`Profile::OpenAiStrict`] | `additionalProperties: false` on every object; every property required, optional ones made nullable; `oneOf` → `anyOf`; one-element `allOf` merged; a `$ref` with siblings inlined; annotations OpenAI rejects (`default`, `examples`, …) and unsupported `format`s dropped | open objects and maps, `allOf`, `not`, `if`/`then`/`else`, `dependent*`, `patternProperties`, tuples, other keywords outside the subset; root `anyOf`; size limits |
+//! | [`Profile::OpenAiStrict`] | `additionalProperties: false` on every object; every property required, optional ones made nullable; `oneOf` → `anyOf`; one-element `allOf` merged; a `$ref` with siblings inlined and `$defs` left unreferenced dropped; annotations OpenAI rejects (`default`, `examples`, …) and unsupported `format`s dropped | open objects and maps, `allOf`, `not`, `if`/`then`/`else`, `dependent*`, `patternProperties`, tuples, other keywords outside the subset; root `anyOf`; size limits |
 //! | [`Profile::Gemini`] | `$ref`/`$defs` inlined; `["T","null"]` and `anyOf` with `null` → `nullable: true`; `oneOf` → `anyOf`; `const` → one-value `enum`; integer `exclusiveMinimum`/`exclusiveMaximum` → `minimum`/`maximum`; `additionalProperties`, `$schema`, unsupported `format`s dropped | recursive `$ref`, several non-null types, non-string `enum`/`const`, untyped schemas, objects without properties, `allOf` of several, `not`, `if`/`then`/`else`, `multipleOf`, `uniqueItems`, tuples, … |
 //! | [`Profile::Anthropic`] | nothing | a root that is not `type: object`, or has `anyOf`/`oneOf`/`allOf` |
 //! | [`Profile::AnthropicStrict`] | `additionalProperties: false` on every object; `$ref`s inlined, `$defs` dropped; `oneOf` → `anyOf`; one-element `allOf` merged; bounds, lengths, `pattern`, `maxItems`, `minItems` over 1 and `default` moved into the description; unsupported `format`s and annotations dropped | as Anthropic, and open objects and maps, recursive schemas, non-primitive `enum`/`const`, `allOf` of several, tuples, `not`, conditionals, other keywords outside the subset |
 //! | [`Profile::Mcp`] | `format`s JSON Schema does not define dropped (`schemars`' `int32`, `uint64`, `double`, …) | a root that is not `type: object` |
+//!
+//! Every profile also leaves out bounds past 2^53 that only restate a 64-bit integer type's range,
+//! and widens other such bounds to a double (`docs/providers.md`, "Numbers").
 //!
 //! Conversions only ever widen what the provider is told to produce (`oneOf` → `anyOf`, a dropped
 //! `additionalProperties`), or keep it the same; that is safe because pleach validates every call
@@ -44,6 +47,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::registry::{ToolSource, active_registry};
+use crate::schema::resolve_local;
 use crate::tool::ToolDefinition;
 
 mod anthropic_strict;
@@ -103,7 +107,9 @@ impl Profile {
             Profile::AnthropicStrict => anthropic_strict::apply(schema),
             Profile::Mcp => object_root(schema).map(|()| standard_formats_only(schema)),
         };
-        result.map_err(dedup)
+        result
+            .map(|converted| sendable_numbers(&converted))
+            .map_err(dedup)
     }
 
     /// Checks a tool's name against this profile's rule and transforms its input schema.
@@ -336,8 +342,11 @@ pub fn assert_registry_fits(profile: Profile) {
 /// arguments fit the tool's own schema again (where such a property is absent, not `null`).
 ///
 /// A `null` is removed only for a property the original schema does not require and whose schema
-/// does not accept `null` itself; nested objects and array items are followed, through local
-/// `$ref`s.
+/// does not accept `null` itself; nested objects, array items and the branch of an `anyOf` /
+/// `oneOf` the value has the shape of are followed, through local `$ref`s. The runtime does the
+/// same for every call whose arguments the tool's schema refuses as they are
+/// (`docs/providers.md`, "How the runtime reads calls"); this is for hosts that check arguments
+/// some other way.
 ///
 /// ```
 /// use pleach_core::providers::profile::remove_strict_nulls;
@@ -353,86 +362,14 @@ pub fn assert_registry_fits(profile: Profile) {
 /// ```
 pub fn remove_strict_nulls(original_schema: &Value, arguments: &Value) -> Value {
     let mut arguments = arguments.clone();
-    relax(original_schema, original_schema, &mut arguments, 0);
+    crate::schema::remove_absent_nulls(original_schema, &mut arguments);
     arguments
 }
 
-fn relax(schema: &Value, root: &Value, value: &mut Value, depth: usize) {
-    // Deep enough for any real schema; bounds the work on recursive ones.
-    if depth > 64 {
-        return;
-    }
-    let Some(schema) = resolve_refs(schema, root) else {
-        return;
-    };
-    match value {
-        Value::Object(object) => {
-            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-                return;
-            };
-            let required = required_names(schema);
-            object.retain(|key, v| {
-                !(v.is_null()
-                    && !required.contains(key.as_str())
-                    && properties.get(key).is_some_and(|p| !accepts_null(p, root)))
-            });
-            for (key, v) in object.iter_mut() {
-                if let Some(property) = properties.get(key) {
-                    relax(property, root, v, depth + 1);
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
-                for item in items {
-                    relax(item_schema, root, item, depth + 1);
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Follows local `$ref`s from `schema` (a bounded number of hops).
-fn resolve_refs<'a>(mut schema: &'a Value, root: &'a Value) -> Option<&'a Value> {
-    for _ in 0..32 {
-        match schema.get("$ref").and_then(Value::as_str) {
-            Some(reference) => schema = resolve_local(root, reference)?,
-            None => return Some(schema),
-        }
-    }
-    None
-}
-
-/// Whether a schema accepts `null` (looking through `$ref`, `anyOf`, `oneOf`, `type`, `enum`).
+/// Whether a schema accepts `null`: the one rule both the strict profile (which makes an optional
+/// property nullable unless it is) and the runtime (which reads such a `null` as absent) use.
 fn accepts_null(schema: &Value, root: &Value) -> bool {
-    let Some(schema) = resolve_refs(schema, root) else {
-        return false;
-    };
-    match schema {
-        Value::Bool(b) => *b,
-        Value::Object(map) => {
-            if map.is_empty() {
-                return true;
-            }
-            let by_type = match map.get("type") {
-                Some(Value::String(t)) => t == "null",
-                Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
-                _ => false,
-            };
-            let by_enum = map
-                .get("enum")
-                .and_then(Value::as_array)
-                .is_some_and(|values| values.iter().any(Value::is_null));
-            let by_branch = ["anyOf", "oneOf"].iter().any(|k| {
-                map.get(*k)
-                    .and_then(Value::as_array)
-                    .is_some_and(|branches| branches.iter().any(|b| accepts_null(b, root)))
-            });
-            by_type || by_enum || by_branch || map.get("const").is_some_and(Value::is_null)
-        }
-        _ => false,
-    }
+    crate::schema::accepts_null(schema, root)
 }
 
 /// The `required` names of an object schema.
@@ -442,16 +379,6 @@ fn required_names(schema: &Value) -> BTreeSet<&str> {
         .and_then(Value::as_array)
         .map(|names| names.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default()
-}
-
-/// The schema a local `$ref` (`#`, `#/$defs/…`, any `#/…` pointer) points at.
-fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    if pointer.is_empty() {
-        Some(root)
-    } else {
-        root.pointer(pointer)
-    }
 }
 
 /// `path` + `/segment`, escaped as JSON pointers require.
@@ -591,6 +518,200 @@ pub(crate) fn standard_formats_only(schema: &Value) -> Value {
     }
 }
 
+/// 2^53: past it, not every integer is a double, and providers read a schema's numbers as
+/// doubles (JSON numbers in JavaScript and in protobuf's `double` fields).
+const EXACT_IN_A_DOUBLE: u64 = 1 << 53;
+
+/// `schema` with bounds a provider can read: a `minimum`, `maximum`, `exclusiveMinimum` or
+/// `exclusiveMaximum` past ±2^53 is left out when it is the limit of a 64-bit integer type
+/// (`u64::MAX`, `i64::MAX`, `i64::MIN`: `usize` and `isize` too; it only restates the type's own
+/// range), and otherwise widened to the nearest double outside it (a wider bound is safe: pleach
+/// validates every call against the tool's own schema, which keeps the exact bound). Data
+/// (`default`, `const`, `enum`, `examples`) and property names are left as they are.
+pub(crate) fn sendable_numbers(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (key, value) in map {
+                let kept = match key.as_str() {
+                    "default" | "const" | "enum" | "examples" => Some(value.clone()),
+                    "minimum" | "exclusiveMinimum" => sendable_bound(value, false),
+                    "maximum" | "exclusiveMaximum" => sendable_bound(value, true),
+                    "properties" | "patternProperties" | "$defs" | "definitions"
+                    | "dependentSchemas" => Some(match value {
+                        Value::Object(named) => Value::Object(
+                            named
+                                .iter()
+                                .map(|(name, schema)| (name.clone(), sendable_numbers(schema)))
+                                .collect(),
+                        ),
+                        other => other.clone(),
+                    }),
+                    _ => Some(sendable_numbers(value)),
+                };
+                if let Some(kept) = kept {
+                    out.insert(key.clone(), kept);
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sendable_numbers).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A bound as [`sendable_numbers`] sends it (`upper`: a maximum, widened upward); `None` to leave
+/// it out.
+fn sendable_bound(bound: &Value, upper: bool) -> Option<Value> {
+    let Value::Number(number) = bound else {
+        return Some(bound.clone());
+    };
+    let exact = if let Some(n) = number.as_u64() {
+        n <= EXACT_IN_A_DOUBLE
+    } else if let Some(n) = number.as_i64() {
+        n.unsigned_abs() <= EXACT_IN_A_DOUBLE
+    } else {
+        // Already a double.
+        true
+    };
+    if exact {
+        return Some(bound.clone());
+    }
+    let type_limit = number.as_u64() == Some(u64::MAX)
+        || number
+            .as_i64()
+            .is_some_and(|n| n == i64::MAX || n == i64::MIN);
+    if type_limit {
+        return None;
+    }
+    Some(nearest_double_outside(number, upper))
+}
+
+/// The double nearest to an integer `number` on its outer side (at or above it for an upper
+/// bound, at or below for a lower one), written as an integer when one holds it.
+#[allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
+fn nearest_double_outside(number: &serde_json::Number, upper: bool) -> Value {
+    // Integers only reach here (a double is exact already); the cast rounds to the nearest.
+    let (rounded, exact_side) = if let Some(n) = number.as_u64() {
+        let r = n as f64;
+        // `r as u64` saturates at `u64::MAX` for 2^64: compare in 128 bits.
+        (r, (r as u128).cmp(&u128::from(n)))
+    } else if let Some(n) = number.as_i64() {
+        let r = n as f64;
+        (r, (r as i128).cmp(&i128::from(n)))
+    } else {
+        return Value::Number(number.clone());
+    };
+    let widened = match (upper, exact_side) {
+        (true, std::cmp::Ordering::Less) => next_double(rounded, true),
+        (false, std::cmp::Ordering::Greater) => next_double(rounded, false),
+        _ => rounded,
+    };
+    if (0.0..18_446_744_073_709_551_616.0).contains(&widened) {
+        Value::from(widened as u64)
+    } else if (-9_223_372_036_854_775_808.0..0.0).contains(&widened) {
+        Value::from(widened as i64)
+    } else {
+        serde_json::Number::from_f64(widened).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// The next double above (`up`) or below a finite, non-zero `x`.
+fn next_double(x: f64, up: bool) -> f64 {
+    let bits = x.to_bits();
+    // Away from zero is one more in the bits' magnitude; toward zero, one less.
+    let away = (x > 0.0) == up;
+    f64::from_bits(if away { bits + 1 } else { bits - 1 })
+}
+
+/// `schema` without the `$defs` / `definitions` entries nothing references any more (a profile
+/// that inlines a `$ref` can leave its target unused); the keyword goes when it is left empty.
+pub(crate) fn drop_unreferenced_defs(schema: &mut Value) {
+    for keyword in ["$defs", "definitions"] {
+        let Some(Value::Object(defs)) = schema.get(keyword) else {
+            continue;
+        };
+        // References from outside the definitions, then from the definitions they reach.
+        let mut reached = BTreeSet::new();
+        let mut pending = Vec::new();
+        if let Value::Object(root) = &*schema {
+            for (key, value) in root {
+                if key != "$defs" && key != "definitions" {
+                    collect_refs(value, &mut pending);
+                }
+            }
+        }
+        while let Some(reference) = pending.pop() {
+            let Some(name) = def_name(&reference, keyword) else {
+                continue;
+            };
+            if let Some(def) = defs.get(&name)
+                && reached.insert(name)
+            {
+                collect_refs(def, &mut pending);
+            }
+        }
+        // A reference between the two keywords' entries counts for both: kept to be safe.
+        let other = if keyword == "$defs" {
+            "definitions"
+        } else {
+            "$defs"
+        };
+        if let Some(Value::Object(others)) = schema.get(other) {
+            let mut from_others = Vec::new();
+            for def in others.values() {
+                collect_refs(def, &mut from_others);
+            }
+            reached.extend(from_others.iter().filter_map(|r| def_name(r, keyword)));
+        }
+        let none_left = match schema.get_mut(keyword) {
+            Some(Value::Object(defs)) => {
+                defs.retain(|name, _| reached.contains(name));
+                defs.is_empty()
+            }
+            _ => false,
+        };
+        if none_left && let Some(map) = schema.as_object_mut() {
+            map.remove(keyword);
+        }
+    }
+}
+
+/// Every `$ref` string in a schema (data keywords skipped).
+fn collect_refs(schema: &Value, out: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match key.as_str() {
+                    "$ref" => {
+                        if let Some(reference) = value.as_str() {
+                            out.push(reference.to_owned());
+                        }
+                    }
+                    "default" | "const" | "enum" | "examples" => {}
+                    _ => collect_refs(value, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_refs(item, out)),
+        _ => {}
+    }
+}
+
+/// The definition a local reference points into (`#/$defs/Name/…` → `Name`), unescaped.
+fn def_name(reference: &str, keyword: &str) -> Option<String> {
+    let rest = reference
+        .strip_prefix("#/")?
+        .strip_prefix(keyword)?
+        .strip_prefix('/')?;
+    let segment = rest.split('/').next()?;
+    Some(segment.replace("~1", "/").replace("~0", "~"))
+}
+
 /// Anthropic refuses `oneOf`, `allOf` and `anyOf` at the top level of `input_schema` (the API's
 /// own error: "`input_schema` does not support oneOf, allOf, or anyOf at the top level").
 fn anthropic_root(schema: &Value) -> Result<(), Vec<ProfileProblem>> {
@@ -709,6 +830,74 @@ mod tests {
         assert_eq!(
             remove_strict_nulls(&schema, &sent),
             json!({ "lines": [{ "sku": "a", "maybe": null }] })
+        );
+    }
+
+    #[test]
+    fn bounds_past_two_to_the_53_are_left_out_or_widened() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "u": { "type": "integer", "minimum": 0, "maximum": u64::MAX },
+                "i": { "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX },
+                "small": { "type": "integer", "minimum": -9_007_199_254_740_992_i64, "maximum": 9_007_199_254_740_992_u64 },
+                "odd": { "type": "integer", "minimum": -9_007_199_254_740_993_i64, "exclusiveMaximum": 9_007_199_254_740_993_u64 },
+                "f": { "type": "number", "maximum": 1.5e300 },
+                "data": { "type": "integer", "default": u64::MAX, "enum": [u64::MAX] }
+            }
+        });
+        let sent = sendable_numbers(&schema);
+        let p = &sent["properties"];
+        assert_eq!(p["u"], json!({ "type": "integer", "minimum": 0 }));
+        assert_eq!(p["i"], json!({ "type": "integer" }));
+        assert_eq!(p["small"], schema["properties"]["small"]);
+        // 2^53 + 1 has no double: the bound goes to the next one outward.
+        assert_eq!(
+            p["odd"],
+            json!({ "type": "integer", "minimum": -9_007_199_254_740_994_i64, "exclusiveMaximum": 9_007_199_254_740_994_u64 })
+        );
+        assert_eq!(p["f"], schema["properties"]["f"]);
+        assert_eq!(p["data"], schema["properties"]["data"]);
+        // Every profile sends them so.
+        for profile in [Profile::OpenAiStrict, Profile::Anthropic, Profile::Mcp] {
+            let out = profile.apply(&schema).unwrap();
+            assert_eq!(out["properties"]["u"].get("maximum"), None, "{profile}");
+            assert_eq!(out["properties"]["i"].get("minimum"), None, "{profile}");
+        }
+    }
+
+    #[test]
+    fn definitions_left_unreferenced_by_inlining_are_dropped() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "only_here": { "$ref": "#/$defs/Inlined", "description": "inlined: has a sibling" },
+                "kept": { "$ref": "#/$defs/Kept" }
+            },
+            "required": ["only_here", "kept"],
+            "$defs": {
+                "Inlined": { "type": "object", "properties": { "x": { "$ref": "#/$defs/Reached" } }, "required": ["x"] },
+                "Reached": { "type": "string" },
+                "Kept": { "type": "object", "properties": { "next": { "$ref": "#/$defs/Chain" } }, "required": ["next"] },
+                "Chain": { "type": "integer" },
+                "Unused": { "type": "boolean" }
+            }
+        });
+        let strict = Profile::OpenAiStrict.apply(&schema).unwrap();
+        let names: Vec<&String> = strict["$defs"].as_object().unwrap().keys().collect();
+        assert_eq!(names, ["Chain", "Kept", "Reached"]);
+        // Nothing left: the keyword goes.
+        let all_inlined = json!({
+            "type": "object",
+            "properties": { "a": { "$ref": "#/$defs/A", "description": "a" } },
+            "required": ["a"],
+            "$defs": { "A": { "type": "string" } }
+        });
+        let strict = Profile::OpenAiStrict.apply(&all_inlined).unwrap();
+        assert!(strict.get("$defs").is_none(), "{strict}");
+        assert_eq!(
+            strict["properties"]["a"],
+            json!({ "type": "string", "description": "a" })
         );
     }
 }

@@ -87,7 +87,8 @@ pub(super) fn apply(schema: &Value) -> Result<Value, Vec<ProfileProblem>> {
     if schema.get("type").and_then(Value::as_str) != Some("object") {
         strict.problem("", "type", "the root must be `\"type\": \"object\"`");
     }
-    let out = strict.schema(schema, "", 0);
+    let mut out = strict.schema(schema, "", 0);
+    super::drop_unreferenced_defs(&mut out);
     strict.check_totals();
     if strict.problems.is_empty() {
         Ok(out)
