@@ -194,20 +194,23 @@ enum Sent {
     OpenAiStrict,
     OpenAiPlain,
     Anthropic,
+    AnthropicStrict,
     Gemini,
     Mcp,
 }
 
-const SENT: [Sent; 5] = [
+const SENT: [Sent; 6] = [
     Sent::OpenAiStrict,
     Sent::OpenAiPlain,
     Sent::Anthropic,
+    Sent::AnthropicStrict,
     Sent::Gemini,
     Sent::Mcp,
 ];
 
 /// The parameters schema `tool` is sent with, or `None` where the profile refuses the tool (a
-/// map under OpenAI strict, recursion under Gemini: pinned by `tests/providers.rs`).
+/// map under OpenAI or Anthropic strict, recursion under Gemini or Anthropic strict: pinned by
+/// `tests/providers.rs`).
 fn sent_schema(tool: &ToolDefinition, sent: Sent) -> Option<Value> {
     match sent {
         Sent::OpenAiStrict => openai_chat::strict_definition(tool)
@@ -215,6 +218,9 @@ fn sent_schema(tool: &ToolDefinition, sent: Sent) -> Option<Value> {
             .map(|d| d["function"]["parameters"].clone()),
         Sent::OpenAiPlain => Some(openai_chat::definition(tool)["function"]["parameters"].clone()),
         Sent::Anthropic => anthropic::definition(tool)
+            .ok()
+            .map(|d| d["input_schema"].clone()),
+        Sent::AnthropicStrict => anthropic::strict_definition(tool)
             .ok()
             .map(|d| d["input_schema"].clone()),
         Sent::Gemini => gemini::definition(tool).ok().map(|d| {
@@ -498,7 +504,15 @@ fn for_each_sent_form(
             failure_persistence: None,
             ..Config::default()
         });
-        let result = runner.run(&arguments(&schema, &schema, 0), |value| {
+        // Anthropic's strict form states bounds, lengths and patterns in the descriptions (the
+        // API cannot hold them): a model told so sends values within them. Those values are the
+        // plain form's; the premise below still holds each to the strict form's structure.
+        let generated = if sent == Sent::AnthropicStrict {
+            sent_schema(tool, Sent::Anthropic).expect("the strict form implies the plain one")
+        } else {
+            schema.clone()
+        };
+        let result = runner.run(&arguments(&generated, &generated, 0), |value| {
             // The premise: the model sent what it was told it may.
             prop_assume!(validator.is_valid(&value));
             check(sent, &value)
