@@ -29,10 +29,6 @@ const SUPPORTED: &[&str] = &[
     "propertyOrdering",
 ];
 
-const TYPES: &[&str] = &[
-    "string", "number", "integer", "boolean", "object", "array", "null",
-];
-
 pub(super) fn apply(schema: &Value) -> Result<Value, Vec<ProfileProblem>> {
     let mut gemini = Gemini {
         root: schema,
@@ -197,7 +193,7 @@ impl Gemini<'_> {
         nullable: &mut bool,
     ) {
         match value {
-            Value::String(t) if TYPES.contains(&t.as_str()) => {
+            Value::String(t) if super::JSON_TYPES.contains(&t.as_str()) => {
                 out.insert("type".to_owned(), value.clone());
             }
             Value::Array(types) => {
@@ -205,7 +201,7 @@ impl Gemini<'_> {
                 for t in types {
                     match t.as_str() {
                         Some("null") => *nullable = true,
-                        Some(t) if TYPES.contains(&t) => kept.push(t),
+                        Some(t) if super::JSON_TYPES.contains(&t) => kept.push(t),
                         _ => self.problem(at, "type", format!("unsupported type {t}")),
                     }
                 }

@@ -756,6 +756,22 @@ const ANNOTATIONS: &[&str] = &[
     "contentMediaType",
 ];
 
+/// JSON Schema's seven type names.
+pub(super) const JSON_TYPES: &[&str] = &[
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
+
+/// Whether a `type` keyword's value is one JSON Schema type name or an array of them.
+pub(super) fn names_json_types(value: &Value) -> bool {
+    match value {
+        Value::String(t) => JSON_TYPES.contains(&t.as_str()),
+        Value::Array(types) => types
+            .iter()
+            .all(|t| t.as_str().is_some_and(|t| JSON_TYPES.contains(&t))),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

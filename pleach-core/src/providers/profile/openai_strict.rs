@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 
 use super::{
     ANNOTATIONS, ProfileProblem, child, is_object_schema, merge_ref_siblings, merge_single_all_of,
-    resolve_local,
+    names_json_types, resolve_local,
 };
 
 const STRING_FORMATS: &[&str] = &[
@@ -36,10 +36,6 @@ const STRING_FORMATS: &[&str] = &[
     "ipv4",
     "ipv6",
     "uuid",
-];
-
-const TYPES: &[&str] = &[
-    "string", "number", "integer", "boolean", "object", "array", "null",
 ];
 
 /// Kept as they are.
@@ -240,14 +236,7 @@ impl Strict<'_> {
     }
 
     fn check_types(&mut self, value: &Value, at: &str) {
-        let ok = match value {
-            Value::String(t) => TYPES.contains(&t.as_str()),
-            Value::Array(types) => types
-                .iter()
-                .all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))),
-            _ => false,
-        };
-        if !ok {
+        if !names_json_types(value) {
             self.problem(at, "type", format!("unsupported type {value}"));
         }
     }
