@@ -209,36 +209,32 @@ impl SessionInner {
         sink.send(ToolEvent::InterruptRequested {
             interrupt: interrupt.clone(),
         });
-        let action = tokio::select! {
+        let timeout = self.runtime.config.approval_timeout;
+        let decided = tokio::select! {
             biased;
-            () = turn_signal.cancelled() => None,
-            action = decided => action.ok(),
+            () = turn_signal.cancelled() => Err(cancelled_error()),
+            action = decided => action.map_err(|_| cancelled_error()),
             // The host dropped the turn's events (or finished the turn without reading them):
             // nobody saw the interrupt, so nobody can answer it.
-            () = sink.reader_gone() => {
-                self.approvals().pending.remove(&interrupt.id);
-                return Err(ToolError::new(
-                    ErrorCode::SafetyHalt,
-                    format!(
-                        "this call needs the user's approval ({}), and nobody is reading this \
-                         turn's events to give it",
-                        describe(&interrupt.findings)
-                    ),
-                )
-                .with_recoverable(false)
-                .with_detail("the turn's event stream was dropped while the interrupt waited"));
-            }
-            () = tokio::time::sleep(self.runtime.config.approval_timeout) => {
-                self.approvals().pending.remove(&interrupt.id);
-                return Err(approval_timed_out(
-                    &interrupt,
-                    self.runtime.config.approval_timeout,
-                ));
-            }
+            () = sink.reader_gone() => Err(ToolError::new(
+                ErrorCode::SafetyHalt,
+                format!(
+                    "this call needs the user's approval ({}), and nobody is reading this \
+                     turn's events to give it",
+                    describe(&interrupt.findings)
+                ),
+            )
+            .with_recoverable(false)
+            .with_detail("the turn's event stream was dropped while the interrupt waited")),
+            () = tokio::time::sleep(timeout) => Err(approval_timed_out(&interrupt, timeout)),
         };
-        let Some(action) = action else {
-            self.approvals().pending.remove(&interrupt.id);
-            return Err(cancelled_error());
+        let action = match decided {
+            Ok(action) => action,
+            Err(error) => {
+                // Unanswered: a late decision finds nothing to answer.
+                self.approvals().pending.remove(&interrupt.id);
+                return Err(error);
+            }
         };
         sink.send(ToolEvent::InterruptResolved {
             tool_call_id: Arc::from(call.id()),
