@@ -1,46 +1,4 @@
-//! A Model Context Protocol server for a [`Runtime`]'s tools (feature `mcp`), on the official Rust
-//! SDK ([rmcp](https://docs.rs/rmcp)): any binary can serve its own `#[tool]`s.
-//!
-//! What is mapped how (`docs/mcp.md` has the full table):
-//!
-//! - `tools/list`: every tool of the runtime, as [`providers::mcp_tools::definition`] describes it
-//!   (`name`, `title`, `description`, `inputSchema`, and `outputSchema` when the output is an
-//!   object), with `annotations` from its safety tier ([`SafetyTier::mcp_annotations`]).
-//! - `tools/call`: the call runs through a [`Session`] of the runtime, so validation, timeouts,
-//!   batching and safety apply as for a model's call. The result is
-//!   [`providers::mcp_tools::call_tool_result`]: `structuredContent` for an object result (valid against
-//!   `outputSchema`, which the runtime checks), and for a failure an `isError` result whose text is
-//!   `error <code>: <message>`. A name the server does not list is a protocol error (invalid
-//!   params), as MCP asks.
-//! - `notifications/cancelled` cancels the call's turn: the tool's
-//!   [`ToolContext::signal`](crate::ToolContext::signal) fires.
-//! - A request with a `progressToken` gets a `notifications/progress` for each `tool.delta` (the
-//!   delta's JSON as the message).
-//! - A call that needs the user's approval (a `standard` tool a detector flags) cannot get it
-//!   from a stdio client: it fails at once with an `isError` result, `error 1012: this call needs
-//!   the user's approval …`, and the tool never runs.
-//!
-//! One server holds one session for its connection: session state (a scratchpad's notes) lasts
-//! across calls. The client keeps the conversation, so the session writes none. The
-//! repeated-failure guard (1015) counts across the connection; a refusal starts its count over.
-//! `tools/call` params that do not fit are invalid params (-32602), with the reason.
-//!
-//! ```rust,no_run,standalone_crate
-//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
-//! use pleach_core::{tool, Runtime};
-//!
-//! /// Adds two integers.
-//! #[tool]
-//! async fn add(a: i64, b: i64) -> i64 { a + b }
-//!
-//! let runtime = Runtime::builder().build().expect("the registry builds");
-//! pleach_core::mcp::serve_stdio(runtime).await
-//! # }
-//! ```
-//!
-//! [`providers::mcp_tools::definition`]: crate::providers::mcp_tools::definition
-//! [`providers::mcp_tools::call_tool_result`]: crate::providers::mcp_tools::call_tool_result
-//! [`SafetyTier::mcp_annotations`]: crate::SafetyTier::mcp_annotations
+//! The MCP handler: `tools/list` and `tools/call` over a runtime's session.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,45 +9,14 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use super::McpError;
 use crate::call::ToolCall;
 use crate::event::ToolEvent;
 use crate::providers::ProfileProblem;
-use crate::session::{Runtime, Session, SessionError, SessionOptions};
-
-/// Why the MCP server could not start or stopped with an error.
-///
-/// ```
-/// use pleach_core::mcp::McpError;
-/// let err = McpError::Initialize("the client sent no initialize request".into());
-/// assert_eq!(err.to_string(), "the MCP handshake failed: the client sent no initialize request");
-/// ```
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum McpError {
-    /// The runtime's tools could not be put in a session.
-    #[error("cannot open a session for the MCP server: {0}")]
-    Session(#[from] SessionError),
-    /// A tool's schema cannot be described to MCP: each tool and what is wrong.
-    #[error("tools MCP cannot describe: {}", describe_problems(.0))]
-    Schema(Vec<(String, ProfileProblem)>),
-    /// The client's `initialize` failed.
-    #[error("the MCP handshake failed: {0}")]
-    Initialize(String),
-    /// The connection ended with an error.
-    #[error("the MCP connection failed: {0}")]
-    Connection(String),
-}
-
-fn describe_problems(problems: &[(String, ProfileProblem)]) -> String {
-    problems
-        .iter()
-        .map(|(tool, problem)| format!("`{tool}` at `{}`: {}", problem.path, problem.message))
-        .collect::<Vec<_>>()
-        .join("; ")
-}
+use crate::session::{Runtime, Session, SessionOptions};
 
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
 /// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`].
@@ -445,48 +372,3 @@ const STANDARD_METHODS: &[&str] = &[
     "logging/setLevel",
 ];
 
-/// Serves every tool of `runtime` over MCP on stdin and stdout until the client disconnects.
-///
-/// # Errors
-///
-/// See [`McpError`].
-///
-/// ```rust,no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
-/// use pleach_core::{Runtime, ToolRegistryBuilder};
-/// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
-/// pleach_core::mcp::serve_stdio(runtime).await // until the client disconnects
-/// # }
-/// ```
-pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
-    serve(McpServer::new(runtime)?).await
-}
-
-/// Serves `server` on stdin and stdout until the client disconnects. A client that closes stdin
-/// before its first request has disconnected too (MCP's stdio shutdown): `Ok`, as for one that
-/// closes it later.
-///
-/// # Errors
-///
-/// The handshake fails, or the connection ends with an error.
-///
-/// ```rust,no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
-/// use pleach_core::{mcp::McpServer, Runtime, ToolRegistryBuilder};
-/// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
-/// let server = McpServer::new(runtime)?.with_implementation("acme-tools", "2.1.0");
-/// pleach_core::mcp::serve(server).await
-/// # }
-/// ```
-pub async fn serve(server: McpServer) -> Result<(), McpError> {
-    let running = match server.serve(rmcp::transport::stdio()).await {
-        Ok(running) => running,
-        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-        Err(error) => return Err(McpError::Initialize(error.to_string())),
-    };
-    running
-        .waiting()
-        .await
-        .map(|_| ())
-        .map_err(|error| McpError::Connection(error.to_string()))
-}

@@ -1,0 +1,87 @@
+//! A Model Context Protocol server for a [`Runtime`]'s tools (feature `mcp`), on the official Rust
+//! SDK ([rmcp](https://docs.rs/rmcp)): any binary can serve its own `#[tool]`s.
+//!
+//! What is mapped how (`docs/mcp.md` has the full table):
+//!
+//! - `tools/list`: every tool of the runtime, as [`providers::mcp_tools::definition`] describes it
+//!   (`name`, `title`, `description`, `inputSchema`, and `outputSchema` when the output is an
+//!   object), with `annotations` from its safety tier ([`SafetyTier::mcp_annotations`]).
+//! - `tools/call`: the call runs through a [`Session`] of the runtime, so validation, timeouts,
+//!   batching and safety apply as for a model's call. The result is
+//!   [`providers::mcp_tools::call_tool_result`]: `structuredContent` for an object result (valid against
+//!   `outputSchema`, which the runtime checks), and for a failure an `isError` result whose text is
+//!   `error <code>: <message>`. A name the server does not list is a protocol error (invalid
+//!   params), as MCP asks.
+//! - `notifications/cancelled` cancels the call's turn: the tool's
+//!   [`ToolContext::signal`](crate::ToolContext::signal) fires.
+//! - A request with a `progressToken` gets a `notifications/progress` for each `tool.delta` (the
+//!   delta's JSON as the message).
+//! - A call that needs the user's approval (a `standard` tool a detector flags) cannot get it
+//!   from a stdio client: it fails at once with an `isError` result, `error 1012: this call needs
+//!   the user's approval …`, and the tool never runs.
+//!
+//! Transports: [`serve_stdio`]/[`serve`] (stdin and stdout).
+//!
+//! One server holds one session for its connection: session state (a scratchpad's notes) lasts
+//! across calls. The client keeps the conversation, so the session writes none. The
+//! repeated-failure guard (1015) counts across the connection; a refusal starts its count over.
+//! `tools/call` params that do not fit are invalid params (-32602), with the reason.
+//!
+//! ```rust,no_run,standalone_crate
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
+//! use pleach_core::{tool, Runtime};
+//!
+//! /// Adds two integers.
+//! #[tool]
+//! async fn add(a: i64, b: i64) -> i64 { a + b }
+//!
+//! let runtime = Runtime::builder().build().expect("the registry builds");
+//! pleach_core::mcp::serve_stdio(runtime).await
+//! # }
+//! ```
+//!
+//! [`providers::mcp_tools::definition`]: crate::providers::mcp_tools::definition
+//! [`providers::mcp_tools::call_tool_result`]: crate::providers::mcp_tools::call_tool_result
+//! [`SafetyTier::mcp_annotations`]: crate::SafetyTier::mcp_annotations
+
+mod server;
+mod stdio;
+
+pub use server::McpServer;
+pub use stdio::{serve, serve_stdio};
+
+use crate::providers::ProfileProblem;
+use crate::session::SessionError;
+
+/// Why the MCP server could not start or stopped with an error.
+///
+/// ```
+/// use pleach_core::mcp::McpError;
+/// let err = McpError::Initialize("the client sent no initialize request".into());
+/// assert_eq!(err.to_string(), "the MCP handshake failed: the client sent no initialize request");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The runtime's tools could not be put in a session.
+    #[error("cannot open a session for the MCP server: {0}")]
+    Session(#[from] SessionError),
+    /// A tool's schema cannot be described to MCP: each tool and what is wrong.
+    #[error("tools MCP cannot describe: {}", describe_problems(.0))]
+    Schema(Vec<(String, ProfileProblem)>),
+    /// The client's `initialize` failed.
+    #[error("the MCP handshake failed: {0}")]
+    Initialize(String),
+    /// The connection ended with an error.
+    #[error("the MCP connection failed: {0}")]
+    Connection(String),
+}
+
+fn describe_problems(problems: &[(String, ProfileProblem)]) -> String {
+    problems
+        .iter()
+        .map(|(tool, problem)| format!("`{tool}` at `{}`: {}", problem.path, problem.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
