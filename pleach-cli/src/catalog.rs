@@ -31,6 +31,13 @@ pub(crate) struct HostArgs {
 impl HostArgs {
     /// The runtime over the catalog, with the tools' configuration from the flags.
     pub(crate) fn runtime(&self) -> Result<Runtime, UsageError> {
+        self.runtime_builder()?
+            .build()
+            .map_err(|error| UsageError(format!("cannot build the runtime: {error}")))
+    }
+
+    /// The runtime's builder, configured from the flags, for a command to add to.
+    pub(crate) fn runtime_builder(&self) -> Result<pleach_core::RuntimeBuilder, UsageError> {
         let mut builder = Runtime::builder();
         let timeout = self.timeout_ms.map(Duration::from_millis);
         if let Some(timeout) = timeout {
@@ -46,9 +53,7 @@ impl HostArgs {
             builder = builder.provide(fs);
             builder = builder.provide(self.shell_config(root, timeout)?);
         }
-        builder
-            .build()
-            .map_err(|error| UsageError(format!("cannot build the runtime: {error}")))
+        Ok(builder)
     }
 
     fn shell_config(

@@ -13,7 +13,7 @@
 //! | `pleach call NAME --args JSON` | one call through the full runtime; its events |
 //! | `pleach replay --provider P FILE` | a recorded provider stream through assembly and dispatch |
 //! | `pleach chat --base-url URL --model M [--provider openai\|anthropic] [--no-strict]` | the agent loop against a real endpoint, key from the environment; tools in the provider's strict mode unless `--no-strict` |
-//! | `pleach mcp` | serves the registry over MCP on stdio |
+//! | `pleach mcp [--http ADDR …]` | serves the registry over MCP on stdio, or over Streamable HTTP at `http://ADDR/mcp` |
 //!
 //! ```sh
 //! pleach demo                                   # the scripted conversation, rendered live
@@ -32,6 +32,8 @@
 //! pleach chat --base-url http://127.0.0.1:11434/v1 --model llama3.2 --message "what is 6*7?"
 //! ANTHROPIC_API_KEY=… pleach chat --provider anthropic --base-url https://api.anthropic.com --model claude-haiku-4-5
 //! pleach mcp --root .                           # an MCP server on stdin/stdout
+//! pleach mcp --http 127.0.0.1:8080              # the same over Streamable HTTP
+//! pleach mcp --http 0.0.0.0:8080 --token-file tokens.txt --allow-origin https://app.example.com
 //! ```
 //!
 //! `--root DIR` gives the `fs_*` tools and `shell_exec` their root folder, `--allow-program P`
@@ -71,6 +73,7 @@ macro_rules! outln {
 mod catalog;
 mod chat;
 mod demo;
+mod mcp_http;
 mod render;
 mod replay;
 mod validate;
@@ -186,8 +189,11 @@ enum Command {
         #[command(flatten)]
         host: catalog::HostArgs,
     },
-    /// Serves the registry over the Model Context Protocol on stdin and stdout.
+    /// Serves the registry over the Model Context Protocol on stdin and stdout, or over
+    /// Streamable HTTP with `--http ADDR`.
     Mcp {
+        #[command(flatten)]
+        http: mcp_http::HttpArgs,
         #[command(flatten)]
         host: catalog::HostArgs,
     },
@@ -249,10 +255,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     log_to_stderr();
     pleach_tools::link();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // An HTTP server answers many clients at once: a thread per core. Everything else is one
+    // conversation (or one stdio client) and runs on this thread.
+    let threaded = matches!(&cli.command, Command::Mcp { http, .. } if http.is_http());
+    let mut builder = if threaded {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the async runtime: {error}");
@@ -320,7 +331,8 @@ async fn run(command: Command) -> Outcome {
             };
             chat::run(args, &host).await
         }
-        Command::Mcp { host } => {
+        Command::Mcp { http, host } if http.is_http() => mcp_http::run(&http, &host).await,
+        Command::Mcp { host, .. } => {
             let runtime = host.runtime()?;
             tokio::select! {
                 served = pleach_core::mcp::serve_stdio(runtime) => match served {

@@ -117,6 +117,12 @@ impl Slots {
         self.max
     }
 
+    /// Whether every slot is taken now.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(crate) fn is_full(&self) -> bool {
+        self.used.load(std::sync::atomic::Ordering::Relaxed) >= self.max
+    }
+
     /// A slot if one is free now.
     pub(crate) fn try_take(&self) -> Option<Slot<'_>> {
         use std::sync::atomic::Ordering::{Relaxed, SeqCst};

@@ -20,7 +20,8 @@
 //!   from a stdio client: it fails at once with an `isError` result, `error 1012: this call needs
 //!   the user's approval …`, and the tool never runs.
 //!
-//! Transports: [`serve_stdio`]/[`serve`] (stdin and stdout).
+//! Transports: [`serve_stdio`]/[`serve`] (stdin and stdout), and [`http`] (Streamable HTTP,
+//! feature `mcp-http`).
 //!
 //! One server holds one session for its connection: session state (a scratchpad's notes) lasts
 //! across calls. The client keeps the conversation, so the session writes none. The
@@ -44,6 +45,8 @@
 //! [`providers::mcp_tools::call_tool_result`]: crate::providers::mcp_tools::call_tool_result
 //! [`SafetyTier::mcp_annotations`]: crate::SafetyTier::mcp_annotations
 
+#[cfg(feature = "mcp-http")]
+pub mod http;
 mod server;
 mod stdio;
 
@@ -75,6 +78,25 @@ pub enum McpError {
     /// The connection ended with an error.
     #[error("the MCP connection failed: {0}")]
     Connection(String),
+    /// An HTTP option is not usable: what and why.
+    #[error("invalid MCP HTTP option: {0}")]
+    Options(String),
+    /// The HTTP address could not be bound.
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        /// The address asked for.
+        address: std::net::SocketAddr,
+        /// Why it could not be bound.
+        source: std::io::Error,
+    },
+    /// An HTTP listener off loopback with no way in configured: refused, since anyone who can
+    /// reach it could call every tool.
+    #[error(
+        "refusing to serve MCP on {0} without authentication: anyone who can reach it could call \
+         every tool; configure bearer tokens or JWT validation, listen on loopback, or say \
+         `insecure_no_auth` (`--insecure-no-auth`)"
+    )]
+    NoAuth(std::net::SocketAddr),
 }
 
 fn describe_problems(problems: &[(String, ProfileProblem)]) -> String {
@@ -84,4 +106,3 @@ fn describe_problems(problems: &[(String, ProfileProblem)]) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
-

@@ -11,12 +11,13 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::McpError;
 use crate::call::ToolCall;
 use crate::event::ToolEvent;
 use crate::providers::ProfileProblem;
-use crate::session::{Runtime, Session, SessionOptions};
+use crate::session::{Runtime, Session, SessionError, SessionOptions};
 
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
 /// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`].
@@ -34,12 +35,15 @@ use crate::session::{Runtime, Session, SessionOptions};
 /// ```
 #[derive(Clone)]
 pub struct McpServer {
-    inner: Arc<Inner>,
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    /// Fired when the host stops serving: running calls are cancelled through their signal.
+    shutdown: CancellationToken,
 }
 
-struct Inner {
+/// What every session of one server shares.
+struct Shared {
     runtime: Runtime,
-    session: Session,
     tools: Vec<Tool>,
     implementation: Implementation,
     /// Numbers call ids: MCP calls carry none of their own.
@@ -49,8 +53,8 @@ struct Inner {
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
-            .field("tools", &self.inner.tools.len())
-            .field("implementation", &self.inner.implementation.name)
+            .field("tools", &self.shared.tools.len())
+            .field("implementation", &self.shared.implementation.name)
             .finish_non_exhaustive()
     }
 }
@@ -111,23 +115,35 @@ impl McpServer {
         if tools.is_empty() {
             crate::session::warn_no_tools("the MCP server");
         }
-        // The client keeps the conversation: the server's session writes none (a long connection
-        // would otherwise keep every call's arguments and result).
-        // Nor can it ask the user to approve a call (stdio offers no way): a call that needs an
-        // approval fails at once (1012) instead of waiting for a decision that cannot come.
-        let session = runtime
-            .create_session(SessionOptions::all())?
-            .without_conversation()
-            .without_approvals();
+        let session = open_session(&runtime)?;
         Ok(McpServer {
-            inner: Arc::new(Inner {
+            shared: Arc::new(Shared {
                 runtime,
-                session,
                 tools,
                 implementation: Implementation::new("pleach", env!("CARGO_PKG_VERSION")),
                 calls: AtomicU64::new(0),
             }),
+            session: Arc::new(session),
+            shutdown: CancellationToken::new(),
         })
+    }
+
+    /// The same server with a session of its own: what an HTTP request (stateless) or an HTTP
+    /// MCP session gets, so no state leaks from one client to another.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(crate) fn with_new_session(&self) -> Result<McpServer, SessionError> {
+        Ok(McpServer {
+            shared: Arc::clone(&self.shared),
+            session: Arc::new(open_session(&self.shared.runtime)?),
+            shutdown: self.shutdown.clone(),
+        })
+    }
+
+    /// The same server, its running calls cancelled when `shutdown` fires (a drain's end).
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(crate) fn cancelled_by(mut self, shutdown: CancellationToken) -> McpServer {
+        self.shutdown = shutdown;
+        self
     }
 
     /// Introduces the server under another name and version in `initialize`.
@@ -138,19 +154,14 @@ impl McpServer {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn with_implementation(self, name: &str, version: &str) -> McpServer {
-        let inner = Arc::try_unwrap(self.inner).map_or_else(
-            |shared| {
-                // Cloned servers share one session; a renamed copy cannot take it from them.
-                tracing::warn!("with_implementation on a shared McpServer: name left unchanged");
-                shared
-            },
-            |mut inner| {
-                inner.implementation = Implementation::new(name, version);
-                Arc::new(inner)
-            },
-        );
-        McpServer { inner }
+    pub fn with_implementation(mut self, name: &str, version: &str) -> McpServer {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.implementation = Implementation::new(name, version);
+        } else {
+            // Cloned servers share what they list; a renamed copy cannot change it under them.
+            tracing::warn!("with_implementation on a shared McpServer: name left unchanged");
+        }
+        self
     }
 
     /// The tools as `tools/list` lists them.
@@ -169,7 +180,7 @@ impl McpServer {
     /// assert_eq!(server.tools()[0].input_schema.get("type"), Some(&serde_json::json!("object")));
     /// ```
     pub fn tools(&self) -> &[Tool] {
-        &self.inner.tools
+        &self.shared.tools
     }
 
     /// The runtime whose tools are served.
@@ -181,7 +192,7 @@ impl McpServer {
     /// assert_eq!(server.runtime().registry().len(), 0);
     /// ```
     pub fn runtime(&self) -> &Runtime {
-        &self.inner.runtime
+        &self.shared.runtime
     }
 
     /// The session calls run in (its state; it keeps no conversation: the client does).
@@ -193,7 +204,7 @@ impl McpServer {
     /// assert!(server.session().conversation().is_empty()); // the client keeps the conversation
     /// ```
     pub fn session(&self) -> &Session {
-        &self.inner.session
+        &self.session
     }
 
     /// Runs one `tools/call`: a turn of one call, its deltas sent as progress when the client
@@ -204,7 +215,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.as_ref();
-        if !self.inner.tools.iter().any(|tool| tool.name == name) {
+        if !self.shared.tools.iter().any(|tool| tool.name == name) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`: `tools/list` names the tools this server has"),
                 None,
@@ -213,11 +224,11 @@ impl McpServer {
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let id = format!(
             "mcp_{}",
-            self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1
+            self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1
         );
         let call = ToolCall::from_value(id, name, &arguments);
         let progress_token = context.meta.get_progress_token();
-        let mut turn = self.inner.session.run_turn(vec![call.clone()]);
+        let mut turn = self.session.run_turn(vec![call.clone()]);
         let mut progress = 0_u32;
         let mut cancelled = false;
         loop {
@@ -243,6 +254,10 @@ impl McpServer {
                     cancelled = true;
                     turn.cancel();
                 }
+                () = self.shutdown.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    turn.cancel();
+                }
             }
         }
         let results = turn.finish().await;
@@ -262,7 +277,7 @@ impl McpServer {
             .as_ref()
             .is_err_and(|error| error.code() == crate::ErrorCode::RepeatedFailure)
         {
-            self.inner.session.forget_failures_of(&call);
+            self.session.forget_failures_of(&call);
         }
         let listed = crate::providers::mcp_tools::call_tool_result(&outcome);
         let mut result: CallToolResult = serde_json::from_value(listed)
@@ -275,10 +290,21 @@ impl McpServer {
     }
 }
 
+/// A session for MCP calls. The client keeps the conversation: the session writes none (a long
+/// connection would otherwise keep every call's arguments and result). Nor can it ask the user
+/// to approve a call (stdio offers no way): a call that needs an approval fails at once (1012)
+/// instead of waiting for a decision that cannot come.
+fn open_session(runtime: &Runtime) -> Result<Session, SessionError> {
+    Ok(runtime
+        .create_session(SessionOptions::all())?
+        .without_conversation()
+        .without_approvals())
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
-        config.server_info = self.inner.implementation.clone();
+        config.server_info = self.shared.implementation.clone();
         config
     }
 
@@ -298,11 +324,11 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.inner
+        self.shared
             .tools
             .iter()
             .find(|tool| tool.name == name)
@@ -371,4 +397,3 @@ const STANDARD_METHODS: &[&str] = &[
     "completion/complete",
     "logging/setLevel",
 ];
-

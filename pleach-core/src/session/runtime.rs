@@ -853,6 +853,19 @@ impl Runtime {
         &self.inner.registry
     }
 
+    /// Whether a new call would be refused for capacity now (1014): every slot taken under
+    /// [`OverloadPolicy::FailFast`]. A host that can say so earlier (an HTTP 503) asks this.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(crate) fn refuses_new_calls(&self) -> bool {
+        self.inner.overload == OverloadPolicy::FailFast && self.inner.in_flight.is_full()
+    }
+
+    /// How long a cancelled tool has to stop before its call ends without it.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(crate) fn cancel_grace(&self) -> Duration {
+        self.inner.config.cancel_grace
+    }
+
     /// The batching strategy of the tool named `name`: a plugin's hint, else the one inferred from
     /// its definition ([`infer_batching_strategy`]).
     ///
