@@ -193,7 +193,7 @@ enum Command {
     /// Streamable HTTP with `--http ADDR`.
     Mcp {
         #[command(flatten)]
-        http: mcp_http::HttpArgs,
+        http: Box<mcp_http::HttpArgs>,
         #[command(flatten)]
         host: catalog::HostArgs,
     },

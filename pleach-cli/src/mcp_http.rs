@@ -54,6 +54,10 @@ pub(crate) struct HttpArgs {
     /// 30000); then they are cancelled.
     #[arg(long, value_name = "MS", requires = "http")]
     drain_ms: Option<u64>,
+    /// After SIGTERM or SIGINT, keep serving this long with `/healthz` answering 503 before
+    /// taking no more connections, in milliseconds (default 0): for load balancers that poll.
+    #[arg(long, value_name = "MS", requires = "http")]
+    drain_notice_ms: Option<u64>,
     /// At most this many calls at once; past it a request gets 503 with `Retry-After`.
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
     max_in_flight: Option<u64>,
@@ -144,6 +148,9 @@ fn options(args: &HttpArgs, address: SocketAddr) -> Result<HttpOptions, UsageErr
     }
     if let Some(ms) = args.drain_ms {
         options = options.drain_timeout(Duration::from_millis(ms));
+    }
+    if let Some(ms) = args.drain_notice_ms {
+        options = options.drain_notice(Duration::from_millis(ms));
     }
     if args.insecure_no_auth {
         options = options.insecure_no_auth();

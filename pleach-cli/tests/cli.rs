@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "cli/http.rs"]
+mod http;
+
 fn pleach(args: &[&str]) -> Output {
     pleach_with_stdin(args, "")
 }

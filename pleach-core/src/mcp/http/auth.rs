@@ -169,7 +169,7 @@ mod tests {
         ] {
             match auth.check(&headers(&value)).await {
                 Err(Refusal::Invalid(found)) => {
-                    assert!(found.contains(reason), "{value:?}: {found}")
+                    assert!(found.contains(reason), "{value:?}: {found}");
                 }
                 other => panic!("{value:?}: {other:?}"),
             }

@@ -19,9 +19,10 @@
 //!   not on loopback when no way in is configured, unless told
 //!   [`insecure_no_auth`](HttpOptions::insecure_no_auth).
 //! - **Operations**: `GET /healthz` answers 200 while serving and 503 while draining. Draining
-//!   (SIGTERM or SIGINT for [`serve_http`]) stops taking connections, lets running calls finish
-//!   within [`HttpOptions::drain_timeout`], then cancels the rest through their signal (their
-//!   result is 1011) and returns. A POST while the runtime is at
+//!   (SIGTERM or SIGINT for [`serve_http`]) answers 503 on `/healthz` for
+//!   [`HttpOptions::drain_notice`] while still serving, then stops taking connections, lets
+//!   running calls finish within [`HttpOptions::drain_timeout`], cancels the rest through their
+//!   signal (their result, 1011, is still sent) and returns. A POST while the runtime is at
 //!   [`max_in_flight`](crate::RuntimeBuilder::max_in_flight) under
 //!   [`OverloadPolicy::FailFast`](crate::OverloadPolicy::FailFast) gets 503 with `Retry-After`.
 //! - **Limits**: a body over [`HttpOptions::max_body_bytes`] gets 413; malformed JSON-RPC, a
@@ -122,6 +123,7 @@ pub struct HttpOptions {
     authorization_servers: Vec<String>,
     max_body_bytes: usize,
     drain_timeout: Duration,
+    drain_notice: Duration,
     json_response: bool,
     insecure_no_auth: bool,
 }
@@ -138,6 +140,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("authorization_servers", &self.authorization_servers)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("drain_timeout", &self.drain_timeout)
+            .field("drain_notice", &self.drain_notice)
             .field("json_response", &self.json_response)
             .field("insecure_no_auth", &self.insecure_no_auth)
             .finish()
@@ -163,6 +166,7 @@ impl HttpOptions {
             authorization_servers: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            drain_notice: Duration::ZERO,
             json_response: true,
             insecure_no_auth: false,
         }
@@ -271,6 +275,22 @@ impl HttpOptions {
         self
     }
 
+    /// How long a draining server keeps serving, with `/healthz` answering 503, before it stops
+    /// taking connections: the time a load balancer that polls health checks needs to take it out
+    /// of rotation (zero by default: a balancer that only sees refused connections, such as
+    /// nginx's passive checks, moves on at once).
+    ///
+    /// ```
+    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .drain_notice(std::time::Duration::from_secs(5));
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn drain_notice(mut self, notice: Duration) -> HttpOptions {
+        self.drain_notice = notice;
+        self
+    }
+
     /// Whether a call that sends nothing before its result is answered with JSON (`true`, the
     /// default) or always with an SSE stream. A call that reports progress is streamed either
     /// way.
@@ -363,6 +383,7 @@ pub struct HttpServer {
     allowed_hosts: Vec<String>,
     max_body_bytes: usize,
     drain_timeout: Duration,
+    drain_notice: Duration,
     json_response: bool,
     insecure_no_auth: bool,
 }
@@ -432,6 +453,7 @@ impl HttpServer {
             allowed_hosts: options.allowed_hosts,
             max_body_bytes: options.max_body_bytes,
             drain_timeout: options.drain_timeout,
+            drain_notice: options.drain_notice,
             json_response: options.json_response,
             insecure_no_auth: options.insecure_no_auth,
         })
@@ -576,20 +598,21 @@ impl HttpServer {
             return Err(McpError::NoAuth(address));
         }
         let draining = self.shared.draining.clone();
-        let graceful = {
-            let draining = draining.clone();
-            async move { draining.cancelled().await }
-        };
+        let closing = CancellationToken::new();
         let server = axum::serve(listener, self.site(Some(address)))
-            .with_graceful_shutdown(graceful)
+            .with_graceful_shutdown(closing.clone().cancelled_owned())
             .into_future();
         tokio::pin!(server);
-        let drain_timeout = self.drain_timeout;
+        let (notice, drain_timeout) = (self.drain_notice, self.drain_timeout);
         let drained = async {
             tokio::select! {
                 () = shutdown => draining.cancel(),
                 () = draining.cancelled() => {}
             }
+            tracing::info!("draining: /healthz answers 503");
+            tokio::time::sleep(notice).await;
+            // No new connections; running requests go on, on connections kept open for them.
+            closing.cancel();
             tokio::time::sleep(drain_timeout).await;
         };
         tokio::select! {
@@ -703,15 +726,52 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return response;
     }
-    next.run(request).await
+    let sent_json = is_json(request.headers());
+    let response = next.run(request).await;
+    if response.status().is_client_error() && !is_json(response.headers()) {
+        return as_json_rpc_error(response, sent_json).await;
+    }
+    response
+}
+
+/// rmcp answers a request it cannot take in plain text: the same status with a JSON-RPC error
+/// (no id) as its body, which MCP clients read. A JSON body that does not parse is a parse
+/// error (400, -32700) as JSON-RPC says, not rmcp's 415.
+async fn as_json_rpc_error(response: Response, sent_json: bool) -> Response {
+    let status = response.status();
+    let text = axum::body::to_bytes(response.into_body(), 64 * 1024)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .unwrap_or_default();
+    let reason = status.canonical_reason().unwrap_or("refused");
+    let message = if text.is_empty() { reason } else { &text };
+    if status == StatusCode::UNSUPPORTED_MEDIA_TYPE && sent_json {
+        return json_rpc_error(
+            StatusCode::BAD_REQUEST,
+            -32700,
+            &format!("parse error: {message}"),
+        );
+    }
+    json_rpc_error(status, -32600, message)
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("application/json"))
 }
 
 /// A refusal as MCP clients read one: a JSON-RPC error with no id.
 fn refuse(status: StatusCode, message: &str) -> Response {
+    json_rpc_error(status, -32000, message)
+}
+
+fn json_rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
-        "error": { "code": -32000, "message": message },
+        "error": { "code": code, "message": message },
     });
     (status, axum::Json(body)).into_response()
 }
