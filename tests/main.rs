@@ -12,6 +12,7 @@ mod faults;
 mod guarantees;
 mod input_types;
 mod mcp;
+mod mcp_http;
 mod providers;
 mod round_trip;
 mod runtime;

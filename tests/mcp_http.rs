@@ -1,0 +1,196 @@
+//! `pleach_core::mcp::http` in process: rmcp's own Streamable HTTP client against
+//! [`HttpServer`] on a loopback port, and the endpoint mounted in an app of the user's own.
+//! Progress notifications need SSE; a client that goes away cancels its call. The guards (Origin,
+//! tokens, JWT, limits, drain) are tested through the binary in `pleach-cli/tests/cli/http.rs`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use pleach_core::mcp::McpServer;
+use pleach_core::mcp::http::{HttpOptions, HttpServer};
+use pleach_core::{Runtime, ToolContext, tool};
+use rmcp::model::{CallToolRequestParams, ProgressNotificationParam};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// How long any step may take before the test fails instead of hanging.
+const BOUND: Duration = Duration::from_secs(15);
+
+async fn bounded<T>(future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(BOUND, future)
+        .await
+        .expect("the step finishes within the bound")
+}
+
+/// Reports two steps of progress, then answers.
+#[tool]
+async fn http_two_steps(ctx: ToolContext) -> i64 {
+    ctx.progress(json!({ "step": 1 }));
+    tokio::task::yield_now().await;
+    ctx.progress(json!({ "step": 2 }));
+    2
+}
+
+static ABANDONED_STARTED: AtomicBool = AtomicBool::new(false);
+static ABANDONED_SIGNAL_FIRED: AtomicBool = AtomicBool::new(false);
+
+/// Waits until its call is cancelled: its client will hang up instead.
+#[tool]
+async fn http_waits_for_hang_up(ctx: ToolContext) -> i64 {
+    ABANDONED_STARTED.store(true, Ordering::SeqCst);
+    ctx.signal.cancelled().await;
+    ABANDONED_SIGNAL_FIRED.store(true, Ordering::SeqCst);
+    0
+}
+
+/// A client that forwards every progress notification to the test.
+struct ProgressRecorder(mpsc::UnboundedSender<ProgressNotificationParam>);
+
+impl ClientHandler for ProgressRecorder {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(params);
+    }
+}
+
+fn http_server() -> HttpServer {
+    let runtime = Runtime::builder().build().expect("the registry builds");
+    let server = McpServer::new(runtime).expect("every tool can be described to MCP");
+    HttpServer::new(server, HttpOptions::new(([127, 0, 0, 1], 0).into())).expect("options hold")
+}
+
+/// Serves `app` on a free loopback port until the test ends; its address.
+async fn serve(app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let address = listener.local_addr().expect("bound");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    address
+}
+
+/// rmcp's client on `url`, over a reqwest client with pleach's TLS set-up.
+async fn connect<H: ClientHandler>(url: String, handler: H) -> RunningService<RoleClient, H> {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .tls_backend_preconfigured(pleach_contract::tls::client_config().expect("TLS set up"))
+        .build()
+        .expect("a client");
+    let transport = StreamableHttpClientTransport::with_client(
+        client,
+        StreamableHttpClientTransportConfig::with_uri(url),
+    );
+    bounded(handler.serve(transport))
+        .await
+        .expect("the handshake succeeds")
+}
+
+fn call(name: &'static str) -> CallToolRequestParams {
+    CallToolRequestParams::new(name).with_arguments(serde_json::Map::new())
+}
+
+#[tokio::test]
+async fn progress_reaches_an_http_client_over_sse_before_the_result() {
+    let http = http_server();
+    let address = serve(http.router()).await;
+    let (sender, mut notifications) = mpsc::unbounded_channel();
+    let client = connect(format!("http://{address}/mcp"), ProgressRecorder(sender)).await;
+
+    let listed = bounded(client.list_all_tools()).await.expect("tools/list");
+    assert!(listed.iter().any(|tool| tool.name == "http_two_steps"));
+
+    let handle = bounded(client.send_cancellable_request(
+        rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(call(
+            "http_two_steps",
+        ))),
+        rmcp::service::PeerRequestOptions::no_options(),
+    ))
+    .await
+    .expect("sent");
+    let response = bounded(handle.await_response()).await.expect("answered");
+    let result = serde_json::to_value(&response).expect("serializes");
+    assert_eq!(result["content"][0]["text"], json!("2"), "{result}");
+    let mut steps = Vec::new();
+    while steps.len() < 2 {
+        let notification = bounded(notifications.recv()).await.expect("recorded");
+        let message: Value =
+            serde_json::from_str(notification.message.as_deref().expect("a message"))
+                .expect("the delta's JSON");
+        steps.push(message["step"].clone());
+    }
+    assert_eq!(steps, [json!(1), json!(2)]);
+    client.cancel().await.expect("the client closes");
+}
+
+#[tokio::test]
+async fn the_endpoint_mounts_in_an_app_of_ones_own() {
+    let http = http_server();
+    let app = axum::Router::new()
+        .route("/", axum::routing::get(|| async { "the app's own page" }))
+        .nest_service("/tools/mcp", http.service());
+    let address = serve(app).await;
+    let client = connect(format!("http://{address}/tools/mcp"), ()).await;
+    let result = bounded(client.call_tool(call("http_two_steps")))
+        .await
+        .expect("tools/call");
+    let result = serde_json::to_value(&result).expect("serializes");
+    assert_eq!(result["content"][0]["text"], json!("2"), "{result}");
+    client.cancel().await.expect("the client closes");
+}
+
+#[tokio::test]
+async fn a_client_that_hangs_up_mid_call_cancels_it() {
+    let http = http_server();
+    let address = serve(http.router()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "http_waits_for_hang_up", "arguments": {}}})
+    .to_string();
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connects");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("the request is sent");
+    bounded(async {
+        while !ABANDONED_STARTED.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    drop(stream);
+    bounded(async {
+        while !ABANDONED_SIGNAL_FIRED.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+
+    // The server goes on serving.
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connects");
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+        .await
+        .expect("sent");
+    let mut answer = String::new();
+    bounded(stream.read_to_string(&mut answer))
+        .await
+        .expect("read");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
