@@ -41,6 +41,8 @@
 //! # }
 //! ```
 //!
+//! [`Runtime`]: crate::Runtime
+//! [`Session`]: crate::Session
 //! [`providers::mcp_tools::definition`]: crate::providers::mcp_tools::definition
 //! [`providers::mcp_tools::call_tool_result`]: crate::providers::mcp_tools::call_tool_result
 //! [`SafetyTier::mcp_annotations`]: crate::SafetyTier::mcp_annotations

@@ -20,7 +20,7 @@ use crate::providers::ProfileProblem;
 use crate::session::{Runtime, Session, SessionError, SessionOptions};
 
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
-/// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`].
+/// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`](super::serve_stdio).
 ///
 /// ```rust,standalone_crate
 /// use pleach_core::{tool, Runtime, mcp::McpServer};

@@ -371,7 +371,7 @@ struct Shared {
 /// let server = McpServer::new(Runtime::builder().build().unwrap()).unwrap();
 /// let http = HttpServer::new(server, HttpOptions::new("127.0.0.1:0".parse().unwrap())).unwrap();
 /// // Mounted in an app of one's own, beside its other routes:
-/// let app = axum::Router::new()
+/// let app: axum::Router = axum::Router::new()
 ///     .route("/", axum::routing::get(|| async { "hello" }))
 ///     .nest_service("/mcp", http.service());
 /// # let _ = app;
