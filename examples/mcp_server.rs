@@ -6,9 +6,10 @@
 //! ```
 //!
 //! Then point an MCP client at that command (Claude Desktop's `mcpServers`, the MCP Inspector,
-//! the official SDKs' stdio clients). An MCP client on stdio has no way to approve a call, so
-//! `delete_expense` answers at once with an `isError` result, `error 1012: this call needs the
-//! user's approval …`, and never runs (`docs/mcp.md`, "Approvals").
+//! the official SDKs' stdio clients). A client that can elicit asks its user before each
+//! `delete_expense` (approve, approve with other arguments, reject); one that cannot gets an
+//! `isError` result at once, `error 1012: this call needs the user's approval …`, and the delete
+//! never runs (`docs/mcp.md`, "Approvals").
 
 use std::sync::{Mutex, PoisonError};
 

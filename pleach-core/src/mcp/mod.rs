@@ -16,9 +16,10 @@
 //!   [`ToolContext::signal`](crate::ToolContext::signal) fires.
 //! - A request with a `progressToken` gets a `notifications/progress` for each `tool.delta` (the
 //!   delta's JSON as the message).
-//! - A call that needs the user's approval (a `standard` tool a detector flags) cannot get it
-//!   from a stdio client: it fails at once with an `isError` result, `error 1012: this call needs
-//!   the user's approval …`, and the tool never runs.
+//! - A call that needs the user's approval (a `standard` tool a detector flags) is put to the
+//!   user through MCP elicitation when the client can elicit (approve, approve with edited
+//!   arguments, reject: the interrupt's decisions). A client that cannot gets an `isError` result
+//!   at once, `error 1012: this call needs the user's approval …`, and the tool never runs.
 //!
 //! Transports: [`serve_stdio`]/[`serve`] (stdin and stdout), and [`http`] (Streamable HTTP,
 //! feature `mcp-http`).
@@ -47,6 +48,7 @@
 //! [`providers::mcp_tools::call_tool_result`]: crate::providers::mcp_tools::call_tool_result
 //! [`SafetyTier::mcp_annotations`]: crate::SafetyTier::mcp_annotations
 
+mod approval;
 #[cfg(feature = "mcp-http")]
 pub mod http;
 mod server;

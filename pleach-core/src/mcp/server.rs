@@ -1,7 +1,9 @@
 //! The MCP handler: `tools/list` and `tools/call` over a runtime's session.
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
@@ -17,6 +19,7 @@ use super::McpError;
 use crate::call::ToolCall;
 use crate::event::ToolEvent;
 use crate::providers::ProfileProblem;
+use crate::safety::{Decision, Interrupt};
 use crate::session::{Runtime, Session, SessionError, SessionOptions};
 
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
@@ -228,9 +231,16 @@ impl McpServer {
         );
         let call = ToolCall::from_value(id, name, &arguments);
         let progress_token = context.meta.get_progress_token();
+        // A client that can elicit asks its user about a call that needs approval; for one that
+        // cannot, such a call fails at once (1012) instead of waiting.
+        let elicitor = super::approval::elicitor(&context);
+        self.session.set_takes_approvals(elicitor.is_some());
+        // The session's own deadline (1016) ends the wait first; the request's is a backstop.
+        let ask_timeout = self.shared.runtime.approval_timeout() + Duration::from_secs(1);
         let mut turn = self.session.run_turn(vec![call.clone()]);
         let mut progress = 0_u32;
         let mut cancelled = false;
+        let mut asking: Option<Pin<Box<dyn Future<Output = Asked> + Send>>> = None;
         loop {
             tokio::select! {
                 event = turn.events().recv() => match event {
@@ -247,9 +257,23 @@ impl McpServer {
                             let _ = context.peer.notify_progress(notification).await;
                         }
                     }
+                    Some(ToolEvent::InterruptRequested { interrupt }) => {
+                        if let Some(peer) = &elicitor {
+                            let peer = peer.clone();
+                            asking = Some(Box::pin(async move {
+                                let decision =
+                                    super::approval::ask(peer, Arc::clone(&interrupt), ask_timeout).await;
+                                (interrupt, decision)
+                            }));
+                        }
+                    }
                     Some(_) => {}
                     None => break,
                 },
+                asked = async { asking.as_mut().expect("polled only while asking").await }, if asking.is_some() => {
+                    asking = None;
+                    self.decide(asked);
+                }
                 () = context.ct.cancelled(), if !cancelled => {
                     cancelled = true;
                     turn.cancel();
@@ -291,14 +315,30 @@ impl McpServer {
 }
 
 /// A session for MCP calls. The client keeps the conversation: the session writes none (a long
-/// connection would otherwise keep every call's arguments and result). Nor can it ask the user
-/// to approve a call (stdio offers no way): a call that needs an approval fails at once (1012)
-/// instead of waiting for a decision that cannot come.
+/// connection would otherwise keep every call's arguments and result). Whether it takes
+/// approvals is set per call, from the client (see `run_call`).
 fn open_session(runtime: &Runtime) -> Result<Session, SessionError> {
     Ok(runtime
         .create_session(SessionOptions::all())?
-        .without_conversation()
-        .without_approvals())
+        .without_conversation())
+}
+
+/// An interrupt and the user's answer to it.
+type Asked = (Arc<Interrupt>, Decision);
+
+impl McpServer {
+    /// Applies the user's decision; one the session refuses (edited arguments that do not
+    /// validate, say) becomes a rejection saying why, so the call still ends.
+    fn decide(&self, (interrupt, decision): Asked) {
+        if let Err(error) = self.session.resolve(decision) {
+            let rejection = interrupt.reject(format!(
+                "the user's decision could not be applied ({error}); the call did not run"
+            ));
+            if let Err(error) = self.session.resolve(rejection) {
+                tracing::warn!("an approval interrupt could not be closed: {error}");
+            }
+        }
+    }
 }
 
 impl ServerHandler for McpServer {

@@ -171,8 +171,8 @@ struct SessionInner {
     /// whose client keeps the conversation: see [`Session::without_conversation`]).
     keeps_conversation: bool,
     /// Whether this session's host can answer an approval interrupt (not a server whose client
-    /// has no way to give one: see [`Session::without_approvals`]).
-    takes_approvals: bool,
+    /// has no way to give one: see [`Session::set_takes_approvals`]).
+    takes_approvals: std::sync::atomic::AtomicBool,
 }
 
 /// A conversation with a set of enabled tools. Runs turns of tool calls and keeps the
@@ -401,16 +401,15 @@ impl Session {
         self
     }
 
-    /// This session, for a host that cannot answer approval interrupts (an MCP server whose
-    /// client has no way to ask its user): a call that needs an approval fails at once with 1012,
-    /// its message saying that the call needs the user's approval, instead of waiting for a
-    /// decision that cannot come. Called on a session just created (its only handle).
+    /// Whether this session's host can answer approval interrupts. An MCP server learns it from
+    /// its client (one that can elicit can ask its user; one that cannot, cannot): without, a
+    /// call that needs an approval fails at once with 1012, its message saying that the call
+    /// needs the user's approval, instead of waiting for a decision that cannot come.
     #[cfg(feature = "mcp")]
-    pub(crate) fn without_approvals(mut self) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.takes_approvals = false;
-        }
-        self
+    pub(crate) fn set_takes_approvals(&self, takes: bool) {
+        self.inner
+            .takes_approvals
+            .store(takes, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Forgets the recoverable failures counted against `call` (name and canonical arguments),

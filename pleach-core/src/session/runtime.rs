@@ -860,6 +860,12 @@ impl Runtime {
         self.inner.overload == OverloadPolicy::FailFast && self.inner.in_flight.is_full()
     }
 
+    /// How long a call waits for the user's approval (then 1016).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn approval_timeout(&self) -> Duration {
+        self.inner.config.approval_timeout
+    }
+
     /// How long a cancelled tool has to stop before its call ends without it.
     #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
     pub(crate) fn cancel_grace(&self) -> Duration {
@@ -992,7 +998,7 @@ impl Runtime {
                 provenance: Mutex::default(),
                 approvals: Mutex::default(),
                 keeps_conversation: true,
-                takes_approvals: true,
+                takes_approvals: std::sync::atomic::AtomicBool::new(true),
             }),
         })
     }

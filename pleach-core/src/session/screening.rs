@@ -158,11 +158,14 @@ impl SessionInner {
         sink: &EventSender,
         turn_signal: &CancellationToken,
     ) -> Result<ToolCall, ToolError> {
-        if !sink.is_connected() || !self.takes_approvals {
-            let detail = if self.takes_approvals {
+        let takes_approvals = self
+            .takes_approvals
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if !sink.is_connected() || !takes_approvals {
+            let detail = if takes_approvals {
                 "dispatched without an event stream: nobody can answer the interrupt"
             } else {
-                "this session's host cannot ask the user (an MCP client without a way to approve)"
+                "this session's host cannot ask the user (an MCP client that cannot elicit)"
             };
             return Err(ToolError::new(
                 ErrorCode::SafetyHalt,

@@ -1,0 +1,212 @@
+//! Approvals over MCP: an approval interrupt becomes an elicitation the client shows its user
+//! (approve, approve with edited arguments, or reject), and the answer becomes the interrupt's
+//! decision. A client that cannot elicit cannot ask its user: its session takes no approvals.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ProtocolVersion};
+use rmcp::service::{Peer, RequestContext};
+use serde_json::{Value, json};
+
+use crate::safety::{Decision, Interrupt};
+
+/// The client to ask, if it can be asked: it declared elicitation and speaks a protocol in which
+/// a server may send it a request (2026-07-28 forbids server-to-client requests).
+pub(super) fn elicitor(context: &RequestContext<RoleServer>) -> Option<Peer<RoleServer>> {
+    let modern = context
+        .protocol_version()
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    let declared = context
+        .peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.elicitation.is_some());
+    (declared && !modern).then(|| context.peer.clone())
+}
+
+/// Asks the user about `interrupt` and waits at most `timeout` for the answer; what they decided,
+/// or a rejection saying why there is no answer.
+pub(super) async fn ask(
+    peer: Peer<RoleServer>,
+    interrupt: Arc<Interrupt>,
+    timeout: Duration,
+) -> Decision {
+    let params: ElicitRequestParams = match serde_json::from_value(json!({
+        "mode": "form",
+        "message": message(&interrupt),
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "approve": {
+                    "type": "boolean",
+                    "title": "Run this call?",
+                    "description": "Yes runs it (with the arguments below, if you give any); no rejects it.",
+                },
+                "arguments": {
+                    "type": "string",
+                    "title": "Arguments (optional)",
+                    "description": "To run it with other arguments: the whole arguments object as JSON. Empty keeps the model's.",
+                },
+                "reason": {
+                    "type": "string",
+                    "title": "Reason (optional)",
+                    "description": "Why not: the model reads it.",
+                },
+            },
+            "required": ["approve"],
+        },
+    })) {
+        Ok(params) => params,
+        Err(error) => {
+            return interrupt.reject(format!(
+                "the approval request could not be formed ({error}); the call did not run"
+            ));
+        }
+    };
+    match peer
+        .create_elicitation_with_timeout(params, Some(timeout))
+        .await
+    {
+        Ok(answer) => decide(&interrupt, &answer),
+        Err(error) => interrupt.reject(format!(
+            "the user's approval could not be had ({error}); the call did not run"
+        )),
+    }
+}
+
+/// The decision an elicitation answer stands for.
+fn decide(interrupt: &Interrupt, answer: &ElicitResult) -> Decision {
+    match answer.action {
+        ElicitationAction::Accept => {
+            let content = answer.content.as_ref().unwrap_or(&Value::Null);
+            let field = |name: &str| {
+                content
+                    .get(name)
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|text| !text.is_empty())
+            };
+            if content.get("approve").and_then(Value::as_bool) != Some(true) {
+                return interrupt.reject(
+                    field("reason").unwrap_or("the user did not approve this call"),
+                );
+            }
+            match field("arguments") {
+                Some(arguments) => interrupt.edit(arguments),
+                None => interrupt.accept(),
+            }
+        }
+        ElicitationAction::Decline => interrupt.reject("the user declined this call"),
+        ElicitationAction::Cancel => {
+            interrupt.reject("the user dismissed the approval request; the call did not run")
+        }
+        _ => interrupt.reject("the client answered the approval request with an action this server does not know; the call did not run"),
+    }
+}
+
+/// What the user reads: the call, its arguments, and what was flagged.
+fn message(interrupt: &Interrupt) -> String {
+    let call = &interrupt.tool_call;
+    let findings = interrupt
+        .findings
+        .iter()
+        .map(|finding| {
+            if finding.path.is_empty() {
+                format!("- {}", finding.reason)
+            } else {
+                format!("- `{}`: {}", finding.path, finding.reason)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    format!(
+        "The assistant wants to run `{}` with these arguments:\n{}\n\nIt needs your approval because:\n{findings}",
+        call.name(),
+        call.arguments()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::safety::{Action, Finding};
+    use crate::{SafetyTier, ToolCall};
+
+    fn interrupt() -> Interrupt {
+        Interrupt::new(
+            "int-1",
+            ToolCall::new("c1", "delete_expense", r#"{"id":3}"#),
+            SafetyTier::Standard,
+            vec![Finding::new(
+                "",
+                Value::Null,
+                "the operator asks before every call",
+            )],
+            Vec::new(),
+        )
+    }
+
+    fn answer(action: &str, content: &Value) -> ElicitResult {
+        serde_json::from_value(json!({ "action": action, "content": content })).unwrap()
+    }
+
+    #[test]
+    fn each_answer_maps_to_its_decision() {
+        let interrupt = interrupt();
+        let cases = [
+            (
+                answer("accept", &(json!({"approve": true}))),
+                Action::Accept,
+            ),
+            (
+                answer(
+                    "accept",
+                    &(json!({"approve": true, "arguments": " {\"id\":4} "})),
+                ),
+                Action::Edit {
+                    arguments: r#"{"id":4}"#.into(),
+                },
+            ),
+            (
+                answer(
+                    "accept",
+                    &(json!({"approve": false, "reason": "wrong expense"})),
+                ),
+                Action::Reject {
+                    reason: "wrong expense".into(),
+                },
+            ),
+            (
+                answer("accept", &(json!({}))),
+                Action::Reject {
+                    reason: "the user did not approve this call".into(),
+                },
+            ),
+            (
+                answer("decline", &Value::Null),
+                Action::Reject {
+                    reason: "the user declined this call".into(),
+                },
+            ),
+        ];
+        for (answer, action) in cases {
+            let decision = decide(&interrupt, &answer);
+            assert_eq!(decision.action, action, "{answer:?}");
+            assert_eq!(decision.fingerprint, interrupt.fingerprint);
+        }
+        let cancelled = decide(&interrupt, &answer("cancel", &Value::Null));
+        assert!(matches!(cancelled.action, Action::Reject { .. }));
+    }
+
+    #[test]
+    fn the_message_names_the_call_its_arguments_and_the_findings() {
+        let text = message(&interrupt());
+        assert!(text.contains("`delete_expense`"), "{text}");
+        assert!(text.contains(r#"{"id":3}"#), "{text}");
+        assert!(
+            text.contains("the operator asks before every call"),
+            "{text}"
+        );
+    }
+}
