@@ -7,6 +7,7 @@
 //! cargo run --release -p pleach-bench -- stream [--quick]
 //! cargo run --release -p pleach-bench -- soak [--quick]
 //! cargo run --release -p pleach-bench -- compile [--quick] [--tools N] [--keep]
+//! cargo run --release -p pleach-bench -- mcp-http [--quick]
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
@@ -16,6 +17,7 @@
 mod batch;
 mod compile;
 mod dispatch;
+mod mcp_http;
 mod measure;
 mod soak;
 mod stream;
@@ -23,7 +25,7 @@ mod stream;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: pleach-bench <dispatch|batch|stream|soak|compile> [--quick] [--profile] [--tools N] [--keep]
+usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http> [--quick] [--profile] [--tools N] [--keep]
 
 subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
@@ -41,6 +43,10 @@ subcommands:
              `#[tool_router]`, dev profile, dependencies built first: the crate's clean build,
              the build after one tool's body is edited, and `cargo check` after such an edit
              (several minutes: each run builds both crates' dependencies first)
+  mcp-http   `tools/call add(1, 2)` round trips over MCP Streamable HTTP on loopback with 1 and
+             16 clients at once: pleach's HTTP server beside rmcp's own serving the same tool
+             from a `#[tool_router]` (no validation); then `pleach mcp`'s cold start on stdio to
+             its first `tools/list` answer (needs the `pleach` binary beside this one)
 
 options:
   --quick    fewer batches (rounds, for batch and stream): a rough number in a few seconds
@@ -57,7 +63,8 @@ The last line of output is machine-readable, e.g.
   batch calls=100000 bare_ms=<median> pleach_ms=<median> peak_rss_mb=<n>
   stream size=<bytes> final_parse_us=<median> pleach_us=<median> reparse_us=<median> (per size)
   compile tools=<n> pleach_clean_s=<median> rmcp_clean_s=<median> pleach_edit_s=<median>
-    rmcp_edit_s=<median> pleach_check_edit_s=<median> rmcp_check_edit_s=<median> (one line)";
+    rmcp_edit_s=<median> pleach_check_edit_s=<median> rmcp_check_edit_s=<median> (one line)
+  mcp_http clients=16 pleach_rps=<median> rmcp_rps=<median> pleach_p99_ms=<p99> rmcp_p99_ms=<p99>";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -69,6 +76,7 @@ enum Subcommand {
     Stream,
     Soak,
     Compile,
+    McpHttp,
 }
 
 impl Subcommand {
@@ -79,6 +87,7 @@ impl Subcommand {
             "stream" => Some(Subcommand::Stream),
             "soak" => Some(Subcommand::Soak),
             "compile" => Some(Subcommand::Compile),
+            "mcp-http" => Some(Subcommand::McpHttp),
             _ => None,
         }
     }
@@ -90,6 +99,7 @@ impl Subcommand {
             Subcommand::Stream => "stream",
             Subcommand::Soak => "soak",
             Subcommand::Compile => "compile",
+            Subcommand::McpHttp => "mcp-http",
         }
     }
 }
@@ -147,7 +157,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
                 (None, None) => {
                     return Err(format!(
                         "unknown subcommand `{name}`; expected one of `dispatch`, `batch`, \
-                         `stream`, `soak`, `compile`"
+                         `stream`, `soak`, `compile`, `mcp-http`"
                     ));
                 }
                 (Some(first), _) => {
@@ -211,6 +221,10 @@ fn main() -> ExitCode {
             Subcommand::Compile,
             compile::run(options.quick, options.tools, options.keep),
         ),
+        Command::Run {
+            subcommand: Subcommand::McpHttp,
+            options,
+        } => exit_code(Subcommand::McpHttp, mcp_http::run(options.quick)),
     }
 }
 
