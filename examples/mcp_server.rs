@@ -2,7 +2,8 @@
 //! state, a standard-tier delete that always asks first) served over stdio to any MCP client.
 //!
 //! ```sh
-//! cargo run -p pleach-examples --example mcp_server
+//! cargo run -p pleach-examples --example mcp_server                          # on stdio
+//! cargo run -p pleach-examples --example mcp_server -- --http 127.0.0.1:8080  # over HTTP
 //! ```
 //!
 //! Then point an MCP client at that command (Claude Desktop's `mcpServers`, the MCP Inspector,
@@ -14,6 +15,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use pleach_core::mcp::McpServer;
+use pleach_core::mcp::http::{HttpOptions, HttpServer, shutdown_signal};
 use pleach_core::safety::ApprovalRequired;
 use pleach_core::{Runtime, ToolContext, ToolError, input, output, tool, unified_tool};
 
@@ -117,11 +119,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .detector(ApprovalRequired::tools(["delete_expense"]))
         .build()?;
     let server = McpServer::new(runtime)?.with_implementation("expenses", "1.0.0");
-    // Logs go to stderr: stdout carries the protocol.
-    eprintln!(
-        "expenses MCP server: {} tools on stdio",
-        server.tools().len()
-    );
-    pleach_core::mcp::serve(server).await?;
+    let tools = server.tools().len();
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next()) {
+        (None, _) => {
+            // Logs go to stderr: stdout carries the protocol.
+            eprintln!("expenses MCP server: {tools} tools on stdio");
+            pleach_core::mcp::serve(server).await?;
+        }
+        // The same server over Streamable HTTP (feature `mcp-http`), until SIGTERM or Ctrl-C.
+        (Some("--http"), Some(address)) => {
+            let options = HttpOptions::new(address.parse()?);
+            let http = HttpServer::new(server, options)?;
+            let listener = tokio::net::TcpListener::bind(address.as_str()).await?;
+            eprintln!(
+                "expenses MCP server: {tools} tools at http://{}/mcp",
+                listener.local_addr()?
+            );
+            http.serve(listener, shutdown_signal()).await?;
+        }
+        _ => return Err("usage: mcp_server [--http ADDR]".into()),
+    }
     Ok(())
 }

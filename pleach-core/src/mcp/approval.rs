@@ -1,28 +1,66 @@
 //! Approvals over MCP: an approval interrupt becomes an elicitation the client shows its user
 //! (approve, approve with edited arguments, or reject), and the answer becomes the interrupt's
-//! decision. A client that cannot elicit cannot ask its user: its session takes no approvals.
+//! decision. Before MCP 2026-07-28 the server sends the elicitation as a request of its own; from
+//! 2026-07-28 on (no requests from server to client) it answers the call with an
+//! input-required result carrying the elicitation and the sealed interrupt, and the client
+//! retries the call with the user's answer. A client that cannot elicit cannot ask its user: its
+//! session takes no approvals.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ProtocolVersion};
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, InputRequest,
+    InputRequiredResult, ProtocolVersion,
+};
 use rmcp::service::{Peer, RequestContext};
 use serde_json::{Value, json};
 
 use crate::safety::{Decision, Interrupt};
 
-/// The client to ask, if it can be asked: it declared elicitation and speaks a protocol in which
-/// a server may send it a request (2026-07-28 forbids server-to-client requests).
-pub(super) fn elicitor(context: &RequestContext<RoleServer>) -> Option<Peer<RoleServer>> {
+/// The key of the approval among an input-required result's requests and its retry's answers.
+pub(super) const INPUT_KEY: &str = "approval";
+
+/// How a client's user can be asked.
+pub(super) enum Asking {
+    /// A request sent to the client during the call (before 2026-07-28).
+    Request(Peer<RoleServer>),
+    /// An input-required result, answered by the client's retry (2026-07-28 on).
+    InputRequired,
+    /// Not at all: the client declared no elicitation, or has no channel back (a stateless HTTP
+    /// request before 2026-07-28).
+    Cannot,
+}
+
+/// How the client of this request can be asked.
+pub(super) fn asking(context: &RequestContext<RoleServer>) -> Asking {
+    let declared = context
+        .client_capabilities()
+        .is_some_and(|capabilities| capabilities.elicitation.is_some());
+    if !declared {
+        return Asking::Cannot;
+    }
     let modern = context
         .protocol_version()
         .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    let declared = context
-        .peer
-        .peer_info()
-        .is_some_and(|info| info.capabilities.elicitation.is_some());
-    (declared && !modern).then(|| context.peer.clone())
+    if modern {
+        Asking::InputRequired
+    } else {
+        Asking::Request(context.peer.clone())
+    }
+}
+
+/// The input-required result that asks the user about `interrupt`; `sealed` comes back with the
+/// answer.
+pub(super) fn input_required(
+    interrupt: &Interrupt,
+    sealed: String,
+) -> Result<InputRequiredResult, String> {
+    let request = ElicitRequest::new(elicitation(interrupt)?);
+    let requests = BTreeMap::from([(INPUT_KEY.to_owned(), InputRequest::Elicitation(request))]);
+    Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
 }
 
 /// Asks the user about `interrupt` and waits at most `timeout` for the answer; what they decided,
@@ -32,9 +70,30 @@ pub(super) async fn ask(
     interrupt: Arc<Interrupt>,
     timeout: Duration,
 ) -> Decision {
-    let params: ElicitRequestParams = match serde_json::from_value(json!({
+    let params = match elicitation(&interrupt) {
+        Ok(params) => params,
+        Err(error) => {
+            return interrupt.reject(format!(
+                "the approval request could not be formed ({error}); the call did not run"
+            ));
+        }
+    };
+    match peer
+        .create_elicitation_with_timeout(params, Some(timeout))
+        .await
+    {
+        Ok(answer) => decide(&interrupt, &answer),
+        Err(error) => interrupt.reject(format!(
+            "the user's approval could not be had ({error}); the call did not run"
+        )),
+    }
+}
+
+/// The form the user answers about `interrupt`.
+fn elicitation(interrupt: &Interrupt) -> Result<ElicitRequestParams, String> {
+    serde_json::from_value(json!({
         "mode": "form",
-        "message": message(&interrupt),
+        "message": message(interrupt),
         "requestedSchema": {
             "type": "object",
             "properties": {
@@ -56,27 +115,12 @@ pub(super) async fn ask(
             },
             "required": ["approve"],
         },
-    })) {
-        Ok(params) => params,
-        Err(error) => {
-            return interrupt.reject(format!(
-                "the approval request could not be formed ({error}); the call did not run"
-            ));
-        }
-    };
-    match peer
-        .create_elicitation_with_timeout(params, Some(timeout))
-        .await
-    {
-        Ok(answer) => decide(&interrupt, &answer),
-        Err(error) => interrupt.reject(format!(
-            "the user's approval could not be had ({error}); the call did not run"
-        )),
-    }
+    }))
+    .map_err(|error| error.to_string())
 }
 
 /// The decision an elicitation answer stands for.
-fn decide(interrupt: &Interrupt, answer: &ElicitResult) -> Decision {
+pub(super) fn decide(interrupt: &Interrupt, answer: &ElicitResult) -> Decision {
     match answer.action {
         ElicitationAction::Accept => {
             let content = answer.content.as_ref().unwrap_or(&Value::Null);

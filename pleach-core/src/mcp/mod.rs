@@ -18,8 +18,10 @@
 //!   delta's JSON as the message).
 //! - A call that needs the user's approval (a `standard` tool a detector flags) is put to the
 //!   user through MCP elicitation when the client can elicit (approve, approve with edited
-//!   arguments, reject: the interrupt's decisions). A client that cannot gets an `isError` result
-//!   at once, `error 1012: this call needs the user's approval …`, and the tool never runs.
+//!   arguments, reject: the interrupt's decisions): an `elicitation/create` request before MCP
+//!   2026-07-28, an input-required result carrying the sealed interrupt from 2026-07-28 on. A
+//!   client that cannot gets an `isError` result at once, `error 1012: this call needs the
+//!   user's approval …`, and the tool never runs.
 //!
 //! Transports: [`serve_stdio`]/[`serve`] (stdin and stdout), and [`http`] (Streamable HTTP,
 //! feature `mcp-http`).

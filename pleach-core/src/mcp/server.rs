@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ResultType,
-    ServerCapabilities, ServerConfig, Tool,
+    ElicitResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ResultType, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -16,10 +16,12 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::McpError;
+use super::approval::Asking;
 use crate::call::ToolCall;
 use crate::event::ToolEvent;
 use crate::providers::ProfileProblem;
 use crate::safety::{Decision, Interrupt};
+use crate::session::Turn;
 use crate::session::{Runtime, Session, SessionError, SessionOptions};
 
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
@@ -51,6 +53,9 @@ struct Shared {
     implementation: Implementation,
     /// Numbers call ids: MCP calls carry none of their own.
     calls: AtomicU64,
+    /// Seals an interrupt a 2026-07-28 client carries between its call and the call's retry:
+    /// the runtime's interrupt key, else one drawn for this process.
+    interrupt_key: Vec<u8>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -119,12 +124,22 @@ impl McpServer {
             crate::session::warn_no_tools("the MCP server");
         }
         let session = open_session(&runtime)?;
+        let interrupt_key = if let Some(key) = runtime.interrupt_key() {
+            key.to_vec()
+        } else {
+            let mut key = vec![0_u8; 32];
+            getrandom::fill(&mut key).map_err(|error| {
+                McpError::Connection(format!("no randomness for an interrupt key: {error}"))
+            })?;
+            key
+        };
         Ok(McpServer {
             shared: Arc::new(Shared {
                 runtime,
                 tools,
                 implementation: Implementation::new("pleach", env!("CARGO_PKG_VERSION")),
                 calls: AtomicU64::new(0),
+                interrupt_key,
             }),
             session: Arc::new(session),
             shutdown: CancellationToken::new(),
@@ -216,7 +231,7 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
         if !self.shared.tools.iter().any(|tool| tool.name == name) {
             return Err(ErrorData::invalid_params(
@@ -230,17 +245,94 @@ impl McpServer {
             self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1
         );
         let call = ToolCall::from_value(id, name, &arguments);
-        let progress_token = context.meta.get_progress_token();
         // A client that can elicit asks its user about a call that needs approval; for one that
         // cannot, such a call fails at once (1012) instead of waiting.
-        let elicitor = super::approval::elicitor(&context);
-        self.session.set_takes_approvals(elicitor.is_some());
+        let asking = super::approval::asking(&context);
+        self.session
+            .set_takes_approvals(!matches!(asking, Asking::Cannot));
+        let turn = match request.request_state.as_deref() {
+            // The retry of a call the user was asked about (2026-07-28): their answer decides.
+            Some(sealed) => self.resume(&call, sealed, request.input_responses.as_ref())?,
+            None => self.session.run_turn(vec![call.clone()]),
+        };
+        self.drive(turn, &call, asking, &context).await
+    }
+
+    /// The turn of the user's answer to a sealed interrupt, for the call it was raised for.
+    fn resume(
+        &self,
+        call: &ToolCall,
+        sealed: &str,
+        answers: Option<&rmcp::model::InputResponses>,
+    ) -> Result<Turn, ErrorData> {
+        let invalid = |message: String| ErrorData::invalid_params(message, None);
+        let interrupt =
+            Interrupt::open_with(sealed, &self.shared.interrupt_key).map_err(|error| {
+                invalid(format!(
+                    "the `requestState` is not an approval this server sealed ({error}); behind a \
+                 load balancer, every replica needs the same interrupt key"
+                ))
+            })?;
+        let retried = Interrupt::new(
+            "retried",
+            call.clone(),
+            interrupt.tier,
+            Vec::new(),
+            Vec::new(),
+        );
+        if retried.fingerprint != interrupt.fingerprint {
+            return Err(invalid(format!(
+                "the `requestState` is an approval for another call (`{}` with other arguments): \
+                 retry the call the approval was asked for",
+                interrupt.tool_call.name()
+            )));
+        }
+        let answer = answers
+            .and_then(|answers| answers.get(super::approval::INPUT_KEY))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "the retry carries no `inputResponses.{}`: the user's answer to the approval",
+                    super::approval::INPUT_KEY
+                ))
+            })?;
+        let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|error| {
+            invalid(format!(
+                "`inputResponses.{}` is not an elicitation result: {error}",
+                super::approval::INPUT_KEY
+            ))
+        })?;
+        let decision = super::approval::decide(&interrupt, &answer);
+        match self.session.resume_opened(interrupt.clone(), decision) {
+            Ok(turn) => Ok(turn),
+            // A decision the session refuses (edited arguments that do not validate) rejects the
+            // call, saying why, so it still ends in a result.
+            Err(error) => {
+                let rejection = interrupt.reject(format!(
+                    "the user's decision could not be applied ({error}); the call did not run"
+                ));
+                self.session
+                    .resume_opened(interrupt, rejection)
+                    .map_err(|error| invalid(error.to_string()))
+            }
+        }
+    }
+
+    /// Runs `turn` (one call) to its end: its deltas sent as progress when the client asked for
+    /// it, an approval asked as `asking` says, cancelled when the client cancels the request.
+    async fn drive(
+        &self,
+        mut turn: Turn,
+        call: &ToolCall,
+        asking: Asking,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let progress_token = context.meta.get_progress_token();
         // The session's own deadline (1016) ends the wait first; the request's is a backstop.
         let ask_timeout = self.shared.runtime.approval_timeout() + Duration::from_secs(1);
-        let mut turn = self.session.run_turn(vec![call.clone()]);
+        let mut input_required = None;
         let mut progress = 0_u32;
         let mut cancelled = false;
-        let mut asking: Option<Pin<Box<dyn Future<Output = Asked> + Send>>> = None;
+        let mut waiting: Option<Pin<Box<dyn Future<Output = Asked> + Send>>> = None;
         loop {
             tokio::select! {
                 event = turn.events().recv() => match event {
@@ -257,21 +349,29 @@ impl McpServer {
                             let _ = context.peer.notify_progress(notification).await;
                         }
                     }
-                    Some(ToolEvent::InterruptRequested { interrupt }) => {
-                        if let Some(peer) = &elicitor {
+                    Some(ToolEvent::InterruptRequested { interrupt }) => match &asking {
+                        Asking::Request(peer) => {
                             let peer = peer.clone();
-                            asking = Some(Box::pin(async move {
+                            waiting = Some(Box::pin(async move {
                                 let decision =
                                     super::approval::ask(peer, Arc::clone(&interrupt), ask_timeout).await;
                                 (interrupt, decision)
                             }));
                         }
-                    }
+                        // The call ends here; the client asks its user and retries it with the
+                        // answer and the sealed interrupt.
+                        Asking::InputRequired => {
+                            let sealed = interrupt.seal_with(&self.shared.interrupt_key);
+                            input_required = Some(super::approval::input_required(&interrupt, sealed));
+                            turn.cancel();
+                        }
+                        Asking::Cannot => {}
+                    },
                     Some(_) => {}
                     None => break,
                 },
-                asked = async { asking.as_mut().expect("polled only while asking").await }, if asking.is_some() => {
-                    asking = None;
+                asked = async { waiting.as_mut().expect("polled only while waiting").await }, if waiting.is_some() => {
+                    waiting = None;
                     self.decide(asked);
                 }
                 () = context.ct.cancelled(), if !cancelled => {
@@ -285,6 +385,11 @@ impl McpServer {
             }
         }
         let results = turn.finish().await;
+        if let Some(input_required) = input_required {
+            return input_required
+                .map(CallToolResponse::InputRequired)
+                .map_err(|error| ErrorData::internal_error(error, None));
+        }
         let outcome = results.into_iter().next().map_or_else(
             || {
                 Err(crate::ToolError::new(
@@ -301,7 +406,7 @@ impl McpServer {
             .as_ref()
             .is_err_and(|error| error.code() == crate::ErrorCode::RepeatedFailure)
         {
-            self.session.forget_failures_of(&call);
+            self.session.forget_failures_of(call);
         }
         let listed = crate::providers::mcp_tools::call_tool_result(&outcome);
         let mut result: CallToolResult = serde_json::from_value(listed)
@@ -310,7 +415,7 @@ impl McpServer {
         // it as rmcp's own constructors do. rmcp strips a `"complete"` one for a peer that
         // negotiated an older version, so those keep the shape they know.
         result.result_type = Some(ResultType::COMPLETE);
-        Ok(result)
+        Ok(CallToolResponse::Complete(result))
     }
 }
 
@@ -380,7 +485,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.run_call(request, context).await.map(Into::into)
+        self.run_call(request, context).await
     }
 
     /// rmcp hands over a request whose params do not fit its method (a `tools/call` with

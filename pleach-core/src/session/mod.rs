@@ -542,6 +542,16 @@ impl Session {
             .as_deref()
             .ok_or(crate::safety::SealError::NoKey)?;
         let interrupt = crate::safety::Interrupt::open_with(sealed, key)?;
+        self.resume_opened(interrupt, decision)
+    }
+
+    /// [`resume`](Session::resume) for an interrupt its caller opened (checked) with a key of
+    /// its own: an MCP server's, whose client carried the sealed interrupt between requests.
+    pub(crate) fn resume_opened(
+        &self,
+        interrupt: crate::safety::Interrupt,
+        decision: crate::safety::Decision,
+    ) -> Result<Turn, crate::safety::DecisionError> {
         let tool = self.inner.tool(interrupt.tool_call.name());
         self.inner.accept_resumed(&interrupt, &decision, tool)?;
         let call = interrupt.tool_call;

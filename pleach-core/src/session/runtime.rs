@@ -860,6 +860,12 @@ impl Runtime {
         self.inner.overload == OverloadPolicy::FailFast && self.inner.in_flight.is_full()
     }
 
+    /// The key approval interrupts are sealed with, if one was given.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn interrupt_key(&self) -> Option<&[u8]> {
+        self.inner.safety.interrupt_key.as_deref()
+    }
+
     /// How long a call waits for the user's approval (then 1016).
     #[cfg(feature = "mcp")]
     pub(crate) fn approval_timeout(&self) -> Duration {
