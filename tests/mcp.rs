@@ -466,3 +466,112 @@ async fn a_call_that_needs_approval_fails_at_once_saying_so_and_never_runs() {
         "a call that needed approval never ran"
     );
 }
+
+static APPROVED_RUNS: std::sync::Mutex<Vec<i64>> = std::sync::Mutex::new(Vec::new());
+
+/// Archives a record: a standard-tier tool the user approves through elicitation.
+#[unified_tool(safety_tier = "standard")]
+async fn mcp_archive_record(id: i64) -> i64 {
+    APPROVED_RUNS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(id);
+    id
+}
+
+/// A client that can elicit, speaking `version`: its "user" gives the queued answers in order.
+struct Approver {
+    version: rmcp::model::ProtocolVersion,
+    answers: std::sync::Mutex<Vec<Value>>,
+    asked: std::sync::Mutex<Vec<String>>,
+}
+
+impl ClientHandler for Approver {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let capabilities = serde_json::from_value(json!({ "elicitation": { "form": {} } }))
+            .expect("client capabilities");
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("approver", "1"),
+        )
+        .with_protocol_version(self.version.clone())
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let request = serde_json::to_value(&request).expect("serializes");
+        self.asked
+            .lock()
+            .expect("not poisoned")
+            .push(request["message"].as_str().unwrap_or_default().to_owned());
+        let answer = self.answers.lock().expect("not poisoned").remove(0);
+        Ok(serde_json::from_value(answer).expect("an elicitation result"))
+    }
+}
+
+#[tokio::test]
+async fn an_eliciting_client_approves_edits_and_rejects_in_both_protocol_eras() {
+    use rmcp::model::ProtocolVersion;
+    for version in [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28] {
+        APPROVED_RUNS.lock().expect("not poisoned").clear();
+        let runtime = Runtime::builder()
+            .detector(ApprovalRequired::tools(["mcp_archive_record"]))
+            .build()
+            .expect("the runtime builds");
+        let approver = Approver {
+            version: version.clone(),
+            answers: std::sync::Mutex::new(vec![
+                json!({"action": "accept", "content": {"approve": true}}),
+                json!({"action": "accept", "content": {"approve": true, "arguments": "{\"id\": 9}"}}),
+                json!({"action": "accept", "content": {"approve": true, "arguments": "{\"id\": \"nine\"}"}}),
+                json!({"action": "accept", "content": {"approve": false, "reason": "not that one"}}),
+                json!({"action": "decline"}),
+            ]),
+            asked: std::sync::Mutex::new(Vec::new()),
+        };
+        let (client, _task, _server) = connect_to_runtime(approver, runtime).await;
+        let mut texts = Vec::new();
+        for _ in 0..5 {
+            let result = bounded(client.call_tool(call("mcp_archive_record", json!({ "id": 1 }))))
+                .await
+                .expect("the call answers");
+            let result = wire(&result);
+            texts.push(
+                result["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+        }
+        assert_eq!(texts[0], "1", "{version:?}: approved as issued: {texts:?}");
+        assert_eq!(
+            texts[1], "9",
+            "{version:?}: approved with edited arguments: {texts:?}"
+        );
+        assert!(
+            texts[2].starts_with("error 1013: "),
+            "{version:?}: a bad edit: {texts:?}"
+        );
+        assert!(
+            texts[3].starts_with("error 1013: ") && texts[3].contains("not that one"),
+            "{version:?}: rejected with the reason: {texts:?}"
+        );
+        assert!(
+            texts[4].starts_with("error 1013: "),
+            "{version:?}: declined: {texts:?}"
+        );
+        // Only the approved calls ran, each once.
+        assert_eq!(
+            *APPROVED_RUNS.lock().expect("not poisoned"),
+            [1, 9],
+            "{version:?}"
+        );
+        let asked = client.service().asked.lock().expect("not poisoned").clone();
+        assert_eq!(asked.len(), 5, "{version:?}: asked once a call: {asked:?}");
+        assert!(asked[0].contains("mcp_archive_record"), "{asked:?}");
+        client.cancel().await.expect("the client closes");
+    }
+}
