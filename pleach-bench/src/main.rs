@@ -7,6 +7,7 @@
 //! cargo run --release -p pleach-bench -- stream [--quick]
 //! cargo run --release -p pleach-bench -- soak [--quick]
 //! cargo run --release -p pleach-bench -- compile [--quick] [--tools N] [--keep]
+//! cargo run --release -p pleach-bench -- mcp-stdio [--quick]
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
@@ -16,6 +17,7 @@
 mod batch;
 mod compile;
 mod dispatch;
+mod mcp_stdio;
 mod measure;
 mod soak;
 mod stream;
@@ -23,7 +25,7 @@ mod stream;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: pleach-bench <dispatch|batch|stream|soak|compile> [--quick] [--profile] [--tools N] [--keep]
+usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-stdio> [--quick] [--profile] [--tools N] [--keep]
 
 subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
@@ -41,11 +43,14 @@ subcommands:
              `#[tool_router]`, dev profile, dependencies built first: the crate's clean build,
              the build after one tool's body is edited, and `cargo check` after such an edit
              (several minutes: each run builds both crates' dependencies first)
+  mcp-stdio  20,000 tools/call of add(a, b) per run (--quick: 5,000), 64 in flight, from rmcp's
+             client to a server in a child process over stdin/stdout: pleach's stdio server
+             beside rmcp's own, runs interleaved; calls/s and the server's CPU per call
 
 options:
   --quick    fewer batches (rounds, for batch and stream): a rough number in a few seconds
              (stream: about 20 s, most of it one quadratic re-parse of 200,000 bytes;
-             compile: 50 tools, one run of each measurement)
+             compile: 50 tools, one run of each measurement; mcp-stdio: 3 runs of 5,000 calls)
   --profile  dispatch only: also time the parts of pleach's pipeline reachable from outside
   --tools N  compile only: N tools per crate (default 200, --quick 50)
   --keep     compile only: leave the generated crates and their target dirs in the temp dir
@@ -57,7 +62,9 @@ The last line of output is machine-readable, e.g.
   batch calls=100000 bare_ms=<median> pleach_ms=<median> peak_rss_mb=<n>
   stream size=<bytes> final_parse_us=<median> pleach_us=<median> reparse_us=<median> (per size)
   compile tools=<n> pleach_clean_s=<median> rmcp_clean_s=<median> pleach_edit_s=<median>
-    rmcp_edit_s=<median> pleach_check_edit_s=<median> rmcp_check_edit_s=<median> (one line)";
+    rmcp_edit_s=<median> pleach_check_edit_s=<median> rmcp_check_edit_s=<median> (one line)
+  mcp_stdio calls=<n> pleach_cps=<median> rmcp_cps=<median> pleach_user_us=<mean> pleach_sys_us=<mean>
+    rmcp_user_us=<mean> rmcp_sys_us=<mean>";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -69,6 +76,7 @@ enum Subcommand {
     Stream,
     Soak,
     Compile,
+    McpStdio,
 }
 
 impl Subcommand {
@@ -79,6 +87,7 @@ impl Subcommand {
             "stream" => Some(Subcommand::Stream),
             "soak" => Some(Subcommand::Soak),
             "compile" => Some(Subcommand::Compile),
+            "mcp-stdio" => Some(Subcommand::McpStdio),
             _ => None,
         }
     }
@@ -90,6 +99,7 @@ impl Subcommand {
             Subcommand::Stream => "stream",
             Subcommand::Soak => "soak",
             Subcommand::Compile => "compile",
+            Subcommand::McpStdio => "mcp-stdio",
         }
     }
 }
@@ -147,7 +157,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
                 (None, None) => {
                     return Err(format!(
                         "unknown subcommand `{name}`; expected one of `dispatch`, `batch`, \
-                         `stream`, `soak`, `compile`"
+                         `stream`, `soak`, `compile`, `mcp-stdio`"
                     ));
                 }
                 (Some(first), _) => {
@@ -173,7 +183,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
 }
 
 fn main() -> ExitCode {
-    let command = match parse_args(std::env::args().skip(1)) {
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some(mcp_stdio::SERVE_ARG) {
+        return serve_mcp_stdio(args.nth(1).as_deref());
+    }
+    let command = match parse_args(args) {
         Ok(command) => command,
         Err(message) => {
             eprintln!("pleach-bench: {message}\n\n{USAGE}");
@@ -211,6 +225,32 @@ fn main() -> ExitCode {
             Subcommand::Compile,
             compile::run(options.quick, options.tools, options.keep),
         ),
+        Command::Run {
+            subcommand: Subcommand::McpStdio,
+            options,
+        } => exit_code(Subcommand::McpStdio, mcp_stdio::run(options.quick)),
+    }
+}
+
+/// `mcp-stdio`'s server child: serves the named server on stdin and stdout.
+fn serve_mcp_stdio(server: Option<&str>) -> ExitCode {
+    let Some(server) = server.and_then(mcp_stdio::Server::from_name) else {
+        eprintln!(
+            "pleach-bench: `{}` takes `pleach` or `rmcp`",
+            mcp_stdio::SERVE_ARG
+        );
+        return ExitCode::from(EXIT_USAGE);
+    };
+    match mcp_stdio::serve(server) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!(
+                "pleach-bench {} {}: {error}",
+                mcp_stdio::SERVE_ARG,
+                server.name()
+            );
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -247,6 +287,16 @@ mod tests {
                 options: Options {
                     quick: true,
                     profile: true,
+                    ..Options::default()
+                },
+            })
+        );
+        assert_eq!(
+            parse(&["mcp-stdio", "--quick"]),
+            Ok(Command::Run {
+                subcommand: Subcommand::McpStdio,
+                options: Options {
+                    quick: true,
                     ..Options::default()
                 },
             })
@@ -292,5 +342,6 @@ mod tests {
         assert!(refusal(&["dispatch", "batch"]).contains("after subcommand `dispatch`"));
         assert!(refusal(&["batch", "--profile"]).contains("`dispatch` only"));
         assert!(refusal(&["soak", "--tools", "3"]).contains("`compile` only"));
+        assert!(refusal(&["mcp-stdio", "--keep"]).contains("`compile` only"));
     }
 }
