@@ -1,11 +1,18 @@
 //! MCP on stdin and stdout.
 //!
-//! Neither stream costs a thread hand-off per message. When both are pipes (the way MCP clients
-//! start a server), rmcp's [`stdio_pipes`](rmcp::transport::stdio_pipes) reads and writes them on
-//! Tokio's reactor, through descriptors reopened with `O_NONBLOCK` so that fds 0 and 1 keep their
-//! flags; otherwise (a file, a terminal) it falls back to Tokio's stdin and stdout, which run each
-//! read and write on the blocking pool. Responses go through a [`QueuedWriter`]: one task writes
-//! whatever was queued since its last write, so a burst of responses is one `write`, not one each.
+//! Neither stream costs a thread hand-off per message where it can be avoided. MCP clients start a
+//! server with its stdin and stdout connected to pipes (Python's and Rust's clients) or to Unix
+//! sockets (Node's `child_process`, so the TypeScript SDK's client):
+//!
+//! - Unix sockets are read and written on Tokio's reactor through copies of fds 0 and 1
+//!   ([`UnixSockets`]); the sockets are non-blocking while served and blocking again after.
+//! - Pipes go through rmcp's [`stdio_pipes`](rmcp::transport::stdio_pipes), also on the reactor,
+//!   through descriptors reopened with `O_NONBLOCK` so that fds 0 and 1 keep their flags.
+//! - Anything else (a file, a terminal) falls back to Tokio's stdin and stdout, which run each
+//!   read and write on the blocking pool.
+//!
+//! Responses go through a [`QueuedWriter`]: one task writes whatever was queued since its last
+//! write, so a burst of responses is one `write`, not one each.
 
 use std::io;
 use std::pin::Pin;
@@ -56,7 +63,31 @@ pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
 /// # }
 /// ```
 pub async fn serve(server: McpServer) -> Result<(), McpError> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Some(sockets) = UnixSockets::of(std::io::stdin().as_fd(), std::io::stdout().as_fd())
+        {
+            let UnixSockets {
+                read,
+                write,
+                blocking_on_drop,
+            } = sockets;
+            let outcome = serve_with(server, read, write).await;
+            drop(blocking_on_drop);
+            return outcome;
+        }
+    }
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    serve_with(server, stdin, stdout).await
+}
+
+/// Serves `server` reading `stdin`, with its responses queued for a task writing `stdout`.
+async fn serve_with(
+    server: McpServer,
+    stdin: impl AsyncRead + Send + Unpin + 'static,
+    stdout: impl AsyncWrite + Send + Unpin + 'static,
+) -> Result<(), McpError> {
     let (responses, queue) = QueuedWriter::new();
     let writing = tokio::spawn(write_queued(queue, stdout));
     let outcome = serve_on(server, stdin, responses).await;
@@ -82,6 +113,60 @@ async fn serve_on(
         .await
         .map(|_| ())
         .map_err(|error| McpError::Connection(error.to_string()))
+}
+
+/// stdin and stdout when both are Unix stream sockets, as Tokio streams on copies of their
+/// descriptors.
+#[cfg(unix)]
+struct UnixSockets {
+    read: tokio::net::UnixStream,
+    write: tokio::net::UnixStream,
+    /// Puts both sockets back in blocking mode once the transport is done with them.
+    blocking_on_drop: BlockingOnDrop,
+}
+
+#[cfg(unix)]
+impl UnixSockets {
+    /// The sockets behind `read` and `write` (fds 0 and 1), or `None` if either is something else
+    /// (a pipe, a file, a terminal, a TCP socket). Must run inside a Tokio runtime.
+    fn of(read: std::os::fd::BorrowedFd<'_>, write: std::os::fd::BorrowedFd<'_>) -> Option<Self> {
+        let read = unix_stream(read)?;
+        let write = unix_stream(write)?;
+        // `O_NONBLOCK` belongs to the socket's open file description, which the copies share with
+        // fds 0 and 1: it cannot be set on the copies alone, as rmcp's reopening does for pipes
+        // (a socket cannot be reopened). The guard clears it again.
+        let blocking_on_drop = BlockingOnDrop([read.try_clone().ok()?, write.try_clone().ok()?]);
+        read.set_nonblocking(true).ok()?;
+        write.set_nonblocking(true).ok()?;
+        Some(UnixSockets {
+            read: tokio::net::UnixStream::from_std(read).ok()?,
+            write: tokio::net::UnixStream::from_std(write).ok()?,
+            blocking_on_drop,
+        })
+    }
+}
+
+/// A copy of `fd` if it is a Unix socket: `getsockname` fails on anything that is not a socket,
+/// and std refuses an address that is not a Unix one.
+#[cfg(unix)]
+fn unix_stream(fd: std::os::fd::BorrowedFd<'_>) -> Option<std::os::unix::net::UnixStream> {
+    let stream = std::os::unix::net::UnixStream::from(fd.try_clone_to_owned().ok()?);
+    stream.local_addr().ok()?;
+    Some(stream)
+}
+
+/// Clears `O_NONBLOCK` on its sockets when dropped.
+#[cfg(unix)]
+struct BlockingOnDrop([std::os::unix::net::UnixStream; 2]);
+
+#[cfg(unix)]
+impl Drop for BlockingOnDrop {
+    fn drop(&mut self) {
+        for socket in &self.0 {
+            // Nothing to do about a failure: the process is about to stop serving anyway.
+            let _ = socket.set_nonblocking(false);
+        }
+    }
 }
 
 /// What a [`QueuedWriter`] and its writer task share.
@@ -238,6 +323,60 @@ fn take_queued(queue: &Mutex<Queue>, batch: &mut Vec<u8>, cx: &mut Context<'_>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[tokio::test(flavor = "current_thread")]
+    async fn unix_sockets_are_served_on_the_reactor_and_left_blocking() {
+        use std::io::{Read, Write};
+        use std::os::fd::AsFd;
+        use tokio::io::AsyncReadExt;
+
+        let (mut client_in, server_in) = std::os::unix::net::UnixStream::pair().expect("a pair");
+        let (server_out, mut client_out) = std::os::unix::net::UnixStream::pair().expect("a pair");
+        let sockets = UnixSockets::of(server_in.as_fd(), server_out.as_fd()).expect("sockets");
+        let UnixSockets {
+            mut read,
+            mut write,
+            blocking_on_drop,
+        } = sockets;
+        client_in.write_all(b"ping\n").expect("written");
+        let mut got = [0; 5];
+        read.read_exact(&mut got).await.expect("read");
+        assert_eq!(&got, b"ping\n");
+        write.write_all(b"pong\n").await.expect("written");
+        let mut got = [0; 5];
+        client_out.read_exact(&mut got).expect("read");
+        assert_eq!(&got, b"pong\n");
+        // While served, a read with nothing to read does not wait.
+        let mut probe = [0; 1];
+        assert_eq!(
+            (&server_in).read(&mut probe).map_err(|error| error.kind()),
+            Err(io::ErrorKind::WouldBlock)
+        );
+        drop((read, write, blocking_on_drop));
+        // After, it waits again: with a receive timeout, for the whole timeout.
+        let timeout = std::time::Duration::from_millis(50);
+        server_in
+            .set_read_timeout(Some(timeout))
+            .expect("a timeout");
+        let started = std::time::Instant::now();
+        let waited = (&server_in).read(&mut probe);
+        assert!(waited.is_err(), "nothing was sent");
+        assert!(started.elapsed() >= timeout, "the read waited");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test(flavor = "current_thread")]
+    async fn pipes_and_files_are_not_unix_sockets() {
+        use std::os::fd::AsFd;
+
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        assert!(UnixSockets::of(reader.as_fd(), writer.as_fd()).is_none());
+        let file = std::fs::File::open("/dev/null").expect("/dev/null");
+        let (socket, _other) = std::os::unix::net::UnixStream::pair().expect("a pair");
+        assert!(UnixSockets::of(socket.as_fd(), file.as_fd()).is_none());
+        assert!(UnixSockets::of(file.as_fd(), socket.as_fd()).is_none());
+    }
 
     /// An output that records each `poll_write` it gets, and fails every write when asked to.
     #[derive(Debug, Default, Clone)]
