@@ -21,7 +21,7 @@ mod pleach_session;
 mod raw_serde;
 #[cfg(feature = "rig")]
 mod rig_erased;
-mod rmcp_router;
+pub(crate) mod rmcp_router;
 
 use std::error::Error;
 
@@ -30,9 +30,10 @@ use crate::measure::{self, Contender, Plan, Summary};
 /// The arguments text every path is given.
 const ARGUMENTS: &str = r#"{"a":1,"b":2}"#;
 
-/// Adds two integers.
+/// Adds two integers (`mcp-stdio`'s pleach server serves it too: a second `add` would be a
+/// duplicate tool name in this binary's registry).
 #[pleach_core::tool]
-async fn add(a: i64, b: i64) -> i64 {
+pub(crate) async fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 

@@ -8,6 +8,7 @@
 //! cargo run --release -p pleach-bench -- soak [--quick]
 //! cargo run --release -p pleach-bench -- compile [--quick] [--tools N] [--keep]
 //! cargo run --release -p pleach-bench -- mcp-http [--quick]
+//! cargo run --release -p pleach-bench -- mcp-stdio [--quick]
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
@@ -18,6 +19,7 @@ mod batch;
 mod compile;
 mod dispatch;
 mod mcp_http;
+mod mcp_stdio;
 mod measure;
 mod soak;
 mod stream;
@@ -25,7 +27,7 @@ mod stream;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http> [--quick] [--profile] [--tools N] [--keep]
+usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio> [--quick] [--profile] [--tools N] [--keep]
 
 subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
@@ -47,11 +49,14 @@ subcommands:
              16 clients at once: pleach's HTTP server beside rmcp's own serving the same tool
              from a `#[tool_router]` (no validation); then `pleach mcp`'s cold start on stdio to
              its first `tools/list` answer (needs the `pleach` binary beside this one)
+  mcp-stdio  20,000 tools/call of add(a, b) per run (--quick: 5,000), 64 in flight, from rmcp's
+             client to a server in a child process over stdin/stdout: pleach's stdio server
+             beside rmcp's own, runs interleaved; calls/s and the server's CPU per call
 
 options:
   --quick    fewer batches (rounds, for batch and stream): a rough number in a few seconds
              (stream: about 20 s, most of it one quadratic re-parse of 200,000 bytes;
-             compile: 50 tools, one run of each measurement)
+             compile: 50 tools, one run of each measurement; mcp-stdio: 3 runs of 5,000 calls)
   --profile  dispatch only: also time the parts of pleach's pipeline reachable from outside
   --tools N  compile only: N tools per crate (default 200, --quick 50)
   --keep     compile only: leave the generated crates and their target dirs in the temp dir
@@ -64,7 +69,9 @@ The last line of output is machine-readable, e.g.
   stream size=<bytes> final_parse_us=<median> pleach_us=<median> reparse_us=<median> (per size)
   compile tools=<n> pleach_clean_s=<median> rmcp_clean_s=<median> pleach_edit_s=<median>
     rmcp_edit_s=<median> pleach_check_edit_s=<median> rmcp_check_edit_s=<median> (one line)
-  mcp_http clients=16 pleach_rps=<median> rmcp_rps=<median> pleach_p99_ms=<p99> rmcp_p99_ms=<p99>";
+  mcp_http clients=16 pleach_rps=<median> rmcp_rps=<median> pleach_p99_ms=<p99> rmcp_p99_ms=<p99>
+  mcp_stdio calls=<n> pleach_cps=<median> rmcp_cps=<median> pleach_user_us=<mean> pleach_sys_us=<mean>
+    rmcp_user_us=<mean> rmcp_sys_us=<mean>";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -77,6 +84,7 @@ enum Subcommand {
     Soak,
     Compile,
     McpHttp,
+    McpStdio,
 }
 
 impl Subcommand {
@@ -88,6 +96,7 @@ impl Subcommand {
             "soak" => Some(Subcommand::Soak),
             "compile" => Some(Subcommand::Compile),
             "mcp-http" => Some(Subcommand::McpHttp),
+            "mcp-stdio" => Some(Subcommand::McpStdio),
             _ => None,
         }
     }
@@ -100,6 +109,7 @@ impl Subcommand {
             Subcommand::Soak => "soak",
             Subcommand::Compile => "compile",
             Subcommand::McpHttp => "mcp-http",
+            Subcommand::McpStdio => "mcp-stdio",
         }
     }
 }
@@ -157,7 +167,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
                 (None, None) => {
                     return Err(format!(
                         "unknown subcommand `{name}`; expected one of `dispatch`, `batch`, \
-                         `stream`, `soak`, `compile`, `mcp-http`"
+                         `stream`, `soak`, `compile`, `mcp-http`, `mcp-stdio`"
                     ));
                 }
                 (Some(first), _) => {
@@ -183,7 +193,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
 }
 
 fn main() -> ExitCode {
-    let command = match parse_args(std::env::args().skip(1)) {
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some(mcp_stdio::SERVE_ARG) {
+        return serve_mcp_stdio(args.nth(1).as_deref());
+    }
+    let command = match parse_args(args) {
         Ok(command) => command,
         Err(message) => {
             eprintln!("pleach-bench: {message}\n\n{USAGE}");
@@ -225,6 +239,32 @@ fn main() -> ExitCode {
             subcommand: Subcommand::McpHttp,
             options,
         } => exit_code(Subcommand::McpHttp, mcp_http::run(options.quick)),
+        Command::Run {
+            subcommand: Subcommand::McpStdio,
+            options,
+        } => exit_code(Subcommand::McpStdio, mcp_stdio::run(options.quick)),
+    }
+}
+
+/// `mcp-stdio`'s server child: serves the named server on stdin and stdout.
+fn serve_mcp_stdio(server: Option<&str>) -> ExitCode {
+    let Some(server) = server.and_then(mcp_stdio::Server::from_name) else {
+        eprintln!(
+            "pleach-bench: `{}` takes `pleach` or `rmcp`",
+            mcp_stdio::SERVE_ARG
+        );
+        return ExitCode::from(EXIT_USAGE);
+    };
+    match mcp_stdio::serve(server) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!(
+                "pleach-bench {} {}: {error}",
+                mcp_stdio::SERVE_ARG,
+                server.name()
+            );
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -261,6 +301,16 @@ mod tests {
                 options: Options {
                     quick: true,
                     profile: true,
+                    ..Options::default()
+                },
+            })
+        );
+        assert_eq!(
+            parse(&["mcp-stdio", "--quick"]),
+            Ok(Command::Run {
+                subcommand: Subcommand::McpStdio,
+                options: Options {
+                    quick: true,
                     ..Options::default()
                 },
             })
@@ -306,5 +356,6 @@ mod tests {
         assert!(refusal(&["dispatch", "batch"]).contains("after subcommand `dispatch`"));
         assert!(refusal(&["batch", "--profile"]).contains("`dispatch` only"));
         assert!(refusal(&["soak", "--tools", "3"]).contains("`compile` only"));
+        assert!(refusal(&["mcp-stdio", "--keep"]).contains("`compile` only"));
     }
 }

@@ -23,7 +23,7 @@ use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
 use rmcp::service::{Peer, RequestContext, RunningService};
-use rmcp::{RoleServer, ServerHandler, tool, tool_router};
+use rmcp::{RoleServer, tool, tool_router};
 use serde::Deserialize;
 use tokio::io::DuplexStream;
 use tokio::runtime::Runtime;
@@ -40,19 +40,19 @@ struct AddArgs {
     b: i64,
 }
 
-/// The server type the router routes to; it holds no state.
+/// The server type the router routes to; it holds no state. `mcp-stdio` serves it on stdio as
+/// rmcp's column (hence `server_handler`: its `ServerHandler` answers `tools/list` and
+/// `tools/call` through the router; this column calls the router directly).
 #[derive(Debug, Clone, Copy)]
-struct AddServer;
+pub(crate) struct AddServer;
 
-#[tool_router]
+#[tool_router(server_handler)]
 impl AddServer {
     #[tool(description = "Adds two integers.")]
     async fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> Json<i64> {
         Json(a + b)
     }
 }
-
-impl ServerHandler for AddServer {}
 
 /// `ToolRouter::call` with a router built once.
 pub(super) struct RouterCall {
