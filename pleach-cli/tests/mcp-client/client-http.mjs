@@ -35,7 +35,8 @@ const url = await new Promise((resolve, reject) => {
   const timer = setTimeout(() => reject(new Error(`no URL within 20 s:\n${log}`)), 20000);
   server.stderr.on("data", (chunk) => {
     log += chunk;
-    const found = /listening on (http:\/\/\S+)/.exec(log);
+    // The whole line: stderr may arrive in pieces, and a URL cut short is another address.
+    const found = /listening on (http:\/\/\S+)\n/.exec(log);
     if (found) {
       clearTimeout(timer);
       resolve(found[1]);
