@@ -8,7 +8,7 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
     ElicitResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ResultType, ServerCapabilities, ServerConfig, Tool,
+    ProgressNotificationParam, ProgressToken, ResultType, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -20,8 +20,7 @@ use super::approval::Asking;
 use crate::call::ToolCall;
 use crate::event::ToolEvent;
 use crate::providers::ProfileProblem;
-use crate::safety::{Decision, Interrupt};
-use crate::session::Turn;
+use crate::safety::{Action, Decision, Interrupt};
 use crate::session::{Runtime, Session, SessionError, SessionOptions};
 
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
@@ -250,12 +249,12 @@ impl McpServer {
         let asking = super::approval::asking(&context);
         self.session
             .set_takes_approvals(!matches!(asking, Asking::Cannot));
-        let turn = match request.request_state.as_deref() {
+        let (ran, approved) = match request.request_state.as_deref() {
             // The retry of a call the user was asked about (2026-07-28): their answer decides.
             Some(sealed) => self.resume(&call, sealed, request.input_responses.as_ref())?,
-            None => self.session.run_turn(vec![call.clone()]),
+            None => (call.clone(), None),
         };
-        self.drive(turn, &call, asking, &context).await
+        self.drive(ran, approved, &call, asking, &context).await
     }
 
     /// The turn of the user's answer to a sealed interrupt, for the call it was raised for.
@@ -264,7 +263,7 @@ impl McpServer {
         call: &ToolCall,
         sealed: &str,
         answers: Option<&rmcp::model::InputResponses>,
-    ) -> Result<Turn, ErrorData> {
+    ) -> Result<(ToolCall, Option<Action>), ErrorData> {
         let invalid = |message: String| ErrorData::invalid_params(message, None);
         let interrupt =
             Interrupt::open_with(sealed, &self.shared.interrupt_key).map_err(|error| {
@@ -301,55 +300,50 @@ impl McpServer {
                 super::approval::INPUT_KEY
             ))
         })?;
-        let decision = super::approval::decide(&interrupt, &answer);
-        match self.session.resume_opened(interrupt.clone(), decision) {
-            Ok(turn) => Ok(turn),
+        let mut decision = super::approval::decide(&interrupt, &answer);
+        if let Err(error) = self.session.accept_decision(&interrupt, &decision) {
             // A decision the session refuses (edited arguments that do not validate) rejects the
             // call, saying why, so it still ends in a result.
-            Err(error) => {
-                let rejection = interrupt.reject(format!(
-                    "the user's decision could not be applied ({error}); the call did not run"
-                ));
-                self.session
-                    .resume_opened(interrupt, rejection)
-                    .map_err(|error| invalid(error.to_string()))
-            }
+            decision = interrupt.reject(format!(
+                "the user's decision could not be applied ({error}); the call did not run"
+            ));
+            self.session
+                .accept_decision(&interrupt, &decision)
+                .map_err(|error| invalid(error.to_string()))?;
         }
+        Ok((interrupt.tool_call, Some(decision.action)))
     }
 
-    /// Runs `turn` (one call) to its end: its deltas sent as progress when the client asked for
-    /// it, an approval asked as `asking` says, cancelled when the client cancels the request.
+    /// Runs `call` to its end in this request's task (with the user's decision, when
+    /// `approved`): its deltas sent as progress when the client asked for it, an approval asked as
+    /// `asking` says, cancelled through its signal when the client cancels the request or the
+    /// server stops.
     async fn drive(
         &self,
-        mut turn: Turn,
-        call: &ToolCall,
+        call: ToolCall,
+        approved: Option<Action>,
+        issued: &ToolCall,
         asking: Asking,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let progress_token = context.meta.get_progress_token();
         // The session's own deadline (1016) ends the wait first; the request's is a backstop.
         let ask_timeout = self.shared.runtime.approval_timeout() + Duration::from_secs(1);
+        let (sender, mut events) = crate::event::channel();
+        let signal = CancellationToken::new();
+        let dispatching = self.session.dispatch_with(call, &sender, &signal, approved);
+        tokio::pin!(dispatching);
         let mut input_required = None;
         let mut progress = 0_u32;
-        let mut cancelled = false;
         let mut waiting: Option<Pin<Box<dyn Future<Output = Asked> + Send>>> = None;
-        loop {
+        let result = loop {
             tokio::select! {
-                event = turn.events().recv() => match event {
-                    Some(ToolEvent::Delta { delta, .. }) => {
-                        if let Some(token) = &progress_token {
-                            progress += 1;
-                            let message = match delta {
-                                Value::String(text) => text,
-                                other => other.to_string(),
-                            };
-                            let notification = ProgressNotificationParam::new(token.clone(), f64::from(progress))
-                                .with_message(message);
-                            // A client gone away is noticed by the service loop, not here.
-                            let _ = context.peer.notify_progress(notification).await;
-                        }
+                result = &mut dispatching => break result,
+                Some(event) = events.recv() => match event {
+                    ToolEvent::Delta { delta, .. } => {
+                        self.report_progress(progress_token.as_ref(), &mut progress, delta, context).await;
                     }
-                    Some(ToolEvent::InterruptRequested { interrupt }) => match &asking {
+                    ToolEvent::InterruptRequested { interrupt } => match &asking {
                         Asking::Request(peer) => {
                             let peer = peer.clone();
                             waiting = Some(Box::pin(async move {
@@ -363,42 +357,33 @@ impl McpServer {
                         Asking::InputRequired => {
                             let sealed = interrupt.seal_with(&self.shared.interrupt_key);
                             input_required = Some(super::approval::input_required(&interrupt, sealed));
-                            turn.cancel();
+                            signal.cancel();
                         }
                         Asking::Cannot => {}
                     },
-                    Some(_) => {}
-                    None => break,
+                    _ => {}
                 },
                 asked = async { waiting.as_mut().expect("polled only while waiting").await }, if waiting.is_some() => {
                     waiting = None;
                     self.decide(asked);
                 }
-                () = context.ct.cancelled(), if !cancelled => {
-                    cancelled = true;
-                    turn.cancel();
-                }
-                () = self.shutdown.cancelled(), if !cancelled => {
-                    cancelled = true;
-                    turn.cancel();
-                }
+                () = context.ct.cancelled(), if !signal.is_cancelled() => signal.cancel(),
+                () = self.shutdown.cancelled(), if !signal.is_cancelled() => signal.cancel(),
+            }
+        };
+        // Progress sent before the result and not read yet goes out before it.
+        for event in events.drain() {
+            if let ToolEvent::Delta { delta, .. } = event {
+                self.report_progress(progress_token.as_ref(), &mut progress, delta, context)
+                    .await;
             }
         }
-        let results = turn.finish().await;
         if let Some(input_required) = input_required {
             return input_required
                 .map(CallToolResponse::InputRequired)
                 .map_err(|error| ErrorData::internal_error(error, None));
         }
-        let outcome = results.into_iter().next().map_or_else(
-            || {
-                Err(crate::ToolError::new(
-                    crate::ErrorCode::ToolPanicked,
-                    "the call produced no result",
-                ))
-            },
-            |result| result.outcome,
-        );
+        let outcome = result.outcome;
         // MCP has no user turns to reset the repeated-failure count: once a call has been refused
         // for repeating (1015), its count starts over, so a later try (the file now exists, the
         // service is back) runs instead of being refused for the rest of the connection.
@@ -406,7 +391,7 @@ impl McpServer {
             .as_ref()
             .is_err_and(|error| error.code() == crate::ErrorCode::RepeatedFailure)
         {
-            self.session.forget_failures_of(call);
+            self.session.forget_failures_of(issued);
         }
         let listed = crate::providers::mcp_tools::call_tool_result(&outcome);
         let mut result: CallToolResult = serde_json::from_value(listed)
@@ -432,6 +417,26 @@ fn open_session(runtime: &Runtime) -> Result<Session, SessionError> {
 type Asked = (Arc<Interrupt>, Decision);
 
 impl McpServer {
+    /// Sends one progress report, when the request asked for progress.
+    async fn report_progress(
+        &self,
+        token: Option<&ProgressToken>,
+        count: &mut u32,
+        delta: Value,
+        context: &RequestContext<RoleServer>,
+    ) {
+        let Some(token) = token else { return };
+        *count += 1;
+        let message = match delta {
+            Value::String(text) => text,
+            other => other.to_string(),
+        };
+        let notification =
+            ProgressNotificationParam::new(token.clone(), f64::from(*count)).with_message(message);
+        // A client gone away is noticed by the service loop, not here.
+        let _ = context.peer.notify_progress(notification).await;
+    }
+
     /// Applies the user's decision; one the session refuses (edited arguments that do not
     /// validate, say) becomes a rejection saying why, so the call still ends.
     fn decide(&self, (interrupt, decision): Asked) {

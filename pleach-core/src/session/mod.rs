@@ -542,16 +542,6 @@ impl Session {
             .as_deref()
             .ok_or(crate::safety::SealError::NoKey)?;
         let interrupt = crate::safety::Interrupt::open_with(sealed, key)?;
-        self.resume_opened(interrupt, decision)
-    }
-
-    /// [`resume`](Session::resume) for an interrupt its caller opened (checked) with a key of
-    /// its own: an MCP server's, whose client carried the sealed interrupt between requests.
-    pub(crate) fn resume_opened(
-        &self,
-        interrupt: crate::safety::Interrupt,
-        decision: crate::safety::Decision,
-    ) -> Result<Turn, crate::safety::DecisionError> {
         let tool = self.inner.tool(interrupt.tool_call.name());
         self.inner.accept_resumed(&interrupt, &decision, tool)?;
         let call = interrupt.tool_call;
@@ -605,6 +595,23 @@ impl Session {
     /// # }
     /// ```
     pub async fn dispatch(&self, call: ToolCall, events: &EventSender) -> ToolResult {
+        // The session's token stands for the turn: it fires only when the session is dropped,
+        // which cannot happen while it is borrowed here, so a call run in place need not look at
+        // it (a call that waits gets its own token in `run`).
+        self.dispatch_with(call, events, &self.inner.signal, None)
+            .await
+    }
+
+    /// [`dispatch`](Session::dispatch) under a signal of the host's own (cancelling it cancels
+    /// the call as cancelling a turn does: the tool's signal, its grace, then 1011) and, for a
+    /// call whose approval the user already gave ([`Session::accept_decision`]), the decision.
+    pub(crate) async fn dispatch_with(
+        &self,
+        call: ToolCall,
+        events: &EventSender,
+        signal: &CancellationToken,
+        approved: Option<crate::safety::Action>,
+    ) -> ToolResult {
         // Built only when someone listens (`Session::call` dispatches into a sender that drops
         // everything).
         if events.is_connected() {
@@ -612,10 +619,12 @@ impl Session {
                 tool_call: call.clone(),
             });
         }
-        // The session's token stands for the turn: it fires only when the session is dropped,
-        // which cannot happen while it is borrowed here, so a call run in place need not look at
-        // it (a call that waits gets its own token in `run`).
-        let (dispatched, issued) = match self.inner.dispatch_now(call, events, None, None, None) {
+        let in_place = if approved.is_none() {
+            self.inner.dispatch_now(call, events, None, None, None)
+        } else {
+            Err(call)
+        };
+        let (dispatched, issued) = match in_place {
             // Run in place: no safety stage, so the call ran as the model issued it.
             Ok(dispatched) => (dispatched, None),
             Err(call) => {
@@ -628,10 +637,7 @@ impl Session {
                     call: &issued,
                     events,
                 };
-                let dispatched = self
-                    .inner
-                    .dispatch(call, events, &self.inner.signal, None)
-                    .await;
+                let dispatched = self.inner.dispatch(call, events, signal, approved).await;
                 std::mem::forget(unfinished);
                 (dispatched, Some(issued))
             }
@@ -644,6 +650,20 @@ impl Session {
             tool_call: dispatched.call,
             outcome: dispatched.outcome,
         }
+    }
+
+    /// Checks the user's decision on an interrupt its caller opened with a key of its own (an MCP
+    /// server's, whose client carried the sealed interrupt between requests) and marks it
+    /// answered; the call then runs by [`dispatch_with`](Session::dispatch_with) with the
+    /// decision's action.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn accept_decision(
+        &self,
+        interrupt: &crate::safety::Interrupt,
+        decision: &crate::safety::Decision,
+    ) -> Result<(), crate::safety::DecisionError> {
+        let tool = self.inner.tool(interrupt.tool_call.name());
+        self.inner.accept_resumed(interrupt, decision, tool)
     }
 }
 
