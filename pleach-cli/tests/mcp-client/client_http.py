@@ -16,9 +16,8 @@ from pathlib import Path
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.exceptions import MCPError
 
-from client import FAILING, GOOD, check
+from client import FAILING, GOOD, call_badly, call_every_tool, call_fifty_at_once, check
 
 
 class HttpServer:
@@ -76,25 +75,9 @@ async def session(server, mode, token):
         names = {tool.name for tool in tools}
         check(names == set(GOOD) | set(FAILING), f"listed: {sorted(names)}")
 
-        # Every tool called as on stdio; the SDK checks each structuredContent against its
-        # outputSchema. The scratchpad's calls are single requests here: see below.
-        for name, calls in GOOD.items():
-            if name == "scratchpad":
-                continue
-            for arguments in calls:
-                result = await client.call_tool(name, arguments)
-                check(not result.is_error, f"{name} {arguments}: {result.content}")
-        for name, arguments in FAILING.items():
-            result = await client.call_tool(name, arguments)
-            check(result.is_error and result.content[0].text.startswith("error 1"), result)
-        for arguments in ({"expression": 42}, {}, {"expression": "1", "extra": 1}):
-            result = await client.call_tool("math", arguments)
-            check(result.is_error and result.content[0].text.startswith("error 1001:"), result)
-        try:
-            await client.call_tool("no_such_tool", {})
-            raise AssertionError("an unknown tool is not a protocol error")
-        except MCPError as error:
-            check(error.error.code == -32602 and "unknown tool" in error.error.message, error)
+        # Every tool called as on stdio. The scratchpad's calls are single requests here: see below.
+        await call_every_tool(client, skip={"scratchpad"})
+        await call_badly(client)
 
         # Stateless: each request has a session of its own, so a note set by one call is not
         # there for the next (docs/mcp.md, "Session state over HTTP").
@@ -103,9 +86,7 @@ async def session(server, mode, token):
         listed = await client.call_tool("scratchpad", {"operation": "list"})
         check(not listed.is_error and "plan" not in str(listed.structured_content), listed)
 
-        calls = [client.call_tool("math", {"expression": f"{i}*2"}) for i in range(50)]
-        results = await asyncio.gather(*calls)
-        check([r.structured_content["result"] for r in results] == [i * 2 for i in range(50)], results)
+        await call_fifty_at_once(client)
 
 
 async def main(binary):
