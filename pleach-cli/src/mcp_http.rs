@@ -88,12 +88,12 @@ pub(crate) async fn run(args: &HttpArgs, host: &HostArgs) -> Result<ExitCode, Us
     let runtime = builder
         .build()
         .map_err(|error| UsageError(format!("cannot build the runtime: {error}")))?;
-    let options = options(args, address)?;
-    if !address.ip().is_loopback() && !options.has_auth() && !args.insecure_no_auth {
-        return Err(UsageError(McpError::NoAuth(address).to_string()));
-    }
     let server = McpServer::new(runtime).map_err(|error| UsageError(error.to_string()))?;
-    let http = HttpServer::new(server, options).map_err(|error| UsageError(error.to_string()))?;
+    let http = HttpServer::new(server, options(args, address)?)
+        .map_err(|error| UsageError(error.to_string()))?;
+    // Before binding, so a refused address is not first announced as listening.
+    http.check_address(address)
+        .map_err(|error| UsageError(error.to_string()))?;
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|error| UsageError(format!("cannot listen on {address}: {error}")))?;

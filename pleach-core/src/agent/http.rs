@@ -17,23 +17,30 @@ const READ_TIMEOUT: Duration = Duration::from_mins(5);
 /// How much of an error body is kept.
 const MAX_ERROR_BODY: usize = 4096;
 
-/// A client for a model API. No proxy, no redirects (a redirect would carry the key elsewhere),
-/// no retries: the loop reports a failure and the host decides.
-pub(super) fn client() -> Result<reqwest::Client, ModelError> {
-    reqwest::Client::builder()
+/// What every HTTP client of pleach's starts from: no proxy from the environment, no redirects
+/// (a redirect would carry a credential elsewhere), no retries (the caller reports a failure and
+/// the host decides), no `Referer`, pleach's user agent, and TLS by rustls with ring. `Err` says
+/// why TLS is not available.
+pub(crate) fn client_builder() -> Result<reqwest::ClientBuilder, String> {
+    let tls = pleach_contract::tls::client_config()
+        .map_err(|detail| format!("https is not available: {detail}"))?;
+    Ok(reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .retry(reqwest::retry::never())
         .referer(false)
+        .user_agent(concat!("pleach/", env!("CARGO_PKG_VERSION")))
+        .tls_backend_preconfigured(tls))
+}
+
+/// A client for a model API: [`client_builder`], HTTP/1.1, and timeouts for models that think
+/// before they speak.
+pub(super) fn client() -> Result<reqwest::Client, ModelError> {
+    client_builder()
+        .map_err(ModelError::Config)?
         .http1_only()
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_TIMEOUT)
-        .user_agent(concat!("pleach/", env!("CARGO_PKG_VERSION")))
-        .tls_backend_preconfigured(
-            pleach_contract::tls::client_config().map_err(|detail| {
-                ModelError::Config(format!("https is not available: {detail}"))
-            })?,
-        )
         .build()
         .map_err(|err| {
             ModelError::Config(format!(

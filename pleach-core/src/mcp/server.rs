@@ -20,7 +20,7 @@ use super::approval::Asking;
 use crate::call::ToolCall;
 use crate::event::ToolEvent;
 use crate::providers::ProfileProblem;
-use crate::safety::{Action, Decision, Interrupt};
+use crate::safety::{Action, Decision, DecisionError, Interrupt};
 use crate::session::{Runtime, Session, SessionError, SessionOptions};
 
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
@@ -224,8 +224,8 @@ impl McpServer {
         &self.session
     }
 
-    /// Runs one `tools/call`: a turn of one call, its deltas sent as progress when the client
-    /// asked for it, cancelled when the client cancels the request.
+    /// Runs one `tools/call`, or its retry with the user's answer to an approval (MCP
+    /// 2026-07-28), through [`drive`](McpServer::drive).
     async fn run_call(
         &self,
         request: CallToolRequestParams,
@@ -257,7 +257,8 @@ impl McpServer {
         self.drive(ran, approved, &call, asking, &context).await
     }
 
-    /// The turn of the user's answer to a sealed interrupt, for the call it was raised for.
+    /// The call a sealed interrupt was raised for and the user's decision on it, checked: the
+    /// seal, the retried call against the sealed one, and the decision against the session.
     fn resume(
         &self,
         call: &ToolCall,
@@ -272,14 +273,7 @@ impl McpServer {
                  load balancer, every replica needs the same interrupt key"
                 ))
             })?;
-        let retried = Interrupt::new(
-            "retried",
-            call.clone(),
-            interrupt.tier,
-            Vec::new(),
-            Vec::new(),
-        );
-        if retried.fingerprint != interrupt.fingerprint {
+        if crate::safety::fingerprint(call) != interrupt.fingerprint {
             return Err(invalid(format!(
                 "the `requestState` is an approval for another call (`{}` with other arguments): \
                  retry the call the approval was asked for",
@@ -302,11 +296,7 @@ impl McpServer {
         })?;
         let mut decision = super::approval::decide(&interrupt, &answer);
         if let Err(error) = self.session.accept_decision(&interrupt, &decision) {
-            // A decision the session refuses (edited arguments that do not validate) rejects the
-            // call, saying why, so it still ends in a result.
-            decision = interrupt.reject(format!(
-                "the user's decision could not be applied ({error}); the call did not run"
-            ));
+            decision = refused(&interrupt, &error);
             self.session
                 .accept_decision(&interrupt, &decision)
                 .map_err(|error| invalid(error.to_string()))?;
@@ -416,6 +406,14 @@ fn open_session(runtime: &Runtime) -> Result<Session, SessionError> {
 /// An interrupt and the user's answer to it.
 type Asked = (Arc<Interrupt>, Decision);
 
+/// The rejection that stands for a decision the session refused (edited arguments that do not
+/// validate, say): the call still ends in a result, saying why.
+fn refused(interrupt: &Interrupt, error: &DecisionError) -> Decision {
+    interrupt.reject(format!(
+        "the user's decision could not be applied ({error}); the call did not run"
+    ))
+}
+
 impl McpServer {
     /// Sends one progress report, when the request asked for progress.
     async fn report_progress(
@@ -437,16 +435,13 @@ impl McpServer {
         let _ = context.peer.notify_progress(notification).await;
     }
 
-    /// Applies the user's decision; one the session refuses (edited arguments that do not
-    /// validate, say) becomes a rejection saying why, so the call still ends.
+    /// Applies the user's decision; one the session refuses becomes a rejection
+    /// ([`refused`]), so the call still ends.
     fn decide(&self, (interrupt, decision): Asked) {
-        if let Err(error) = self.session.resolve(decision) {
-            let rejection = interrupt.reject(format!(
-                "the user's decision could not be applied ({error}); the call did not run"
-            ));
-            if let Err(error) = self.session.resolve(rejection) {
-                tracing::warn!("an approval interrupt could not be closed: {error}");
-            }
+        if let Err(error) = self.session.resolve(decision)
+            && let Err(error) = self.session.resolve(refused(&interrupt, &error))
+        {
+            tracing::warn!("an approval interrupt could not be closed: {error}");
         }
     }
 }

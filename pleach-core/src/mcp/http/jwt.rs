@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::jwk::{Jwk, JwkSet, KeyAlgorithm};
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
 use tokio::sync::Mutex;
 
@@ -139,15 +139,8 @@ impl JwtVerifier {
     pub(crate) fn new(validation: JwtValidation) -> Result<JwtVerifier, String> {
         reqwest::Url::parse(&validation.jwks_url)
             .map_err(|error| format!("the JWKS URL `{}`: {error}", validation.jwks_url))?;
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
+        let client = crate::agent::http::client_builder()?
             .timeout(FETCH_TIMEOUT)
-            .user_agent(concat!("pleach/", env!("CARGO_PKG_VERSION")))
-            .tls_backend_preconfigured(
-                pleach_contract::tls::client_config()
-                    .map_err(|detail| format!("https is not available: {detail}"))?,
-            )
             .build()
             .map_err(|error| format!("the HTTP client for the JWKS: {error}"))?;
         Ok(JwtVerifier {
@@ -172,7 +165,7 @@ impl JwtVerifier {
         }
         let jwk = self.key(header.kid.as_deref(), header.alg).await?;
         if let Some(algorithm) = jwk.common.key_algorithm
-            && format!("{algorithm:?}") != format!("{:?}", header.alg)
+            && !names(algorithm, header.alg)
         {
             return Err(JwtRejection::Invalid(format!(
                 "the token says {:?} but its key is for {algorithm:?}",
@@ -258,6 +251,11 @@ impl JwtVerifier {
     }
 }
 
+/// Whether a key's `alg` is the signature algorithm `algorithm`.
+fn names(key: KeyAlgorithm, algorithm: Algorithm) -> bool {
+    Algorithm::try_from(key).is_ok_and(|named| named == algorithm)
+}
+
 fn pick<'a>(set: &'a JwkSet, kid: Option<&str>, algorithm: Algorithm) -> Option<&'a Jwk> {
     if let Some(kid) = kid {
         return set.find(kid);
@@ -265,7 +263,7 @@ fn pick<'a>(set: &'a JwkSet, kid: Option<&str>, algorithm: Algorithm) -> Option<
     let mut fitting = set.keys.iter().filter(|jwk| {
         jwk.common
             .key_algorithm
-            .is_none_or(|named| format!("{named:?}") == format!("{algorithm:?}"))
+            .is_none_or(|named| names(named, algorithm))
     });
     let first = fitting.next()?;
     fitting.next().is_none().then_some(first)

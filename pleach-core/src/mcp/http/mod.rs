@@ -437,7 +437,7 @@ impl HttpServer {
             .map(jwt::JwtVerifier::new)
             .transpose()
             .map_err(McpError::Options)?;
-        let stop = CancellationToken::new();
+        let cancel_calls = CancellationToken::new();
         Ok(HttpServer {
             shared: Arc::new(Shared {
                 runtime: server.runtime().clone(),
@@ -446,10 +446,11 @@ impl HttpServer {
                 resource,
                 authorization_servers: options.authorization_servers,
                 draining: CancellationToken::new(),
-                cancel_calls: CancellationToken::new(),
-                stop,
+                cancel_calls: cancel_calls.clone(),
+                stop: CancellationToken::new(),
             }),
-            server,
+            // Every request's server, made from this one, is cancelled by the drain's end.
+            server: server.cancelled_by(cancel_calls),
             allowed_hosts: options.allowed_hosts,
             max_body_bytes: options.max_body_bytes,
             drain_timeout: options.drain_timeout,
@@ -515,14 +516,8 @@ impl HttpServer {
             config = config.disable_allowed_hosts();
         }
         let server = self.server.clone();
-        let cancel_calls = self.shared.cancel_calls.clone();
         let rmcp = StreamableHttpService::new(
-            move || {
-                server
-                    .with_new_session()
-                    .map(|server| server.cancelled_by(cancel_calls.clone()))
-                    .map_err(std::io::Error::other)
-            },
+            move || server.with_new_session().map_err(std::io::Error::other),
             Arc::new(NeverSessionManager::default()),
             config,
         );
@@ -565,6 +560,31 @@ impl HttpServer {
         self.shared.draining.is_cancelled()
     }
 
+    /// Whether this server may listen on `address`: not off loopback with no way in configured
+    /// (nor [`insecure_no_auth`](HttpOptions::insecure_no_auth)). [`serve`](HttpServer::serve)
+    /// checks it; a host that binds its own listener can check before it says it is listening.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::NoAuth`], naming the address.
+    ///
+    /// ```
+    /// use pleach_core::mcp::{http::{HttpOptions, HttpServer}, McpServer};
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let http = HttpServer::new(McpServer::new(runtime).unwrap(),
+    ///     HttpOptions::new("0.0.0.0:8080".parse().unwrap())).unwrap();
+    /// assert!(http.check_address("127.0.0.1:8080".parse().unwrap()).is_ok());
+    /// assert!(http.check_address("0.0.0.0:8080".parse().unwrap()).is_err());
+    /// ```
+    pub fn check_address(&self, address: SocketAddr) -> Result<(), McpError> {
+        if address.ip().is_loopback() || self.shared.auth.is_enabled() || self.insecure_no_auth {
+            Ok(())
+        } else {
+            Err(McpError::NoAuth(address))
+        }
+    }
+
     /// Serves [`router`](HttpServer::router) on `listener` until `shutdown` completes (or
     /// [`start_draining`](HttpServer::start_draining) is called), then drains and returns.
     ///
@@ -594,9 +614,7 @@ impl HttpServer {
         let address = listener
             .local_addr()
             .map_err(|error| McpError::Connection(error.to_string()))?;
-        if !address.ip().is_loopback() && !self.shared.auth.is_enabled() && !self.insecure_no_auth {
-            return Err(McpError::NoAuth(address));
-        }
+        self.check_address(address)?;
         let draining = self.shared.draining.clone();
         let closing = CancellationToken::new();
         let server = axum::serve(listener, self.site(Some(address)))
@@ -622,8 +640,7 @@ impl HttpServer {
             () = drained => {}
         }
         // The drain time is up: cancel what still runs; its result (1011) is still sent.
-        let running = "calls still running when the drain time was up";
-        tracing::warn!("{running}: cancelling them");
+        tracing::warn!("calls still running when the drain time was up: cancelling them");
         self.shared.cancel_calls.cancel();
         let grace = self.server.runtime().cancel_grace() + Duration::from_secs(1);
         if tokio::time::timeout(grace, &mut server).await.is_err() {
