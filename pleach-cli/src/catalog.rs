@@ -38,7 +38,9 @@ impl HostArgs {
 
     /// The runtime's builder, configured from the flags, for a command to add to.
     pub(crate) fn runtime_builder(&self) -> Result<pleach_core::RuntimeBuilder, UsageError> {
-        let mut builder = Runtime::builder();
+        // The scratchpad's notes can outlive a process (`pleach mcp --http --session-store`).
+        let mut builder =
+            Runtime::builder().persist_state::<pleach_tools::scratchpad::Scratchpad>();
         let timeout = self.timeout_ms.map(Duration::from_millis);
         if let Some(timeout) = timeout {
             builder = builder.default_timeout(timeout);

@@ -59,6 +59,7 @@ pub struct PleachPlugin {
     pub(crate) batching_hints: Vec<BatchingHint>,
     pub(crate) extensions: Extensions,
     pub(crate) detectors: Vec<Arc<dyn FabricationDetector>>,
+    pub(crate) persisted: Vec<crate::extensions::PersistedKind>,
 }
 
 /// Starts a plugin named `name` (the name appears in configuration errors).
@@ -75,6 +76,7 @@ pub fn define_pleach_plugin(name: impl Into<String>) -> PleachPlugin {
         batching_hints: Vec::new(),
         extensions: Extensions::new(),
         detectors: Vec::new(),
+        persisted: Vec::new(),
     }
 }
 
@@ -154,6 +156,27 @@ impl PleachPlugin {
         self
     }
 
+    /// Makes the session state `T` of its tools persistent, as
+    /// [`RuntimeBuilder::persist_state`](crate::RuntimeBuilder::persist_state) does.
+    ///
+    /// ```
+    /// # use std::sync::Mutex;
+    /// # #[derive(Default)] struct Cart(Mutex<Vec<String>>);
+    /// # impl pleach_core::extensions::PersistentState for Cart {
+    /// #     const KEY: &'static str = "doc_plugin::Cart";
+    /// #     fn save(&self) -> serde_json::Value { self.0.lock().unwrap().clone().into() }
+    /// #     fn restore(&self, v: serde_json::Value) -> Result<(), String> {
+    /// #         *self.0.lock().unwrap() = serde_json::from_value(v).map_err(|e| e.to_string())?; Ok(()) }
+    /// # }
+    /// let plugin = pleach_core::define_pleach_plugin("shop").persist_state::<Cart>();
+    /// # let _ = plugin;
+    /// ```
+    pub fn persist_state<T: crate::extensions::PersistentState>(mut self) -> Self {
+        self.persisted
+            .push(crate::extensions::PersistedKind::of::<T>());
+        self
+    }
+
     /// Contributes a fabrication detector: before a call to a tool it covers runs, it inspects the
     /// arguments, and its findings route the call by the tool's safety tier (`docs/safety.md`).
     ///
@@ -188,6 +211,7 @@ impl std::fmt::Debug for PleachPlugin {
                 "detectors",
                 &self.detectors.iter().map(|d| d.name()).collect::<Vec<_>>(),
             )
+            .field("persisted", &self.persisted)
             .finish()
     }
 }

@@ -42,8 +42,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
+use pleach_core::extensions::PersistentState;
 use pleach_core::schemars::JsonSchema;
 use pleach_core::serde::{Deserialize, Serialize};
+use pleach_core::serde_json::Value;
 use pleach_core::{ErrorCode, ToolContext, ToolError, tool};
 
 use crate::shorten::first_chars;
@@ -257,6 +259,45 @@ impl Scratchpad {
     fn notes(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
         // A panic elsewhere while holding the lock leaves a map that is still whole.
         self.notes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The notes as a JSON object of strings, so a host can keep a session's notes outside the
+/// process: `pleach mcp --http --session-store redis://…` keeps them in Redis, and any replica
+/// answers the session's next call with them.
+///
+/// ```
+/// use pleach_core::extensions::PersistentState;
+/// use pleach_tools::scratchpad::Scratchpad;
+///
+/// let pad = Scratchpad::default();
+/// pad.insert("plan", "1. read");
+/// let saved = pad.save();
+/// assert_eq!(saved, serde_json::json!({"plan": "1. read"}));
+///
+/// let elsewhere = Scratchpad::default();
+/// elsewhere.insert("old", "gone after the restore");
+/// elsewhere.restore(saved).unwrap();
+/// assert_eq!(elsewhere.keys(), ["plan"]);
+/// assert!(elsewhere.restore(serde_json::json!({"plan": 1})).is_err());
+/// ```
+impl PersistentState for Scratchpad {
+    const KEY: &'static str = "pleach_tools::scratchpad::Scratchpad";
+
+    fn save(&self) -> Value {
+        Value::Object(
+            self.notes()
+                .iter()
+                .map(|(key, note)| (key.clone(), Value::String(note.clone())))
+                .collect(),
+        )
+    }
+
+    fn restore(&self, saved: Value) -> Result<(), String> {
+        let notes: BTreeMap<String, String> = pleach_core::serde_json::from_value(saved)
+            .map_err(|error| format!("the notes are not an object of strings: {error}"))?;
+        *self.notes() = notes;
+        Ok(())
     }
 }
 

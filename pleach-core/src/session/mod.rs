@@ -35,11 +35,13 @@
 //! ```
 
 mod call_events;
+mod persisted;
 mod pipeline;
 mod runtime;
 mod screening;
 mod suggestion;
 
+pub use persisted::RestoreError;
 #[cfg(feature = "mcp")]
 pub(crate) use runtime::warn_no_tools;
 pub use runtime::{

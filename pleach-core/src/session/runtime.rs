@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::batch::{
     BatchingConfig, BatchingHint, BatchingStrategy, Slots, infer_batching_strategy,
 };
-use crate::extensions::{Extensions, Scope, SessionState};
+use crate::extensions::{Extensions, PersistedKind, PersistentState, Scope, SessionState};
 use crate::plugin::PleachPlugin;
 use crate::registry::{self, RegistryError, ToolRegistry, ToolRegistryBuilder, ToolSource};
 use crate::safety::FabricationDetector;
@@ -159,6 +159,7 @@ pub struct RuntimeBuilder {
     detectors: Vec<Arc<dyn FabricationDetector>>,
     interrupt_key: Option<Vec<u8>>,
     provenance_from_user: bool,
+    persisted: Vec<PersistedKind>,
 }
 
 impl fmt::Debug for RuntimeBuilder {
@@ -509,6 +510,37 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Makes the session state `T` persistent: [`Session::save_state`](crate::Session::save_state)
+    /// saves it and [`Session::restore_state`](crate::Session::restore_state) restores it, so a
+    /// host can keep a session's state outside the process (`pleach mcp --http --session-store`
+    /// keeps the scratchpad's notes in Redis this way).
+    ///
+    /// ```rust,standalone_crate
+    /// # use std::sync::Mutex;
+    /// use pleach_core::extensions::PersistentState;
+    /// use pleach_core::{Runtime, SessionOptions};
+    ///
+    /// #[derive(Default)]
+    /// struct Seen(Mutex<Vec<String>>);
+    /// impl PersistentState for Seen {
+    ///     const KEY: &'static str = "doc_persist_state::Seen";
+    ///     fn save(&self) -> serde_json::Value { self.0.lock().unwrap().clone().into() }
+    ///     fn restore(&self, v: serde_json::Value) -> Result<(), String> {
+    ///         *self.0.lock().unwrap() = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let runtime = Runtime::builder().persist_state::<Seen>().build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// session.state::<Seen>().0.lock().unwrap().push("report.csv".into());
+    /// assert_eq!(session.save_state()["doc_persist_state::Seen"], serde_json::json!(["report.csv"]));
+    /// ```
+    pub fn persist_state<T: PersistentState>(mut self) -> Self {
+        self.persisted.push(PersistedKind::of::<T>());
+        self
+    }
+
     /// Registers a fabrication detector (see [`safety`](crate::safety)): before a call to a tool
     /// it covers runs, it inspects the arguments, and its findings route the call by the tool's
     /// tier. Every `critical` tool must be covered by some detector, or `build` fails.
@@ -647,6 +679,8 @@ impl RuntimeBuilder {
             .collect();
         check_detectors(&registry, &detectors)?;
 
+        let persisted = persisted_kinds(&self.plugins, &self.persisted);
+
         let mut extensions = Extensions::new();
         for plugin in &self.plugins {
             extensions.extend(&plugin.extensions);
@@ -658,6 +692,7 @@ impl RuntimeBuilder {
             inner: Arc::new(RuntimeInner {
                 in_flight: Slots::new(max_in_flight),
                 overload: self.overload,
+                persisted,
                 registry,
                 extensions,
                 safety: Safety {
@@ -785,6 +820,22 @@ impl fmt::Debug for Safety {
     }
 }
 
+/// One kind per key, the host's and every plugin's: the first naming a key is kept (a type named
+/// twice is the same kind).
+fn persisted_kinds(plugins: &[PleachPlugin], host: &[PersistedKind]) -> Vec<PersistedKind> {
+    let mut persisted: Vec<PersistedKind> = Vec::new();
+    let named = plugins
+        .iter()
+        .flat_map(|plugin| plugin.persisted.iter())
+        .chain(host);
+    for kind in named {
+        if !persisted.iter().any(|known| known.key() == kind.key()) {
+            persisted.push(*kind);
+        }
+    }
+    persisted
+}
+
 #[derive(Debug)]
 pub(super) struct RuntimeInner {
     pub(super) registry: ToolRegistry,
@@ -794,6 +845,8 @@ pub(super) struct RuntimeInner {
     /// Slots for running calls, shared by every session: the runtime-wide backpressure.
     pub(super) in_flight: Slots,
     pub(super) overload: OverloadPolicy,
+    /// The session state a host may save and restore, one kind per key.
+    pub(super) persisted: Vec<PersistedKind>,
 }
 
 /// The tool runtime: a checked registry and its configuration, from which sessions are made.

@@ -40,6 +40,10 @@
 //! # }
 //! ```
 
+mod persistent;
+
+pub use persistent::{PersistedKind, PersistentState};
+
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
 use std::fmt;
