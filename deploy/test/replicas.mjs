@@ -5,22 +5,26 @@
 //       no call fails;
 //   (b) one replica is killed with SIGKILL: every call ends (a result or a clear error, none
 //       hangs), and the calls after it succeed.
-// Usage: node replicas.mjs PATH/TO/pleach (with @modelcontextprotocol/sdk resolvable; run from
-// the folder it is installed in). Exits 1 on any failure.
+// With `--session-store`, the replicas keep MCP sessions in a `redis-server` the test starts
+// (`deploy/test/sessions.mjs` tests the sessions themselves): the same holds.
+// Usage: node replicas.mjs PATH/TO/pleach [PATH/TO/replicas.sh] [--session-store] (with
+// @modelcontextprotocol/sdk resolvable; run from the folder it is installed in). Exits 1 on any
+// failure.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startRedis } from "./redis.mjs";
+import { startReplicas } from "./replicas-process.mjs";
 
-const binary = process.argv[2];
-const script = process.argv[3] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "replicas.sh");
+const withSessions = process.argv.includes("--session-store");
+const [binary, scriptArg] = process.argv.slice(2).filter((arg) => arg !== "--session-store");
+const script = scriptArg ?? path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "replicas.sh");
 if (!binary) {
-  console.error("usage: node replicas.mjs PATH/TO/pleach [PATH/TO/replicas.sh]");
+  console.error("usage: node replicas.mjs PATH/TO/pleach [PATH/TO/replicas.sh] [--session-store]");
   process.exit(2);
 }
 const CLIENTS = 8;
@@ -31,29 +35,11 @@ const token = "replicas-" + Math.random().toString(36).slice(2);
 fs.writeFileSync(path.join(folder, "tokens"), `${token}\n`);
 fs.mkdirSync(path.join(folder, "root"));
 
-const replicas = spawn(
-  "bash",
-  [script, binary, "2", "--", "--token-file", path.join(folder, "tokens"), "--root", path.join(folder, "root"),
-    "--allow-program", "sleep", "--timeout-ms", "20000"],
-  { stdio: ["pipe", "pipe", "inherit"] },
-);
-const lines = readline.createInterface({ input: replicas.stdout });
-const waiting = [];
-lines.on("line", (line) => {
-  console.log(`  [replicas] ${line}`);
-  const index = waiting.findIndex((w) => w.prefix.test(line));
-  if (index >= 0) waiting.splice(index, 1)[0].resolve(line);
-});
-const expectLine = (prefix, ms = 60000) =>
-  new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no line matching ${prefix} within ${ms} ms`)), ms);
-    waiting.push({ prefix, resolve: (line) => (clearTimeout(timer), resolve(line)) });
-  });
-const command = async (text) => {
-  const done = expectLine(new RegExp(`^done ${text}$`));
-  replicas.stdin.write(`${text}\n`);
-  return done;
-};
+const redis = withSessions ? await startRedis(folder) : undefined;
+const { expectLine, command, stop } = startReplicas(script, binary, [
+  "--token-file", path.join(folder, "tokens"), "--root", path.join(folder, "root"),
+  "--allow-program", "sleep", "--timeout-ms", "20000", ...(redis ? ["--session-store", redis.url] : []),
+]);
 
 // One client calling without pause; each outcome recorded with the phase it started in.
 let phase = "warm-up";
@@ -121,15 +107,14 @@ try {
   }
   // During the kill a call may fail, but only with an error that says so, never by hanging.
   for (const o of of("kill").filter((o) => !o.ok)) assert.doesNotMatch(o.detail, /hung for/);
-  console.log(`ok: ${outcomes.length} calls through nginx; a rolling restart of both replicas lost none; a SIGKILL hung none`);
+  console.log(`ok${withSessions ? " (sessions in Redis)" : ""}: ${outcomes.length} calls through nginx; a rolling restart of both replicas lost none; a SIGKILL hung none`);
 } catch (error) {
   console.error("FAILED:", error);
   failed = true;
 } finally {
   running = false;
-  replicas.stdin.end("quit\n");
-  await Promise.race([new Promise((resolve) => replicas.on("exit", resolve)), sleep(10000)]);
-  replicas.kill("SIGKILL");
+  await stop();
+  redis?.stop();
   fs.rmSync(folder, { recursive: true, force: true });
   process.exit(failed ? 1 : 0);
 }

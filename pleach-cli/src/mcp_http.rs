@@ -8,7 +8,7 @@ use std::time::Duration;
 use pleach_core::OverloadPolicy;
 use pleach_core::mcp::McpError;
 use pleach_core::mcp::McpServer;
-use pleach_core::mcp::http::{HttpOptions, HttpServer, JwtValidation};
+use pleach_core::mcp::http::{HttpOptions, HttpServer, JwtValidation, RedisSessionStore};
 
 use crate::UsageError;
 use crate::catalog::HostArgs;
@@ -64,6 +64,15 @@ pub(crate) struct HttpArgs {
     /// Listen off loopback with no token or JWT check (anyone who can reach it calls every tool).
     #[arg(long, requires = "http")]
     insecure_no_auth: bool,
+    /// Keeps MCP sessions and their state (the scratchpad's notes) in Redis
+    /// (`redis://HOST:PORT/DB`), so a session survives its replica and works behind round robin.
+    /// Without it the server is stateless.
+    #[arg(long, value_name = "URL", requires = "http")]
+    session_store: Option<String>,
+    /// How long the session store keeps a session after its last use, in seconds (default
+    /// 86400).
+    #[arg(long, value_name = "SECONDS", requires = "session_store", value_parser = clap::value_parser!(u64).range(1..))]
+    session_ttl_secs: Option<u64>,
 }
 
 impl HttpArgs {
@@ -89,8 +98,17 @@ pub(crate) async fn run(args: &HttpArgs, host: &HostArgs) -> Result<ExitCode, Us
         .build()
         .map_err(|error| UsageError(format!("cannot build the runtime: {error}")))?;
     let server = McpServer::new(runtime).map_err(|error| UsageError(error.to_string()))?;
-    let http = HttpServer::new(server, options(args, address)?)
-        .map_err(|error| UsageError(error.to_string()))?;
+    let mut options = options(args, address)?;
+    if let Some(url) = &args.session_store {
+        let mut store = RedisSessionStore::connect(url)
+            .await
+            .map_err(|error| UsageError(error.to_string()))?;
+        if let Some(seconds) = args.session_ttl_secs {
+            store = store.with_ttl(Duration::from_secs(seconds));
+        }
+        options = options.session_store(store);
+    }
+    let http = HttpServer::new(server, options).map_err(|error| UsageError(error.to_string()))?;
     // Before binding, so a refused address is not first announced as listening.
     http.check_address(address)
         .map_err(|error| UsageError(error.to_string()))?;

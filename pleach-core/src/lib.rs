@@ -67,7 +67,7 @@
 //! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
 //! | [`SafetyTier`], [`safety`] | `critical` / `standard` / `advisory`, fabrication detectors, provenance, approval interrupts (`docs/safety.md`) |
 //! | [`agent`] | the agent loop: a [`ModelClient`](agent::ModelClient) streams the model's response, calls are assembled, run and written back, and the model asked again ([`Session::run_agent`]); HTTP clients for OpenAI-compatible Chat Completions and Anthropic Messages (feature `http`); a [`ReplayClient`](agent::ReplayClient) for scripted runs (`docs/agent.md`) |
-//! | `mcp` (feature `mcp`) | an MCP server for a runtime's tools, on the official Rust SDK, on stdio; `mcp::http` (feature `mcp-http`) serves it over Streamable HTTP with Origin checks, bearer or JWT tokens, health and drain (`docs/mcp.md`) |
+//! | `mcp` (feature `mcp`) | an MCP server for a runtime's tools, on the official Rust SDK, on stdio; `mcp::http` (feature `mcp-http`) serves it over Streamable HTTP with Origin checks, bearer or JWT tokens, health and drain, and with feature `mcp-redis` keeps MCP sessions and their state in Redis (`docs/mcp.md`) |
 //! | [`providers`] | tool definitions per provider (OpenAI Chat / Responses, Anthropic, Gemini, MCP), schema profiles, whole and streamed tool calls parsed, results written back (`docs/providers.md`) |
 //!
 //! The contract a tool author compiles (tools, calls, context, errors, registry, schemas, what the

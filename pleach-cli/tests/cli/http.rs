@@ -650,3 +650,40 @@ fn at_capacity_a_request_gets_503_with_retry_after_not_a_wait() {
         "{after}"
     );
 }
+
+#[test]
+fn a_session_store_that_cannot_be_used_stops_the_start_with_the_reason() {
+    // A port nothing listens on: taken, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .unwrap()
+        .port();
+    let cases = [
+        (format!("redis://127.0.0.1:{port}/0"), "cannot reach Redis"),
+        ("http://127.0.0.1:6379".to_owned(), "not a Redis URL"),
+        (
+            "redis://user:s3cret@no-such-host.invalid/0".to_owned(),
+            "cannot reach Redis",
+        ),
+    ];
+    for (url, reason) in cases {
+        let mut server = Command::new(env!("CARGO_BIN_EXE_pleach"))
+            .args(["mcp", "--http", "127.0.0.1:0", "--session-store", &url])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = wait_for(&mut server, Duration::from_secs(30)).expect("it exits");
+        let mut said = String::new();
+        server
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut said)
+            .unwrap();
+        assert_eq!(status.code(), Some(2), "{url}: {said}");
+        assert!(said.contains(reason), "{url}: {said}");
+        assert!(!said.contains("listening"), "{url}: {said}");
+        assert!(!said.contains("s3cret"), "the password stays out: {said}");
+    }
+}

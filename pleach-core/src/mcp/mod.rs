@@ -103,6 +103,9 @@ pub enum McpError {
          `insecure_no_auth` (`--insecure-no-auth`)"
     )]
     NoAuth(std::net::SocketAddr),
+    /// The session store cannot be used: a URL it does not take, or a Redis it cannot reach.
+    #[error("session store: {0}")]
+    SessionStore(String),
 }
 
 fn describe_problems(problems: &[(String, ProfileProblem)]) -> String {

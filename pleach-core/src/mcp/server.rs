@@ -43,6 +43,9 @@ pub struct McpServer {
     session: Arc<Session>,
     /// Fired when the host stops serving: running calls are cancelled through their signal.
     shutdown: CancellationToken,
+    /// Where MCP sessions keep their persisted state (HTTP with a session store).
+    #[cfg(feature = "mcp-redis")]
+    store: Option<crate::mcp::http::RedisSessionStore>,
 }
 
 /// What every session of one server shares.
@@ -142,6 +145,8 @@ impl McpServer {
             }),
             session: Arc::new(session),
             shutdown: CancellationToken::new(),
+            #[cfg(feature = "mcp-redis")]
+            store: None,
         })
     }
 
@@ -153,7 +158,20 @@ impl McpServer {
             shared: Arc::clone(&self.shared),
             session: Arc::new(open_session(&self.shared.runtime)?),
             shutdown: self.shutdown.clone(),
+            #[cfg(feature = "mcp-redis")]
+            store: self.store.clone(),
         })
+    }
+
+    /// The same server, each call of an MCP session run with the session's persisted state
+    /// from `store` and what it changed written back.
+    #[cfg(feature = "mcp-redis")]
+    pub(crate) fn with_state_store(
+        mut self,
+        store: crate::mcp::http::RedisSessionStore,
+    ) -> McpServer {
+        self.store = Some(store);
+        self
     }
 
     /// The same server, its running calls cancelled when `shutdown` fires (a drain's end).
@@ -224,9 +242,71 @@ impl McpServer {
         &self.session
     }
 
+    /// Runs one `tools/call`: in a session of its own with the MCP session's persisted state
+    /// when there is a session store and the request belongs to an MCP session, else in this
+    /// server's session.
+    async fn run_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        #[cfg(feature = "mcp-redis")]
+        if let Some(store) = &self.store
+            && let Some(session_id) = mcp_session_id(&context)
+        {
+            return self
+                .run_call_persisted(store, &session_id, request, context)
+                .await;
+        }
+        self.run_call_here(request, context).await
+    }
+
+    /// Restores the persisted state of MCP session `session_id` into a fresh session, runs the
+    /// call there, and writes back the state it changed. Calls of one MCP session may run at the
+    /// same time on different replicas: each writes only what it changed, so calls that change
+    /// different state do not undo each other (of two that change the same, the later write
+    /// stays).
+    #[cfg(feature = "mcp-redis")]
+    async fn run_call_persisted(
+        &self,
+        store: &crate::mcp::http::RedisSessionStore,
+        session_id: &str,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let unavailable = |error: &dyn std::fmt::Display| {
+            ErrorData::internal_error(format!("{error}; the call did not run"), None)
+        };
+        let server = self
+            .with_new_session()
+            .map_err(|error| unavailable(&error))?;
+        let loaded = store
+            .load_state(session_id)
+            .await
+            .map_err(|error| unavailable(&error))?;
+        if let Err(error) = server.session.restore_state(&loaded) {
+            // Saved by an incompatible version: that state starts afresh rather than the
+            // session being unusable.
+            tracing::warn!("MCP session {session_id}: {error}; it starts afresh");
+        }
+        let response = server.run_call_here(request, context).await;
+        let changed: serde_json::Map<String, Value> = server
+            .session
+            .save_state()
+            .into_iter()
+            .filter(|(key, value)| loaded.get(key) != Some(value))
+            .collect();
+        if let Err(error) = store.save_state(session_id, &changed).await {
+            // The call ran; its result still goes back. What it changed in the session's state
+            // is lost, and the operator is told.
+            tracing::error!("MCP session {session_id}: {error}");
+        }
+        response
+    }
+
     /// Runs one `tools/call`, or its retry with the user's answer to an approval (MCP
     /// 2026-07-28), through [`drive`](McpServer::drive).
-    async fn run_call(
+    async fn run_call_here(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -247,6 +327,13 @@ impl McpServer {
         // A client that can elicit asks its user about a call that needs approval; for one that
         // cannot, such a call fails at once (1012) instead of waiting.
         let asking = super::approval::asking(&context);
+        // With a session store, the client's answer to an `elicitation/create` could reach
+        // another replica than the one waiting for it: such clients are not asked.
+        #[cfg(feature = "mcp-redis")]
+        let asking = match asking {
+            Asking::Request(_) if self.store.is_some() => Asking::Cannot,
+            asking => asking,
+        };
         self.session
             .set_takes_approvals(!matches!(asking, Asking::Cannot));
         let (ran, approved) = match request.request_state.as_deref() {
@@ -401,6 +488,19 @@ fn open_session(runtime: &Runtime) -> Result<Session, SessionError> {
     Ok(runtime
         .create_session(SessionOptions::all())?
         .without_conversation())
+}
+
+/// The `Mcp-Session-Id` of the HTTP request `context` came with, if any.
+#[cfg(feature = "mcp-redis")]
+fn mcp_session_id(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .headers
+        .get("mcp-session-id")?
+        .to_str()
+        .ok()
+        .map(str::to_owned)
 }
 
 /// An interrupt and the user's answer to it.

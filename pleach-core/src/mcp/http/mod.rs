@@ -5,6 +5,9 @@
 //!   every request) and initialize-based clients (2025-11-25 and before) are each answered request
 //!   by request, so any replica can answer any request. Each request runs in a session of its
 //!   own: session state (a scratchpad's notes) does not outlive the request.
+//! - **Or sessions in Redis** (feature `mcp-redis`, [`HttpOptions::session_store`]): an
+//!   initialize-based client gets an `Mcp-Session-Id`, any replica answers its requests, and each
+//!   call runs with the session's persisted state (a scratchpad's notes) restored from Redis.
 //! - **Responses**: JSON for a plain call; SSE when the call sends progress before its result
 //!   (rmcp's `json_response`, on by default: [`HttpOptions::json_response`]).
 //! - **Origin**: a request whose `Origin` is not allowed ([`HttpOptions::allow_origin`]) gets
@@ -28,7 +31,8 @@
 //! - **Limits**: a body over [`HttpOptions::max_body_bytes`] gets 413; malformed JSON-RPC, a
 //!   wrong `Accept` or `Content-Type` get the MCP transport's errors from rmcp.
 //!
-//! The rmcp options set: `legacy_session_mode = false` (stateless), `json_response` from the
+//! The rmcp options set: `legacy_session_mode = false` (stateless; with a session store `true`,
+//! with rmcp's `session_store` hook and no SSE priming events), `json_response` from the
 //! options, `max_request_body_bytes`, `allowed_hosts` as above, and a cancellation token the
 //! drain fires last. rmcp's own Origin check is left off: pleach's runs first, on every route.
 //!
@@ -49,8 +53,12 @@
 //! ```
 
 mod auth;
+#[cfg(feature = "mcp-redis")]
+mod buffered;
 mod jwt;
 mod origin;
+#[cfg(feature = "mcp-redis")]
+mod store;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -67,6 +75,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 pub use jwt::JwtValidation;
+#[cfg(feature = "mcp-redis")]
+pub use store::{DEFAULT_SESSION_TTL, RedisSessionStore};
 
 use self::auth::Authenticator;
 use self::origin::AllowedOrigins;
@@ -126,6 +136,8 @@ pub struct HttpOptions {
     drain_notice: Duration,
     json_response: bool,
     insecure_no_auth: bool,
+    #[cfg(feature = "mcp-redis")]
+    session_store: Option<RedisSessionStore>,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -143,7 +155,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("drain_notice", &self.drain_notice)
             .field("json_response", &self.json_response)
             .field("insecure_no_auth", &self.insecure_no_auth)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -169,6 +181,8 @@ impl HttpOptions {
             drain_notice: Duration::ZERO,
             json_response: true,
             insecure_no_auth: false,
+            #[cfg(feature = "mcp-redis")]
+            session_store: None,
         }
     }
 
@@ -320,6 +334,34 @@ impl HttpOptions {
         self
     }
 
+    /// Keeps MCP sessions and their persisted state in `store` (feature `mcp-redis`), so a
+    /// session survives its replica and works behind round robin. Without it the server is
+    /// stateless: each request runs in a session of its own.
+    ///
+    /// With a store, a client that starts with `initialize` (MCP before 2026-07-28) gets an
+    /// `Mcp-Session-Id`; each of its calls runs with the state the runtime persists
+    /// ([`RuntimeBuilder::persist_state`](crate::RuntimeBuilder::persist_state)) restored from
+    /// the store, and what the call changed is written back before the result is sent. Such a
+    /// client is not asked to approve calls (its answer could reach another replica): a call
+    /// that needs approval fails with 1012 for it, as over stateless HTTP. There is no SSE stream
+    /// on `GET` (405): this server sends nothing outside a request. Clients of MCP 2026-07-28 have
+    /// no sessions and stay stateless.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::McpError> {
+    /// use pleach_core::mcp::http::{HttpOptions, RedisSessionStore};
+    /// let store = RedisSessionStore::connect("redis://127.0.0.1:6379/").await?;
+    /// let options = HttpOptions::new("127.0.0.1:8080".parse().unwrap()).session_store(store);
+    /// # let _ = options;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "mcp-redis")]
+    #[must_use]
+    pub fn session_store(mut self, store: RedisSessionStore) -> HttpOptions {
+        self.session_store = Some(store);
+        self
+    }
+
     /// Whether a bearer token or a JWT check is configured.
     ///
     /// ```
@@ -354,6 +396,13 @@ struct Shared {
     cancel_calls: CancellationToken,
     /// Fired last: rmcp ends what is still open.
     stop: CancellationToken,
+    /// Whether MCP sessions are kept (a session store): `GET` then gets 405, not a stream.
+    sessions: bool,
+    /// The largest request body taken.
+    max_body_bytes: usize,
+    /// The session store: a request of a session it no longer has gets 404.
+    #[cfg(feature = "mcp-redis")]
+    store: Option<RedisSessionStore>,
 }
 
 /// An MCP server ready to serve over HTTP: [`router`](HttpServer::router) for the whole site,
@@ -386,6 +435,8 @@ pub struct HttpServer {
     drain_notice: Duration,
     json_response: bool,
     insecure_no_auth: bool,
+    #[cfg(feature = "mcp-redis")]
+    session_store: Option<RedisSessionStore>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -438,6 +489,17 @@ impl HttpServer {
             .transpose()
             .map_err(McpError::Options)?;
         let cancel_calls = CancellationToken::new();
+        // Every request's server, made from this one, is cancelled by the drain's end.
+        let server = server.cancelled_by(cancel_calls.clone());
+        #[cfg(feature = "mcp-redis")]
+        let server = match &options.session_store {
+            Some(store) => server.with_state_store(store.clone()),
+            None => server,
+        };
+        #[cfg(feature = "mcp-redis")]
+        let sessions = options.session_store.is_some();
+        #[cfg(not(feature = "mcp-redis"))]
+        let sessions = false;
         Ok(HttpServer {
             shared: Arc::new(Shared {
                 runtime: server.runtime().clone(),
@@ -448,15 +510,20 @@ impl HttpServer {
                 draining: CancellationToken::new(),
                 cancel_calls: cancel_calls.clone(),
                 stop: CancellationToken::new(),
+                sessions,
+                max_body_bytes: options.max_body_bytes,
+                #[cfg(feature = "mcp-redis")]
+                store: options.session_store.clone(),
             }),
-            // Every request's server, made from this one, is cancelled by the drain's end.
-            server: server.cancelled_by(cancel_calls),
+            server,
             allowed_hosts: options.allowed_hosts,
             max_body_bytes: options.max_body_bytes,
             drain_timeout: options.drain_timeout,
             drain_notice: options.drain_notice,
             json_response: options.json_response,
             insecure_no_auth: options.insecure_no_auth,
+            #[cfg(feature = "mcp-redis")]
+            session_store: options.session_store,
         })
     }
 
@@ -516,11 +583,33 @@ impl HttpServer {
             config = config.disable_allowed_hosts();
         }
         let server = self.server.clone();
-        let rmcp = StreamableHttpService::new(
-            move || server.with_new_session().map_err(std::io::Error::other),
+        let factory = move || server.with_new_session().map_err(std::io::Error::other);
+        #[cfg(feature = "mcp-redis")]
+        if let Some(store) = &self.session_store {
+            // No priming events: they invite clients to resume a stream with `GET`, which this
+            // server does not offer (a replica that died took the stream with it).
+            config = config.with_legacy_session_mode(true).with_sse_retry(None);
+            config.session_store = Some(Arc::new(store.clone()));
+            let mut manager = rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default();
+            manager.session_config.sse_retry = None;
+            return self.guarded(StreamableHttpService::new(
+                factory,
+                Arc::new(manager),
+                config,
+            ));
+        }
+        self.guarded(StreamableHttpService::new(
+            factory,
             Arc::new(NeverSessionManager::default()),
             config,
-        );
+        ))
+    }
+
+    /// `rmcp` behind [`guard`].
+    fn guarded<M>(&self, rmcp: StreamableHttpService<McpServer, M>) -> Router
+    where
+        M: rmcp::transport::streamable_http_server::SessionManager,
+    {
         Router::new()
             .fallback_service(rmcp)
             .layer(axum::middleware::from_fn_with_state(
@@ -733,22 +822,69 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
         }
         return response;
     }
-    if request.method() == axum::http::Method::POST && shared.runtime.refuses_new_calls() {
-        let mut response = refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server is at capacity; try again shortly",
+    if shared.sessions && request.method() == axum::http::Method::GET {
+        // No stream outside a request: this server sends nothing there, and a stream held open
+        // would keep a draining replica (and a reloading nginx) waiting.
+        let mut response = json_rpc_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            -32000,
+            "this server offers no SSE stream outside a request",
         );
         response
             .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
         return response;
     }
+    #[cfg(feature = "mcp-redis")]
+    if let Some(refusal) = check_session(&shared, request.method(), request.headers()).await {
+        return refusal;
+    }
+    if request.method() == axum::http::Method::POST && shared.runtime.refuses_new_calls() {
+        return try_again_shortly("the server is at capacity; try again shortly");
+    }
     let sent_json = is_json(request.headers());
+    #[cfg(feature = "mcp-redis")]
+    let response = if shared.sessions && request.method() == axum::http::Method::POST {
+        buffered::answer(request, next, shared.max_body_bytes).await
+    } else {
+        next.run(request).await
+    };
+    #[cfg(not(feature = "mcp-redis"))]
     let response = next.run(request).await;
     if response.status().is_client_error() && !is_json(response.headers()) {
         return as_json_rpc_error(response, sent_json).await;
     }
     response
+}
+
+/// With a session store, a POST in a session the store no longer has (ended by a `DELETE` on
+/// any replica, or expired) gets 404, which tells the client to start a new one, even when this
+/// replica still holds the session in memory; each one found has its time to live renewed.
+#[cfg(feature = "mcp-redis")]
+async fn check_session(
+    shared: &Shared,
+    method: &axum::http::Method,
+    headers: &HeaderMap,
+) -> Option<Response> {
+    let store = shared.store.as_ref()?;
+    if method != axum::http::Method::POST {
+        return None;
+    }
+    let session_id = headers.get("mcp-session-id")?.to_str().ok()?.to_owned();
+    match store.touch(&session_id).await {
+        Ok(true) => None,
+        Ok(false) => Some(json_rpc_error(
+            StatusCode::NOT_FOUND,
+            -32001,
+            "session not found: it ended or expired; start a new one with `initialize`",
+        )),
+        Err(error) => {
+            tracing::error!("{error}");
+            Some(try_again_shortly(
+                "the session store is unavailable; try again shortly",
+            ))
+        }
+    }
 }
 
 /// rmcp answers a request it cannot take in plain text: the same status with a JSON-RPC error
@@ -773,10 +909,24 @@ async fn as_json_rpc_error(response: Response, sent_json: bool) -> Response {
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
+    has_content_type(headers, "application/json")
+}
+
+/// Whether the `Content-Type` in `headers` is `kind` (with or without parameters).
+fn has_content_type(headers: &HeaderMap, kind: &str) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.trim_start().starts_with("application/json"))
+        .is_some_and(|value| value.trim_start().starts_with(kind))
+}
+
+/// 503 with `Retry-After: 1`: a refusal a client should retry in a moment.
+fn try_again_shortly(message: &str) -> Response {
+    let mut response = refuse(StatusCode::SERVICE_UNAVAILABLE, message);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// A refusal as MCP clients read one: a JSON-RPC error with no id.
