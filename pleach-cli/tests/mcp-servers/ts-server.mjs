@@ -1,0 +1,248 @@
+// A remote MCP server for pleach's MCP *client* tests: the official TypeScript SDK's McpServer
+// (high-level API, zod schemas) over stdio or Streamable HTTP (sessions, one transport and one
+// McpServer per session, as the SDK's own examples do).
+// Usage: node ts-server.mjs stdio
+//        node ts-server.mjs http PORT [--token TOKEN]
+//   (with @modelcontextprotocol/sdk resolvable: CI copies this script into a temporary folder
+//   where the SDK is npm-installed.) HTTP binds 127.0.0.1; PORT 0 picks a free port; once
+//   listening it prints exactly one stderr line `ts-server: listening on http://127.0.0.1:PORT/mcp`.
+//   With --token, a request without `Authorization: Bearer TOKEN` gets 401.
+// Env MCP_CALL_LOG=FILE: one JSON line appended per event, `{"call":TOOL,"arguments":{...}}` first
+// thing in every tool handler (so a call refused by the SDK's schema check is never logged), and
+// `{"cancelled":TOOL}` when a call is aborted.
+// Tools:
+//   echo {text: string}          text content `text`; readOnlyHint true.
+//   add {a: number, b: number}   structuredContent {sum: a+b}, outputSchema {sum: number}, text
+//                                content the JSON of it; readOnlyHint true.
+//   fail {reason: string}        isError true, text content `reason`.
+//   slow {ms: integer}           waits ms then text `slept MS`; with a progressToken, a
+//                                notifications/progress every 100 ms (progress N, message `tick N`);
+//                                aborted (notifications/cancelled): logs {"cancelled":"slow"}, no answer.
+//   delete_file {path: string}   text `deleted PATH`, touches nothing; destructiveHint true,
+//                                readOnlyHint false.
+//   add_tool {}                  registers tool `late` (no params, text `late`) if absent, so the SDK
+//                                sends notifications/tools/list_changed (over HTTP only on the
+//                                session's GET SSE stream, if the client opened one); text `added`.
+// Arguments that fail a schema never reach a handler: the SDK answers an isError result
+// "Input validation error: ...".
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import http from "node:http";
+import * as z from "zod/v4";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+
+const usage = "usage: node ts-server.mjs stdio | node ts-server.mjs http PORT [--token TOKEN]";
+
+const callLog = process.env.MCP_CALL_LOG;
+function log(event) {
+  if (callLog) fs.appendFileSync(callLog, JSON.stringify(event) + "\n");
+}
+
+const text = (value) => ({ content: [{ type: "text", text: value }] });
+
+// One McpServer with every tool; HTTP makes one per session, so `late` is per session.
+function makeServer() {
+  const server = new McpServer({ name: "ts-server", version: "1.0.0" });
+
+  server.registerTool(
+    "echo",
+    { description: "Returns its text.", inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
+    async (args) => {
+      log({ call: "echo", arguments: args });
+      return text(args.text);
+    },
+  );
+
+  server.registerTool(
+    "add",
+    {
+      description: "Adds two numbers.",
+      inputSchema: { a: z.number(), b: z.number() },
+      outputSchema: { sum: z.number() },
+      annotations: { readOnlyHint: true },
+    },
+    async (args) => {
+      log({ call: "add", arguments: args });
+      const structuredContent = { sum: args.a + args.b };
+      return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
+    },
+  );
+
+  server.registerTool(
+    "fail",
+    { description: "Always fails with the given reason.", inputSchema: { reason: z.string() } },
+    async (args) => {
+      log({ call: "fail", arguments: args });
+      return { ...text(args.reason), isError: true };
+    },
+  );
+
+  server.registerTool(
+    "slow",
+    {
+      description: "Sleeps ms milliseconds, reporting progress every 100 ms; cancellable.",
+      inputSchema: { ms: z.number().int() },
+    },
+    async (args, extra) => {
+      log({ call: "slow", arguments: args });
+      const token = extra._meta?.progressToken;
+      const finished = await new Promise((resolve) => {
+        let ticks = 0;
+        const ticker =
+          token === undefined
+            ? undefined
+            : setInterval(() => {
+                ticks += 1;
+                extra
+                  .sendNotification({
+                    method: "notifications/progress",
+                    params: { progressToken: token, progress: ticks, message: `tick ${ticks}` },
+                  })
+                  .catch(() => {});
+              }, 100);
+        const done = (value) => {
+          clearTimeout(timer);
+          if (ticker) clearInterval(ticker);
+          extra.signal.removeEventListener("abort", onAbort);
+          resolve(value);
+        };
+        const onAbort = () => done(false);
+        const timer = setTimeout(() => done(true), args.ms);
+        if (extra.signal.aborted) onAbort();
+        else extra.signal.addEventListener("abort", onAbort);
+      });
+      if (!finished) {
+        log({ cancelled: "slow" });
+        // The SDK sends no response for an aborted request; this result goes nowhere.
+        return text("cancelled");
+      }
+      return text(`slept ${args.ms}`);
+    },
+  );
+
+  server.registerTool(
+    "delete_file",
+    {
+      description: "Pretends to delete a file (touches nothing).",
+      inputSchema: { path: z.string() },
+      annotations: { destructiveHint: true, readOnlyHint: false },
+    },
+    async (args) => {
+      log({ call: "delete_file", arguments: args });
+      return text(`deleted ${args.path}`);
+    },
+  );
+
+  let late;
+  server.registerTool(
+    "add_tool",
+    { description: "Adds the tool `late` (the server then sends tools/list_changed).", inputSchema: {} },
+    async (args) => {
+      log({ call: "add_tool", arguments: args });
+      if (!late) {
+        late = server.registerTool("late", { description: "Added by add_tool.", inputSchema: {} }, async (lateArgs) => {
+          log({ call: "late", arguments: lateArgs });
+          return text("late");
+        });
+      }
+      return text("added");
+    },
+  );
+
+  return server;
+}
+
+async function serveStdio() {
+  await makeServer().connect(new StdioServerTransport());
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function jsonError(res, status, code, message) {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+}
+
+async function serveHttp(port, token) {
+  const sessions = new Map(); // session id -> transport
+
+  const httpServer = http.createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url, "http://127.0.0.1");
+      if (url.pathname !== "/mcp") {
+        res.writeHead(404).end("not found");
+        return;
+      }
+      if (token !== undefined && req.headers.authorization !== `Bearer ${token}`) {
+        res.writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" });
+        res.end(JSON.stringify({ error: "unauthorized" }));
+        return;
+      }
+      const sessionId = req.headers["mcp-session-id"];
+      let body;
+      if (req.method === "POST") {
+        const raw = await readBody(req);
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          jsonError(res, 400, -32700, "Parse error");
+          return;
+        }
+      }
+      const existing = sessionId ? sessions.get(sessionId) : undefined;
+      if (existing) {
+        await existing.handleRequest(req, res, body);
+        return;
+      }
+      if (sessionId) {
+        jsonError(res, 404, -32001, "Session not found");
+        return;
+      }
+      if (req.method === "POST" && isInitializeRequest(body)) {
+        const transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => sessions.set(id, transport),
+        });
+        transport.onclose = () => {
+          if (transport.sessionId) sessions.delete(transport.sessionId);
+        };
+        await makeServer().connect(transport);
+        await transport.handleRequest(req, res, body);
+        return;
+      }
+      jsonError(res, 400, -32000, "Bad Request: No valid session ID provided");
+    } catch (error) {
+      console.error("ts-server: error handling request:", error);
+      if (!res.headersSent) jsonError(res, 500, -32603, "Internal server error");
+    }
+  });
+
+  httpServer.listen(port, "127.0.0.1", () => {
+    console.error(`ts-server: listening on http://127.0.0.1:${httpServer.address().port}/mcp`);
+  });
+}
+
+const [mode, ...rest] = process.argv.slice(2);
+if (mode === "stdio" && rest.length === 0) {
+  await serveStdio();
+} else if (mode === "http" && (rest.length === 1 || (rest.length === 3 && rest[1] === "--token"))) {
+  const port = Number(rest[0]);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(usage);
+    process.exit(2);
+  }
+  await serveHttp(port, rest.length === 3 ? rest[2] : undefined);
+} else {
+  console.error(usage);
+  process.exit(2);
+}
