@@ -64,6 +64,9 @@ pub enum ErrorCode {
     RepeatedFailure,
     /// 1016: the call waited for the user's approval longer than the runtime's approval timeout.
     ApprovalTimedOut,
+    /// 1017: the remote server the tool lives on (an MCP server) could not be reached, or its
+    /// connection failed during the call; pleach reconnects, so a later try may succeed.
+    RemoteUnavailable,
 }
 
 impl ErrorCode {
@@ -72,9 +75,9 @@ impl ErrorCode {
     /// ```
     /// use pleach_core::ErrorCode;
     /// let numbers: Vec<u16> = ErrorCode::ALL.iter().map(|c| c.as_u16()).collect();
-    /// assert_eq!(numbers, (1001..=1016).collect::<Vec<_>>());
+    /// assert_eq!(numbers, (1001..=1017).collect::<Vec<_>>());
     /// ```
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 17] = [
         ErrorCode::InputInvalid,
         ErrorCode::OutputInvalid,
         ErrorCode::UnknownTool,
@@ -91,6 +94,7 @@ impl ErrorCode {
         ErrorCode::Overloaded,
         ErrorCode::RepeatedFailure,
         ErrorCode::ApprovalTimedOut,
+        ErrorCode::RemoteUnavailable,
     ];
 
     /// The numeric code.
@@ -116,6 +120,7 @@ impl ErrorCode {
             ErrorCode::Overloaded => 1014,
             ErrorCode::RepeatedFailure => 1015,
             ErrorCode::ApprovalTimedOut => 1016,
+            ErrorCode::RemoteUnavailable => 1017,
         }
     }
 

@@ -116,6 +116,23 @@ impl ToolBuilder {
         self
     }
 
+    /// Names where the tool comes from in errors (a duplicate name, a refused schema) instead of
+    /// the line that called [`define_tool`]: for tools made from a description found elsewhere,
+    /// such as an MCP server's listing.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, DefinitionSite, ToolError};
+    /// let error = define_tool("has space", "x")
+    ///     .defined_at(DefinitionSite::elsewhere("the MCP server `files`"))
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::Value::Null) })
+    ///     .unwrap_err();
+    /// assert!(error.to_string().ends_with("(defined at the MCP server `files`)"), "{error}");
+    /// ```
+    pub fn defined_at(mut self, site: DefinitionSite) -> Self {
+        self.site = site;
+        self
+    }
+
     /// Finishes the definition with typed code: the input schema is derived from `I`, the output
     /// schema from `O` (none when `O`'s schema accepts anything, as for `serde_json::Value`).
     /// The arguments text is deserialized straight into `I`.

@@ -79,6 +79,18 @@ impl DefinitionSite {
         }
     }
 
+    /// A place outside source code that defined a tool, such as the MCP server a remote tool
+    /// comes from; errors show it as written (line and column are 0).
+    ///
+    /// ```
+    /// let site = pleach_core::DefinitionSite::elsewhere("the MCP server `github` (https://mcp.example/mcp)");
+    /// assert_eq!(site.to_string(), "the MCP server `github` (https://mcp.example/mcp)");
+    /// assert_eq!(site.line(), 0);
+    /// ```
+    pub fn elsewhere(place: impl Into<Cow<'static, str>>) -> Self {
+        DefinitionSite::new(place, 0, 0)
+    }
+
     /// The caller's location (for `#[track_caller]` constructors).
     #[track_caller]
     pub(crate) fn caller() -> Self {
@@ -96,7 +108,7 @@ impl DefinitionSite {
         &self.file
     }
 
-    /// The 1-based line.
+    /// The 1-based line (0 for a place outside source code).
     ///
     /// ```
     /// let site = pleach_core::DefinitionSite::new("src/tools.rs", 12, 1);
@@ -119,6 +131,10 @@ impl DefinitionSite {
 
 impl fmt::Display for DefinitionSite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            // A place outside source code (`DefinitionSite::elsewhere`).
+            return f.write_str(&self.file);
+        }
         write!(f, "{}:{}:{}", self.file, self.line, self.column)
     }
 }
