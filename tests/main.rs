@@ -13,6 +13,7 @@ mod guarantees;
 mod input_types;
 mod mcp;
 mod mcp_http;
+mod mcp_remote;
 mod mcp_sessions;
 mod providers;
 mod round_trip;

@@ -53,6 +53,7 @@
 mod approval;
 #[cfg(feature = "mcp-http")]
 pub mod http;
+pub mod remote;
 mod server;
 mod stdio;
 

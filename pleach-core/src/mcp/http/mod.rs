@@ -398,7 +398,8 @@ struct Shared {
     stop: CancellationToken,
     /// Whether MCP sessions are kept (a session store): `GET` then gets 405, not a stream.
     sessions: bool,
-    /// The largest request body taken.
+    /// The largest request body taken (a session's request is read whole: `buffered`).
+    #[cfg(feature = "mcp-redis")]
     max_body_bytes: usize,
     /// The session store: a request of a session it no longer has gets 404.
     #[cfg(feature = "mcp-redis")]
@@ -511,6 +512,7 @@ impl HttpServer {
                 cancel_calls: cancel_calls.clone(),
                 stop: CancellationToken::new(),
                 sessions,
+                #[cfg(feature = "mcp-redis")]
                 max_body_bytes: options.max_body_bytes,
                 #[cfg(feature = "mcp-redis")]
                 store: options.session_store.clone(),

@@ -1,0 +1,203 @@
+//! One call of a remote tool: sent as `tools/call`, its progress passed on as `tool.delta`,
+//! cancelled with `notifications/cancelled` when its signal fires (or its future is dropped),
+//! and its result read as the tool's outcome.
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, RequestId, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::{Peer, RoleClient};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::connection::{Connection, unavailable};
+use crate::ToolContext;
+use crate::error::{ErrorCode, ToolError};
+
+/// Calls `tool` (the server's own name) with `arguments` (already validated against the server's
+/// input schema) and waits for its result, its signal, or its connection to fail.
+pub(super) async fn call(
+    connection: &Connection,
+    tool: &str,
+    arguments: Value,
+    ctx: ToolContext,
+) -> Result<Value, ToolError> {
+    let label = connection.label();
+    let peer = connection.peer().await?;
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    if let Value::Object(arguments) = arguments {
+        params = params.with_arguments(arguments);
+    }
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = match peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+    {
+        Ok(handle) => handle,
+        Err(error) => return Err(broken(connection, &error, false).await),
+    };
+    let (sender, mut progress) = mpsc::unbounded_channel();
+    let _route = connection.route_progress(handle.progress_token.clone(), sender);
+    let mut pending = Pending {
+        peer,
+        id: Some(handle.id.clone()),
+    };
+    let response = handle.await_response();
+    tokio::pin!(response);
+    loop {
+        tokio::select! {
+            answered = &mut response => {
+                pending.id = None;
+                return match answered {
+                    Ok(ServerResult::CallToolResult(result)) => outcome(label, tool, result),
+                    Ok(other) => Err(ToolError::failed(format!(
+                        "the MCP server `{label}` answered `{tool}` with something other than a \
+                         tool result"
+                    ))
+                    .with_detail(format!("{other:?}"))),
+                    Err(ServiceError::McpError(error)) => Err(ToolError::failed(format!(
+                        "the MCP server `{label}` refused the call: {} (JSON-RPC error {})",
+                        error.message, error.code.0
+                    ))),
+                    Err(error) => Err(broken(connection, &error, true).await),
+                };
+            }
+            Some(report) = progress.recv() => {
+                let mut delta = json!({ "progress": report.progress });
+                if let Some(total) = report.total {
+                    delta["total"] = json!(total);
+                }
+                if let Some(message) = report.message {
+                    delta["message"] = json!(message);
+                }
+                ctx.progress(delta);
+            }
+            () = ctx.signal.cancelled() => {
+                pending.cancel("the call was cancelled").await;
+                return Err(ToolError::new(
+                    ErrorCode::Cancelled,
+                    format!("the call was cancelled; the MCP server `{label}` was told"),
+                ));
+            }
+        }
+    }
+}
+
+/// A request sent and not answered: dropped, the server is told it is cancelled.
+struct Pending {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Pending {
+    async fn cancel(&mut self, reason: &str) {
+        if let Some(id) = self.id.take() {
+            let _ = self.peer.notify_cancelled(cancelled(id, reason)).await;
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let peer = self.peer.clone();
+            runtime.spawn(async move {
+                let _ = peer
+                    .notify_cancelled(cancelled(id, "the call was abandoned"))
+                    .await;
+            });
+        }
+    }
+}
+
+fn cancelled(id: RequestId, reason: &str) -> CancelledNotificationParam {
+    CancelledNotificationParam::new(Some(id), Some(reason.to_owned()))
+}
+
+/// 1017 for a transport that failed (`during` the call, or before it was sent); the connection
+/// is opened again for the next call.
+async fn broken(connection: &Connection, error: &ServiceError, during: bool) -> ToolError {
+    connection.failed().await;
+    let label = connection.label();
+    let message = if during {
+        format!(
+            "the connection to the MCP server `{label}` failed during the call ({error}); \
+             whether the server ran it is unknown"
+        )
+    } else {
+        format!("the call could not be sent to the MCP server `{label}` ({error})")
+    };
+    unavailable(message)
+}
+
+/// The tool's outcome from the server's result: `isError` is the tool's own failure with the
+/// server's text; `structuredContent` is the result (checked against the output schema by the
+/// runtime); otherwise the text content, or the content blocks when some are not text.
+pub(super) fn outcome(label: &str, tool: &str, result: CallToolResult) -> Result<Value, ToolError> {
+    let content = serde_json::to_value(&result.content).unwrap_or(Value::Null);
+    if result.is_error == Some(true) {
+        let text = text_of(&content)
+            .filter(|text| !text.trim().is_empty())
+            .unwrap_or_else(|| format!("`{tool}` on the MCP server `{label}` failed"));
+        return Err(ToolError::failed(text));
+    }
+    if let Some(structured) = result.structured_content {
+        return Ok(structured);
+    }
+    Ok(text_of(&content).map_or(content, Value::String))
+}
+
+/// The text of `content` when every block is text, joined by newlines.
+fn text_of(content: &Value) -> Option<String> {
+    let blocks = content.as_array()?;
+    let texts: Option<Vec<&str>> = blocks
+        .iter()
+        .map(|block| {
+            (block.get("type")? == "text")
+                .then(|| block.get("text")?.as_str())
+                .flatten()
+        })
+        .collect();
+    texts.map(|texts| texts.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(value: Value) -> CallToolResult {
+        serde_json::from_value(value).expect("a tool result")
+    }
+
+    #[test]
+    fn results_become_outcomes() {
+        let text = result(
+            json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+        );
+        assert_eq!(outcome("s", "t", text).unwrap(), json!("a\nb"));
+
+        let structured = result(json!({"content": [{"type": "text", "text": "{\"sum\":3}"}],
+            "structuredContent": {"sum": 3}}));
+        assert_eq!(outcome("s", "t", structured).unwrap(), json!({"sum": 3}));
+
+        let image = result(
+            json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}),
+        );
+        assert_eq!(outcome("s", "t", image).unwrap()[0]["type"], "image");
+
+        let failed =
+            result(json!({"content": [{"type": "text", "text": "it broke"}], "isError": true}));
+        let error = outcome("s", "t", failed).unwrap_err();
+        assert_eq!(
+            (error.code(), error.message()),
+            (ErrorCode::ToolFailed, "it broke")
+        );
+
+        let silent = result(json!({"content": [], "isError": true}));
+        let error = outcome("files", "rm", silent).unwrap_err();
+        assert_eq!(error.message(), "`rm` on the MCP server `files` failed");
+    }
+}

@@ -1,0 +1,256 @@
+//! The connection to one MCP server: opened over stdio (a child process) or Streamable HTTP,
+//! reopened with backoff after it fails, and the client side of the protocol (progress routed to
+//! the call that asked for it, `tools/list_changed` passed on).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use tokio::sync::{mpsc, watch};
+
+use super::Target;
+use crate::error::{ErrorCode, ToolError};
+
+/// The first wait before reconnecting after a failure; it doubles with each failure in a row.
+const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+/// The longest wait between reconnection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// One server's connection, shared by its tools.
+pub(super) struct Connection {
+    target: Target,
+    /// How messages name the server.
+    label: String,
+    connect_timeout: Duration,
+    shared: Arc<HandlerState>,
+    state: tokio::sync::Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    service: Option<RunningService<RoleClient, Handler>>,
+    /// Failed attempts in a row.
+    failures: u32,
+    /// No attempt before this.
+    retry_at: Option<Instant>,
+    /// Why the last attempt failed.
+    last_error: String,
+}
+
+/// What the client side shares with the connection.
+struct HandlerState {
+    /// Where each running call's progress goes, by its request's progress token.
+    progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<ProgressNotificationParam>>>,
+    /// Bumped when the server says its tools changed and when the connection is opened again:
+    /// either way the tool list is listed again.
+    relist: watch::Sender<u64>,
+}
+
+/// The client side of the protocol: pleach asks for no capability (no sampling, no roots, no
+/// elicitation), routes progress, and passes on `tools/list_changed`.
+#[derive(Clone)]
+struct Handler(Arc<HandlerState>);
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("pleach", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let progress = self
+            .0
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(sender) = progress.get(&params.progress_token) {
+            let _ = sender.send(params);
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.0.relist.send_modify(|n| *n += 1);
+    }
+}
+
+/// Routes a call's progress while it lives; removed when dropped.
+pub(super) struct ProgressRoute {
+    shared: Arc<HandlerState>,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        self.shared
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.token);
+    }
+}
+
+impl Connection {
+    pub(super) fn new(target: Target, label: String, connect_timeout: Duration) -> Connection {
+        Connection {
+            target,
+            label,
+            connect_timeout,
+            shared: Arc::new(HandlerState {
+                progress: Mutex::new(HashMap::new()),
+                relist: watch::channel(0).0,
+            }),
+            state: tokio::sync::Mutex::new(State::default()),
+        }
+    }
+
+    /// How messages name the server.
+    pub(super) fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Changes when the tools should be listed again.
+    pub(super) fn relist(&self) -> watch::Receiver<u64> {
+        self.shared.relist.subscribe()
+    }
+
+    /// Sends `token`'s progress to `sender` until the route is dropped.
+    pub(super) fn route_progress(
+        &self,
+        token: ProgressToken,
+        sender: mpsc::UnboundedSender<ProgressNotificationParam>,
+    ) -> ProgressRoute {
+        self.shared
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(token.clone(), sender);
+        ProgressRoute {
+            shared: Arc::clone(&self.shared),
+            token,
+        }
+    }
+
+    /// The open connection's peer, opening it (again) when it is not open. After a failure the
+    /// next attempt waits its backoff; a call meanwhile fails at once with 1017.
+    pub(super) async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+        let mut state = self.state.lock().await;
+        if let Some(service) = &state.service {
+            if !service.is_closed() && !service.peer().is_transport_closed() {
+                return Ok(service.peer().clone());
+            }
+            tracing::warn!("the MCP server `{}` closed its connection", self.label);
+            state.service = None;
+        }
+        if let Some(at) = state.retry_at
+            && let Some(wait) = at.checked_duration_since(Instant::now())
+        {
+            return Err(unavailable(format!(
+                "the MCP server `{}` is unavailable ({}); the next connection attempt is in {} ms",
+                self.label,
+                state.last_error,
+                wait.as_millis()
+            )));
+        }
+        let reopening = state.failures > 0 || state.last_error == CLOSED;
+        match self.open().await {
+            Ok(service) => {
+                let peer = service.peer().clone();
+                *state = State {
+                    service: Some(service),
+                    ..State::default()
+                };
+                if reopening {
+                    tracing::info!("reconnected to the MCP server `{}`", self.label);
+                    self.shared.relist.send_modify(|n| *n += 1);
+                }
+                Ok(peer)
+            }
+            Err(reason) => {
+                state.failures += 1;
+                let backoff = FIRST_BACKOFF
+                    .saturating_mul(1 << state.failures.min(8).saturating_sub(1))
+                    .min(MAX_BACKOFF);
+                state.retry_at = Some(Instant::now() + backoff);
+                state.last_error.clone_from(&reason);
+                tracing::warn!(
+                    "cannot connect to the MCP server `{}`: {reason}; next attempt in {} ms",
+                    self.label,
+                    backoff.as_millis()
+                );
+                Err(unavailable(format!(
+                    "the MCP server `{}` is unavailable: {reason}",
+                    self.label
+                )))
+            }
+        }
+    }
+
+    /// Marks the connection as failed (the transport broke during a call): the next call opens
+    /// it again.
+    pub(super) async fn failed(&self) {
+        let mut state = self.state.lock().await;
+        if let Some(service) = state.service.take() {
+            // Ends the child process of a stdio server, the session of an HTTP one.
+            drop(service);
+            CLOSED.clone_into(&mut state.last_error);
+        }
+    }
+
+    /// Closes the connection (a stdio server's process ends).
+    pub(super) async fn close(&self) {
+        let service = self.state.lock().await.service.take();
+        if let Some(service) = service {
+            let _ = service.cancel().await;
+        }
+    }
+
+    /// Opens a new connection and runs the handshake, within the connect timeout.
+    async fn open(&self) -> Result<RunningService<RoleClient, Handler>, String> {
+        let handler = Handler(Arc::clone(&self.shared));
+        let opening = async {
+            match &self.target {
+                Target::Stdio(command) => {
+                    let transport = command.spawn()?;
+                    handler
+                        .serve(transport)
+                        .await
+                        .map_err(|error| error.to_string())
+                }
+                #[cfg(feature = "mcp-http")]
+                Target::Http(http) => {
+                    let transport = http.transport()?;
+                    handler
+                        .serve(transport)
+                        .await
+                        .map_err(|error| error.to_string())
+                }
+            }
+        };
+        match tokio::time::timeout(self.connect_timeout, opening).await {
+            Ok(opened) => opened,
+            Err(_) => Err(format!(
+                "no answer to the MCP handshake within {} ms",
+                self.connect_timeout.as_millis()
+            )),
+        }
+    }
+}
+
+/// Why a connection is gone when it closed under a call.
+const CLOSED: &str = "its connection closed";
+
+/// 1017 with `message`.
+pub(super) fn unavailable(message: String) -> ToolError {
+    ToolError::new(ErrorCode::RemoteUnavailable, message)
+}

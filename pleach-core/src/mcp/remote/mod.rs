@@ -1,0 +1,698 @@
+//! Remote tools: an MCP server's tools in a pleach runtime, beside its `#[tool]` fns (feature
+//! `mcp`; servers over Streamable HTTP need `mcp-http`).
+//!
+//! [`McpRemote`] says where a server is (a command line for stdio, a URL for Streamable HTTP) and
+//! how its tools are named and tiered; [`connect`](McpRemote::connect) starts it, runs the
+//! handshake and lists its tools (every page); [`RemoteServer::plugin`] hands them to a
+//! [`RuntimeBuilder`](crate::RuntimeBuilder). From then on a remote tool is a tool like any
+//! other:
+//!
+//! - **Names**: the server's, or `prefix__name` with [`McpRemote::prefix`]. The name rule and the
+//!   duplicate-name error are the local tools' own; the error names the server (``the MCP
+//!   server `github` (its tool `create_issue`)``) as the other definition's site. A tool
+//!   pleach cannot accept (a name with spaces, an input schema that is not an object schema, a
+//!   schema that does not compile) is skipped with a warning saying why
+//!   ([`RemoteServer::skipped`]); the rest are served.
+//! - **Input** is validated against the server's `inputSchema` before the call leaves the
+//!   process (1001 with JSON pointers); the server never sees a call that does not fit.
+//!   **Output**: `structuredContent` is the result, checked against `outputSchema` when the
+//!   server gives one (1002); an `isError` result is the tool's own failure (1008) with the
+//!   server's text; otherwise the result is the text content (or the content blocks when some
+//!   are not text).
+//! - **Tiers and batching**: `readOnlyHint` makes a tool's calls parallel; `destructiveHint`
+//!   puts it in the `standard` tier ([`McpRemote::destructive_tier`] to choose another);
+//!   [`McpRemote::default_tier`] and [`McpRemote::tier`] override per server and per tool.
+//! - **Lifecycle**: a call's signal (cancel, the runtime's timeout) sends
+//!   `notifications/cancelled`; the server's `notifications/progress` become `tool.delta`
+//!   events (`{"progress": n, "total": t, "message": "…"}`). A connection that fails fails the
+//!   call with **1017** (recoverable) and is opened again by a later call, after a backoff that
+//!   doubles from 250 ms to 30 s while attempts keep failing. `notifications/tools/list_changed`
+//!   (and each reconnection) lists the tools again: a tool the server no longer lists fails its
+//!   calls with 1003 without sending them, and [`RemoteServer::plugin`] gives the new list to a
+//!   runtime built afterwards.
+//!
+//! ```rust,no_run,standalone_crate
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use pleach_core::mcp::remote::McpRemote;
+//! use pleach_core::{Runtime, SessionOptions, ToolCall};
+//!
+//! let files = McpRemote::stdio("npx", ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"])
+//!     .prefix("files")
+//!     .connect()
+//!     .await?;
+//! let runtime = Runtime::builder().plugin(files.plugin()).build()?;
+//! let session = runtime.create_session(SessionOptions::all())?;
+//! let outcome = session
+//!     .call(ToolCall::new("c1", "files__list_directory", r#"{"path": "/srv/docs"}"#))
+//!     .await
+//!     .outcome;
+//! println!("{outcome:?}");
+//! # Ok(()) }
+//! ```
+
+mod call;
+mod connection;
+mod listing;
+mod target;
+
+use std::fmt;
+use std::sync::{Arc, PoisonError, RwLock, Weak};
+use std::time::Duration;
+
+use self::connection::Connection;
+use self::listing::RemoteTool;
+use self::target::{StdioCommand, Target};
+use crate::SafetyTier;
+use crate::plugin::{PleachPlugin, define_pleach_plugin};
+use crate::tool::UnifiedToolDefinition;
+
+/// How long the handshake with a server may take by default.
+///
+/// ```
+/// assert_eq!(pleach_core::mcp::remote::DEFAULT_CONNECT_TIMEOUT.as_secs(), 30);
+/// ```
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many tools of one server are used by default; the rest are skipped with a warning.
+///
+/// ```
+/// assert_eq!(pleach_core::mcp::remote::DEFAULT_MAX_TOOLS, 1000);
+/// ```
+pub const DEFAULT_MAX_TOOLS: usize = 1000;
+
+/// Where an MCP server is and how its tools join a runtime; [`connect`](McpRemote::connect)
+/// to use them.
+///
+/// ```
+/// use pleach_core::mcp::remote::McpRemote;
+/// use pleach_core::SafetyTier;
+///
+/// let remote = McpRemote::stdio("python3", ["-m", "weather_server"])
+///     .prefix("weather")
+///     .tier("set_alert", SafetyTier::Standard);
+/// assert_eq!(remote.label(), "weather");
+/// ```
+#[derive(Clone)]
+pub struct McpRemote {
+    target: Target,
+    label: Option<String>,
+    connect_timeout: Duration,
+    overrides: Overrides,
+}
+
+impl fmt::Debug for McpRemote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpRemote")
+            .field("target", &self.target.to_string())
+            .field("label", &self.label())
+            .field("prefix", &self.overrides.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a server's tools are named and tiered.
+#[derive(Clone, Debug)]
+pub(crate) struct Overrides {
+    prefix: Option<String>,
+    default_tier: Option<SafetyTier>,
+    destructive_tier: SafetyTier,
+    /// By the server's tool name or the prefixed name.
+    tiers: Vec<(String, SafetyTier)>,
+    max_tools: usize,
+}
+
+/// A tool a server lists that pleach did not take, and why.
+///
+/// ```
+/// let skipped = pleach_core::mcp::remote::SkippedTool {
+///     name: "bad name".into(),
+///     reason: "tool name `bad name` is invalid".into(),
+/// };
+/// assert_eq!(skipped.to_string(), "`bad name`: tool name `bad name` is invalid");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedTool {
+    /// The name the server gave it (or `#index` when it gave none).
+    pub name: String,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+impl fmt::Display for SkippedTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.name, self.reason)
+    }
+}
+
+/// Why a server could not be used.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::mcp::remote::{McpRemote, RemoteError};
+/// let error = McpRemote::stdio("/no/such/server", Vec::<String>::new()).connect().await.unwrap_err();
+/// assert!(matches!(error, RemoteError::Connect { .. }));
+/// assert!(error.to_string().contains("/no/such/server"), "{error}");
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RemoteError {
+    /// The server could not be started or reached, or the handshake failed.
+    #[error("cannot connect to the MCP server `{label}` ({target}): {reason}")]
+    Connect {
+        /// How messages name the server.
+        label: String,
+        /// Its command line or URL.
+        target: String,
+        /// Why.
+        reason: String,
+    },
+    /// The server did not list its tools.
+    #[error("the MCP server `{label}` did not list its tools: {reason}")]
+    List {
+        /// How messages name the server.
+        label: String,
+        /// Why.
+        reason: String,
+    },
+    /// A command line that cannot be split into words (an unclosed quote).
+    #[error("cannot read the command line `{0}` (an unclosed quote?)")]
+    CommandLine(String),
+}
+
+impl McpRemote {
+    /// A server started as `program args…`, speaking MCP on its stdin and stdout (its stderr is
+    /// pleach's own).
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["server.mjs"]);
+    /// assert_eq!(remote.label(), "node");
+    /// ```
+    pub fn stdio(
+        program: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> McpRemote {
+        McpRemote::new(Target::Stdio(StdioCommand {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            dir: None,
+        }))
+    }
+
+    /// A stdio server from one command line, split as a POSIX shell splits words (quotes and
+    /// backslashes; no variables, globs or pipes): `"python3 -m weather_server --units metric"`.
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError::CommandLine`]: an unclosed quote, or no words at all.
+    ///
+    /// ```
+    /// use pleach_core::mcp::remote::McpRemote;
+    /// let remote = McpRemote::command_line(r#"node "my server.mjs" --port 0"#).unwrap();
+    /// assert_eq!(remote.label(), "node");
+    /// assert!(McpRemote::command_line(r#"node "unclosed"#).is_err());
+    /// ```
+    pub fn command_line(line: &str) -> Result<McpRemote, RemoteError> {
+        let words = shlex::split(line)
+            .filter(|words| !words.is_empty())
+            .ok_or_else(|| RemoteError::CommandLine(line.to_owned()))?;
+        let mut words = words.into_iter();
+        let program = words.next().unwrap_or_default();
+        Ok(McpRemote::stdio(program, words))
+    }
+
+    /// A server at a Streamable HTTP `url` (feature `mcp-http`).
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::http("https://mcp.example.com/mcp");
+    /// assert_eq!(remote.label(), "mcp.example.com");
+    /// ```
+    #[cfg(feature = "mcp-http")]
+    pub fn http(url: impl Into<String>) -> McpRemote {
+        McpRemote::new(Target::Http(target::HttpTarget {
+            url: url.into(),
+            token: None,
+            headers: Vec::new(),
+        }))
+    }
+
+    fn new(target: Target) -> McpRemote {
+        McpRemote {
+            target,
+            label: None,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            overrides: Overrides {
+                prefix: None,
+                default_tier: None,
+                destructive_tier: SafetyTier::Standard,
+                tiers: Vec::new(),
+                max_tools: DEFAULT_MAX_TOOLS,
+            },
+        }
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every request (HTTP servers).
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::http("https://mcp.example.com/mcp")
+    ///     .bearer_token("secret");
+    /// # let _ = remote;
+    /// ```
+    #[cfg(feature = "mcp-http")]
+    #[must_use]
+    pub fn bearer_token(mut self, token: impl Into<String>) -> McpRemote {
+        if let Target::Http(http) = &mut self.target {
+            http.token = Some(token.into());
+        }
+        self
+    }
+
+    /// Sends the header `name: value` with every request (HTTP servers). Repeatable.
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::http("https://mcp.example.com/mcp")
+    ///     .header("X-Team", "infra");
+    /// # let _ = remote;
+    /// ```
+    #[cfg(feature = "mcp-http")]
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> McpRemote {
+        if let Target::Http(http) = &mut self.target {
+            http.headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// Sets the variable `key` to `value` in the server's environment (stdio servers).
+    /// Repeatable.
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["server.mjs"])
+    ///     .env("LOG_LEVEL", "warn");
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    // Without `mcp-http` a stdio target is the only kind.
+    #[cfg_attr(not(feature = "mcp-http"), allow(irrefutable_let_patterns))]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> McpRemote {
+        if let Target::Stdio(command) = &mut self.target {
+            command.env.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// Starts the server in `dir` (stdio servers).
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["server.mjs"])
+    ///     .current_dir("/srv/tools");
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    // Without `mcp-http` a stdio target is the only kind.
+    #[cfg_attr(not(feature = "mcp-http"), allow(irrefutable_let_patterns))]
+    pub fn current_dir(mut self, dir: impl Into<std::path::PathBuf>) -> McpRemote {
+        if let Target::Stdio(command) = &mut self.target {
+            command.dir = Some(dir.into());
+        }
+        self
+    }
+
+    /// Names every tool `prefix__name` (a server's tools kept apart from others of the same
+    /// name); the prefix also names the server in messages.
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["gh.mjs"]).prefix("github");
+    /// assert_eq!(remote.label(), "github");
+    /// ```
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> McpRemote {
+        self.overrides.prefix = Some(prefix.into());
+        self
+    }
+
+    /// How messages, warnings and definition sites name the server (default: the prefix, else
+    /// the program's name or the URL's host).
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["gh.mjs"]).name("github tools");
+    /// assert_eq!(remote.label(), "github tools");
+    /// ```
+    #[must_use]
+    pub fn name(mut self, label: impl Into<String>) -> McpRemote {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// The tier of every tool of this server, unless [`tier`](McpRemote::tier) names it: what
+    /// the annotations would give is not used.
+    ///
+    /// ```
+    /// use pleach_core::{mcp::remote::McpRemote, SafetyTier};
+    /// let remote = McpRemote::stdio("node", ["bank.mjs"]).default_tier(SafetyTier::Standard);
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    pub fn default_tier(mut self, tier: SafetyTier) -> McpRemote {
+        self.overrides.default_tier = Some(tier);
+        self
+    }
+
+    /// The tier of the tools whose annotations say `destructiveHint: true` (default
+    /// [`SafetyTier::Standard`]).
+    ///
+    /// ```
+    /// use pleach_core::{mcp::remote::McpRemote, SafetyTier};
+    /// let remote = McpRemote::stdio("node", ["fs.mjs"]).destructive_tier(SafetyTier::Advisory);
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    pub fn destructive_tier(mut self, tier: SafetyTier) -> McpRemote {
+        self.overrides.destructive_tier = tier;
+        self
+    }
+
+    /// The tier of one tool, by the server's name for it or the prefixed name. Repeatable.
+    ///
+    /// ```
+    /// use pleach_core::{mcp::remote::McpRemote, SafetyTier};
+    /// let remote = McpRemote::stdio("node", ["bank.mjs"]).tier("transfer", SafetyTier::Critical);
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    pub fn tier(mut self, tool: impl Into<String>, tier: SafetyTier) -> McpRemote {
+        self.overrides.tiers.push((tool.into(), tier));
+        self
+    }
+
+    /// How long starting the server and the handshake may take (default
+    /// [`DEFAULT_CONNECT_TIMEOUT`]); also bounds each reconnection.
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"])
+    ///     .connect_timeout(std::time::Duration::from_secs(5));
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> McpRemote {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Uses at most `max` of the server's tools (default [`DEFAULT_MAX_TOOLS`]); the rest are
+    /// skipped with a warning. A model chooses poorly among thousands, and providers cap how
+    /// many tools a request may carry.
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).max_tools(50);
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    pub fn max_tools(mut self, max: usize) -> McpRemote {
+        self.overrides.max_tools = max;
+        self
+    }
+
+    /// How messages name the server.
+    ///
+    /// ```
+    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("/opt/bin/weather", ["--stdio"]);
+    /// assert_eq!(remote.label(), "weather");
+    /// ```
+    pub fn label(&self) -> String {
+        if let Some(label) = self.label.as_ref().or(self.overrides.prefix.as_ref()) {
+            return label.clone();
+        }
+        match &self.target {
+            Target::Stdio(command) => std::path::Path::new(&command.program)
+                .file_name()
+                .map_or_else(
+                    || command.program.clone(),
+                    |name| name.to_string_lossy().into_owned(),
+                ),
+            #[cfg(feature = "mcp-http")]
+            Target::Http(http) => reqwest::Url::parse(&http.url)
+                .ok()
+                .and_then(|url| url.host_str().map(str::to_owned))
+                .unwrap_or_else(|| http.url.clone()),
+        }
+    }
+
+    /// Starts or reaches the server, runs the MCP handshake and lists its tools.
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError::Connect`]: the process cannot start, the URL cannot be reached or refuses
+    /// (401 without a token), or no handshake within the connect timeout;
+    /// [`RemoteError::List`]: `tools/list` failed.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
+    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["server.mjs"]).connect().await?;
+    /// for tool in server.tools() {
+    ///     println!("{}", tool.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect(self) -> Result<RemoteServer, RemoteError> {
+        let label = self.label();
+        let target = self.target.to_string();
+        let connection = Arc::new(Connection::new(
+            self.target,
+            label.clone(),
+            self.connect_timeout,
+        ));
+        connection
+            .peer()
+            .await
+            .map_err(|error| RemoteError::Connect {
+                label: label.clone(),
+                target,
+                reason: error.message().to_owned(),
+            })?;
+        let inner = Arc::new(Inner {
+            connection,
+            overrides: self.overrides,
+            listed: RwLock::new(Vec::new()),
+            skipped: RwLock::new(Vec::new()),
+            names: listing::ListedNames::default(),
+        });
+        inner.relist().await.map_err(|reason| RemoteError::List {
+            label: label.clone(),
+            reason,
+        })?;
+        watch_list(&inner);
+        Ok(RemoteServer { inner })
+    }
+}
+
+/// A connected MCP server and the tools pleach took from it. Cheap to clone; the connection
+/// closes when the last clone and the last of its tools are dropped (or on
+/// [`close`](RemoteServer::close)).
+#[derive(Clone)]
+pub struct RemoteServer {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for RemoteServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteServer")
+            .field("label", &self.label())
+            .field("tools", &self.tool_names())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    connection: Arc<Connection>,
+    overrides: Overrides,
+    listed: RwLock<Vec<RemoteTool>>,
+    skipped: RwLock<Vec<SkippedTool>>,
+    /// The server's names of the tools it lists now, shared with the definitions (which refuse
+    /// a call to a tool no longer listed).
+    names: listing::ListedNames,
+}
+
+impl Inner {
+    /// Lists the tools again, warning about each one skipped and each change.
+    async fn relist(&self) -> Result<(), String> {
+        let raw = listing::list_raw(&self.connection)
+            .await
+            .map_err(|error| error.message().to_owned())?;
+        let listing::Listed { tools, skipped } =
+            listing::definitions(&raw, &self.connection, &self.overrides, &self.names);
+        let label = self.connection.label();
+        for skip in &skipped {
+            tracing::warn!("MCP server `{label}`: tool {skip}; skipped");
+        }
+        {
+            let before = self.listed.read().unwrap_or_else(PoisonError::into_inner);
+            let had: Vec<&str> = before.iter().map(|t| t.definition.name()).collect();
+            let has: Vec<&str> = tools.iter().map(|t| t.definition.name()).collect();
+            if !before.is_empty() && had != has {
+                tracing::warn!(
+                    "MCP server `{label}` changed its tools (now {}): a runtime built before \
+                     keeps the tools it has; tools no longer listed fail their calls with 1003",
+                    has.join(", ")
+                );
+            }
+        }
+        self.names
+            .replace(tools.iter().map(|tool| tool.remote_name.clone()));
+        *self.listed.write().unwrap_or_else(PoisonError::into_inner) = tools;
+        *self.skipped.write().unwrap_or_else(PoisonError::into_inner) = skipped;
+        Ok(())
+    }
+}
+
+/// Lists the tools again whenever the server says they changed or the connection is opened
+/// again, while the server is in use.
+fn watch_list(inner: &Arc<Inner>) {
+    let weak: Weak<Inner> = Arc::downgrade(inner);
+    let mut changes = inner.connection.relist();
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            let Some(inner) = weak.upgrade() else { return };
+            if let Err(reason) = inner.relist().await {
+                tracing::warn!(
+                    "MCP server `{}`: listing its tools again failed: {reason}",
+                    inner.connection.label()
+                );
+            }
+        }
+    });
+}
+
+impl RemoteServer {
+    /// How messages name the server.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
+    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).prefix("s").connect().await?;
+    /// assert_eq!(server.label(), "s");
+    /// # Ok(()) }
+    /// ```
+    pub fn label(&self) -> &str {
+        self.inner.connection.label()
+    }
+
+    /// The tools pleach took, as definitions to register (names prefixed, tiers set).
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use pleach_core::ToolRegistryBuilder;
+    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// let registry = ToolRegistryBuilder::new().register_all(server.tools()).build()?;
+    /// # let _ = registry;
+    /// # Ok(()) }
+    /// ```
+    pub fn tools(&self) -> Vec<UnifiedToolDefinition> {
+        let listed = self
+            .inner
+            .listed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        listed.iter().map(|tool| tool.definition.clone()).collect()
+    }
+
+    /// The names of the tools pleach took.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
+    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// println!("{}", server.tool_names().join(", "));
+    /// # Ok(()) }
+    /// ```
+    pub fn tool_names(&self) -> Vec<String> {
+        let listed = self
+            .inner
+            .listed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        listed
+            .iter()
+            .map(|tool| tool.definition.name().to_owned())
+            .collect()
+    }
+
+    /// The tools the server lists that pleach did not take, and why (each was logged as a
+    /// warning).
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
+    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// for skipped in server.skipped() {
+    ///     eprintln!("skipped {skipped}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn skipped(&self) -> Vec<SkippedTool> {
+        self.inner
+            .skipped
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The tools as a plugin named `mcp:<label>`: the definitions and a parallel batching hint
+    /// for each read-only tool. `RuntimeBuilder::plugin(server.plugin())` adds them beside the
+    /// runtime's other tools.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// let runtime = pleach_core::Runtime::builder().plugin(server.plugin()).build()?;
+    /// # let _ = runtime;
+    /// # Ok(()) }
+    /// ```
+    pub fn plugin(&self) -> PleachPlugin {
+        let hints: Vec<_> = self
+            .inner
+            .listed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(RemoteTool::hint)
+            .collect();
+        define_pleach_plugin(format!("mcp:{}", self.label()))
+            .contribute_tools(self.tools())
+            .contribute_batching_hints(hints)
+    }
+
+    /// Lists the tools again now (it also happens by itself on `tools/list_changed` and after a
+    /// reconnection).
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError::List`]: the server did not list them.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
+    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// server.refresh().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn refresh(&self) -> Result<(), RemoteError> {
+        self.inner
+            .relist()
+            .await
+            .map_err(|reason| RemoteError::List {
+                label: self.label().to_owned(),
+                reason,
+            })
+    }
+
+    /// Closes the connection now (a stdio server's process is stopped). Calls after it open it
+    /// again.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
+    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// server.close().await;
+    /// # Ok(()) }
+    /// ```
+    pub async fn close(&self) {
+        self.inner.connection.close().await;
+    }
+}

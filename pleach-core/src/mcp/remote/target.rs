@@ -1,0 +1,98 @@
+//! Where an MCP server is: a command line whose process speaks MCP on stdin and stdout, or a
+//! Streamable HTTP URL with its credentials.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use rmcp::transport::TokioChildProcess;
+
+/// How to reach a server.
+#[derive(Clone)]
+pub(super) enum Target {
+    Stdio(StdioCommand),
+    #[cfg(feature = "mcp-http")]
+    Http(HttpTarget),
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Stdio(command) => write!(f, "`{}`", command.line()),
+            #[cfg(feature = "mcp-http")]
+            Target::Http(http) => f.write_str(&http.url),
+        }
+    }
+}
+
+/// A server started as a child process.
+#[derive(Clone, Debug)]
+pub(super) struct StdioCommand {
+    pub(super) program: String,
+    pub(super) args: Vec<String>,
+    pub(super) env: Vec<(String, String)>,
+    pub(super) dir: Option<PathBuf>,
+}
+
+impl StdioCommand {
+    /// The command line, for messages.
+    pub(super) fn line(&self) -> String {
+        std::iter::once(self.program.as_str())
+            .chain(self.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Starts the process: stdin and stdout are the transport, stderr is pleach's own (the
+    /// server's log lines reach the operator).
+    pub(super) fn spawn(&self) -> Result<TokioChildProcess, String> {
+        let mut command = tokio::process::Command::new(&self.program);
+        command.args(&self.args);
+        command.envs(self.env.iter().map(|(key, value)| (key, value)));
+        if let Some(dir) = &self.dir {
+            command.current_dir(dir);
+        }
+        let (process, _) = TokioChildProcess::builder(command)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|error| format!("cannot start `{}`: {error}", self.line()))?;
+        Ok(process)
+    }
+}
+
+/// A server at a Streamable HTTP URL.
+#[cfg(feature = "mcp-http")]
+#[derive(Clone)]
+pub(super) struct HttpTarget {
+    pub(super) url: String,
+    pub(super) token: Option<String>,
+    pub(super) headers: Vec<(String, String)>,
+}
+
+#[cfg(feature = "mcp-http")]
+impl HttpTarget {
+    /// A transport to the URL: pleach's HTTP client set-up (rustls, no proxy from the
+    /// environment, no redirects), the token and the extra headers on every request.
+    pub(super) fn transport(
+        &self,
+    ) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, String> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+        let client = crate::agent::http::client_builder()?
+            .build()
+            .map_err(|error| format!("no HTTP client: {error}"))?;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
+        config.auth_header.clone_from(&self.token);
+        for (name, value) in &self.headers {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|error| format!("the header name `{name}` is not valid: {error}"))?;
+            let value = reqwest::header::HeaderValue::from_str(value).map_err(|error| {
+                format!("the value of the header `{name}` is not valid: {error}")
+            })?;
+            config.custom_headers.insert(name, value);
+        }
+        Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
+            client, config,
+        ))
+    }
+}
