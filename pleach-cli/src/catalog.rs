@@ -11,6 +11,7 @@ use pleach_core::{
 };
 use serde_json::{Value, json};
 
+use crate::remote::RemoteArgs;
 use crate::render::Renderer;
 use crate::{Outcome, SchemaProvider, UsageError};
 
@@ -26,18 +27,32 @@ pub(crate) struct HostArgs {
     /// The runtime's default timeout per call, and the shell's, in milliseconds.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: Option<u64>,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 impl HostArgs {
-    /// The runtime over the catalog, with the tools' configuration from the flags.
-    pub(crate) fn runtime(&self) -> Result<Runtime, UsageError> {
-        self.runtime_builder()?
+    /// The runtime over the catalog and the remote servers' tools, with the tools'
+    /// configuration from the flags.
+    pub(crate) async fn runtime(&self) -> Result<Runtime, UsageError> {
+        self.runtime_builder()
+            .await?
             .build()
             .map_err(|error| UsageError(format!("cannot build the runtime: {error}")))
     }
 
-    /// The runtime's builder, configured from the flags, for a command to add to.
-    pub(crate) fn runtime_builder(&self) -> Result<pleach_core::RuntimeBuilder, UsageError> {
+    /// The runtime's builder, configured from the flags (the remote servers connected, their
+    /// tools added), for a command to add to.
+    pub(crate) async fn runtime_builder(&self) -> Result<pleach_core::RuntimeBuilder, UsageError> {
+        let mut builder = self.catalog_builder()?;
+        for server in self.remote.connect().await? {
+            builder = builder.plugin(server.plugin());
+        }
+        Ok(builder)
+    }
+
+    /// The catalog's part of [`runtime_builder`](HostArgs::runtime_builder).
+    fn catalog_builder(&self) -> Result<pleach_core::RuntimeBuilder, UsageError> {
         // The scratchpad's notes can outlive a process (`pleach mcp --http --session-store`).
         let mut builder =
             Runtime::builder().persist_state::<pleach_tools::scratchpad::Scratchpad>();
@@ -92,13 +107,15 @@ pub(crate) fn strategy_name(strategy: &BatchingStrategy) -> String {
 }
 
 /// `pleach list`.
-pub(crate) fn list(as_json: bool) -> Outcome {
+pub(crate) async fn list(as_json: bool, remote: RemoteArgs) -> Outcome {
     let runtime = HostArgs {
         root: None,
         allow_program: Vec::new(),
         timeout_ms: None,
+        remote,
     }
-    .runtime()?;
+    .runtime()
+    .await?;
     let rows: Vec<Value> = runtime
         .registry()
         .tools()
@@ -291,7 +308,7 @@ pub(crate) async fn call(name: &str, arguments: &str, as_json: bool, host: &Host
     {
         return Err(UsageError(format!("`--args` is not JSON: {error}")));
     }
-    let runtime = host.runtime()?;
+    let runtime = host.runtime().await?;
     let session = runtime
         .create_session(SessionOptions::all())
         .map_err(|error| UsageError(error.to_string()))?;

@@ -55,7 +55,7 @@ pub(crate) async fn run(args: ChatArgs, host: &HostArgs) -> Outcome {
         return Err("--max-steps must be at least 1".into());
     }
     let client = client(&args)?;
-    let runtime = host.runtime()?;
+    let runtime = host.runtime().await?;
     let session = runtime
         .create_session(SessionOptions::all())
         .map_err(|e| UsageError(e.to_string()))?;

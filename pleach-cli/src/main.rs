@@ -74,6 +74,7 @@ mod catalog;
 mod chat;
 mod demo;
 mod mcp_http;
+mod remote;
 mod render;
 mod replay;
 mod validate;
@@ -104,6 +105,8 @@ enum Command {
         /// Prints a JSON array instead of a table.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        remote: remote::RemoteArgs,
     },
     /// Prints a tool's definition, as a provider sees it.
     Schema {
@@ -287,7 +290,7 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> Outcome {
     match command {
         Command::Demo { json } => demo::run(json).await,
-        Command::List { json } => catalog::list(json),
+        Command::List { json, remote } => catalog::list(json, remote).await,
         Command::Schema {
             name,
             all,
@@ -333,7 +336,7 @@ async fn run(command: Command) -> Outcome {
         }
         Command::Mcp { http, host } if http.is_http() => mcp_http::run(&http, &host).await,
         Command::Mcp { host, .. } => {
-            let runtime = host.runtime()?;
+            let runtime = host.runtime().await?;
             tokio::select! {
                 served = pleach_core::mcp::serve_stdio(runtime) => match served {
                     Ok(()) => Ok(ExitCode::SUCCESS),

@@ -88,7 +88,7 @@ pub(crate) async fn run(args: &HttpArgs, host: &HostArgs) -> Result<ExitCode, Us
     let Some(address) = args.http else {
         return Err(UsageError("`--http ADDR` is missing".to_owned()));
     };
-    let mut builder = host.runtime_builder()?;
+    let mut builder = host.runtime_builder().await?;
     if let Some(max) = args.max_in_flight {
         builder = builder
             .max_in_flight(usize::try_from(max).unwrap_or(usize::MAX))

@@ -38,7 +38,7 @@ pub(crate) async fn run(
     let bytes = read_file(file)?;
     let (events, skipped) = decode(provider, &bytes);
     readable(&events, skipped, file)?;
-    let runtime = host.runtime()?;
+    let runtime = host.runtime().await?;
     let session = runtime
         .create_session(SessionOptions::all())
         .map_err(|error| UsageError(error.to_string()))?;

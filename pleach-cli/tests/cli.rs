@@ -1363,3 +1363,82 @@ fn chat_reports_an_endpoint_that_fails_and_refuses_bad_flags() {
         assert_eq!(stdout(&output), "", "no turn was started");
     }
 }
+
+/// `--mcp-stdio`: a remote MCP server's tools (the stdlib-only test server) beside the catalog,
+/// offered to the model by `pleach chat` and run when it calls one.
+#[test]
+fn chat_offers_and_runs_a_remote_servers_tools() {
+    let server = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/mcp-servers/hostile.py"
+    );
+    let remote = format!("h=python3 {server} normal");
+    let call = sse(&[
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"h__sum","arguments":"{\"a\":2,\"b\":40}"}}]},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+    ]);
+    let answer = sse(&[
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"It is 42."},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+    ]);
+    let (url, model) = model_server(vec![call, answer]);
+    let output = pleach(&[
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "test-model",
+        "--message",
+        "what is 2+40?",
+        "--mcp-stdio",
+        &remote,
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = model.join().expect("the model server ends");
+    let offered = request_body(&requests[0]);
+    let sum = sent_tool(&offered, "h__sum");
+    assert_eq!(sum["function"]["parameters"]["required"], json!(["a", "b"]));
+    assert!(
+        offered["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|tool| tool["function"]["name"] == "math"),
+        "the catalog beside it"
+    );
+    // The remote server's result went back to the model.
+    let second = request_body(&requests[1]);
+    let result = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("the tool's result");
+    assert!(
+        result["content"].as_str().unwrap().contains("42"),
+        "{result}"
+    );
+
+    let listed = pleach(&["list", "--json", "--mcp-stdio", &remote]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let rows: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    let names: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|row| row["name"].as_str())
+        .filter(|name| name.starts_with("h__"))
+        .collect();
+    assert_eq!(
+        names,
+        ["h__bad_output", "h__oops", "h__ping", "h__slow", "h__sum"]
+    );
+
+    let unreachable = pleach(&["list", "--mcp-stdio", "/no/such/server --stdio"]);
+    assert_eq!(unreachable.status.code(), Some(2));
+    assert!(
+        stderr(&unreachable).contains("cannot connect to the MCP server `server`"),
+        "{}",
+        stderr(&unreachable)
+    );
+}

@@ -73,9 +73,9 @@ pub fn definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError
     each_checked_definition(registry, Profile::Mcp, definition)
 }
 
-/// A `tools/call` result: the result as JSON text in a `text` content block, the value itself as
-/// `structuredContent` when it is an object, and `isError` for a failure (whose text is the
-/// error's model text).
+/// A `tools/call` result: the result as text in a `text` content block (a string as itself, any
+/// other value as its JSON), the value itself as `structuredContent` when it is an object, and
+/// `isError` for a failure (whose text is the error's model text).
 ///
 /// ```
 /// use pleach_core::ToolError;
@@ -90,6 +90,8 @@ pub fn definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError
 ///         "isError": false
 ///     })
 /// );
+/// // A string is its own text, not a JSON string literal (what a remote tool's text was).
+/// assert_eq!(mcp_tools::call_tool_result(&Ok(json!("slept 450")))["content"][0]["text"], "slept 450");
 /// let failed = mcp_tools::call_tool_result(&Err(ToolError::failed("no such user")));
 /// assert_eq!(failed["isError"], true);
 /// assert_eq!(failed["content"][0]["text"], "error 1008: no such user");
@@ -97,8 +99,12 @@ pub fn definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError
 pub fn call_tool_result(outcome: &Result<Value, ToolError>) -> Value {
     match outcome {
         Ok(value) => {
+            let text = match value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
             let mut result = json!({
-                "content": [{ "type": "text", "text": value.to_string() }],
+                "content": [{ "type": "text", "text": text }],
                 "isError": false,
             });
             if value.is_object() {

@@ -1,0 +1,122 @@
+//! `--mcp URL` and `--mcp-stdio "CMD ARGS"`: remote MCP servers' tools beside the catalog, for
+//! `list`, `call`, `chat`, `replay` and `mcp` (a gateway).
+
+use std::path::{Path, PathBuf};
+
+use pleach_core::mcp::remote::{McpRemote, RemoteServer};
+
+use crate::UsageError;
+
+/// The remote MCP servers whose tools join the catalog.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct RemoteArgs {
+    /// An MCP server over Streamable HTTP whose tools join the catalog (repeatable).
+    /// `NAME=URL` names its tools `NAME__tool`.
+    #[arg(long = "mcp", value_name = "[NAME=]URL")]
+    urls: Vec<String>,
+    /// An MCP server started as a command line, over stdio, whose tools join the catalog
+    /// (repeatable; words split as a shell splits them, no variables or pipes). `NAME=CMD ARGS`
+    /// names its tools `NAME__tool`.
+    #[arg(long = "mcp-stdio", value_name = "[NAME=]CMD ARGS")]
+    commands: Vec<String>,
+    /// A bearer token for the `--mcp` servers: the file's first line that is neither blank nor
+    /// a `#` comment.
+    #[arg(long = "mcp-token-file", value_name = "FILE", requires = "urls")]
+    mcp_token_file: Option<PathBuf>,
+}
+
+impl RemoteArgs {
+    /// Connects to every server (in turn, in the order given) and lists its tools; the first
+    /// one that fails stops the command, saying which and why.
+    pub(crate) async fn connect(&self) -> Result<Vec<RemoteServer>, UsageError> {
+        let token = self.mcp_token_file.as_deref().map(read_token).transpose()?;
+        let mut remotes = Vec::new();
+        for spec in &self.urls {
+            let (prefix, url) = named(spec);
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(UsageError(format!(
+                    "`--mcp {spec}`: not an http:// or https:// URL (a command line goes in \
+                     `--mcp-stdio`)"
+                )));
+            }
+            let mut remote = McpRemote::http(url);
+            if let Some(token) = &token {
+                remote = remote.bearer_token(token);
+            }
+            remotes.push(with_prefix(remote, prefix));
+        }
+        for spec in &self.commands {
+            let (prefix, line) = named(spec);
+            let remote = McpRemote::command_line(line)
+                .map_err(|error| UsageError(format!("`--mcp-stdio {spec}`: {error}")))?;
+            remotes.push(with_prefix(remote, prefix));
+        }
+        let mut servers = Vec::new();
+        for remote in remotes {
+            let server = remote
+                .connect()
+                .await
+                .map_err(|error| UsageError(error.to_string()))?;
+            servers.push(server);
+        }
+        Ok(servers)
+    }
+}
+
+fn with_prefix(remote: McpRemote, prefix: Option<&str>) -> McpRemote {
+    match prefix {
+        Some(prefix) => remote.prefix(prefix),
+        None => remote,
+    }
+}
+
+/// `NAME=rest` split when `NAME` is a tool-name prefix (letters, digits, `_`, `-`), else the
+/// whole spec.
+fn named(spec: &str) -> (Option<&str>, &str) {
+    if let Some((name, rest)) = spec.split_once('=')
+        && !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !rest.is_empty()
+    {
+        return (Some(name), rest);
+    }
+    (None, spec)
+}
+
+fn read_token(file: &Path) -> Result<String, UsageError> {
+    let text = std::fs::read_to_string(file).map_err(|error| {
+        UsageError(format!(
+            "cannot read the token file `{}`: {error}",
+            file.display()
+        ))
+    })?;
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            UsageError(format!(
+                "the token file `{}` holds no token",
+                file.display()
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named;
+
+    #[test]
+    fn a_name_before_the_first_equals_sign_is_a_prefix() {
+        assert_eq!(named("gh=https://x/mcp"), (Some("gh"), "https://x/mcp"));
+        assert_eq!(named("https://x/mcp?a=b"), (None, "https://x/mcp?a=b"));
+        assert_eq!(named("node server.mjs"), (None, "node server.mjs"));
+        assert_eq!(
+            named("files=node fs.mjs --root=/srv"),
+            (Some("files"), "node fs.mjs --root=/srv")
+        );
+        assert_eq!(named("=x"), (None, "=x"));
+    }
+}
