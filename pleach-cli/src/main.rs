@@ -77,6 +77,7 @@ mod mcp_http;
 mod remote;
 mod render;
 mod replay;
+mod telemetry;
 mod validate;
 
 use std::path::PathBuf;
@@ -90,6 +91,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Exports the command's spans over OTLP to the collector at URL (its base:
+    /// `/v1/traces` is added), or without URL where `OTEL_EXPORTER_OTLP_ENDPOINT` says
+    /// (default `http://localhost:4318`). `OTEL_EXPORTER_OTLP_PROTOCOL` (http/protobuf, http/json)
+    /// and `OTEL_EXPORTER_OTLP_HEADERS` apply.
+    #[arg(long, global = true, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+    otlp: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -256,7 +263,17 @@ type Outcome = Result<ExitCode, UsageError>;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    log_to_stderr();
+    let exporting = match cli.otlp.as_deref() {
+        None => None,
+        Some(url) => match telemetry::Exporting::start(Some(url).filter(|url| !url.is_empty())) {
+            Ok(exporting) => Some(exporting),
+            Err(UsageError(message)) => {
+                eprintln!("error: {message}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    log_to_stderr(exporting.as_ref());
     pleach_tools::link();
     // An HTTP server answers many clients at once: a thread per core. Everything else is one
     // conversation (or one stdio client) and runs on this thread.
@@ -274,6 +291,9 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(run(cli.command));
+    if let Some(exporting) = exporting {
+        exporting.shutdown();
+    }
     // Dropping the runtime would wait for its blocking threads, one of which may be blocked
     // reading a stdin that never closes (`pleach mcp` ended by a signal): stop waiting soon. The
     // tasks still running are dropped either way.
@@ -394,7 +414,8 @@ async fn received(kind: tokio::signal::unix::SignalKind) {
 /// By default rmcp's service loop logs errors only: it warns of every error response it sends (an
 /// unknown tool, a method this server does not have), which is the client's mistake and already
 /// the client's to see, not something wrong with the server.
-fn log_to_stderr() {
+fn log_to_stderr(exporting: Option<&telemetry::Exporting>) {
+    use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
     let chosen = std::env::var("RUST_LOG")
@@ -409,10 +430,16 @@ fn log_to_stderr() {
         .with_writer(std::io::stderr)
         .with_target(true)
         .without_time();
+    // pleach's spans and their events, for `--otlp`.
+    let exported = exporting.map(|exporting| {
+        exporting.layer().with_filter(
+            tracing_subscriber::filter::Targets::new().with_target("pleach", tracing::Level::DEBUG),
+        )
+    });
     // Fails only when a subscriber is already set, and then that one logs.
     let _ = tracing_subscriber::registry()
-        .with(output)
-        .with(filter)
+        .with(output.with_filter(filter))
+        .with(exported)
         .try_init();
 }
 

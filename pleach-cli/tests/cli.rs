@@ -1442,3 +1442,54 @@ fn chat_offers_and_runs_a_remote_servers_tools() {
         stderr(&unreachable)
     );
 }
+
+/// `--otlp`: the call's span reaches an OTLP collector (a loopback stand-in that records what it
+/// is sent) in each HTTP protocol, before the process exits.
+#[test]
+fn otlp_exports_the_calls_span_before_the_command_exits() {
+    for (protocol, content_type) in [
+        ("http/protobuf", "application/x-protobuf"),
+        ("http/json", "application/json"),
+    ] {
+        let (url, collector) = model_server(vec![String::new()]);
+        let base = url.trim_end_matches("/v1");
+        let output = Command::new(env!("CARGO_BIN_EXE_pleach"))
+            .args(["call", "math", "--args", r#"{"expression": "6*7"}"#])
+            .args(["--otlp", base])
+            .env("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+            .output()
+            .expect("pleach runs");
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let requests = collector.join().expect("the collector ends");
+        let request = requests.first().expect("one export");
+        assert!(request.starts_with("POST /v1/traces"), "{request}");
+        assert!(
+            request
+                .to_ascii_lowercase()
+                .contains(&format!("content-type: {content_type}")),
+            "{protocol}: {request}"
+        );
+        for expected in [
+            "execute_tool math",
+            "gen_ai.tool.name",
+            "gen_ai.operation.name",
+        ] {
+            assert!(
+                request.contains(expected),
+                "{protocol}: {expected} in {request}"
+            );
+        }
+    }
+
+    let refused = Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .args(["call", "math", "--args", r#"{"expression": "1"}"#, "--otlp"])
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon")
+        .output()
+        .expect("pleach runs");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("not an OTLP protocol"),
+        "{}",
+        stderr(&refused)
+    );
+}

@@ -307,6 +307,14 @@ fn count_complexity(schema: &Value, optional: &mut usize, unions: &mut usize) {
 }
 
 impl ModelClient for AnthropicClient {
+    fn model(&self) -> Option<&str> {
+        Some(&self.model)
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        Some("anthropic")
+    }
+
     fn send<'a>(
         &'a self,
         request: ModelRequest<'a>,

@@ -76,6 +76,7 @@ use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use tracing::Instrument;
 
 use tokio_util::sync::CancellationToken;
 
@@ -304,6 +305,28 @@ pub trait ModelClient: Send + Sync {
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+
+    /// The model asked, for the `chat {model}` span (`gen_ai.request.model`); `None` when the
+    /// client does not say.
+    ///
+    /// ```
+    /// use pleach_core::agent::{ModelClient, ReplayClient, WireFormat};
+    /// assert_eq!(ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]).model(), None);
+    /// ```
+    fn model(&self) -> Option<&str> {
+        None
+    }
+
+    /// The provider, as the conventions for generative AI name it (`openai`, `anthropic`), for the span's
+    /// `gen_ai.provider.name`; `None` when the client does not say.
+    ///
+    /// ```
+    /// use pleach_core::agent::{ModelClient, ReplayClient, WireFormat};
+    /// assert_eq!(ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]).provider_name(), None);
+    /// ```
+    fn provider_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Why a model could not be asked, or its response not read to the end. The text never holds an
@@ -821,7 +844,21 @@ impl Session {
         let handle = self.handle();
         let signal = handle.signal().child_token();
         let (sink, events) = crate::event::channel();
-        let driver = tokio::spawn(drive(handle, client, options, sink, signal.clone()));
+        let span = tracing::info_span!(
+            target: "pleach::agent",
+            "invoke_agent",
+            otel.name = "invoke_agent",
+            otel.kind = "internal",
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.provider.name = client.provider_name(),
+            gen_ai.request.model = client.model(),
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            pleach.agent.steps = tracing::field::Empty,
+            pleach.agent.stop_reason = tracing::field::Empty,
+        );
+        let driver =
+            tokio::spawn(drive(handle, client, options, sink, signal.clone()).instrument(span));
         AgentRun {
             events,
             signal,
@@ -844,16 +881,26 @@ async fn drive(
             break StopReason::MaxSteps;
         }
         let conversation = session.conversation();
+        let chat = chat_span(client.as_ref());
         let sent = tokio::select! {
             biased;
             () = signal.cancelled() => break StopReason::Cancelled,
-            sent = client.send(ModelRequest::new(&conversation, &tools)) => sent,
+            sent = client.send(ModelRequest::new(&conversation, &tools)).instrument(chat.clone()) => sent,
         };
         let response = match sent {
             Ok(response) => response,
-            Err(error) => break StopReason::Error(error),
+            Err(error) => {
+                chat.record("error.type", "model_error");
+                chat.record("otel.status_code", "ERROR");
+                chat.record("otel.status_description", tracing::field::display(&error));
+                break StopReason::Error(error);
+            }
         };
-        let (step, broke) = read_response(response, &session, options, &sink, &signal).await;
+        let (step, broke) = read_response(response, &session, options, &sink, &signal)
+            .instrument(chat.clone())
+            .await;
+        record_usage(&chat, &step.report);
+        drop(chat);
         let Step {
             text,
             calls,
@@ -884,8 +931,57 @@ async fn drive(
             break StopReason::Error(error);
         }
     };
+    let span = tracing::Span::current();
+    if !span.is_disabled() {
+        let sum = |tokens: fn(&StepReport) -> Option<u64>| {
+            outcome.steps.iter().filter_map(tokens).reduce(|a, b| a + b)
+        };
+        if let Some(tokens) = sum(|step| step.input_tokens) {
+            span.record("gen_ai.usage.input_tokens", tokens);
+        }
+        if let Some(tokens) = sum(|step| step.output_tokens) {
+            span.record("gen_ai.usage.output_tokens", tokens);
+        }
+        span.record("pleach.agent.steps", outcome.steps.len());
+        span.record("pleach.agent.stop_reason", tracing::field::debug(&stop));
+    }
     outcome.stop_reason = stop;
     outcome
+}
+
+/// The span of one model request: `chat {model}`, after the conventions for generative AI.
+fn chat_span(client: &dyn ModelClient) -> tracing::Span {
+    tracing::info_span!(
+        target: "pleach::agent",
+        "chat",
+        otel.name = %format_args!("chat {}", client.model().unwrap_or("model")),
+        otel.kind = "client",
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = client.provider_name(),
+        gen_ai.request.model = client.model(),
+        gen_ai.response.finish_reasons = tracing::field::Empty,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
+    )
+}
+
+/// A step's token usage and finish reason on its `chat` span.
+fn record_usage(span: &tracing::Span, report: &StepReport) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(tokens) = report.input_tokens {
+        span.record("gen_ai.usage.input_tokens", tokens);
+    }
+    if let Some(tokens) = report.output_tokens {
+        span.record("gen_ai.usage.output_tokens", tokens);
+    }
+    if let Some(reason) = &report.finish_reason {
+        span.record("gen_ai.response.finish_reasons", reason.as_str());
+    }
 }
 
 /// Runs a step's calls as one turn of the session, forwarding its events.

@@ -182,6 +182,14 @@ impl OpenAiChatClient {
 }
 
 impl ModelClient for OpenAiChatClient {
+    fn model(&self) -> Option<&str> {
+        Some(&self.model)
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        Some("openai")
+    }
+
     fn send<'a>(
         &'a self,
         request: ModelRequest<'a>,

@@ -153,7 +153,10 @@ impl<T: Send + 'static, Fut: Future<Output = T> + Send + 'static> Running<T, Fut
         match self {
             Running::Inline(running) => running.push(Indexed { index, future }),
             Running::Spawned { tasks, index_of } => {
-                let id = tasks.spawn(future).id();
+                // In the turn's span, as an inline call is.
+                let id = tasks
+                    .spawn(tracing::Instrument::in_current_span(future))
+                    .id();
                 index_of.insert(id, index);
             }
         }

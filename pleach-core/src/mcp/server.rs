@@ -14,6 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::McpError;
 use super::approval::Asking;
@@ -246,6 +247,36 @@ impl McpServer {
     /// when there is a session store and the request belongs to an MCP session, else in this
     /// server's session.
     async fn run_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let span = tracing::info_span!(
+            target: "pleach::mcp",
+            "tools/call",
+            otel.name = %format_args!("tools/call {}", request.name),
+            otel.kind = "server",
+            mcp.method.name = "tools/call",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %request.name,
+            jsonrpc.request.id = %context.id,
+            mcp.protocol.version = context.protocol_version().map(|version| version.as_str().to_owned()),
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let answered = self
+            .run_call_spanned(request, context)
+            .instrument(span.clone())
+            .await;
+        if let Err(error) = &answered {
+            span.record("error.type", error.code.0);
+            span.record("otel.status_code", "ERROR");
+        }
+        answered
+    }
+
+    /// [`run_call`](McpServer::run_call) inside its span.
+    async fn run_call_spanned(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,

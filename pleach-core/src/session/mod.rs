@@ -40,6 +40,7 @@ mod pipeline;
 mod runtime;
 mod screening;
 mod suggestion;
+mod telemetry;
 
 pub use persisted::RestoreError;
 #[cfg(feature = "mcp")]
@@ -455,7 +456,9 @@ impl Session {
             events,
             signal,
             calls,
-            driver: tokio::spawn(driver),
+            // In the caller's span (an agent's `invoke_agent`), so the calls' spans are its
+            // children; nothing when no span is current.
+            driver: tokio::spawn(tracing::Instrument::in_current_span(driver)),
         }
     }
 

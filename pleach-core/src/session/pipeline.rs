@@ -12,8 +12,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::suggestion::suggestion;
+use super::telemetry;
 use super::{Limits, OverloadPolicy, SessionInner, SessionLog, SessionTool, cancelled_error};
 use crate::batch::Slot;
 use crate::call::ToolCall;
@@ -50,11 +52,15 @@ impl SessionInner {
         turn_signal: &CancellationToken,
         approved: Option<Action>,
     ) -> Dispatched {
+        let payloads = self.runtime.config.trace_payloads;
+        let span = telemetry::call_span(&call, payloads);
         let mut gate = Gate(None);
         let mut ran = call;
         let outcome = self
             .run(&mut ran, sink, turn_signal, &mut gate, approved)
+            .instrument(span.clone())
             .await;
+        telemetry::record_outcome(&span, &outcome, payloads);
         self.conclude(ran, outcome, sink, gate.0.as_deref(), None)
     }
 
@@ -79,11 +85,13 @@ impl SessionInner {
         if self.screens() {
             return Err(call);
         }
+        let payloads = self.runtime.config.trace_payloads;
         let outcome = match self.tool(call.name()) {
             // A name that keeps failing to resolve is a loop like any other.
-            None => self
-                .check_repetition(&call)
-                .and_then(|()| Err(self.not_found(call.name()))),
+            None => telemetry::in_call_span(&call, payloads, || {
+                self.check_repetition(&call)
+                    .and_then(|()| Err(self.not_found(call.name())))
+            }),
             Some(session_tool) => {
                 let definition = session_tool.tool.definition();
                 // Decided before any check, so a call that goes the other way is checked once.
@@ -102,8 +110,10 @@ impl SessionInner {
                     };
                     *kept = Some(taken);
                 }
-                self.check_call(&call)
-                    .and_then(|()| self.run_in_place(definition, &call, turn_signal))
+                telemetry::in_call_span(&call, payloads, || {
+                    self.check_call(&call)
+                        .and_then(|()| self.run_in_place(definition, &call, turn_signal))
+                })
             }
         };
         Ok(self.conclude(call, outcome, sink, None, held))
@@ -122,7 +132,10 @@ impl SessionInner {
             return Err(cancelled_error());
         }
         match start_caught(definition, call.arguments(), None)? {
-            Started::Ready(outcome) => self.accept_output(definition, outcome),
+            Started::Ready(outcome) => {
+                tracing::debug!(target: "pleach::tool", "arguments valid; tool ran");
+                self.accept_output(definition, outcome)
+            }
             // `runs_in_place` promises a finished start; should it ever not be, the future is
             // dropped unpolled, and the call reports it rather than hang.
             Started::Running(_) => Err(crate::tool::not_finished_in_place()),
@@ -257,6 +270,7 @@ impl SessionInner {
             )
         });
         let started = start_caught(definition, call.arguments(), ctx)?;
+        tracing::debug!(target: "pleach::tool", "arguments valid; tool started");
         let future = match started {
             Started::Ready(outcome) => return self.finish_call(definition, turn_signal, outcome),
             Started::Running(future) => future,
@@ -303,8 +317,10 @@ impl SessionInner {
         outcome: Result<Value, ToolError>,
     ) -> Result<Value, ToolError> {
         let output = outcome?;
+        tracing::debug!(target: "pleach::tool", "tool returned");
         definition.check_output(&output)?;
         check_result_size(&output, self.runtime.config.limits.max_result_bytes)?;
+        tracing::debug!(target: "pleach::tool", "result valid");
         Ok(output)
     }
 

@@ -160,6 +160,7 @@ pub struct RuntimeBuilder {
     interrupt_key: Option<Vec<u8>>,
     provenance_from_user: bool,
     persisted: Vec<PersistedKind>,
+    trace_payloads: Option<usize>,
 }
 
 impl fmt::Debug for RuntimeBuilder {
@@ -541,6 +542,24 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Records each call's arguments and result on its span (`gen_ai.tool.call.arguments`,
+    /// `gen_ai.tool.call.result`), each cut to `max_bytes`. Off by default: arguments and results
+    /// can hold secrets and personal data, and a trace backend is seldom the place for them
+    /// (`docs/observability.md`).
+    ///
+    /// ```
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().build().unwrap())
+    ///     .trace_payloads(4096)
+    ///     .build();
+    /// assert!(runtime.is_ok());
+    /// ```
+    pub fn trace_payloads(mut self, max_bytes: usize) -> Self {
+        self.trace_payloads = Some(max_bytes);
+        self
+    }
+
     /// Registers a fabrication detector (see [`safety`](crate::safety)): before a call to a tool
     /// it covers runs, it inspects the arguments, and its findings route the call by the tool's
     /// tier. Every `critical` tool must be covered by some detector, or `build` fails.
@@ -713,6 +732,7 @@ impl RuntimeBuilder {
                         self.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY),
                     ),
                     hints,
+                    trace_payloads: self.trace_payloads,
                 },
             }),
         })
@@ -785,6 +805,8 @@ pub(super) struct Config {
     pub(super) max_repeated_failures: u32,
     pub(super) batching: BatchingConfig,
     pub(super) hints: HashMap<String, BatchingHint>,
+    /// The cap on arguments and results recorded on spans, when the host opted in.
+    pub(super) trace_payloads: Option<usize>,
 }
 
 /// The safety configuration: detectors, the interrupt key, what counts as provenance.

@@ -9,6 +9,7 @@ use std::sync::{Arc, PoisonError};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::{SessionInner, SessionTool, cancelled_error};
 use crate::call::ToolCall;
@@ -212,25 +213,9 @@ impl SessionInner {
         sink.send(ToolEvent::InterruptRequested {
             interrupt: interrupt.clone(),
         });
-        let timeout = self.runtime.config.approval_timeout;
-        let decided = tokio::select! {
-            biased;
-            () = turn_signal.cancelled() => Err(cancelled_error()),
-            action = decided => action.map_err(|_| cancelled_error()),
-            // The host dropped the turn's events (or finished the turn without reading them):
-            // nobody saw the interrupt, so nobody can answer it.
-            () = sink.reader_gone() => Err(ToolError::new(
-                ErrorCode::SafetyHalt,
-                format!(
-                    "this call needs the user's approval ({}), and nobody is reading this \
-                     turn's events to give it",
-                    describe(&interrupt.findings)
-                ),
-            )
-            .with_recoverable(false)
-            .with_detail("the turn's event stream was dropped while the interrupt waited")),
-            () = tokio::time::sleep(timeout) => Err(approval_timed_out(&interrupt, timeout)),
-        };
+        let decided = self
+            .await_decision(&interrupt, tier, decided, sink, turn_signal)
+            .await;
         let action = match decided {
             Ok(action) => action,
             Err(error) => {
@@ -245,6 +230,58 @@ impl SessionInner {
             action: action.name(),
         });
         apply(call, action)
+    }
+
+    /// Waits for the decision on `interrupt` (within the approval timeout, while the turn runs
+    /// and someone reads its events), in an `await_approval` span that records it.
+    async fn await_decision(
+        &self,
+        interrupt: &Interrupt,
+        tier: SafetyTier,
+        decided: oneshot::Receiver<Action>,
+        sink: &EventSender,
+        turn_signal: &CancellationToken,
+    ) -> Result<Action, ToolError> {
+        let timeout = self.runtime.config.approval_timeout;
+        let waiting = tracing::info_span!(
+            target: "pleach::tool",
+            "await_approval",
+            pleach.interrupt.id = %interrupt.id,
+            pleach.safety.tier = tier.as_str(),
+            pleach.approval.decision = tracing::field::Empty,
+        );
+        let decided = async {
+            tokio::select! {
+                biased;
+                () = turn_signal.cancelled() => Err(cancelled_error()),
+                action = decided => action.map_err(|_| cancelled_error()),
+                // The host dropped the turn's events (or finished the turn without reading them):
+                // nobody saw the interrupt, so nobody can answer it.
+                () = sink.reader_gone() => Err(ToolError::new(
+                    ErrorCode::SafetyHalt,
+                    format!(
+                        "this call needs the user's approval ({}), and nobody is reading this \
+                         turn's events to give it",
+                        describe(&interrupt.findings)
+                    ),
+                )
+                .with_recoverable(false)
+                .with_detail("the turn's event stream was dropped while the interrupt waited")),
+                () = tokio::time::sleep(timeout) => Err(approval_timed_out(interrupt, timeout)),
+            }
+        }
+        .instrument(waiting.clone())
+        .await;
+        waiting.record(
+            "pleach.approval.decision",
+            match &decided {
+                Ok(action) => action.name(),
+                Err(error) if error.code() == ErrorCode::ApprovalTimedOut => "timed_out",
+                Err(error) if error.code() == ErrorCode::Cancelled => "cancelled",
+                Err(_) => "unanswered",
+            },
+        );
+        decided
     }
 
     /// Answers a pending interrupt.

@@ -10,6 +10,7 @@ use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::connection::{Connection, unavailable};
 use crate::ToolContext;
@@ -22,6 +23,37 @@ pub(super) async fn call(
     tool: &str,
     arguments: Value,
     ctx: ToolContext,
+) -> Result<Value, ToolError> {
+    let span = tracing::info_span!(
+        target: "pleach::mcp",
+        "tools/call",
+        otel.name = %format_args!("tools/call {tool}"),
+        otel.kind = "client",
+        mcp.method.name = "tools/call",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = tool,
+        jsonrpc.request.id = tracing::field::Empty,
+        pleach.mcp.server = connection.label(),
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    );
+    let outcome = send(connection, tool, arguments, ctx, &span)
+        .instrument(span.clone())
+        .await;
+    if let Err(error) = &outcome {
+        span.record("error.type", tracing::field::debug(error.code()));
+        span.record("otel.status_code", "ERROR");
+    }
+    outcome
+}
+
+/// [`call`] inside its span.
+async fn send(
+    connection: &Connection,
+    tool: &str,
+    arguments: Value,
+    ctx: ToolContext,
+    span: &tracing::Span,
 ) -> Result<Value, ToolError> {
     let label = connection.label();
     let peer = connection.peer().await?;
@@ -37,6 +69,7 @@ pub(super) async fn call(
         Ok(handle) => handle,
         Err(error) => return Err(broken(connection, &error, false).await),
     };
+    span.record("jsonrpc.request.id", tracing::field::display(&handle.id));
     let (sender, mut progress) = mpsc::unbounded_channel();
     let _route = connection.route_progress(handle.progress_token.clone(), sender);
     let mut pending = Pending {

@@ -1,0 +1,97 @@
+//! A call's `tracing` span, named and attributed after the OpenTelemetry semantic conventions
+//! for generative AI (`docs/observability.md`): `execute_tool {tool}` with `gen_ai.*` attributes, the
+//! pleach error code and `error.type` on failure, and the payloads only when the host opts in.
+//!
+//! Spans cost nothing measurable without a subscriber that wants them: `tracing` checks the
+//! callsite once, and the fields (a name formatted, an argument text capped) are built only for
+//! an enabled span.
+
+use serde_json::Value;
+use tracing::Span;
+use tracing::field::Empty;
+
+use crate::call::ToolCall;
+use crate::error::ToolError;
+
+/// The span of one call. `payloads`: the host's cap on recorded arguments and results, when it
+/// opted in.
+pub(super) fn call_span(call: &ToolCall, payloads: Option<usize>) -> Span {
+    let span = tracing::info_span!(
+        target: "pleach::tool",
+        "execute_tool",
+        otel.name = %format_args!("execute_tool {}", call.name()),
+        otel.kind = "internal",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = call.name(),
+        gen_ai.tool.call.id = call.id(),
+        gen_ai.tool.type = "function",
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
+        pleach.error.code = Empty,
+        error.type = Empty,
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+    );
+    if let Some(cap) = payloads
+        && !span.is_disabled()
+    {
+        span.record("gen_ai.tool.call.arguments", capped(call.arguments(), cap));
+    }
+    span
+}
+
+/// Runs `work` (a call that finishes where it starts) inside its span, and records its outcome.
+pub(super) fn in_call_span(
+    call: &ToolCall,
+    payloads: Option<usize>,
+    work: impl FnOnce() -> Result<Value, ToolError>,
+) -> Result<Value, ToolError> {
+    let span = call_span(call, payloads);
+    let outcome = span.in_scope(work);
+    record_outcome(&span, &outcome, payloads);
+    outcome
+}
+
+/// Records how the call ended on its span.
+pub(super) fn record_outcome(
+    span: &Span,
+    outcome: &Result<Value, ToolError>,
+    payloads: Option<usize>,
+) {
+    if span.is_disabled() {
+        return;
+    }
+    match outcome {
+        Ok(result) => {
+            if let Some(cap) = payloads {
+                span.record("gen_ai.tool.call.result", capped(&result.to_string(), cap));
+            }
+        }
+        Err(error) => {
+            span.record("pleach.error.code", error.code().as_u16());
+            span.record("error.type", tracing::field::debug(error.code()));
+            span.record("otel.status_code", "ERROR");
+            span.record("otel.status_description", error.message());
+        }
+    }
+}
+
+/// `text` cut to at most `cap` bytes at a character boundary, with `…` when cut.
+fn capped(text: &str, cap: usize) -> String {
+    if text.len() <= cap {
+        return text.to_owned();
+    }
+    format!("{}…", &text[..text.floor_char_boundary(cap)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::capped;
+
+    #[test]
+    fn payloads_are_cut_at_a_character_boundary() {
+        assert_eq!(capped("short", 10), "short");
+        assert_eq!(capped("abcdef", 3), "abc…");
+        assert_eq!(capped("aé", 2), "a…"); // `é` is two bytes
+    }
+}
