@@ -15,7 +15,6 @@ mod mcp;
 mod mcp_http;
 mod mcp_remote;
 mod mcp_sessions;
-mod observability;
 mod providers;
 mod round_trip;
 mod runtime;

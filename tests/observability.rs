@@ -36,17 +36,28 @@ async fn obs_archive(record: String) -> String {
     format!("archived {record}")
 }
 
-/// Spans recorded while `work` runs on this thread.
+/// The process-wide exporter every span of this binary goes to. Process-wide, not per test:
+/// `tracing` caches whether a callsite is wanted, and a subscriber set for one thread only would
+/// race with tests on other threads over that cache.
+fn exported() -> &'static (SdkTracerProvider, InMemorySpanExporter) {
+    static EXPORTED: std::sync::OnceLock<(SdkTracerProvider, InMemorySpanExporter)> =
+        std::sync::OnceLock::new();
+    EXPORTED.get_or_init(|| {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("pleach-tests")));
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+        (provider, exporter)
+    })
+}
+
+/// Every span ended so far, after `work` ran (tests tell theirs apart by call ids and names).
 async fn spans_of<F: Future<Output = ()>>(work: F) -> Vec<SpanData> {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("pleach-tests")));
-    let guard = tracing::subscriber::set_default(subscriber);
+    let (provider, exporter) = exported();
     work.await;
-    drop(guard);
     provider.force_flush().expect("flushed");
     exporter.get_finished_spans().expect("spans")
 }
@@ -60,6 +71,31 @@ fn attributes(span: &SpanData) -> HashMap<String, OtelValue> {
 
 fn text(value: Option<&OtelValue>) -> Option<String> {
     value.map(ToString::to_string)
+}
+
+/// The `execute_tool` spans of the calls `ids`, by call id (each exactly once).
+fn call_spans<'a>(spans: &'a [SpanData], ids: &[&str]) -> HashMap<String, &'a SpanData> {
+    let calls: Vec<&SpanData> = spans
+        .iter()
+        .filter(|span| span.name.starts_with("execute_tool "))
+        .filter(|span| {
+            text(attributes(span).get("gen_ai.tool.call.id"))
+                .is_some_and(|id| ids.contains(&id.as_str()))
+        })
+        .collect();
+    assert_eq!(
+        calls.len(),
+        ids.len(),
+        "{:?}",
+        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    calls
+        .into_iter()
+        .map(|span| {
+            let id = text(attributes(span).get("gen_ai.tool.call.id")).expect("a call id");
+            (id, span)
+        })
+        .collect()
 }
 
 fn runtime() -> Runtime {
@@ -92,24 +128,7 @@ async fn a_turn_gives_one_execute_tool_span_per_call_with_the_conventions_attrib
     })
     .await;
 
-    let calls: Vec<&SpanData> = spans
-        .iter()
-        .filter(|span| span.name.starts_with("execute_tool "))
-        .collect();
-    let by_id: HashMap<String, &SpanData> = calls
-        .iter()
-        .map(|span| {
-            let id = text(attributes(span).get("gen_ai.tool.call.id")).expect("a call id");
-            (id, *span)
-        })
-        .collect();
-    assert_eq!(
-        calls.len(),
-        4,
-        "{:?}",
-        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
-    );
-
+    let by_id = call_spans(&spans, &["c1", "c2", "c3", "c4"]);
     let good = attributes(by_id["c1"]);
     assert_eq!(by_id["c1"].name, "execute_tool obs_add");
     assert_eq!(
@@ -200,7 +219,7 @@ async fn payloads_are_recorded_only_when_opted_in_and_capped() {
     .await;
     let span = spans
         .iter()
-        .find(|span| span.name == "execute_tool obs_add")
+        .find(|span| text(attributes(span).get("gen_ai.tool.call.id")).as_deref() == Some("p1"))
         .expect("the call's span");
     let attributes = attributes(span);
     assert_eq!(
@@ -257,6 +276,7 @@ async fn the_agent_loop_is_an_invoke_agent_span_over_its_chat_spans_and_calls() 
     let chats: Vec<&SpanData> = spans
         .iter()
         .filter(|span| span.name.starts_with("chat "))
+        .filter(|span| span.span_context.trace_id() == agent.span_context.trace_id())
         .collect();
     assert_eq!(chats.len(), 2);
     for chat in &chats {
@@ -272,9 +292,122 @@ async fn the_agent_loop_is_an_invoke_agent_span_over_its_chat_spans_and_calls() 
     );
     let tool = spans
         .iter()
-        .find(|span| span.name == "execute_tool obs_add")
+        .find(|span| text(attributes(span).get("gen_ai.tool.call.id")).as_deref() == Some("call_1"))
         .expect("the call's span");
     assert_eq!(tool.parent_span_id, agent.span_context.span_id());
     assert_ne!(tool.parent_span_id, SpanId::INVALID);
     assert_eq!(tool.span_context.trace_id(), agent.span_context.trace_id());
+}
+
+/// The value of `key` among `attributes`, as text.
+fn attribute<'a>(attributes: impl IntoIterator<Item = &'a KeyValue>, key: &str) -> Option<String> {
+    attributes
+        .into_iter()
+        .find(|pair| pair.key.as_str() == key)
+        .map(|pair| pair.value.to_string())
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn metrics_count_calls_by_tool_and_outcome_and_backpressure() {
+    use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+
+    let exporter = InMemoryMetricExporter::default();
+    let provider = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(exporter.clone()).build())
+        .build();
+    let runtime = Runtime::builder()
+        .meter(provider.meter("pleach-tests"))
+        .tool_timeout("obs_sleep", Duration::from_millis(100))
+        .cancel_grace(Duration::from_millis(50))
+        .max_in_flight(1)
+        .overload_policy(pleach_core::OverloadPolicy::FailFast)
+        .build()
+        .unwrap();
+    let first = runtime.create_session(SessionOptions::all()).unwrap();
+    let second = runtime.create_session(SessionOptions::all()).unwrap();
+    let ok = first
+        .call(ToolCall::new("m1", "obs_add", r#"{"a": 1, "b": 2}"#))
+        .await;
+    assert!(ok.outcome.is_ok());
+    // While `obs_sleep` holds the only slot, another call is refused (1014).
+    let (slept, refused) =
+        tokio::join!(first.call(ToolCall::new("m2", "obs_sleep", "{}")), async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            second
+                .call(ToolCall::new("m3", "obs_add", r#"{"a": 1, "b": 1}"#))
+                .await
+        });
+    assert_eq!(slept.outcome.unwrap_err().code().as_u16(), 1010);
+    assert_eq!(refused.outcome.unwrap_err().code().as_u16(), 1014);
+    provider.force_flush().unwrap();
+
+    let metrics = exporter.get_finished_metrics().unwrap();
+    let all: Vec<_> = metrics
+        .iter()
+        .flat_map(opentelemetry_sdk::metrics::data::ResourceMetrics::scope_metrics)
+        .flat_map(opentelemetry_sdk::metrics::data::ScopeMetrics::metrics)
+        .collect();
+    let named = |name: &str| {
+        all.iter()
+            .rev()
+            .find(|metric| metric.name() == name)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{name} among {:?}",
+                    all.iter().map(|m| m.name()).collect::<Vec<_>>()
+                )
+            })
+    };
+    let AggregatedMetrics::F64(MetricData::Histogram(durations)) =
+        named("pleach.tool.call.duration").data()
+    else {
+        panic!("a histogram of seconds")
+    };
+    let mut counted: Vec<(String, String, Option<String>, u64)> = durations
+        .data_points()
+        .map(|point| {
+            (
+                attribute(point.attributes(), "gen_ai.tool.name").unwrap(),
+                attribute(point.attributes(), "pleach.outcome").unwrap(),
+                attribute(point.attributes(), "pleach.error.code"),
+                point.count(),
+            )
+        })
+        .collect();
+    counted.sort();
+    assert_eq!(
+        counted,
+        [
+            ("obs_add".into(), "error".into(), Some("1014".into()), 1),
+            ("obs_add".into(), "ok".into(), None, 1),
+            ("obs_sleep".into(), "error".into(), Some("1010".into()), 1),
+        ]
+    );
+    let AggregatedMetrics::U64(MetricData::Sum(refused)) =
+        named("pleach.tool.calls.refused").data()
+    else {
+        panic!("a count")
+    };
+    assert_eq!(
+        refused
+            .data_points()
+            .map(opentelemetry_sdk::metrics::data::SumDataPoint::value)
+            .sum::<u64>(),
+        1
+    );
+    let AggregatedMetrics::I64(MetricData::Sum(in_flight)) =
+        named("pleach.tool.calls.in_flight").data()
+    else {
+        panic!("an up-down count")
+    };
+    assert_eq!(
+        in_flight
+            .data_points()
+            .map(opentelemetry_sdk::metrics::data::SumDataPoint::value)
+            .sum::<i64>(),
+        0,
+        "every call ended"
+    );
 }

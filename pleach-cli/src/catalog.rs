@@ -70,6 +70,9 @@ impl HostArgs {
             builder = builder.provide(fs);
             builder = builder.provide(self.shell_config(root, timeout)?);
         }
+        if let Some(meter) = crate::telemetry::meter() {
+            builder = builder.meter(meter);
+        }
         Ok(builder)
     }
 

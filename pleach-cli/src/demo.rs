@@ -38,7 +38,11 @@ pub(crate) async fn run(json: bool) -> Outcome {
     let transcript: Transcript = serde_json::from_str(TRANSCRIPT)
         .map_err(|error| UsageError(format!("the bundled transcript is broken: {error}")))?;
     let started = Instant::now();
-    let runtime = Runtime::builder()
+    let mut builder = Runtime::builder();
+    if let Some(meter) = crate::telemetry::meter() {
+        builder = builder.meter(meter);
+    }
+    let runtime = builder
         .build()
         .map_err(|error| UsageError(format!("cannot build the runtime: {error}")))?;
     let session = runtime

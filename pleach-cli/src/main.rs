@@ -91,8 +91,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Exports the command's spans over OTLP to the collector at URL (its base:
-    /// `/v1/traces` is added), or without URL where `OTEL_EXPORTER_OTLP_ENDPOINT` says
+    /// Exports the command's spans and metrics over OTLP to the collector at URL (its base:
+    /// `/v1/traces` and `/v1/metrics` are added), or without URL where `OTEL_EXPORTER_OTLP_ENDPOINT` says
     /// (default `http://localhost:4318`). `OTEL_EXPORTER_OTLP_PROTOCOL` (http/protobuf, http/json)
     /// and `OTEL_EXPORTER_OTLP_HEADERS` apply.
     #[arg(long, global = true, value_name = "URL", num_args = 0..=1, default_missing_value = "")]

@@ -1451,7 +1451,7 @@ fn otlp_exports_the_calls_span_before_the_command_exits() {
         ("http/protobuf", "application/x-protobuf"),
         ("http/json", "application/json"),
     ] {
-        let (url, collector) = model_server(vec![String::new()]);
+        let (url, collector) = model_server(vec![String::new(), String::new()]);
         let base = url.trim_end_matches("/v1");
         let output = Command::new(env!("CARGO_BIN_EXE_pleach"))
             .args(["call", "math", "--args", r#"{"expression": "6*7"}"#])
@@ -1461,8 +1461,15 @@ fn otlp_exports_the_calls_span_before_the_command_exits() {
             .expect("pleach runs");
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         let requests = collector.join().expect("the collector ends");
-        let request = requests.first().expect("one export");
-        assert!(request.starts_with("POST /v1/traces"), "{request}");
+        let request = requests
+            .iter()
+            .find(|request| request.starts_with("POST /v1/traces"))
+            .unwrap_or_else(|| panic!("spans exported: {requests:?}"));
+        let metrics = requests
+            .iter()
+            .find(|request| request.starts_with("POST /v1/metrics"))
+            .unwrap_or_else(|| panic!("metrics exported: {requests:?}"));
+        assert!(metrics.contains("pleach.tool.call.duration"), "{metrics}");
         assert!(
             request
                 .to_ascii_lowercase()

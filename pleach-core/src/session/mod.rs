@@ -35,6 +35,8 @@
 //! ```
 
 mod call_events;
+#[cfg(feature = "otel")]
+mod metrics;
 mod persisted;
 mod pipeline;
 mod runtime;

@@ -52,15 +52,17 @@ impl SessionInner {
         turn_signal: &CancellationToken,
         approved: Option<Action>,
     ) -> Dispatched {
-        let payloads = self.runtime.config.trace_payloads;
-        let span = telemetry::call_span(&call, payloads);
+        let config = &self.runtime.config;
+        let started = telemetry::started(config, call.name());
+        let span = telemetry::call_span(&call, config.trace_payloads);
         let mut gate = Gate(None);
         let mut ran = call;
         let outcome = self
             .run(&mut ran, sink, turn_signal, &mut gate, approved)
             .instrument(span.clone())
             .await;
-        telemetry::record_outcome(&span, &outcome, payloads);
+        telemetry::record_outcome(&span, &outcome, config.trace_payloads);
+        telemetry::ended(config, ran.name(), started, &outcome);
         self.conclude(ran, outcome, sink, gate.0.as_deref(), None)
     }
 
@@ -85,10 +87,10 @@ impl SessionInner {
         if self.screens() {
             return Err(call);
         }
-        let payloads = self.runtime.config.trace_payloads;
+        let config = &self.runtime.config;
         let outcome = match self.tool(call.name()) {
             // A name that keeps failing to resolve is a loop like any other.
-            None => telemetry::in_call_span(&call, payloads, || {
+            None => telemetry::in_call_span(config, &call, || {
                 self.check_repetition(&call)
                     .and_then(|()| Err(self.not_found(call.name())))
             }),
@@ -110,7 +112,7 @@ impl SessionInner {
                     };
                     *kept = Some(taken);
                 }
-                telemetry::in_call_span(&call, payloads, || {
+                telemetry::in_call_span(config, &call, || {
                     self.check_call(&call)
                         .and_then(|()| self.run_in_place(definition, &call, turn_signal))
                 })

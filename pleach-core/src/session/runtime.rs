@@ -161,6 +161,8 @@ pub struct RuntimeBuilder {
     provenance_from_user: bool,
     persisted: Vec<PersistedKind>,
     trace_payloads: Option<usize>,
+    #[cfg(feature = "otel")]
+    meter: Option<opentelemetry::metrics::Meter>,
 }
 
 impl fmt::Debug for RuntimeBuilder {
@@ -560,6 +562,26 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Records the tool-call metrics on `meter` (feature `otel`, `docs/observability.md`):
+    /// `pleach.tool.call.duration` (seconds, per tool and outcome),
+    /// `pleach.tool.calls.in_flight`, `pleach.tool.calls.refused` (backpressure, 1014) and
+    /// `pleach.tool.calls.awaiting_approval`. Without a meter nothing is measured.
+    ///
+    /// ```
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
+    /// let meter = opentelemetry::global::meter("my-agent");
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().build().unwrap())
+    ///     .meter(meter)
+    ///     .build();
+    /// assert!(runtime.is_ok());
+    /// ```
+    #[cfg(feature = "otel")]
+    pub fn meter(mut self, meter: opentelemetry::metrics::Meter) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
     /// Registers a fabrication detector (see [`safety`](crate::safety)): before a call to a tool
     /// it covers runs, it inspects the arguments, and its findings route the call by the tool's
     /// tier. Every `critical` tool must be covered by some detector, or `build` fails.
@@ -733,6 +755,8 @@ impl RuntimeBuilder {
                     ),
                     hints,
                     trace_payloads: self.trace_payloads,
+                    #[cfg(feature = "otel")]
+                    metrics: self.meter.as_ref().map(super::metrics::Instruments::new),
                 },
             }),
         })
@@ -807,6 +831,9 @@ pub(super) struct Config {
     pub(super) hints: HashMap<String, BatchingHint>,
     /// The cap on arguments and results recorded on spans, when the host opted in.
     pub(super) trace_payloads: Option<usize>,
+    /// The tool-call metrics, when the host gave a meter.
+    #[cfg(feature = "otel")]
+    pub(super) metrics: Option<super::metrics::Instruments>,
 }
 
 /// The safety configuration: detectors, the interrupt key, what counts as provenance.

@@ -10,6 +10,7 @@ use serde_json::Value;
 use tracing::Span;
 use tracing::field::Empty;
 
+use super::runtime::Config;
 use crate::call::ToolCall;
 use crate::error::ToolError;
 
@@ -40,16 +41,56 @@ pub(super) fn call_span(call: &ToolCall, payloads: Option<usize>) -> Span {
     span
 }
 
-/// Runs `work` (a call that finishes where it starts) inside its span, and records its outcome.
+/// Runs `work` (a call that finishes where it starts) inside its span, and records its outcome
+/// on the span and in the metrics.
 pub(super) fn in_call_span(
+    config: &Config,
     call: &ToolCall,
-    payloads: Option<usize>,
     work: impl FnOnce() -> Result<Value, ToolError>,
 ) -> Result<Value, ToolError> {
-    let span = call_span(call, payloads);
+    let started = started(config, call.name());
+    let span = call_span(call, config.trace_payloads);
     let outcome = span.in_scope(work);
-    record_outcome(&span, &outcome, payloads);
+    record_outcome(&span, &outcome, config.trace_payloads);
+    ended(config, call.name(), started, &outcome);
     outcome
+}
+
+/// A call of `tool` starts: its clock, when the host gave a meter (feature `otel`).
+#[cfg(feature = "otel")]
+pub(super) fn started(config: &Config, tool: &str) -> Option<std::time::Instant> {
+    config.metrics.as_ref().map(|metrics| metrics.started(tool))
+}
+
+/// A call of `tool` starts: nothing is measured without the `otel` feature.
+#[cfg(not(feature = "otel"))]
+pub(super) fn started(_config: &Config, _tool: &str) -> Option<std::time::Instant> {
+    None
+}
+
+/// A call of `tool` started at `started` ended with `outcome`: its metrics.
+pub(super) fn ended(
+    config: &Config,
+    tool: &str,
+    started: Option<std::time::Instant>,
+    outcome: &Result<Value, ToolError>,
+) {
+    #[cfg(feature = "otel")]
+    if let (Some(metrics), Some(started)) = (&config.metrics, started) {
+        metrics.ended(tool, started, outcome);
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = (config, tool, started, outcome);
+}
+
+/// A call of `tool` starts (`1`) or stops (`-1`) waiting for the user's approval.
+pub(super) fn awaiting_approval(config: &Config, tool: &str, change: i64) {
+    #[cfg(feature = "otel")]
+    if let Some(metrics) = &config.metrics {
+        metrics.awaiting_approval(tool, change);
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = (config, tool, change);
 }
 
 /// Records how the call ended on its span.
