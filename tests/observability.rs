@@ -411,3 +411,81 @@ async fn metrics_count_calls_by_tool_and_outcome_and_backpressure() {
         "every call ended"
     );
 }
+
+/// Adds two integers, served over MCP to this binary's own remote-tools client.
+#[tool]
+async fn obs_remote_add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// A remote MCP call carries the caller's trace context in `_meta` (`traceparent`): the server's
+/// `tools/call` span is in the caller's trace, its parent the client's span, marked remote.
+/// Without the propagation the server's span, in tasks of its own, would start a trace of its
+/// own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_mcp_call_joins_the_callers_trace() {
+    use opentelemetry::trace::SpanKind;
+    use pleach_core::mcp::McpServer;
+    use pleach_core::mcp::http::{HttpOptions, HttpServer};
+    use pleach_core::mcp::remote::McpRemote;
+
+    let spans = spans_of(async {
+        let served = Runtime::builder().build().unwrap();
+        let http = HttpServer::new(
+            McpServer::new(served).unwrap(),
+            HttpOptions::new(([127, 0, 0, 1], 0).into()),
+        )
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { http.serve(listener, std::future::pending()).await });
+
+        let remote = McpRemote::http(format!("http://{address}/mcp"))
+            .prefix("far")
+            .connect()
+            .await
+            .unwrap();
+        let runtime = Runtime::builder()
+            .registry(pleach_core::ToolRegistryBuilder::new().build().unwrap())
+            .plugin(remote.plugin())
+            .build()
+            .unwrap();
+        let session = runtime.create_session(SessionOptions::all()).unwrap();
+        let outcome = session
+            .call(ToolCall::new(
+                "r1",
+                "far__obs_remote_add",
+                r#"{"a": 2, "b": 3}"#,
+            ))
+            .await
+            .outcome;
+        // A number is text in MCP (`structuredContent` is for objects).
+        assert_eq!(outcome.unwrap(), serde_json::json!("5"));
+    })
+    .await;
+    let named = |kind: &SpanKind| {
+        spans
+            .iter()
+            .find(|span| span.name == "tools/call obs_remote_add" && span.span_kind == *kind)
+            .unwrap_or_else(|| {
+                panic!(
+                    "a {kind:?} span: {:?}",
+                    spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+                )
+            })
+    };
+    let client = named(&SpanKind::Client);
+    let server = named(&SpanKind::Server);
+    assert_eq!(
+        server.span_context.trace_id(),
+        client.span_context.trace_id()
+    );
+    assert_eq!(server.parent_span_id, client.span_context.span_id());
+    assert!(server.parent_span_is_remote);
+    // The caller's own call span is the client span's parent.
+    let caller = spans
+        .iter()
+        .find(|span| text(attributes(span).get("gen_ai.tool.call.id")).as_deref() == Some("r1"))
+        .expect("the caller's execute_tool span");
+    assert_eq!(client.parent_span_id, caller.span_context.span_id());
+}

@@ -1500,3 +1500,41 @@ fn otlp_exports_the_calls_span_before_the_command_exits() {
         stderr(&refused)
     );
 }
+
+/// With `--otlp`, a model request carries the `chat` span's W3C `traceparent`, so a provider
+/// that traces continues the trace.
+#[test]
+fn chat_with_otlp_sends_the_trace_context_to_the_model() {
+    let answer = sse(&[
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+    ]);
+    let (url, model) = model_server(vec![answer]);
+    // A collector stand-in: what it is sent is `otlp_exports_…`'s to check.
+    let (collector_url, _collector) = model_server(vec![String::new(), String::new()]);
+    let output = Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .args([
+            "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "--message",
+            "hello",
+        ])
+        .args(["--otlp", collector_url.trim_end_matches("/v1")])
+        .output()
+        .expect("pleach runs");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = model.join().expect("the model server ends");
+    let head = requests[0].to_ascii_lowercase();
+    let traceparent = head
+        .lines()
+        .find_map(|line| line.strip_prefix("traceparent:"))
+        .unwrap_or_else(|| panic!("a traceparent header: {head}"))
+        .trim()
+        .to_owned();
+    let parts: Vec<&str> = traceparent.split('-').collect();
+    assert_eq!(parts.len(), 4, "{traceparent}");
+    assert_eq!((parts[0], parts[1].len(), parts[2].len()), ("00", 32, 16));
+}

@@ -146,6 +146,8 @@ pub mod plugin;
 pub mod providers;
 pub mod safety;
 pub mod session;
+#[cfg(feature = "otel")]
+mod trace_context;
 
 pub use assemble::{
     IncrementalJson, IncrementalJsonError, StreamAssembler, StreamError, StreamedCall,

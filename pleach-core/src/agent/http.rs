@@ -70,10 +70,20 @@ pub(super) fn secret_header(
 pub(super) async fn post_stream(
     client: &reqwest::Client,
     url: &str,
-    headers: HeaderMap,
+    #[cfg_attr(not(feature = "otel"), allow(unused_mut))] mut headers: HeaderMap,
     body: Vec<u8>,
     format: WireFormat,
 ) -> Result<ModelResponse, ModelError> {
+    // The request's span (`chat {model}`) continues at the provider, when it reads W3C headers.
+    #[cfg(feature = "otel")]
+    for (name, value) in crate::trace_context::current_headers() {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            reqwest::header::HeaderValue::from_str(&value),
+        ) {
+            headers.insert(name, value);
+        }
+    }
     let response = client
         .post(url)
         .headers(headers)

@@ -264,6 +264,18 @@ impl McpServer {
             error.type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );
+        // A caller's trace context in `_meta` (SEP-414) makes this span part of its trace.
+        #[cfg(feature = "otel")]
+        {
+            let mut headers = std::collections::HashMap::new();
+            if let Some(traceparent) = context.meta.get_traceparent() {
+                headers.insert("traceparent".to_owned(), traceparent.to_owned());
+            }
+            if let Some(tracestate) = context.meta.get_tracestate() {
+                headers.insert("tracestate".to_owned(), tracestate.to_owned());
+            }
+            crate::trace_context::adopt(&span, &headers);
+        }
         let answered = self
             .run_call_spanned(request, context)
             .instrument(span.clone())

@@ -52,17 +52,17 @@ impl SessionInner {
         turn_signal: &CancellationToken,
         approved: Option<Action>,
     ) -> Dispatched {
-        let config = &self.runtime.config;
-        let started = telemetry::started(config, call.name());
-        let span = telemetry::call_span(&call, config.trace_payloads);
+        let recording = &self.runtime.config.recording;
+        let started = telemetry::started(recording, call.name());
+        let span = telemetry::call_span(&call, recording.trace_payloads);
         let mut gate = Gate(None);
         let mut ran = call;
         let outcome = self
             .run(&mut ran, sink, turn_signal, &mut gate, approved)
             .instrument(span.clone())
             .await;
-        telemetry::record_outcome(&span, &outcome, config.trace_payloads);
-        telemetry::ended(config, ran.name(), started, &outcome);
+        telemetry::record_outcome(&span, &outcome, recording.trace_payloads);
+        telemetry::ended(recording, ran.name(), started, &outcome);
         self.conclude(ran, outcome, sink, gate.0.as_deref(), None)
     }
 
@@ -87,10 +87,10 @@ impl SessionInner {
         if self.screens() {
             return Err(call);
         }
-        let config = &self.runtime.config;
+        let recording = &self.runtime.config.recording;
         let outcome = match self.tool(call.name()) {
             // A name that keeps failing to resolve is a loop like any other.
-            None => telemetry::in_call_span(config, &call, || {
+            None => telemetry::in_call_span(recording, &call, || {
                 self.check_repetition(&call)
                     .and_then(|()| Err(self.not_found(call.name())))
             }),
@@ -112,7 +112,7 @@ impl SessionInner {
                     };
                     *kept = Some(taken);
                 }
-                telemetry::in_call_span(config, &call, || {
+                telemetry::in_call_span(recording, &call, || {
                     self.check_call(&call)
                         .and_then(|()| self.run_in_place(definition, &call, turn_signal))
                 })

@@ -754,9 +754,11 @@ impl RuntimeBuilder {
                         self.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY),
                     ),
                     hints,
-                    trace_payloads: self.trace_payloads,
-                    #[cfg(feature = "otel")]
-                    metrics: self.meter.as_ref().map(super::metrics::Instruments::new),
+                    recording: super::telemetry::Recording {
+                        trace_payloads: self.trace_payloads,
+                        #[cfg(feature = "otel")]
+                        metrics: self.meter.as_ref().map(super::metrics::Instruments::new),
+                    },
                 },
             }),
         })
@@ -829,11 +831,8 @@ pub(super) struct Config {
     pub(super) max_repeated_failures: u32,
     pub(super) batching: BatchingConfig,
     pub(super) hints: HashMap<String, BatchingHint>,
-    /// The cap on arguments and results recorded on spans, when the host opted in.
-    pub(super) trace_payloads: Option<usize>,
-    /// The tool-call metrics, when the host gave a meter.
-    #[cfg(feature = "otel")]
-    pub(super) metrics: Option<super::metrics::Instruments>,
+    /// Payloads on spans and metrics, as the host chose.
+    pub(super) recording: super::telemetry::Recording,
 }
 
 /// The safety configuration: detectors, the interrupt key, what counts as provenance.

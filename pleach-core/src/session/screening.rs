@@ -213,12 +213,12 @@ impl SessionInner {
         sink.send(ToolEvent::InterruptRequested {
             interrupt: interrupt.clone(),
         });
-        let config = &self.runtime.config;
-        super::telemetry::awaiting_approval(config, call.name(), 1);
+        let recording = &self.runtime.config.recording;
+        super::telemetry::awaiting_approval(recording, call.name(), 1);
         let decided = self
             .await_decision(&interrupt, tier, decided, sink, turn_signal)
             .await;
-        super::telemetry::awaiting_approval(config, call.name(), -1);
+        super::telemetry::awaiting_approval(recording, call.name(), -1);
         let action = match decided {
             Ok(action) => action,
             Err(error) => {

@@ -10,9 +10,19 @@ use serde_json::Value;
 use tracing::Span;
 use tracing::field::Empty;
 
-use super::runtime::Config;
 use crate::call::ToolCall;
 use crate::error::ToolError;
+
+/// What a runtime records of its calls beyond their spans: the payload cap the host opted into,
+/// and the metrics when it gave a meter.
+#[derive(Debug, Default)]
+pub(super) struct Recording {
+    /// The cap on arguments and results recorded on spans, when the host opted in.
+    pub(super) trace_payloads: Option<usize>,
+    /// The tool-call metrics, when the host gave a meter.
+    #[cfg(feature = "otel")]
+    pub(super) metrics: Option<super::metrics::Instruments>,
+}
 
 /// The span of one call. `payloads`: the host's cap on recorded arguments and results, when it
 /// opted in.
@@ -44,53 +54,56 @@ pub(super) fn call_span(call: &ToolCall, payloads: Option<usize>) -> Span {
 /// Runs `work` (a call that finishes where it starts) inside its span, and records its outcome
 /// on the span and in the metrics.
 pub(super) fn in_call_span(
-    config: &Config,
+    recording: &Recording,
     call: &ToolCall,
     work: impl FnOnce() -> Result<Value, ToolError>,
 ) -> Result<Value, ToolError> {
-    let started = started(config, call.name());
-    let span = call_span(call, config.trace_payloads);
+    let started = started(recording, call.name());
+    let span = call_span(call, recording.trace_payloads);
     let outcome = span.in_scope(work);
-    record_outcome(&span, &outcome, config.trace_payloads);
-    ended(config, call.name(), started, &outcome);
+    record_outcome(&span, &outcome, recording.trace_payloads);
+    ended(recording, call.name(), started, &outcome);
     outcome
 }
 
 /// A call of `tool` starts: its clock, when the host gave a meter (feature `otel`).
 #[cfg(feature = "otel")]
-pub(super) fn started(config: &Config, tool: &str) -> Option<std::time::Instant> {
-    config.metrics.as_ref().map(|metrics| metrics.started(tool))
+pub(super) fn started(recording: &Recording, tool: &str) -> Option<std::time::Instant> {
+    recording
+        .metrics
+        .as_ref()
+        .map(|metrics| metrics.started(tool))
 }
 
 /// A call of `tool` starts: nothing is measured without the `otel` feature.
 #[cfg(not(feature = "otel"))]
-pub(super) fn started(_config: &Config, _tool: &str) -> Option<std::time::Instant> {
+pub(super) fn started(_recording: &Recording, _tool: &str) -> Option<std::time::Instant> {
     None
 }
 
 /// A call of `tool` started at `started` ended with `outcome`: its metrics.
 pub(super) fn ended(
-    config: &Config,
+    recording: &Recording,
     tool: &str,
     started: Option<std::time::Instant>,
     outcome: &Result<Value, ToolError>,
 ) {
     #[cfg(feature = "otel")]
-    if let (Some(metrics), Some(started)) = (&config.metrics, started) {
+    if let (Some(metrics), Some(started)) = (&recording.metrics, started) {
         metrics.ended(tool, started, outcome);
     }
     #[cfg(not(feature = "otel"))]
-    let _ = (config, tool, started, outcome);
+    let _ = (recording, tool, started, outcome);
 }
 
 /// A call of `tool` starts (`1`) or stops (`-1`) waiting for the user's approval.
-pub(super) fn awaiting_approval(config: &Config, tool: &str, change: i64) {
+pub(super) fn awaiting_approval(recording: &Recording, tool: &str, change: i64) {
     #[cfg(feature = "otel")]
-    if let Some(metrics) = &config.metrics {
+    if let Some(metrics) = &recording.metrics {
         metrics.awaiting_approval(tool, change);
     }
     #[cfg(not(feature = "otel"))]
-    let _ = (config, tool, change);
+    let _ = (recording, tool, change);
 }
 
 /// Records how the call ended on its span.

@@ -61,6 +61,19 @@ async fn send(
     if let Value::Object(arguments) = arguments {
         params = params.with_arguments(arguments);
     }
+    // The server's work joins this call's trace (MCP's `_meta.traceparent`, SEP-414).
+    #[cfg(feature = "otel")]
+    {
+        let context = crate::trace_context::current_headers();
+        if let Some(traceparent) = context.get("traceparent") {
+            let mut meta = rmcp::model::RequestMetaObject::default();
+            meta.set_traceparent(traceparent.clone());
+            if let Some(tracestate) = context.get("tracestate") {
+                meta.set_tracestate(tracestate.clone());
+            }
+            params.meta = Some(meta);
+        }
+    }
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = match peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
