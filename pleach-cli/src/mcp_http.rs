@@ -178,7 +178,7 @@ fn options(args: &HttpArgs, address: SocketAddr) -> Result<HttpOptions, UsageErr
 
 /// The tokens of a token file: one a line, trimmed; blank lines and `#` comments skipped. A file
 /// with none is an error (a server meant to need a token would otherwise take none).
-fn read_tokens(file: &Path) -> Result<Vec<String>, UsageError> {
+pub(crate) fn read_tokens(file: &Path) -> Result<Vec<String>, UsageError> {
     let text = std::fs::read_to_string(file).map_err(|error| {
         UsageError(format!(
             "cannot read the token file `{}`: {error}",

@@ -85,23 +85,10 @@ fn named(spec: &str) -> (Option<&str>, &str) {
     (None, spec)
 }
 
+/// The first token of a token file, read as `pleach mcp --token-file` reads one.
 fn read_token(file: &Path) -> Result<String, UsageError> {
-    let text = std::fs::read_to_string(file).map_err(|error| {
-        UsageError(format!(
-            "cannot read the token file `{}`: {error}",
-            file.display()
-        ))
-    })?;
-    text.lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            UsageError(format!(
-                "the token file `{}` holds no token",
-                file.display()
-            ))
-        })
+    let mut tokens = crate::mcp_http::read_tokens(file)?;
+    Ok(tokens.swap_remove(0))
 }
 
 #[cfg(test)]
