@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use opentelemetry_proto::tonic::collector::metrics::v1 as otlp_metrics;
+use opentelemetry_proto::tonic::collector::trace::v1 as otlp_traces;
 use serde_json::{Value, json};
 
 #[path = "cli/http.rs"]
@@ -1498,6 +1500,111 @@ fn otlp_exports_the_calls_span_before_the_command_exits() {
         stderr(&refused).contains("not an OTLP protocol"),
         "{}",
         stderr(&refused)
+    );
+}
+
+/// What a loopback OTLP collector serving OTLP's gRPC services was sent: span and metric names.
+#[derive(Clone, Default)]
+struct GrpcCollector {
+    spans: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    metrics: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[tonic::async_trait]
+impl otlp_traces::trace_service_server::TraceService for GrpcCollector {
+    async fn export(
+        &self,
+        request: tonic::Request<otlp_traces::ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<otlp_traces::ExportTraceServiceResponse>, tonic::Status> {
+        let names = request
+            .into_inner()
+            .resource_spans
+            .into_iter()
+            .flat_map(|resource| resource.scope_spans)
+            .flat_map(|scope| scope.spans)
+            .map(|span| span.name);
+        self.spans.lock().unwrap().extend(names);
+        Ok(tonic::Response::new(
+            otlp_traces::ExportTraceServiceResponse::default(),
+        ))
+    }
+}
+
+#[tonic::async_trait]
+impl otlp_metrics::metrics_service_server::MetricsService for GrpcCollector {
+    async fn export(
+        &self,
+        request: tonic::Request<otlp_metrics::ExportMetricsServiceRequest>,
+    ) -> Result<tonic::Response<otlp_metrics::ExportMetricsServiceResponse>, tonic::Status> {
+        let names = request
+            .into_inner()
+            .resource_metrics
+            .into_iter()
+            .flat_map(|resource| resource.scope_metrics)
+            .flat_map(|scope| scope.metrics)
+            .map(|metric| metric.name);
+        self.metrics.lock().unwrap().extend(names);
+        Ok(tonic::Response::new(
+            otlp_metrics::ExportMetricsServiceResponse::default(),
+        ))
+    }
+}
+
+/// `--otlp` with `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`: the call's span and metrics reach a
+/// collector serving OTLP's gRPC services (the generated tonic servers of `opentelemetry-proto`)
+/// before the process exits.
+#[test]
+fn otlp_exports_over_grpc() {
+    use otlp_metrics::metrics_service_server::MetricsServiceServer;
+    use otlp_traces::trace_service_server::TraceServiceServer;
+
+    let collector = GrpcCollector::default();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = runtime.spawn(
+        tonic::transport::Server::builder()
+            .add_service(TraceServiceServer::new(collector.clone()))
+            .add_service(MetricsServiceServer::new(collector.clone()))
+            .serve_with_incoming_shutdown(
+                tonic::transport::server::TcpIncoming::from(listener),
+                async {
+                    let _ = stopped.await;
+                },
+            ),
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .args(["call", "math", "--args", r#"{"expression": "6*7"}"#])
+        .args(["--otlp", &format!("http://{address}")])
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .output()
+        .expect("pleach runs");
+    let _ = stop.send(());
+    runtime.block_on(server).unwrap().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("could not be exported"),
+        "{}",
+        stderr(&output)
+    );
+    let spans = collector.spans.lock().unwrap().clone();
+    assert!(
+        spans.iter().any(|name| name == "execute_tool math"),
+        "{spans:?}"
+    );
+    let metrics = collector.metrics.lock().unwrap().clone();
+    assert!(
+        metrics
+            .iter()
+            .any(|name| name == "pleach.tool.call.duration"),
+        "{metrics:?}"
     );
 }
 
