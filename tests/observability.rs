@@ -412,6 +412,65 @@ async fn metrics_count_calls_by_tool_and_outcome_and_backpressure() {
     );
 }
 
+/// The MCP semantic conventions' attributes of a remote call's `client` and `server` spans, and
+/// the `tools/list` spans of its connection, in one trace.
+fn mcp_conventions(spans: &[SpanData], client: &SpanData, server: &SpanData, port: u16) {
+    use opentelemetry::trace::SpanKind;
+
+    // The MCP semantic conventions' attributes on both sides.
+    let (client_attributes, server_attributes) = (attributes(client), attributes(server));
+    let port = port.to_string();
+    for (key, expected) in [
+        ("mcp.method.name", "tools/call"),
+        ("gen_ai.tool.name", "obs_remote_add"),
+        ("gen_ai.operation.name", "execute_tool"),
+        ("network.transport", "tcp"),
+        ("network.protocol.name", "http"),
+        ("server.address", "127.0.0.1"),
+        ("server.port", port.as_str()),
+    ] {
+        assert_eq!(
+            text(client_attributes.get(key)).as_deref(),
+            Some(expected),
+            "client {key}"
+        );
+    }
+    for (key, expected) in [
+        ("mcp.method.name", "tools/call"),
+        ("gen_ai.tool.name", "obs_remote_add"),
+        ("network.transport", "tcp"),
+        ("network.protocol.name", "http"),
+    ] {
+        assert_eq!(
+            text(server_attributes.get(key)).as_deref(),
+            Some(expected),
+            "server {key}"
+        );
+    }
+    for key in ["jsonrpc.request.id", "mcp.protocol.version"] {
+        assert!(server_attributes.contains_key(key), "server {key}");
+    }
+    // Stateless HTTP: no MCP session to name.
+    assert!(!server_attributes.contains_key("mcp.session.id"));
+    assert!(client_attributes.contains_key("jsonrpc.request.id"));
+    // Listing the server's tools: a `tools/list` span on each side, in one trace.
+    let listed = |kind: &SpanKind| {
+        spans
+            .iter()
+            .find(|span| span.name == "tools/list" && span.span_kind == *kind)
+            .unwrap_or_else(|| panic!("a {kind:?} tools/list span"))
+    };
+    let (list_client, list_server) = (listed(&SpanKind::Client), listed(&SpanKind::Server));
+    assert_eq!(
+        text(attributes(list_server).get("mcp.method.name")).as_deref(),
+        Some("tools/list")
+    );
+    assert_eq!(
+        list_server.span_context.trace_id(),
+        list_client.span_context.trace_id()
+    );
+}
+
 /// Adds two integers, served over MCP to this binary's own remote-tools client.
 #[tool]
 async fn obs_remote_add(a: i64, b: i64) -> i64 {
@@ -429,6 +488,7 @@ async fn a_remote_mcp_call_joins_the_callers_trace() {
     use pleach_core::mcp::http::{HttpOptions, HttpServer};
     use pleach_core::mcp::remote::McpRemote;
 
+    let mut address = None;
     let spans = spans_of(async {
         let served = Runtime::builder().build().unwrap();
         let http = HttpServer::new(
@@ -437,10 +497,11 @@ async fn a_remote_mcp_call_joins_the_callers_trace() {
         )
         .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
+        let bound = listener.local_addr().unwrap();
+        address = Some(bound);
         tokio::spawn(async move { http.serve(listener, std::future::pending()).await });
 
-        let remote = McpRemote::http(format!("http://{address}/mcp"))
+        let remote = McpRemote::http(format!("http://{bound}/mcp"))
             .prefix("far")
             .connect()
             .await
@@ -474,6 +535,7 @@ async fn a_remote_mcp_call_joins_the_callers_trace() {
                 )
             })
     };
+    let address = address.expect("the server listened");
     let client = named(&SpanKind::Client);
     let server = named(&SpanKind::Server);
     assert_eq!(
@@ -482,6 +544,7 @@ async fn a_remote_mcp_call_joins_the_callers_trace() {
     );
     assert_eq!(server.parent_span_id, client.span_context.span_id());
     assert!(server.parent_span_is_remote);
+    mcp_conventions(&spans, client, server, address.port());
     // The caller's own call span is the client span's parent.
     let caller = spans
         .iter()

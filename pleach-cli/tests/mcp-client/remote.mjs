@@ -10,13 +10,17 @@
 //   - structured output from the Python server, checked against its outputSchema;
 //   - through the gateway: local and remote tools on one endpoint behind one token, the remote
 //     server's progress reaching the client, and the remote server restarted under it: a call
-//     made while it is down fails with 1017, and calls succeed once it is back.
+//     made while it is down fails with 1017, and calls succeed once it is back;
+//   - trace context: `pleach call --otlp` sends the call's W3C `traceparent` in the request's
+//     `_meta`, which the TypeScript SDK's server receives, with the trace id and parent span id of
+//     the spans pleach exported (to a loopback stand-in for an OTLP collector, http/json).
 // Usage: node remote.mjs PATH/TO/pleach PATH/TO/python (run from a folder where
 // @modelcontextprotocol/sdk is installed and ts-server.mjs and fastmcp_server.py were copied).
 // Exits 1 on any failure.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -45,6 +49,22 @@ function pleach(args) {
   const run = spawnSync(binary, args, { env, encoding: "utf8", timeout: 60000 });
   if (run.error) throw run.error;
   return { code: run.status, out: run.stdout, err: run.stderr };
+}
+/** `pleach ARGS` without blocking this process (so a collector in it can answer). */
+function pleachAsync(args, extraEnv = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk) => (out += chunk));
+    child.stderr.on("data", (chunk) => (err += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, err });
+    });
+  });
 }
 /** The events `pleach call … --json` printed. */
 const events = (out) => out.split("\n").filter(Boolean).map((line) => JSON.parse(line));
@@ -117,6 +137,42 @@ try {
   for (let i = 0; i < 50 && !logged().some((e) => e.cancelled === "slow"); i++) await sleep(100);
   assert.ok(logged().some((e) => e.cancelled === "slow"), `the server saw the cancellation: ${JSON.stringify(logged())}`);
   console.log("  stdio (TypeScript SDK): listed, called, bad call refused unseen, isError, timeout cancelled");
+
+  // ---- trace context: the TypeScript SDK's server receives the trace pleach exported.
+  const exported = [];
+  const collector = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      exported.push({ path: req.url, body });
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise((resolve) => collector.listen(0, "127.0.0.1", resolve));
+  fs.rmSync(callLog, { force: true });
+  const traced = await pleachAsync(
+    ["call", "ts__echo", "--args", '{"text": "traced"}', "--json", "--otlp", `http://127.0.0.1:${collector.address().port}`, ...tsStdio],
+    { OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+  );
+  collector.close();
+  assert.equal(traced.code, 0, traced.err);
+  const meta = logged().find((e) => e.call === "echo")?.meta ?? {};
+  const parent = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/.exec(meta.traceparent ?? "");
+  assert.ok(parent, `a W3C traceparent in the request's _meta: ${JSON.stringify(meta)}`);
+  const [, traceId, parentSpanId] = parent;
+  const spans = exported
+    .filter((request) => request.path === "/v1/traces")
+    .flatMap((request) => JSON.parse(request.body).resourceSpans)
+    .flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
+  const clientSpan = spans.find((span) => span.spanId === parentSpanId);
+  assert.ok(clientSpan, `the server's parent span was exported: ${spans.map((s) => `${s.name} ${s.spanId}`).join(", ")}`);
+  assert.equal(clientSpan.traceId, traceId, "the same trace on both sides");
+  assert.match(clientSpan.name, /^tools\/call /);
+  assert.ok([3, "SPAN_KIND_CLIENT"].includes(clientSpan.kind), `a client span: ${clientSpan.kind}`);
+  const executed = spans.find((span) => span.name === "execute_tool ts__echo");
+  assert.ok(executed, "the execute_tool span was exported");
+  assert.equal(executed.traceId, traceId, "execute_tool is in the same trace");
+  console.log(`  trace context: the TypeScript SDK's server received traceparent ${meta.traceparent}, the trace pleach exported`);
 
   // ---- stdio: the Python SDK's server, structured output against its outputSchema.
   const pyStdio = ["--mcp-stdio", `py=${python} ${pyServer}`];

@@ -9,7 +9,8 @@
 //   With --token, a request without `Authorization: Bearer TOKEN` gets 401.
 // Env MCP_CALL_LOG=FILE: one JSON line appended per event, `{"call":TOOL,"arguments":{...}}` first
 // thing in every tool handler (so a call refused by the SDK's schema check is never logged), and
-// `{"cancelled":TOOL}` when a call is aborted.
+// `{"cancelled":TOOL}` when a call is aborted; `echo` also logs the request's `_meta`
+// (`{"call":"echo","arguments":{...},"meta":{...}}`), where a caller's W3C trace context travels.
 // Tools:
 //   echo {text: string}          text content `text`; readOnlyHint true.
 //   add {a: number, b: number}   structuredContent {sum: a+b}, outputSchema {sum: number}, text
@@ -50,8 +51,8 @@ function makeServer() {
   server.registerTool(
     "echo",
     { description: "Returns its text.", inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
-    async (args) => {
-      log({ call: "echo", arguments: args });
+    async (args, extra) => {
+      log({ call: "echo", arguments: args, meta: extra._meta ?? {} });
       return text(args.text);
     },
   );

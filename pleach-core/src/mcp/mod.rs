@@ -55,6 +55,7 @@ mod approval;
 pub mod http;
 pub mod remote;
 mod server;
+mod span;
 mod stdio;
 
 pub use server::McpServer;

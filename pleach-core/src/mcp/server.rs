@@ -251,38 +251,13 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let span = tracing::info_span!(
-            target: "pleach::mcp",
-            "tools/call",
-            otel.name = %format_args!("tools/call {}", request.name),
-            otel.kind = "server",
-            mcp.method.name = "tools/call",
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %request.name,
-            jsonrpc.request.id = %context.id,
-            mcp.protocol.version = context.protocol_version().map(|version| version.as_str().to_owned()),
-            error.type = tracing::field::Empty,
-            otel.status_code = tracing::field::Empty,
-        );
-        // A caller's trace context in `_meta` (SEP-414) makes this span part of its trace.
-        #[cfg(feature = "otel")]
-        {
-            let mut headers = std::collections::HashMap::new();
-            if let Some(traceparent) = context.meta.get_traceparent() {
-                headers.insert("traceparent".to_owned(), traceparent.to_owned());
-            }
-            if let Some(tracestate) = context.meta.get_tracestate() {
-                headers.insert("tracestate".to_owned(), tracestate.to_owned());
-            }
-            crate::trace_context::adopt(&span, &headers);
-        }
+        let span = super::span::request("tools/call", Some(&request.name), &context);
         let answered = self
             .run_call_spanned(request, context)
             .instrument(span.clone())
             .await;
         if let Err(error) = &answered {
-            span.record("error.type", error.code.0);
-            span.record("otel.status_code", "ERROR");
+            super::span::failed(&span, error.code.0);
         }
         answered
     }
@@ -295,7 +270,7 @@ impl McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         #[cfg(feature = "mcp-redis")]
         if let Some(store) = &self.store
-            && let Some(session_id) = mcp_session_id(&context)
+            && let Some(session_id) = super::span::session_id(&context)
         {
             return self
                 .run_call_persisted(store, &session_id, request, context)
@@ -533,19 +508,6 @@ fn open_session(runtime: &Runtime) -> Result<Session, SessionError> {
         .without_conversation())
 }
 
-/// The `Mcp-Session-Id` of the HTTP request `context` came with, if any.
-#[cfg(feature = "mcp-redis")]
-fn mcp_session_id(context: &RequestContext<RoleServer>) -> Option<String> {
-    context
-        .extensions
-        .get::<axum::http::request::Parts>()?
-        .headers
-        .get("mcp-session-id")?
-        .to_str()
-        .ok()
-        .map(str::to_owned)
-}
-
 /// An interrupt and the user's answer to it.
 type Asked = (Arc<Interrupt>, Decision);
 
@@ -599,11 +561,15 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let span = super::span::request("tools/list", None, &context);
+        let _entered = span.enter();
         // One page, with no `nextCursor`: any cursor is one this server never gave, which MCP's
         // pagination answers with invalid params, not with the first page again.
         if let Some(cursor) = request.and_then(|request| request.cursor) {
+            let code = rmcp::model::ErrorCode::INVALID_PARAMS.0;
+            super::span::failed(&span, code);
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown cursor `{cursor}`: `tools/list` lists every tool on one page, \

@@ -24,25 +24,12 @@ pub(super) async fn call(
     arguments: Value,
     ctx: ToolContext,
 ) -> Result<Value, ToolError> {
-    let span = tracing::info_span!(
-        target: "pleach::mcp",
-        "tools/call",
-        otel.name = %format_args!("tools/call {tool}"),
-        otel.kind = "client",
-        mcp.method.name = "tools/call",
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = tool,
-        jsonrpc.request.id = tracing::field::Empty,
-        pleach.mcp.server = connection.label(),
-        error.type = tracing::field::Empty,
-        otel.status_code = tracing::field::Empty,
-    );
+    let span = super::span::request(connection, "tools/call", Some(tool));
     let outcome = send(connection, tool, arguments, ctx, &span)
         .instrument(span.clone())
         .await;
     if let Err(error) = &outcome {
-        span.record("error.type", tracing::field::debug(error.code()));
-        span.record("otel.status_code", "ERROR");
+        super::span::failed(&span, error.code());
     }
     outcome
 }
@@ -62,18 +49,7 @@ async fn send(
         params = params.with_arguments(arguments);
     }
     // The server's work joins this call's trace (MCP's `_meta.traceparent`, SEP-414).
-    #[cfg(feature = "otel")]
-    {
-        let context = crate::trace_context::current_headers();
-        if let Some(traceparent) = context.get("traceparent") {
-            let mut meta = rmcp::model::RequestMetaObject::default();
-            meta.set_traceparent(traceparent.clone());
-            if let Some(tracestate) = context.get("tracestate") {
-                meta.set_tracestate(tracestate.clone());
-            }
-            params.meta = Some(meta);
-        }
-    }
+    params.meta = super::span::trace_meta(span).map(rmcp::model::RequestMetaObject);
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = match peer
         .send_request_with_option(request, PeerRequestOptions::no_options())

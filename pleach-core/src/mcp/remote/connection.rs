@@ -14,6 +14,7 @@ use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use tokio::sync::{mpsc, watch};
 
 use super::Target;
+use super::target::Network;
 use crate::error::{ErrorCode, ToolError};
 
 /// The first wait before reconnecting after a failure; it doubles with each failure in a row.
@@ -24,6 +25,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// One server's connection, shared by its tools.
 pub(super) struct Connection {
     target: Target,
+    /// The target's network attributes, for the spans of its requests.
+    network: Network,
     /// How messages name the server.
     label: String,
     connect_timeout: Duration,
@@ -103,6 +106,7 @@ impl Drop for ProgressRoute {
 impl Connection {
     pub(super) fn new(target: Target, label: String, connect_timeout: Duration) -> Connection {
         Connection {
+            network: target.network(),
             target,
             label,
             connect_timeout,
@@ -117,6 +121,11 @@ impl Connection {
     /// How messages name the server.
     pub(super) fn label(&self) -> &str {
         &self.label
+    }
+
+    /// Where requests to the server travel (for spans).
+    pub(super) fn network(&self) -> &Network {
+        &self.network
     }
 
     /// Changes when the tools should be listed again.

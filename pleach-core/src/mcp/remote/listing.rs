@@ -7,11 +7,12 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use rmcp::model::{ClientRequest, CustomRequest, ServerResult};
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use super::connection::Connection;
 use super::{Overrides, SkippedTool};
 use crate::batch::{BatchingHint, BatchingStrategy};
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::tool::{DefinitionSite, UnifiedToolDefinition};
 
 /// The most pages one listing follows: a server whose cursors never end is cut off there.
@@ -66,17 +67,27 @@ pub(super) async fn list_raw(connection: &Connection) -> Result<Vec<Value>, Tool
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     for _ in 0..MAX_PAGES {
-        let params = cursor.as_ref().map(|cursor| json!({ "cursor": cursor }));
+        let span = super::span::request(connection, "tools/list", None);
+        let mut params = serde_json::Map::new();
+        if let Some(cursor) = &cursor {
+            params.insert("cursor".to_owned(), json!(cursor));
+        }
+        if let Some(meta) = super::span::trace_meta(&span) {
+            params.insert("_meta".to_owned(), Value::Object(meta.0));
+        }
+        let params = (!params.is_empty()).then_some(Value::Object(params));
         let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", params));
-        let page = match peer.send_request(request).await {
+        let page = match peer.send_request(request).instrument(span.clone()).await {
             Ok(page) => page,
             Err(rmcp::service::ServiceError::McpError(error)) => {
+                super::span::failed(&span, error.code.0);
                 return Err(ToolError::failed(format!(
                     "the MCP server `{label}` refused `tools/list`: {}",
                     error.message
                 )));
             }
             Err(error) => {
+                super::span::failed(&span, ErrorCode::RemoteUnavailable);
                 connection.failed().await;
                 return Err(super::connection::unavailable(format!(
                     "the MCP server `{label}` did not list its tools: {error}"

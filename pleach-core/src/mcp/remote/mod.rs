@@ -53,6 +53,7 @@
 mod call;
 mod connection;
 mod listing;
+mod span;
 mod target;
 
 use std::fmt;

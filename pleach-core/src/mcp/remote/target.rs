@@ -25,6 +25,43 @@ impl fmt::Display for Target {
     }
 }
 
+/// Where requests to a server travel, as OpenTelemetry's network attributes name it.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Network {
+    /// `pipe` for a child process's stdin and stdout, `tcp` for HTTP.
+    pub(super) transport: &'static str,
+    /// `http` over Streamable HTTP.
+    pub(super) protocol: Option<&'static str>,
+    /// The server's host, over HTTP.
+    pub(super) address: Option<String>,
+    /// The server's port (the scheme's own when the URL has none), over HTTP.
+    pub(super) port: Option<u16>,
+}
+
+impl Target {
+    /// The network attributes of requests to this target.
+    pub(super) fn network(&self) -> Network {
+        match self {
+            Target::Stdio(_) => Network {
+                transport: "pipe",
+                ..Network::default()
+            },
+            #[cfg(feature = "mcp-http")]
+            Target::Http(http) => {
+                let url = reqwest::Url::parse(&http.url).ok();
+                Network {
+                    transport: "tcp",
+                    protocol: Some("http"),
+                    address: url
+                        .as_ref()
+                        .and_then(|url| url.host_str().map(str::to_owned)),
+                    port: url.as_ref().and_then(reqwest::Url::port_or_known_default),
+                }
+            }
+        }
+    }
+}
+
 /// A server started as a child process.
 #[derive(Clone, Debug)]
 pub(super) struct StdioCommand {
