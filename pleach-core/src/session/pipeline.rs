@@ -53,16 +53,22 @@ impl SessionInner {
         approved: Option<Action>,
     ) -> Dispatched {
         let recording = &self.runtime.config.recording;
-        let started = telemetry::started(recording, call.name());
-        let span = telemetry::call_span(&call, recording.trace_payloads);
         let mut gate = Gate(None);
         let mut ran = call;
-        let outcome = self
-            .run(&mut ran, sink, turn_signal, &mut gate, approved)
-            .instrument(span.clone())
-            .await;
-        telemetry::record_outcome(&span, &outcome, recording.trace_payloads);
-        telemetry::ended(recording, ran.name(), started, &outcome);
+        let outcome = if recording.active() {
+            let started = telemetry::started(recording, ran.name());
+            let span = telemetry::call_span(&ran, recording.trace_payloads);
+            let outcome = self
+                .run(&mut ran, sink, turn_signal, &mut gate, approved)
+                .instrument(span.clone())
+                .await;
+            telemetry::record_outcome(&span, &outcome, recording.trace_payloads);
+            telemetry::ended(recording, ran.name(), started, &outcome);
+            outcome
+        } else {
+            self.run(&mut ran, sink, turn_signal, &mut gate, approved)
+                .await
+        };
         self.conclude(ran, outcome, sink, gate.0.as_deref(), None)
     }
 
@@ -88,9 +94,11 @@ impl SessionInner {
             return Err(call);
         }
         let recording = &self.runtime.config.recording;
+        // Read once: whether anything records this call (its span, its phases, its metrics).
+        let recorded = recording.active();
         let outcome = match self.tool(call.name()) {
             // A name that keeps failing to resolve is a loop like any other.
-            None => telemetry::in_call_span(recording, &call, || {
+            None => telemetry::in_call_span(recording, recorded, &call, || {
                 self.check_repetition(&call)
                     .and_then(|()| Err(self.not_found(call.name())))
             }),
@@ -112,9 +120,9 @@ impl SessionInner {
                     };
                     *kept = Some(taken);
                 }
-                telemetry::in_call_span(recording, &call, || {
+                telemetry::in_call_span(recording, recorded, &call, || {
                     self.check_call(&call)
-                        .and_then(|()| self.run_in_place(definition, &call, turn_signal))
+                        .and_then(|()| self.run_in_place(definition, &call, turn_signal, recorded))
                 })
             }
         };
@@ -122,11 +130,13 @@ impl SessionInner {
     }
 
     /// Runs a tool that finishes where it starts (`runs_in_place`), unless the turn is over.
+    /// `recorded`: whether anything records the call (its phases are `debug` events then).
     fn run_in_place(
         &self,
         definition: &ToolDefinition,
         call: &ToolCall,
         turn_signal: Option<&CancellationToken>,
+        recorded: bool,
     ) -> Result<Value, ToolError> {
         if turn_signal.is_some_and(CancellationToken::is_cancelled) {
             // Nothing of a cancelled turn starts; a tool that cannot suspend cannot be stopped
@@ -135,8 +145,10 @@ impl SessionInner {
         }
         match start_caught(definition, call.arguments(), None)? {
             Started::Ready(outcome) => {
-                tracing::debug!(target: "pleach::tool", "arguments valid; tool ran");
-                self.accept_output(definition, outcome)
+                if recorded {
+                    tracing::debug!(target: "pleach::tool", "arguments valid; tool ran");
+                }
+                self.accept_output(definition, outcome, recorded)
             }
             // `runs_in_place` promises a finished start; should it ever not be, the future is
             // dropped unpolled, and the call reports it rather than hang.
@@ -309,20 +321,26 @@ impl SessionInner {
         if turn_signal.is_cancelled() {
             return Err(cancelled_error());
         }
-        self.accept_output(definition, outcome)
+        self.accept_output(definition, outcome, true)
     }
 
-    /// A tool's result against its output schema and the result-size limit.
+    /// A tool's result against its output schema and the result-size limit. `recorded`: whether
+    /// the phases may be recorded (`debug` events; `false` skips even their level check).
     fn accept_output(
         &self,
         definition: &ToolDefinition,
         outcome: Result<Value, ToolError>,
+        recorded: bool,
     ) -> Result<Value, ToolError> {
         let output = outcome?;
-        tracing::debug!(target: "pleach::tool", "tool returned");
+        if recorded {
+            tracing::debug!(target: "pleach::tool", "tool returned");
+        }
         definition.check_output(&output)?;
         check_result_size(&output, self.runtime.config.limits.max_result_bytes)?;
-        tracing::debug!(target: "pleach::tool", "result valid");
+        if recorded {
+            tracing::debug!(target: "pleach::tool", "result valid");
+        }
         Ok(output)
     }
 

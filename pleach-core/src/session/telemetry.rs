@@ -2,9 +2,10 @@
 //! for generative AI (`docs/observability.md`): `execute_tool {tool}` with `gen_ai.*` attributes, the
 //! pleach error code and `error.type` on failure, and the payloads only when the host opts in.
 //!
-//! Spans cost nothing measurable without a subscriber that wants them: `tracing` checks the
-//! callsite once, and the fields (a name formatted, an argument text capped) are built only for
-//! an enabled span.
+//! Without a subscriber that can want them and without a meter ([`Recording::active`]), a call
+//! creates no span and reads no clock: the pipeline runs as if this module were not there
+//! (docs/performance.md, "Observability off"). With one, the fields (a name formatted, an argument
+//! text capped) are built only for an enabled span.
 
 use serde_json::Value;
 use tracing::Span;
@@ -22,6 +23,22 @@ pub(super) struct Recording {
     /// The tool-call metrics, when the host gave a meter.
     #[cfg(feature = "otel")]
     pub(super) metrics: Option<super::metrics::Instruments>,
+}
+
+impl Recording {
+    /// Whether anything may record a call: a subscriber that can enable `INFO` spans (one
+    /// relaxed atomic load: `tracing`'s global level hint) or a meter. When nothing does, a
+    /// call skips its span and clock altogether, so the pipeline costs what it cost without them.
+    #[inline]
+    // Without the `otel` feature there is no meter to look at, only the level.
+    #[cfg_attr(not(feature = "otel"), allow(clippy::unused_self))]
+    pub(super) fn active(&self) -> bool {
+        #[cfg(feature = "otel")]
+        if self.metrics.is_some() {
+            return true;
+        }
+        tracing::level_enabled!(tracing::Level::INFO)
+    }
 }
 
 /// The span of one call. `payloads`: the host's cap on recorded arguments and results, when it
@@ -52,8 +69,26 @@ pub(super) fn call_span(call: &ToolCall, payloads: Option<usize>) -> Span {
 }
 
 /// Runs `work` (a call that finishes where it starts) inside its span, and records its outcome
-/// on the span and in the metrics.
+/// on the span and in the metrics; when nothing records (`recorded`, the caller's reading of
+/// [`Recording::active`]), just runs it.
+#[inline]
 pub(super) fn in_call_span(
+    recording: &Recording,
+    recorded: bool,
+    call: &ToolCall,
+    work: impl FnOnce() -> Result<Value, ToolError>,
+) -> Result<Value, ToolError> {
+    if recorded {
+        record_call(recording, call, work)
+    } else {
+        work()
+    }
+}
+
+/// [`in_call_span`] when something records: kept out of line, off the path of a call nobody
+/// records.
+#[inline(never)]
+fn record_call(
     recording: &Recording,
     call: &ToolCall,
     work: impl FnOnce() -> Result<Value, ToolError>,
