@@ -17,8 +17,8 @@ use opentelemetry::metrics::{Meter, MeterProvider as _};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::tonic_types::transport::ClientTlsConfig;
 use opentelemetry_otlp::{
-    ExporterBuildError, MetricExporter, Protocol, SpanExporter, WithExportConfig as _,
-    WithHttpConfig as _, WithTonicConfig as _,
+    ExporterBuildError, MetricExporter, Protocol, SpanExporter, WithExportConfig, WithHttpConfig,
+    WithTonicConfig,
 };
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -73,43 +73,64 @@ fn http_exporters(
         .timeout(std::time::Duration::from_secs(10))
         .build()
         .map_err(|error| UsageError(format!("no HTTP client for OTLP: {error}")))?;
-    let signal =
-        |path: &str| endpoint.map(|base| format!("{}/v1/{path}", base.trim_end_matches('/')));
-    let mut spans = SpanExporter::builder()
-        .with_http()
-        .with_protocol(protocol)
-        .with_http_client(client.clone());
-    if let Some(url) = signal("traces") {
-        spans = spans.with_endpoint(url);
-    }
-    let mut metrics = MetricExporter::builder()
-        .with_http()
-        .with_protocol(protocol)
-        .with_http_client(client);
-    if let Some(url) = signal("metrics") {
-        metrics = metrics.with_endpoint(url);
-    }
+    let spans = http_config(
+        SpanExporter::builder().with_http(),
+        protocol,
+        &client,
+        endpoint,
+        "traces",
+    );
+    let metrics = http_config(
+        MetricExporter::builder().with_http(),
+        protocol,
+        &client,
+        endpoint,
+        "metrics",
+    );
     Ok((
         spans.build().map_err(|error| failed(&error))?,
         metrics.build().map_err(|error| failed(&error))?,
     ))
 }
 
-/// Where one signal goes over gRPC: `endpoint`, else the signal's variable, else the general
-/// one; `None` leaves the exporter's default.
-fn grpc_endpoint(endpoint: Option<&str>, signal_variable: &str) -> Option<String> {
-    let from_env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-    endpoint
-        .map(str::to_owned)
-        .or_else(|| from_env(signal_variable))
-        .or_else(|| from_env("OTEL_EXPORTER_OTLP_ENDPOINT"))
+/// One signal's HTTP exporter builder set up: the protocol, the client, and `BASE/v1/PATH`
+/// when `--otlp` gave a base (else the standard variables decide).
+fn http_config<B: WithExportConfig + WithHttpConfig>(
+    builder: B,
+    protocol: Protocol,
+    client: &reqwest::blocking::Client,
+    base: Option<&str>,
+    path: &str,
+) -> B {
+    let builder = builder
+        .with_protocol(protocol)
+        .with_http_client(client.clone());
+    match base {
+        Some(base) => builder.with_endpoint(format!("{}/v1/{path}", base.trim_end_matches('/'))),
+        None => builder,
+    }
 }
 
-/// TLS with the system's roots when the endpoint is `https://`.
-fn grpc_tls(endpoint: Option<&str>) -> Option<ClientTlsConfig> {
-    endpoint
-        .filter(|url| url.starts_with("https://"))
-        .map(|_| ClientTlsConfig::new().with_native_roots())
+/// One signal's gRPC exporter builder set up: its endpoint (`--otlp`'s URL, else the signal's
+/// variable, else the general one; none leaves the exporter's default), with TLS and the
+/// system's roots when that is `https://`.
+fn grpc_config<B: WithExportConfig + WithTonicConfig>(
+    builder: B,
+    endpoint: Option<&str>,
+    signal_variable: &str,
+) -> B {
+    let from_env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    let url = endpoint
+        .map(str::to_owned)
+        .or_else(|| from_env(signal_variable))
+        .or_else(|| from_env("OTEL_EXPORTER_OTLP_ENDPOINT"));
+    match url {
+        Some(url) if url.starts_with("https://") => builder
+            .with_tls_config(ClientTlsConfig::new().with_native_roots())
+            .with_endpoint(url),
+        Some(url) => builder.with_endpoint(url),
+        None => builder,
+    }
 }
 
 /// The span and metric exporters over gRPC, their connections on a runtime of their own.
@@ -123,29 +144,24 @@ fn grpc_exporters(
         .build()
         .map_err(|error| UsageError(format!("cannot start OTLP's runtime: {error}")))?;
     // tonic's channel spawns its connection task when it is made: inside this runtime.
-    let entered = runtime.enter();
-    let traces_url = grpc_endpoint(endpoint, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
-    let mut spans = SpanExporter::builder().with_tonic();
-    if let Some(tls) = grpc_tls(traces_url.as_deref()) {
-        spans = spans.with_tls_config(tls);
-    }
-    if let Some(url) = traces_url {
-        spans = spans.with_endpoint(url);
-    }
-    let metrics_url = grpc_endpoint(endpoint, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
-    let mut metrics = MetricExporter::builder().with_tonic();
-    if let Some(tls) = grpc_tls(metrics_url.as_deref()) {
-        metrics = metrics.with_tls_config(tls);
-    }
-    if let Some(url) = metrics_url {
-        metrics = metrics.with_endpoint(url);
-    }
-    let exporters = (
-        spans.build().map_err(|error| failed(&error))?,
-        metrics.build().map_err(|error| failed(&error))?,
-    );
-    drop(entered);
-    Ok((exporters.0, exporters.1, runtime))
+    let (spans, metrics) = {
+        let _entered = runtime.enter();
+        let spans = grpc_config(
+            SpanExporter::builder().with_tonic(),
+            endpoint,
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        );
+        let metrics = grpc_config(
+            MetricExporter::builder().with_tonic(),
+            endpoint,
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+        );
+        (
+            spans.build().map_err(|error| failed(&error))?,
+            metrics.build().map_err(|error| failed(&error))?,
+        )
+    };
+    Ok((spans, metrics, runtime))
 }
 
 impl Exporting {

@@ -8,13 +8,12 @@ use tracing::Span;
 use tracing::field::Empty;
 
 /// The server span of one request: `method` is `tools/call` (with the `tool` called) or
-/// `tools/list`.
+/// `tools/list`. The request's attributes are read only for an enabled span.
 pub(super) fn request(
     method: &'static str,
     tool: Option<&str>,
     context: &RequestContext<RoleServer>,
 ) -> Span {
-    let request = Request::of(context);
     let span = tracing::info_span!(
         target: "pleach::mcp",
         "mcp request",
@@ -24,14 +23,20 @@ pub(super) fn request(
         gen_ai.operation.name = tool.map(|_| "execute_tool"),
         gen_ai.tool.name = tool,
         jsonrpc.request.id = %context.id,
-        mcp.protocol.version = request.protocol_version.as_deref(),
-        mcp.session.id = request.session_id.as_deref(),
-        network.transport = request.transport,
-        network.protocol.name = request.protocol,
+        mcp.protocol.version = Empty,
+        mcp.session.id = Empty,
+        network.transport = Empty,
+        network.protocol.name = Empty,
         error.type = Empty,
         otel.status_code = Empty,
     );
-    join_callers_trace(&span, context);
+    if !span.is_disabled() {
+        if let Some(version) = context.protocol_version() {
+            span.record("mcp.protocol.version", version.as_str());
+        }
+        record_network(&span, context);
+        join_callers_trace(&span, context);
+    }
     span
 }
 
@@ -41,54 +46,40 @@ pub(super) fn failed(span: &Span, code: i32) {
     span.record("otel.status_code", "ERROR");
 }
 
-/// What the conventions record about the request a span answers.
-struct Request {
-    protocol_version: Option<String>,
-    /// The `Mcp-Session-Id` it came with, over HTTP.
-    session_id: Option<String>,
-    /// `tcp` over HTTP; `pipe` otherwise (stdio, or any byte stream a host serves MCP on).
-    transport: &'static str,
-    /// `http` over HTTP.
-    protocol: Option<&'static str>,
+/// How the request came: over HTTP (`tcp`, `http`, and its `Mcp-Session-Id` if any), else
+/// `pipe` (stdio, or any byte stream a host serves MCP on).
+fn record_network(span: &Span, context: &RequestContext<RoleServer>) {
+    #[cfg(feature = "mcp-http")]
+    if let Some(parts) = http_parts(context) {
+        span.record("network.transport", "tcp");
+        span.record("network.protocol.name", "http");
+        if let Some(id) = session_header(parts) {
+            span.record("mcp.session.id", id);
+        }
+        return;
+    }
+    #[cfg(not(feature = "mcp-http"))]
+    let _ = context;
+    span.record("network.transport", "pipe");
 }
 
-impl Request {
-    fn of(context: &RequestContext<RoleServer>) -> Request {
-        let protocol_version = context
-            .protocol_version()
-            .map(|version| version.as_str().to_owned());
-        #[cfg(feature = "mcp-http")]
-        if context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .is_some()
-        {
-            return Request {
-                protocol_version,
-                session_id: session_id(context),
-                transport: "tcp",
-                protocol: Some("http"),
-            };
-        }
-        Request {
-            protocol_version,
-            session_id: None,
-            transport: "pipe",
-            protocol: None,
-        }
-    }
+/// The HTTP request `context` came with, when it came over HTTP.
+#[cfg(feature = "mcp-http")]
+fn http_parts(context: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
+    context.extensions.get::<axum::http::request::Parts>()
+}
+
+/// An HTTP request's `Mcp-Session-Id`, if it has one.
+#[cfg(feature = "mcp-http")]
+fn session_header(parts: &axum::http::request::Parts) -> Option<&str> {
+    parts.headers.get("mcp-session-id")?.to_str().ok()
 }
 
 /// The `Mcp-Session-Id` of the HTTP request `context` came with, if any.
-#[cfg(feature = "mcp-http")]
+#[cfg(feature = "mcp-redis")]
 pub(super) fn session_id(context: &RequestContext<RoleServer>) -> Option<String> {
-    context
-        .extensions
-        .get::<axum::http::request::Parts>()?
-        .headers
-        .get("mcp-session-id")?
-        .to_str()
-        .ok()
+    http_parts(context)
+        .and_then(session_header)
         .map(str::to_owned)
 }
 
