@@ -6,9 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use pleach_core::SessionOptions;
-use pleach_core::agent::{
-    AgentOptions, AnthropicClient, ModelClient, OpenAiChatClient, StopReason,
-};
+use pleach_core::agent::{AgentOptions, ModelClient, ModelEndpoint, StopReason, WireFormat};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::catalog::HostArgs;
@@ -27,26 +25,26 @@ pub(crate) struct ChatArgs {
     pub(crate) json: bool,
 }
 
+/// The endpoint `args` name.
+pub(crate) fn endpoint(
+    provider: ChatProvider,
+    base_url: &str,
+    model: &str,
+    strict: bool,
+) -> ModelEndpoint {
+    let format = match provider {
+        ChatProvider::Openai => WireFormat::OpenAiChat,
+        ChatProvider::Anthropic => WireFormat::AnthropicMessages,
+    };
+    ModelEndpoint::new(format, base_url, model).with_strict(strict)
+}
+
 /// The client for `args`, its key read from the environment (`OPENAI_API_KEY`, optional for
 /// local servers; `ANTHROPIC_API_KEY`, required).
 fn client(args: &ChatArgs) -> Result<Arc<dyn ModelClient>, UsageError> {
-    let key = |name: &str| std::env::var(name).ok().filter(|k| !k.trim().is_empty());
-    match args.provider {
-        ChatProvider::Openai => {
-            let client = OpenAiChatClient::new(&args.base_url, &args.model, key("OPENAI_API_KEY"))
-                .map_err(|e| UsageError(format!("cannot set up the client: {e}")))?
-                .strict(args.strict);
-            Ok(Arc::new(client))
-        }
-        ChatProvider::Anthropic => {
-            let api_key = key("ANTHROPIC_API_KEY")
-                .ok_or("set ANTHROPIC_API_KEY to the key for the Anthropic API")?;
-            let client = AnthropicClient::new(&args.base_url, &args.model, api_key)
-                .map_err(|e| UsageError(format!("cannot set up the client: {e}")))?
-                .strict(args.strict);
-            Ok(Arc::new(client))
-        }
-    }
+    endpoint(args.provider, &args.base_url, &args.model, args.strict)
+        .client()
+        .map_err(UsageError)
 }
 
 /// Runs the conversation; exit 1 when a turn ended in an error (the endpoint failed, say).
@@ -63,10 +61,7 @@ pub(crate) async fn run(args: ChatArgs, host: &HostArgs) -> Outcome {
     let options = AgentOptions::default().with_max_steps(args.max_steps);
 
     let mut failed = false;
-    let mut lines = match args.message {
-        Some(message) => Lines::One(Some(message)),
-        None => Lines::Stdin(BufReader::new(tokio::io::stdin()).lines()),
-    };
+    let mut lines = Lines::new(args.message);
     while let Some(line) = lines.next().await? {
         let line = line.trim().to_owned();
         if line.is_empty() {
@@ -110,13 +105,21 @@ pub(crate) async fn run(args: ChatArgs, host: &HostArgs) -> Outcome {
 }
 
 /// Where the user's lines come from: one `--message`, or stdin until it ends.
-enum Lines {
+pub(crate) enum Lines {
     One(Option<String>),
     Stdin(tokio::io::Lines<BufReader<tokio::io::Stdin>>),
 }
 
 impl Lines {
-    async fn next(&mut self) -> Result<Option<String>, UsageError> {
+    /// `message` alone, or stdin's lines without one.
+    pub(crate) fn new(message: Option<String>) -> Lines {
+        match message {
+            Some(message) => Lines::One(Some(message)),
+            None => Lines::Stdin(BufReader::new(tokio::io::stdin()).lines()),
+        }
+    }
+
+    pub(crate) async fn next(&mut self) -> Result<Option<String>, UsageError> {
         match self {
             Lines::One(message) => Ok(message.take()),
             Lines::Stdin(lines) => lines

@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The stable code of a [`ToolError`]. The number never changes once published; new codes are added
 /// at the end of the range (the enum is `#[non_exhaustive]`).
@@ -67,6 +67,10 @@ pub enum ErrorCode {
     /// 1017: the remote server the tool lives on (an MCP server) could not be reached, or its
     /// connection failed during the call; pleach reconnects, so a later try may succeed.
     RemoteUnavailable,
+    /// 1018: the worker running the call died before it ended and the tool is not declared
+    /// idempotent, so the call was not run again; whether it took effect is unknown.
+    #[doc(alias = "OUTCOME_UNKNOWN")]
+    OutcomeUnknown,
 }
 
 impl ErrorCode {
@@ -75,9 +79,9 @@ impl ErrorCode {
     /// ```
     /// use pleach_core::ErrorCode;
     /// let numbers: Vec<u16> = ErrorCode::ALL.iter().map(|c| c.as_u16()).collect();
-    /// assert_eq!(numbers, (1001..=1017).collect::<Vec<_>>());
+    /// assert_eq!(numbers, (1001..=1018).collect::<Vec<_>>());
     /// ```
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 18] = [
         ErrorCode::InputInvalid,
         ErrorCode::OutputInvalid,
         ErrorCode::UnknownTool,
@@ -95,6 +99,7 @@ impl ErrorCode {
         ErrorCode::RepeatedFailure,
         ErrorCode::ApprovalTimedOut,
         ErrorCode::RemoteUnavailable,
+        ErrorCode::OutcomeUnknown,
     ];
 
     /// The numeric code.
@@ -121,6 +126,7 @@ impl ErrorCode {
             ErrorCode::RepeatedFailure => 1015,
             ErrorCode::ApprovalTimedOut => 1016,
             ErrorCode::RemoteUnavailable => 1017,
+            ErrorCode::OutcomeUnknown => 1018,
         }
     }
 
@@ -168,6 +174,15 @@ impl Serialize for ErrorCode {
     }
 }
 
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let number = u16::deserialize(deserializer)?;
+        ErrorCode::from_u16(number).ok_or_else(|| {
+            serde::de::Error::custom(format_args!("{number} is not a pleach error code"))
+        })
+    }
+}
+
 /// The error of one tool call.
 ///
 /// `message` is written for the model: which field, what was expected, what came. `detail` is for
@@ -188,23 +203,27 @@ impl Serialize for ErrorCode {
 /// assert_eq!(wire["code"], 1008);
 /// assert_eq!(wire["_recoverable"], true);
 /// assert!(wire.get("detail").is_none()); // operator detail never reaches the model
+/// // Read back from the wire (a durable engine carries results between processes so), without
+/// // the operator detail.
+/// let read: ToolError = serde_json::from_value(wire).unwrap();
+/// assert_eq!((read.code(), read.message(), read.detail()), (ErrorCode::ToolFailed, err.message(), None));
 /// ```
-#[derive(Clone, PartialEq, Serialize, thiserror::Error)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("[{}] {}", .0.code, .0.message)]
 #[serde(transparent)]
 pub struct ToolError(Box<ErrorParts>);
 
 /// A [`ToolError`]'s fields, boxed: an error travels inside every call's `Result`, and most calls
 /// carry none, so the `Result` stays as small as its success value.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct ErrorParts {
     code: ErrorCode,
     message: Cow<'static, str>,
     #[serde(rename = "_recoverable")]
     recoverable: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     path: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     keyword: Option<String>,
     #[serde(skip)]
     detail: Option<String>,

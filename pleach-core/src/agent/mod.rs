@@ -63,12 +63,16 @@
 #[cfg(feature = "http")]
 mod anthropic_client;
 #[cfg(feature = "http")]
+mod endpoint;
+#[cfg(feature = "http")]
 pub(crate) mod http;
 #[cfg(feature = "http")]
 mod openai_client;
 
 #[cfg(feature = "http")]
 pub use anthropic_client::AnthropicClient;
+#[cfg(feature = "http")]
+pub use endpoint::ModelEndpoint;
 #[cfg(feature = "http")]
 pub use openai_client::OpenAiChatClient;
 
@@ -107,12 +111,16 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// use pleach_core::agent::WireFormat;
 /// assert_ne!(WireFormat::OpenAiChat, WireFormat::AnthropicMessages);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// As data (a [`ModelEndpoint`](crate::agent::ModelEndpoint)'s) it is `"openai"` or `"anthropic"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum WireFormat {
     /// OpenAI Chat Completions server-sent events (and the APIs that copy them).
+    #[serde(rename = "openai")]
     OpenAiChat,
     /// Anthropic Messages server-sent events.
+    #[serde(rename = "anthropic")]
     AnthropicMessages,
 }
 
@@ -1010,17 +1018,17 @@ async fn run_calls(
 
 /// One step's response, read: the text, the calls in order of first sight with the error of
 /// each that must not run, and the report.
-struct Step {
-    text: Option<String>,
-    calls: Vec<ToolCall>,
-    failed: Vec<Option<ToolError>>,
-    report: StepReport,
+pub(crate) struct Step {
+    pub(crate) text: Option<String>,
+    pub(crate) calls: Vec<ToolCall>,
+    pub(crate) failed: Vec<Option<ToolError>>,
+    pub(crate) report: StepReport,
 }
 
 /// Reads a response to its end (or a break, the size cap, cancellation), sending `tool.started`
 /// and `tool.delta` as calls and fragments arrive. Returns the step and, if the response broke
 /// off, why.
-async fn read_response(
+pub(crate) async fn read_response(
     response: ModelResponse,
     session: &SessionHandle,
     options: AgentOptions,

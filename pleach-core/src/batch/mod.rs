@@ -27,7 +27,7 @@ mod scheduler;
 mod semaphore;
 
 pub use inference::{batching_strategy_for_tool, infer_batching_strategy};
-pub(crate) use scheduler::{Step, on_multi_thread_runtime, run_scheduled};
+pub(crate) use scheduler::{Schedule, Step, on_multi_thread_runtime, run_scheduled};
 pub use semaphore::Semaphore;
 pub(crate) use semaphore::{Slot, Slots};
 
@@ -157,7 +157,8 @@ impl BatchingHint {
 /// let lane = Lane::for_call("read_file", &BatchingStrategy::Chunked { key: "path".into() }, None, r#"{"path":"a.txt"}"#);
 /// assert!(matches!(lane, Lane::Chunked { .. }));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Lane {
     /// Runs alone: after every earlier item, before every later one.

@@ -44,6 +44,7 @@ mod screening;
 mod suggestion;
 mod telemetry;
 
+pub(crate) use call_events::terminal_event;
 pub use persisted::RestoreError;
 #[cfg(feature = "mcp")]
 pub(crate) use runtime::warn_no_tools;
@@ -255,7 +256,10 @@ impl From<Vec<ToolCall>> for AssistantStep {
 /// let result = ToolResult { tool_call: ToolCall::new("c1", "add", "{}"), outcome: Ok(3.into()) };
 /// assert_eq!(result.tool_call.id(), "c1");
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// It travels as JSON between processes (a durable engine's activities): the outcome as
+/// `{"Ok": value}` or `{"Err": error}`, the error without its operator detail.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
 pub struct ToolResult {
     /// The call.
     pub tool_call: ToolCall,
@@ -326,6 +330,64 @@ impl Session {
             }
         }
         state.conversation.push(Message::User { content });
+    }
+
+    /// Replaces the conversation with `messages`: a conversation kept elsewhere (a durable
+    /// engine's history, a host's store) continued in this session. What the safety stage knows
+    /// is rebuilt from it as a turn would have built it: the values of the tool results since the
+    /// last user message (and that message's, with
+    /// [`provenance_includes_user_messages`](super::RuntimeBuilder::provenance_includes_user_messages)).
+    /// A result the user edited counts too; the repeated-failure counts start over.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{Message, Runtime, SessionOptions, ToolCall};
+    ///
+    /// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::default()).unwrap();
+    /// let call = ToolCall::new("c1", "find", "{}");
+    /// session.restore_conversation(vec![
+    ///     Message::User { content: "find my account".into() },
+    ///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
+    ///     Message::tool_result(&call, &Ok(serde_json::json!({ "id": "ACC-1" }))),
+    /// ]);
+    /// assert_eq!(session.conversation().len(), 3);
+    /// ```
+    pub fn restore_conversation(&self, messages: Vec<Message>) {
+        let mut state = self.inner.log();
+        state.failures.clear();
+        self.inner
+            .any_failures
+            .store(false, std::sync::atomic::Ordering::Release);
+        if self.inner.screens() {
+            let mut provenance = self.inner.provenance();
+            provenance.clear();
+            for message in &messages {
+                match message {
+                    Message::User { content } => {
+                        provenance.clear();
+                        if self.inner.runtime.safety.provenance_from_user {
+                            provenance.record_user_message(content);
+                        }
+                    }
+                    Message::Tool {
+                        tool_call,
+                        content,
+                        is_error: false,
+                        edited_arguments,
+                    } => {
+                        // An edited result's content says so before the value.
+                        let text = match edited_arguments {
+                            Some(_) => content.rsplit_once("Result: ").map_or("", |(_, v)| v),
+                            None => content,
+                        };
+                        if let Ok(value) = serde_json::from_str::<Value>(text) {
+                            provenance.record_result(tool_call, &value);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        state.conversation = messages;
     }
 
     /// Appends a message of the model's that calls no tool.
@@ -659,11 +721,10 @@ impl Session {
         }
     }
 
-    /// Checks the user's decision on an interrupt its caller opened with a key of its own (an MCP
-    /// server's, whose client carried the sealed interrupt between requests) and marks it
+    /// Checks the user's decision on an interrupt its caller kept itself (an MCP server's client
+    /// carried it sealed between requests; a durable engine keeps it in its history) and marks it
     /// answered; the call then runs by [`dispatch_with`](Session::dispatch_with) with the
     /// decision's action.
-    #[cfg(feature = "mcp")]
     pub(crate) fn accept_decision(
         &self,
         interrupt: &crate::safety::Interrupt,

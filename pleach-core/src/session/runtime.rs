@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::batch::{
-    BatchingConfig, BatchingHint, BatchingStrategy, Slots, infer_batching_strategy,
+    BatchingConfig, BatchingHint, BatchingStrategy, Lane, Slots, infer_batching_strategy,
 };
 use crate::extensions::{Extensions, PersistedKind, PersistentState, Scope, SessionState};
 use crate::plugin::PleachPlugin;
@@ -149,6 +149,7 @@ pub struct RuntimeBuilder {
     limits: Limits,
     default_timeout: Option<Duration>,
     tool_timeouts: Vec<(String, Duration)>,
+    idempotent: Vec<(String, bool)>,
     cancel_grace: Option<Duration>,
     approval_timeout: Option<Duration>,
     max_repeated_failures: Option<u32>,
@@ -347,6 +348,30 @@ impl RuntimeBuilder {
     /// ```
     pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
         self.tool_timeouts.push((tool_name.into(), timeout));
+        self
+    }
+
+    /// Declares whether calls of the tool named `tool_name` may run again when their first run's
+    /// end is unknown (a durable engine's worker died while running it; `docs/durable.md`). An
+    /// idempotent tool's call is retried; any other's fails with 1018
+    /// ([`ErrorCode::OutcomeUnknown`](crate::ErrorCode::OutcomeUnknown)) so the model decides.
+    /// Without a declaration a tool is idempotent when it reads: its batching strategy is
+    /// `Parallel` (a read verb in its name, or a plugin's hint; [`Runtime::is_idempotent`]).
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    ///
+    /// let tool = |name: &str| define_tool(name, "A tool.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
+    ///     .unwrap();
+    /// let registry = ToolRegistryBuilder::new().register(tool("get_balance")).register(tool("charge_card")).register(tool("set_flag")).build().unwrap();
+    /// let runtime = Runtime::builder().registry(registry).idempotent("set_flag", true).build().unwrap();
+    /// assert_eq!(runtime.is_idempotent("get_balance"), Some(true)); // a read
+    /// assert_eq!(runtime.is_idempotent("charge_card"), Some(false)); // a write
+    /// assert_eq!(runtime.is_idempotent("set_flag"), Some(true)); // declared
+    /// ```
+    pub fn idempotent(mut self, tool_name: impl Into<String>, idempotent: bool) -> Self {
+        self.idempotent.push((tool_name.into(), idempotent));
         self
     }
 
@@ -697,19 +722,11 @@ impl RuntimeBuilder {
             .map(|(tool, (hint, _))| (tool, hint))
             .collect();
 
-        let mut timeouts = HashMap::new();
-        let configured = self
-            .tool_timeouts
-            .into_iter()
-            .map(|(tool, timeout)| ("runtime".to_owned(), tool, timeout))
-            .chain(self.plugins.iter().flat_map(|plugin| {
-                plugin.tool_timeouts.iter().map(|(tool, timeout)| {
-                    (format!("plugin `{}`", plugin.name), tool.clone(), *timeout)
-                })
-            }));
-        for (source_name, tool, timeout) in configured {
-            require_tool(&registry, &tool, || source_name)?;
-            timeouts.insert(tool, timeout);
+        let timeouts = tool_timeouts(&registry, self.tool_timeouts, &self.plugins)?;
+        let mut idempotent = HashMap::new();
+        for (tool, declared) in self.idempotent {
+            require_tool(&registry, &tool, || "runtime".to_owned())?;
+            idempotent.insert(tool, declared);
         }
 
         let detectors: Vec<Arc<dyn FabricationDetector>> = self
@@ -745,6 +762,7 @@ impl RuntimeBuilder {
                     limits: self.limits,
                     default_timeout: self.default_timeout.unwrap_or(DEFAULT_TIMEOUT),
                     tool_timeouts: timeouts,
+                    idempotent,
                     cancel_grace: self.cancel_grace.unwrap_or(DEFAULT_CANCEL_GRACE),
                     approval_timeout: self.approval_timeout.unwrap_or(DEFAULT_APPROVAL_TIMEOUT),
                     max_repeated_failures: self
@@ -763,6 +781,29 @@ impl RuntimeBuilder {
             }),
         })
     }
+}
+
+/// The per-tool timeouts of the runtime and its plugins (a plugin's last), each for a tool the
+/// registry has.
+fn tool_timeouts(
+    registry: &ToolRegistry,
+    configured: Vec<(String, Duration)>,
+    plugins: &[PleachPlugin],
+) -> Result<HashMap<String, Duration>, RuntimeError> {
+    let mut timeouts = HashMap::new();
+    let configured = configured
+        .into_iter()
+        .map(|(tool, timeout)| ("runtime".to_owned(), tool, timeout))
+        .chain(plugins.iter().flat_map(|plugin| {
+            plugin.tool_timeouts.iter().map(|(tool, timeout)| {
+                (format!("plugin `{}`", plugin.name), tool.clone(), *timeout)
+            })
+        }));
+    for (source_name, tool, timeout) in configured {
+        require_tool(registry, &tool, || source_name)?;
+        timeouts.insert(tool, timeout);
+    }
+    Ok(timeouts)
 }
 
 /// Says that `what` has no tools, and why that usually happens: through `tracing` when a
@@ -826,6 +867,8 @@ pub(super) struct Config {
     pub(super) limits: Limits,
     pub(super) default_timeout: Duration,
     pub(super) tool_timeouts: HashMap<String, Duration>,
+    /// Tools declared idempotent or not ([`RuntimeBuilder::idempotent`]).
+    pub(super) idempotent: HashMap<String, bool>,
     pub(super) cancel_grace: Duration,
     pub(super) approval_timeout: Duration,
     pub(super) max_repeated_failures: u32,
@@ -1000,6 +1043,30 @@ impl Runtime {
         Some(self.batching(tool).0)
     }
 
+    /// Whether calls of the tool named `name` may run again when their first run's end is unknown
+    /// (a durable engine's worker died mid-call): declared with [`RuntimeBuilder::idempotent`],
+    /// else `true` for a tool that reads (its batching strategy is `Parallel`). `None` for a tool
+    /// the runtime does not know.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{tool, Runtime};
+    ///
+    /// /// Reads a counter.
+    /// #[tool]
+    /// async fn read_counter() -> u64 { 7 }
+    ///
+    /// let runtime = Runtime::builder().build().unwrap();
+    /// assert_eq!(runtime.is_idempotent("read_counter"), Some(true));
+    /// assert_eq!(runtime.is_idempotent("no_such_tool"), None);
+    /// ```
+    pub fn is_idempotent(&self, name: &str) -> Option<bool> {
+        if let Some(declared) = self.inner.config.idempotent.get(name) {
+            return Some(*declared);
+        }
+        let tool = self.inner.registry.get(name)?;
+        Some(self.batching(tool).0 == BatchingStrategy::Parallel)
+    }
+
     /// [`validate_tool_call`](crate::validate_tool_call) against this runtime: its tools (the
     /// registry it was built with and its plugins' tools) and its size and nesting
     /// [`Limits`](crate::Limits) (keyword `limits`). A valid verdict is a call a session of this
@@ -1026,6 +1093,18 @@ impl Runtime {
     pub fn validate_tool_call(&self, call: &crate::ToolCall) -> crate::ValidationResult {
         super::pipeline::limits_verdict(call.arguments(), self.inner.config.limits)
             .unwrap_or_else(|| crate::registry::validate_in(&self.inner.registry, call))
+    }
+
+    /// The lane `call` runs in within its step: its tool's strategy and cap (a tool the runtime
+    /// does not know fails at lookup and orders nothing).
+    pub(crate) fn lane_of(&self, call: &crate::ToolCall) -> Lane {
+        match self.inner.registry.get(call.name()) {
+            Some(tool) => {
+                let (strategy, cap) = self.batching(tool);
+                Lane::for_call(call.name(), &strategy, cap, call.arguments())
+            }
+            None => Lane::Parallel { limit: None },
+        }
     }
 
     /// A tool's strategy and per-tool cap: its hint's, else inferred without a cap.

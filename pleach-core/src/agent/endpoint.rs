@@ -1,0 +1,96 @@
+//! A model endpoint named as data: what a conversation kept elsewhere (a durable engine's input)
+//! says about its model, built into a client where the steps run.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::{AnthropicClient, ModelClient, OpenAiChatClient, WireFormat};
+
+/// A model endpoint: its wire format, base URL and model, and whether tools go in the provider's
+/// strict mode. [`client`](ModelEndpoint::client) reads the key from the environment:
+/// `OPENAI_API_KEY` (optional for local servers) or `ANTHROPIC_API_KEY`.
+///
+/// ```
+/// use pleach_core::agent::{ModelEndpoint, WireFormat};
+/// let endpoint = ModelEndpoint::new(WireFormat::OpenAiChat, "http://127.0.0.1:11434/v1", "llama3.2");
+/// assert!(endpoint.client().is_ok());
+/// let json = serde_json::to_value(&endpoint).unwrap();
+/// assert_eq!(json["format"], "openai");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ModelEndpoint {
+    /// The API's wire format.
+    pub format: WireFormat,
+    /// The API's base URL: OpenAI-compatible up to `/v1`; Anthropic without it.
+    pub base_url: String,
+    /// The model to ask.
+    pub model: String,
+    /// Whether tools go in the provider's strict mode where their schemas allow it.
+    #[serde(default = "strict_by_default")]
+    pub strict: bool,
+}
+
+fn strict_by_default() -> bool {
+    true
+}
+
+impl ModelEndpoint {
+    /// An endpoint with strict tools.
+    ///
+    /// ```
+    /// use pleach_core::agent::{ModelEndpoint, WireFormat};
+    /// let endpoint = ModelEndpoint::new(WireFormat::OpenAiChat, "https://api.openai.com/v1", "gpt-4o-mini");
+    /// assert!(endpoint.strict);
+    /// ```
+    pub fn new(format: WireFormat, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        ModelEndpoint {
+            format,
+            base_url: base_url.into(),
+            model: model.into(),
+            strict: true,
+        }
+    }
+
+    /// This endpoint with strict mode on or off.
+    ///
+    /// ```
+    /// use pleach_core::agent::{ModelEndpoint, WireFormat};
+    /// let endpoint = ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m").with_strict(false);
+    /// assert!(!endpoint.strict);
+    /// ```
+    #[must_use]
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// The endpoint's client, its key read from this process's environment.
+    ///
+    /// # Errors
+    ///
+    /// The URL cannot be used, or `ANTHROPIC_API_KEY` is not set for Anthropic.
+    pub fn client(&self) -> Result<Arc<dyn ModelClient>, String> {
+        let key = |name: &str| std::env::var(name).ok().filter(|k| !k.trim().is_empty());
+        let setup = |error: super::ModelError| format!("cannot set up the client: {error}");
+        match self.format {
+            WireFormat::OpenAiChat => {
+                let client =
+                    OpenAiChatClient::new(&self.base_url, &self.model, key("OPENAI_API_KEY"))
+                        .map_err(setup)?
+                        .strict(self.strict);
+                Ok(Arc::new(client))
+            }
+            WireFormat::AnthropicMessages => {
+                let api_key = key("ANTHROPIC_API_KEY")
+                    .ok_or("set ANTHROPIC_API_KEY to the key for the Anthropic API")?;
+                let client = AnthropicClient::new(&self.base_url, &self.model, api_key)
+                    .map_err(setup)?
+                    .strict(self.strict);
+                Ok(Arc::new(client))
+            }
+        }
+    }
+}
