@@ -8,6 +8,7 @@
 
 mod agent;
 mod batching;
+mod durable;
 mod faults;
 mod guarantees;
 mod input_types;

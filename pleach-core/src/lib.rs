@@ -139,6 +139,7 @@ pub mod agent;
 pub mod assemble;
 pub mod batch;
 pub mod conversation;
+pub mod durable;
 pub mod event;
 #[cfg(feature = "mcp")]
 pub mod mcp;

@@ -1,0 +1,370 @@
+//! The durable agent loop: deterministic, everything it learns from the [`Engine`].
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use serde_json::Value;
+
+use super::wire::failure;
+use super::{Approval, CallOutcome, CallRequest, Engine, ModelStep, PlannedCall};
+use crate::batch::{BatchingConfig, Lane, Schedule};
+use crate::conversation::Message;
+use crate::error::{ErrorCode, ToolError};
+use crate::safety::{Decision, Interrupt};
+use crate::session::ToolResult;
+
+/// How a durable conversation runs.
+///
+/// ```
+/// let options: pleach_core::durable::DurableOptions = serde_json::from_str(r#"{ "maxSteps": 4 }"#).unwrap();
+/// assert_eq!(options.max_steps, 4);
+/// assert_eq!(options.approval_expiry, None); // an approval waits as long as it takes
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct DurableOptions {
+    /// How many model requests at most ([`AgentOptions::max_steps`](crate::agent::AgentOptions::max_steps)).
+    pub max_steps: usize,
+    /// How many calls of a step run at once ([`BatchingConfig::max_concurrency`]).
+    pub max_concurrency: usize,
+    /// How long an approval interrupt waits before its call fails with 1016; `None`: for ever.
+    #[serde(with = "secs")]
+    pub approval_expiry: Option<Duration>,
+}
+
+impl Default for DurableOptions {
+    fn default() -> Self {
+        DurableOptions {
+            max_steps: crate::agent::AgentOptions::default().max_steps,
+            max_concurrency: BatchingConfig::default().max_concurrency,
+            approval_expiry: None,
+        }
+    }
+}
+
+impl DurableOptions {
+    /// These options with an approval expiry.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = pleach_core::durable::DurableOptions::default().with_approval_expiry(Duration::from_secs(3600));
+    /// assert_eq!(options.approval_expiry, Some(Duration::from_secs(3600)));
+    /// ```
+    #[must_use]
+    pub fn with_approval_expiry(mut self, expiry: Duration) -> Self {
+        self.approval_expiry = Some(expiry);
+        self
+    }
+
+    /// These options with at most `steps` model requests.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::durable::DurableOptions::default().with_max_steps(3).max_steps, 3);
+    /// ```
+    #[must_use]
+    pub fn with_max_steps(mut self, steps: usize) -> Self {
+        self.max_steps = steps;
+        self
+    }
+}
+
+/// `Option<Duration>` as whole seconds (fractions kept), `null` for none.
+mod secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[allow(clippy::ref_option)] // the signature serde's `with` calls
+    pub(super) fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(duration) => serializer.serialize_f64(duration.as_secs_f64()),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        Option::<f64>::deserialize(deserializer)?
+            .map(|secs| Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+/// How a durable conversation ended.
+///
+/// ```
+/// use pleach_core::durable::DurableStop;
+/// assert!(DurableStop::Finished.is_finished());
+/// assert!(!DurableStop::Error("HTTP 401".into()).is_finished());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "message", rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum DurableStop {
+    /// The model answered without calling a tool.
+    Finished,
+    /// [`DurableOptions::max_steps`] requests were made.
+    MaxSteps,
+    /// A model step failed, or its response broke off.
+    Error(String),
+}
+
+impl DurableStop {
+    /// Whether the model gave its answer.
+    ///
+    /// ```
+    /// assert!(!pleach_core::durable::DurableStop::MaxSteps.is_finished());
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        matches!(self, DurableStop::Finished)
+    }
+}
+
+/// What a durable conversation came to: the model's answer, the whole conversation, every call's
+/// result in order, how it stopped.
+///
+/// ```
+/// let outcome: pleach_core::durable::DurableOutcome = serde_json::from_str(
+///     r#"{ "finalText": "4.", "conversation": [], "results": [], "steps": 1, "stop": { "type": "finished" } }"#,
+/// ).unwrap();
+/// assert!(outcome.stop.is_finished());
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DurableOutcome {
+    /// The model's last text when it finished.
+    pub final_text: Option<String>,
+    /// The conversation, the input's messages first.
+    pub conversation: Vec<Message>,
+    /// Every call's result, in the order the calls were made.
+    pub results: Vec<ToolResult>,
+    /// How many model requests were made.
+    pub steps: usize,
+    /// Why it stopped.
+    pub stop: DurableStop,
+}
+
+/// Runs the agent loop on `conversation` (push the user's message first) through `engine`: asks
+/// the model, runs the calls of its response under their lanes (serial, parallel with a limit,
+/// chunked: each call one [`Engine::tool_call`]), writes the results back in call order, and asks
+/// again, until the model answers without calling a tool or `options.max_steps` requests were
+/// made. Every call ends in exactly one result and one terminal event.
+///
+/// The loop is deterministic: run again over the same recorded answers it makes the same
+/// requests in the same order, which is what a replaying engine needs. See the [`Engine`] example.
+pub async fn run<E: Engine>(
+    engine: &E,
+    conversation: Vec<Message>,
+    options: &DurableOptions,
+) -> DurableOutcome {
+    let mut outcome = DurableOutcome {
+        final_text: None,
+        conversation,
+        results: Vec::new(),
+        steps: 0,
+        stop: DurableStop::MaxSteps,
+    };
+    outcome.stop = loop {
+        if outcome.steps >= options.max_steps {
+            break DurableStop::MaxSteps;
+        }
+        let step = engine.model_step(outcome.conversation.clone()).await;
+        outcome.steps += 1;
+        let ModelStep {
+            text,
+            calls,
+            events,
+            broke,
+            ..
+        } = match step {
+            Ok(step) => step,
+            Err(failure) => break DurableStop::Error(failure.message),
+        };
+        for event in events {
+            engine.emit(event);
+        }
+        if calls.is_empty() {
+            if let Some(error) = broke {
+                break DurableStop::Error(error);
+            }
+            if let Some(text) = &text {
+                outcome.conversation.push(Message::Assistant {
+                    content: Some(text.clone()),
+                    tool_calls: Vec::new(),
+                });
+            }
+            outcome.final_text = text;
+            break DurableStop::Finished;
+        }
+        // The calls see the conversation up to the step that made them.
+        let before = Arc::new(outcome.conversation.clone());
+        outcome.conversation.push(Message::Assistant {
+            content: text,
+            tool_calls: calls.iter().map(|planned| planned.call.clone()).collect(),
+        });
+        let results = run_calls(engine, &calls, &before, options).await;
+        for (result, planned) in results.iter().zip(&calls) {
+            let message = if result.tool_call == planned.call {
+                Message::tool_result(&result.tool_call, &result.outcome)
+            } else {
+                Message::edited_tool_result(&result.tool_call, &result.outcome)
+            };
+            outcome.conversation.push(message);
+        }
+        outcome.results.extend(results);
+        if let Some(error) = broke {
+            break DurableStop::Error(error);
+        }
+    };
+    outcome
+}
+
+/// Runs a step's calls under their lanes, in rounds: every call that may start does, the round is
+/// awaited whole (the engine's join), then the calls it released start. Results in call order.
+async fn run_calls<E: Engine>(
+    engine: &E,
+    calls: &[PlannedCall],
+    conversation: &Arc<Vec<Message>>,
+    options: &DurableOptions,
+) -> Vec<ToolResult> {
+    let lanes: Vec<Lane> = calls
+        .iter()
+        .map(|planned| match planned.failed {
+            // A call that will not run orders nothing.
+            Some(_) => Lane::Parallel { limit: None },
+            None => planned.lane.clone(),
+        })
+        .collect();
+    let mut schedule = Schedule::new(&lanes, BatchingConfig::new(options.max_concurrency));
+    let results: RefCell<Vec<Option<ToolResult>>> = RefCell::new(vec![None; calls.len()]);
+    loop {
+        let mut round = Vec::new();
+        while let Some(index) = schedule.next() {
+            round.push(index);
+        }
+        if round.is_empty() {
+            break;
+        }
+        let ended = engine
+            .join_all(
+                round
+                    .iter()
+                    .map(|&index| run_call(engine, &calls[index], conversation, options))
+                    .collect(),
+            )
+            .await;
+        for (index, result) in round.into_iter().zip(ended) {
+            results.borrow_mut()[index] = Some(result);
+            schedule.finish(index);
+        }
+    }
+    results
+        .into_inner()
+        .into_iter()
+        .zip(calls)
+        .map(|(result, planned)| {
+            // Every call is started by the schedule; this is a backstop, never a silent gap.
+            result.unwrap_or_else(|| ToolResult {
+                tool_call: planned.call.clone(),
+                outcome: Err(ToolError::new(
+                    ErrorCode::Cancelled,
+                    "the call was not started; it did not run",
+                )),
+            })
+        })
+        .collect()
+}
+
+/// One call to its end: run, and while it waits for the user, wait for a decision it accepts,
+/// then run it again with it.
+async fn run_call<E: Engine>(
+    engine: &E,
+    planned: &PlannedCall,
+    conversation: &Arc<Vec<Message>>,
+    options: &DurableOptions,
+) -> ToolResult {
+    if let Some(error) = &planned.failed {
+        return finished(engine, failure(planned.call.clone(), error.clone()));
+    }
+    let mut approval: Option<Approval> = None;
+    loop {
+        let request = CallRequest {
+            call: planned.call.clone(),
+            conversation: conversation.as_ref().clone(),
+            approval: approval.clone(),
+            idempotent: planned.idempotent,
+        };
+        let interrupt = match engine.tool_call(request).await {
+            CallOutcome::Finished { result, events } => return finished(engine, (result, events)),
+            CallOutcome::Interrupted { interrupt, events } => {
+                for event in events {
+                    engine.emit(event);
+                }
+                interrupt
+            }
+            CallOutcome::Refused { reason } => {
+                let Some(Approval {
+                    interrupt,
+                    decision,
+                }) = approval.take()
+                else {
+                    // Only a request with a decision can be refused.
+                    let error = ToolError::new(ErrorCode::SafetyHalt, reason);
+                    return finished(engine, failure(planned.call.clone(), error));
+                };
+                engine.refused(&decision, &reason);
+                interrupt
+            }
+        };
+        let Some(decision) = decide(engine, &interrupt, options.approval_expiry).await else {
+            let expired = ToolError::new(
+                ErrorCode::ApprovalTimedOut,
+                "this call needed the user's approval and none came in time; it did not run",
+            );
+            return finished(engine, failure(planned.call.clone(), expired));
+        };
+        approval = Some(Approval {
+            interrupt,
+            decision,
+        });
+    }
+}
+
+/// Waits for a decision bound to `interrupt` and its call; others are refused and waited past.
+async fn decide<E: Engine>(
+    engine: &E,
+    interrupt: &Interrupt,
+    expiry: Option<Duration>,
+) -> Option<Decision> {
+    loop {
+        let decision = engine.decision(interrupt, expiry).await?;
+        if decision.interrupt_id != interrupt.id {
+            engine.refused(&decision, "the decision is for another interrupt");
+        } else if decision.fingerprint != interrupt.fingerprint {
+            engine.refused(
+                &decision,
+                "the decision was made for another call (its fingerprint differs): look at the \
+                 call again and decide on it",
+            );
+        } else {
+            return Some(decision);
+        }
+    }
+}
+
+/// A finished call's events emitted, its result returned.
+fn finished<E: Engine>(engine: &E, (result, events): (ToolResult, Vec<Value>)) -> ToolResult {
+    for event in events {
+        engine.emit(event);
+    }
+    result
+}

@@ -1,0 +1,281 @@
+//! The work of a durable engine's activities, engine-neutral: a model step and a call, each on a
+//! fresh session of the worker's runtime holding the conversation it belongs to.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::wire::wire;
+use super::{Approval, CallOutcome, CallRequest, ModelStep, PlannedCall, StepFailure};
+use crate::agent::{AgentOptions, ModelClient, ModelError, ModelRequest};
+use crate::conversation::Message;
+use crate::error::{ErrorCode, ToolError};
+use crate::event::ToolEvent;
+use crate::session::{Runtime, Session, SessionOptions};
+
+/// What a worker process runs for a durable engine: model steps through the conversation's model
+/// client, calls through its runtime's pipeline. Cheap to clone.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::durable::{CallOutcome, CallRequest, Worker};
+/// use pleach_core::{Runtime, ToolCall, ToolRegistryBuilder};
+///
+/// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+/// let worker = Worker::new(runtime);
+/// let outcome = worker.tool_call(CallRequest::new(ToolCall::new("c1", "missing", "{}"), Vec::new())).await;
+/// let CallOutcome::Finished { result, events } = outcome else { unreachable!() };
+/// assert_eq!(result.outcome.unwrap_err().code().as_u16(), 1003);
+/// assert_eq!(events[0]["type"], "tool.failed");
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Worker {
+    runtime: Runtime,
+    session: SessionOptions,
+    agent: AgentOptions,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("runtime", &self.runtime)
+            .field("session", &self.session)
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Worker {
+    /// A worker running `runtime`'s tools (every one enabled).
+    ///
+    /// ```
+    /// let runtime = pleach_core::Runtime::builder().registry(pleach_core::ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let worker = pleach_core::durable::Worker::new(runtime);
+    /// assert_eq!(worker.runtime().registry().len(), 0);
+    /// ```
+    pub fn new(runtime: Runtime) -> Self {
+        Worker {
+            runtime,
+            session: SessionOptions::all(),
+            agent: AgentOptions::default(),
+        }
+    }
+
+    /// The tools the conversations' sessions enable (default: all of the runtime's).
+    ///
+    /// ```
+    /// use pleach_core::{durable::Worker, Runtime, SessionOptions, ToolRegistryBuilder};
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let worker = Worker::new(runtime).with_session_options(SessionOptions::enabled(["math"]));
+    /// assert!(format!("{worker:?}").contains(r#"enabled: ["math"]"#));
+    /// ```
+    #[must_use]
+    pub fn with_session_options(mut self, options: SessionOptions) -> Self {
+        self.session = options;
+        self
+    }
+
+    /// The response size cap of each model step ([`AgentOptions::max_response_bytes`]).
+    ///
+    /// ```
+    /// use pleach_core::agent::AgentOptions;
+    /// use pleach_core::{durable::Worker, Runtime, ToolRegistryBuilder};
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let worker = Worker::new(runtime).with_agent_options(AgentOptions::default().with_max_response_bytes(1 << 20));
+    /// assert!(format!("{worker:?}").contains("max_response_bytes: 1048576"));
+    /// ```
+    #[must_use]
+    pub fn with_agent_options(mut self, options: AgentOptions) -> Self {
+        self.agent = options;
+        self
+    }
+
+    /// The runtime the calls run on.
+    ///
+    /// ```
+    /// let runtime = pleach_core::Runtime::builder().registry(pleach_core::ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let worker = pleach_core::durable::Worker::new(runtime);
+    /// assert!(worker.runtime().registry().is_empty());
+    /// ```
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// A session holding `conversation`.
+    fn session(&self, conversation: Vec<Message>) -> Result<Session, String> {
+        let session = self
+            .runtime
+            .create_session(self.session.clone())
+            .map_err(|error| error.to_string())?;
+        session.restore_conversation(conversation);
+        Ok(session)
+    }
+
+    /// One model step: asks `client` with `conversation` and the session's tools, reads the
+    /// whole response (calls assembled as in the in-process loop), and plans each call: its lane
+    /// and whether its tool is idempotent.
+    ///
+    /// # Errors
+    ///
+    /// The request failed ([`StepFailure::transient`] for a dropped connection, a timeout, a rate
+    /// limit or a server error), or the worker's session options name tools its runtime lacks.
+    pub async fn model_step(
+        &self,
+        client: &dyn ModelClient,
+        conversation: Vec<Message>,
+    ) -> Result<ModelStep, StepFailure> {
+        let session = self
+            .session(conversation.clone())
+            .map_err(|message| StepFailure {
+                message,
+                transient: false,
+            })?;
+        let handle = session.handle();
+        let tools = handle.tools();
+        let response = client
+            .send(ModelRequest::new(&conversation, &tools))
+            .await
+            .map_err(|error| StepFailure {
+                transient: transient(&error),
+                message: error.to_string(),
+            })?;
+        let (sink, mut stream) = crate::event::channel();
+        let (step, broke) = crate::agent::read_response(
+            response,
+            &handle,
+            self.agent,
+            &sink,
+            &CancellationToken::new(),
+        )
+        .await;
+        drop(sink);
+        let events = stream.drain().iter().map(wire).collect();
+        let calls = step
+            .calls
+            .into_iter()
+            .zip(step.failed)
+            .map(|(call, failed)| {
+                let lane = self.runtime.lane_of(&call);
+                // A tool the runtime does not know fails at lookup: running that again is harmless.
+                let idempotent = self.runtime.is_idempotent(call.name()).unwrap_or(true);
+                PlannedCall {
+                    failed,
+                    ..PlannedCall::new(call, lane, idempotent)
+                }
+            })
+            .collect();
+        Ok(ModelStep {
+            text: step.text,
+            calls,
+            events,
+            broke: broke.map(|error| error.to_string()),
+            input_tokens: step.report.input_tokens,
+            output_tokens: step.report.output_tokens,
+        })
+    }
+
+    /// Runs one call through the pipeline (validation, the safety stage, limits, timeout, events)
+    /// in a session holding its conversation. A call that needs the user's approval does not
+    /// wait: it comes back [`Interrupted`](CallOutcome::Interrupted), to be sent again with the
+    /// decision, which is checked as [`Session::resume`] checks one (bound to the call's
+    /// fingerprint, an edit validated, no decision for a `critical` tool).
+    pub async fn tool_call(&self, request: CallRequest) -> CallOutcome {
+        let CallRequest {
+            call,
+            conversation,
+            approval,
+            ..
+        } = request;
+        let session = match self.session(conversation) {
+            Ok(session) => session,
+            Err(message) => {
+                let error = ToolError::new(ErrorCode::ToolNotEnabled, message);
+                return CallOutcome::failed(call, error);
+            }
+        };
+        // The decision taken: announced once the worker accepted it, as `Session::resolve` does.
+        let mut resolved = None;
+        let approved = match &approval {
+            Some(Approval {
+                interrupt,
+                decision,
+            }) => {
+                if interrupt.tool_call.id() != call.id() {
+                    return CallOutcome::Refused {
+                        reason: "the approval is for another call".to_owned(),
+                    };
+                }
+                if let Err(error) = session.accept_decision(interrupt, decision) {
+                    return CallOutcome::Refused {
+                        reason: error.to_string(),
+                    };
+                }
+                resolved = Some(ToolEvent::InterruptResolved {
+                    tool_call_id: Arc::from(call.id()),
+                    interrupt_id: interrupt.id.clone(),
+                    action: decision.action.name(),
+                });
+                Some(decision.action.clone())
+            }
+            None => None,
+        };
+        let (sender, mut stream) = crate::event::channel();
+        let signal = CancellationToken::new();
+        let dispatching = session.dispatch_with(call, &sender, &signal, approved);
+        tokio::pin!(dispatching);
+        let mut collected = Collected::default();
+        collected.events.extend(resolved.as_ref().map(wire));
+        let result = loop {
+            tokio::select! {
+                result = &mut dispatching => break result,
+                Some(event) = stream.recv() => collected.push(event, &signal),
+            }
+        };
+        for event in stream.drain() {
+            collected.push(event, &signal);
+        }
+        match collected.interrupt {
+            Some(interrupt) => CallOutcome::Interrupted {
+                interrupt,
+                events: collected.events,
+            },
+            None => CallOutcome::Finished {
+                result,
+                events: collected.events,
+            },
+        }
+    }
+}
+
+/// A call's events as a worker keeps them: `tool.started` left out (the step announced the call),
+/// and once an interrupt is raised, the call stopped and nothing after it kept.
+#[derive(Default)]
+struct Collected {
+    events: Vec<serde_json::Value>,
+    interrupt: Option<crate::safety::Interrupt>,
+}
+
+impl Collected {
+    fn push(&mut self, event: ToolEvent, signal: &CancellationToken) {
+        if self.interrupt.is_some() || matches!(event, ToolEvent::Started { .. }) {
+            return;
+        }
+        self.events.push(wire(&event));
+        if let ToolEvent::InterruptRequested { interrupt } = event {
+            self.interrupt = Some(interrupt.as_ref().clone());
+            // The call does not wait here: the engine keeps the interrupt, and the call runs
+            // again with the decision.
+            signal.cancel();
+        }
+    }
+}
+
+/// Whether asking again may help.
+fn transient(error: &ModelError) -> bool {
+    match error {
+        ModelError::Connection(_) | ModelError::Timeout(_) | ModelError::RateLimited { .. } => true,
+        ModelError::Status { status, .. } => *status >= 500 || *status == 408,
+        _ => false,
+    }
+}
