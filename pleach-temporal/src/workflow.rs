@@ -1,0 +1,81 @@
+//! The conversation workflow: the durable agent loop ([`pleach_core::durable::run`]) with its
+//! state — the events so far, the interrupts waiting, the decisions received — and the messages
+//! a client sends it.
+
+// `#[workflow_methods]` makes a public marker constant per method (`ConversationWorkflow::run`,
+// what a client names) with no doc comment of its own: the method's documents it.
+#![allow(missing_docs)]
+
+use std::collections::VecDeque;
+
+use pleach_core::durable::DurableOutcome;
+use pleach_core::safety::{Decision, Interrupt};
+use serde_json::Value;
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{SyncWorkflowContext, WorkflowContext, WorkflowContextView, WorkflowResult};
+
+use crate::ConversationInput;
+use crate::engine::TemporalEngine;
+
+/// One durable conversation: the agent loop as a Temporal workflow. Model steps and calls are
+/// activities; an approval interrupt is workflow state waiting for [`decide`](Self::decide);
+/// the events are read with [`events`](Self::events).
+///
+/// Start it with [`DurableClient::start`](crate::DurableClient::start); its result is the
+/// [`DurableOutcome`].
+#[workflow]
+#[derive(Default)]
+pub struct ConversationWorkflow {
+    /// Every event so far, in the order recorded.
+    pub(crate) events: Vec<Value>,
+    /// The interrupts waiting for a decision, oldest first.
+    pub(crate) pending: Vec<Interrupt>,
+    /// Decisions received and not yet taken, in arrival order.
+    pub(crate) decisions: VecDeque<Decision>,
+    /// Why the last decision was refused.
+    pub(crate) refused: Option<String>,
+}
+
+#[workflow_methods]
+impl ConversationWorkflow {
+    /// Runs the conversation to its end.
+    #[run(name = "pleach.conversation")]
+    pub async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        input: ConversationInput,
+    ) -> WorkflowResult<DurableOutcome> {
+        let ConversationInput {
+            conversation,
+            model,
+            options,
+            heartbeat_timeout,
+        } = input;
+        let engine = TemporalEngine::new(ctx.clone(), model, heartbeat_timeout);
+        Ok(pleach_core::durable::run(&engine, conversation, &options).await)
+    }
+
+    /// The user's decision on a waiting interrupt (accept, edit, reject). One for an interrupt
+    /// that is not waiting is refused at once; the loop checks the rest (the call's fingerprint,
+    /// an edit against the tool's schema).
+    #[signal(name = "pleach.decide")]
+    pub fn decide(&mut self, _ctx: &mut SyncWorkflowContext<Self>, decision: Decision) {
+        if self
+            .pending
+            .iter()
+            .any(|interrupt| interrupt.id == decision.interrupt_id)
+        {
+            self.decisions.push_back(decision);
+        } else {
+            self.refused = Some(format!(
+                "no interrupt `{}` is waiting for a decision",
+                decision.interrupt_id
+            ));
+        }
+    }
+
+    /// The events from index `from` on (wire JSON, `docs/events.md`).
+    #[query(name = "pleach.events")]
+    pub fn events(&self, _ctx: &WorkflowContextView, from: usize) -> Vec<Value> {
+        self.events.get(from..).unwrap_or_default().to_vec()
+    }
+}
