@@ -9,6 +9,7 @@
 //! cargo run --release -p pleach-bench -- compile [--quick] [--tools N] [--keep]
 //! cargo run --release -p pleach-bench -- mcp-http [--quick]
 //! cargo run --release -p pleach-bench -- mcp-stdio [--quick]
+//! cargo run --release -p pleach-bench -- durable [--quick] --temporal HOST:PORT
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
@@ -18,6 +19,7 @@
 mod batch;
 mod compile;
 mod dispatch;
+mod durable;
 mod mcp_http;
 mod mcp_stdio;
 mod measure;
@@ -27,7 +29,7 @@ mod stream;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio> [--quick] [--profile] [--tools N] [--keep]
+usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT]
 
 subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
@@ -52,6 +54,10 @@ subcommands:
   mcp-stdio  20,000 tools/call of add(a, b) per run (--quick: 5,000), 64 in flight, from rmcp's
              client to a server in a child process over stdin/stdout: pleach's stdio server
              beside rmcp's own, runs interleaved; calls/s and the server's CPU per call
+  durable    one conversation (a step of 1, then 100, parallel calls, then the answer) on a
+             loopback model: in process (`Session::run_agent`) beside a durable conversation on
+             the Temporal server `--temporal` names, with a worker in this process; 5 of each
+             (--quick: 1), medians
 
 options:
   --quick    fewer batches (rounds, for batch and stream): a rough number in a few seconds
@@ -61,6 +67,7 @@ options:
   --tools N  compile only: N tools per crate (default 200, --quick 50)
   --keep     compile only: leave the generated crates and their target dirs in the temp dir
              (for `cargo rustc -- -Z time-passes` and the like)
+  --temporal HOST:PORT  durable only: the Temporal server (`temporal server start-dev`)
   -h, --help print this help
 
 The last line of output is machine-readable, e.g.
@@ -71,7 +78,8 @@ The last line of output is machine-readable, e.g.
     rmcp_edit_s=<median> pleach_check_edit_s=<median> rmcp_check_edit_s=<median> (one line)
   mcp_http clients=16 pleach_rps=<median> rmcp_rps=<median> pleach_p99_ms=<p99> rmcp_p99_ms=<p99>
   mcp_stdio calls=<n> pleach_cps=<median> rmcp_cps=<median> pleach_user_us=<mean> pleach_sys_us=<mean>
-    rmcp_user_us=<mean> rmcp_sys_us=<mean>";
+    rmcp_user_us=<mean> rmcp_sys_us=<mean>
+  durable calls=100 inproc_ms=<median> temporal_ms=<median> per_call_ms=<temporal_ms/calls>";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -85,6 +93,7 @@ enum Subcommand {
     Compile,
     McpHttp,
     McpStdio,
+    Durable,
 }
 
 impl Subcommand {
@@ -97,6 +106,7 @@ impl Subcommand {
             "compile" => Some(Subcommand::Compile),
             "mcp-http" => Some(Subcommand::McpHttp),
             "mcp-stdio" => Some(Subcommand::McpStdio),
+            "durable" => Some(Subcommand::Durable),
             _ => None,
         }
     }
@@ -110,6 +120,7 @@ impl Subcommand {
             Subcommand::Compile => "compile",
             Subcommand::McpHttp => "mcp-http",
             Subcommand::McpStdio => "mcp-stdio",
+            Subcommand::Durable => "durable",
         }
     }
 }
@@ -125,7 +136,7 @@ enum Command {
 }
 
 /// What every subcommand may be asked for.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Options {
     quick: bool,
     profile: bool,
@@ -133,6 +144,8 @@ struct Options {
     tools: Option<u32>,
     /// `--keep` (compile).
     keep: bool,
+    /// `--temporal HOST:PORT` (durable).
+    temporal: Option<String>,
 }
 
 /// The value of `--tools`: a positive count.
@@ -158,6 +171,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
             "--profile" => options.profile = true,
             "--keep" => options.keep = true,
             "--tools" => options.tools = Some(parse_tools(args.next())?),
+            "--temporal" => {
+                options.temporal = Some(args.next().ok_or("`--temporal` needs HOST:PORT")?);
+            }
             flag if flag.starts_with("--tools=") => {
                 options.tools = Some(parse_tools(Some(flag["--tools=".len()..].to_owned()))?);
             }
@@ -167,7 +183,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
                 (None, None) => {
                     return Err(format!(
                         "unknown subcommand `{name}`; expected one of `dispatch`, `batch`, \
-                         `stream`, `soak`, `compile`, `mcp-http`, `mcp-stdio`"
+                         `stream`, `soak`, `compile`, `mcp-http`, `mcp-stdio`, `durable`"
                     ));
                 }
                 (Some(first), _) => {
@@ -185,6 +201,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
     }
     if (options.tools.is_some() || options.keep) && subcommand != Subcommand::Compile {
         return Err("`--tools` and `--keep` are for `compile` only".to_owned());
+    }
+    if options.temporal.is_some() && subcommand != Subcommand::Durable {
+        return Err("`--temporal` is for `durable` only".to_owned());
     }
     Ok(Command::Run {
         subcommand,
@@ -243,6 +262,13 @@ fn main() -> ExitCode {
             subcommand: Subcommand::McpStdio,
             options,
         } => exit_code(Subcommand::McpStdio, mcp_stdio::run(options.quick)),
+        Command::Run {
+            subcommand: Subcommand::Durable,
+            options,
+        } => exit_code(
+            Subcommand::Durable,
+            durable::run(options.quick, options.temporal.as_deref()),
+        ),
     }
 }
 
