@@ -44,8 +44,10 @@ impl std::fmt::Debug for DurableClient {
 /// Where a conversation stands, read with no worker running.
 ///
 /// ```
-/// let status = pleach_temporal::Status { running: true, state: "running".into(), waiting: Default::default() };
-/// assert!(status.waiting.pending.is_empty());
+/// /// Whether the conversation waits for someone to decide.
+/// fn needs_a_decision(status: &pleach_temporal::Status) -> bool {
+///     status.running && !status.waiting.pending.is_empty()
+/// }
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -112,7 +112,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// assert_ne!(WireFormat::OpenAiChat, WireFormat::AnthropicMessages);
 /// ```
 ///
-/// As data (a [`ModelEndpoint`](crate::agent::ModelEndpoint)'s) it is `"openai"` or `"anthropic"`.
+/// As data (a model endpoint's, `ModelEndpoint` with the `http` feature) it is `"openai"` or
+/// `"anthropic"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum WireFormat {
