@@ -50,7 +50,15 @@ async fn transfer_durable(account: String, amount: u32) -> String {
     format!("sent {amount} to {account}")
 }
 
-const TOOLS: [&str; 4] = [
+/// Finds a customer's account id (a read).
+#[tool]
+async fn find_durable_account(customer: String) -> String {
+    let _ = customer;
+    "ACC-1".to_owned()
+}
+
+const TOOLS: [&str; 5] = [
+    "find_durable_account",
     "lookup_durable",
     "write_durable",
     "append_durable",
@@ -302,6 +310,30 @@ async fn an_approval_takes_only_a_decision_bound_to_its_call_and_a_valid_edit() 
 }
 
 #[tokio::test]
+async fn a_value_an_earlier_step_showed_needs_no_approval_in_a_later_step() {
+    // Each call runs in a fresh session on its worker: what the safety stage knows comes from the
+    // conversation (`Session::restore_conversation`), so ACC-1, shown by step 1, passes in step 2.
+    let engine = InMemory::new(vec![
+        calls(&[("f1", "find_durable_account", json!({"customer": "Ada"}))]),
+        calls(&[(
+            "t1",
+            "transfer_durable",
+            json!({"account": "ACC-1", "amount": 5}),
+        )]),
+        answer("Sent."),
+    ]);
+    let outcome = run(&engine, &DurableOptions::default()).await;
+    assert_eq!(outcome.results[1].outcome, Ok(json!("sent 5 to ACC-1")));
+    assert!(
+        !engine
+            .events
+            .borrow()
+            .iter()
+            .any(|event| event["type"] == "interrupt.requested")
+    );
+}
+
+#[tokio::test]
 async fn a_rejection_gives_1013_and_an_expired_approval_1016() {
     let engine =
         InMemory::new(transfer()).decide(|interrupt| Some(interrupt.reject("not that account")));
@@ -362,4 +394,23 @@ fn what_crosses_the_seam_round_trips_as_json() {
         panic!("{text}")
     };
     assert_eq!(result.outcome.unwrap_err().code().as_u16(), 1018);
+}
+
+#[test]
+fn idempotency_is_declared_per_tool_the_runtime_over_a_plugin() {
+    use pleach_core::define_pleach_plugin;
+    let runtime = Runtime::builder().build().unwrap();
+    assert_eq!(runtime.is_idempotent("lookup_durable"), Some(true)); // a read
+    assert_eq!(runtime.is_idempotent("write_durable"), Some(false)); // a write
+    let plugin = || define_pleach_plugin("ledger").idempotent("write_durable", true);
+    let declared = Runtime::builder().plugin(plugin()).build().unwrap();
+    assert_eq!(declared.is_idempotent("write_durable"), Some(true));
+    let overridden = Runtime::builder()
+        .plugin(plugin())
+        .idempotent("write_durable", false)
+        .build()
+        .unwrap();
+    assert_eq!(overridden.is_idempotent("write_durable"), Some(false));
+    let unknown = Runtime::builder().idempotent("write_durabel", true).build();
+    assert!(unknown.unwrap_err().to_string().contains("write_durabel"));
 }

@@ -132,6 +132,7 @@ pub(crate) async fn list(as_json: bool, remote: RemoteArgs) -> Outcome {
                 "title": tool.display_name(),
                 "tier": tool.safety_tier().map(pleach_core::SafetyTier::as_str),
                 "batching": strategy,
+                "idempotent": runtime.is_idempotent(tool.name()),
                 "description": tool.definition().description(),
             })
         })

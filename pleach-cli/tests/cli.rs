@@ -139,6 +139,9 @@ fn list_gives_name_tier_batching_and_description() {
     assert_eq!(row("math")["batching"], "parallel");
     assert_eq!(row("math")["tier"], Value::Null);
     assert_eq!(row("fs_write")["tier"], "standard");
+    // A read may run again after a durable worker's death; a write may not.
+    assert_eq!(row("math")["idempotent"], true);
+    assert_eq!(row("fs_write")["idempotent"], false);
     assert_eq!(row("scratchpad")["batching"], "chunked(key)");
     assert!(
         row("shell_exec")["description"]

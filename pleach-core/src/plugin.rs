@@ -56,6 +56,7 @@ pub struct PleachPlugin {
     pub(crate) name: String,
     pub(crate) tools: Vec<UnifiedToolDefinition>,
     pub(crate) tool_timeouts: Vec<(String, Duration)>,
+    pub(crate) idempotent: Vec<(String, bool)>,
     pub(crate) batching_hints: Vec<BatchingHint>,
     pub(crate) extensions: Extensions,
     pub(crate) detectors: Vec<Arc<dyn FabricationDetector>>,
@@ -73,6 +74,7 @@ pub fn define_pleach_plugin(name: impl Into<String>) -> PleachPlugin {
         name: name.into(),
         tools: Vec::new(),
         tool_timeouts: Vec::new(),
+        idempotent: Vec::new(),
         batching_hints: Vec::new(),
         extensions: Extensions::new(),
         detectors: Vec::new(),
@@ -137,6 +139,19 @@ impl PleachPlugin {
     /// ```
     pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
         self.tool_timeouts.push((tool_name.into(), timeout));
+        self
+    }
+
+    /// Declares whether calls of the tool named `tool_name` may run again when their first run's
+    /// end is unknown (a durable engine's worker died mid-call); the runtime's own
+    /// [`RuntimeBuilder::idempotent`](crate::RuntimeBuilder::idempotent) wins over it.
+    ///
+    /// ```
+    /// let plugin = pleach_core::define_pleach_plugin("kv").idempotent("put_value", true);
+    /// # let _ = plugin;
+    /// ```
+    pub fn idempotent(mut self, tool_name: impl Into<String>, idempotent: bool) -> Self {
+        self.idempotent.push((tool_name.into(), idempotent));
         self
     }
 
@@ -205,6 +220,7 @@ impl std::fmt::Debug for PleachPlugin {
             .field("name", &self.name)
             .field("tools", &self.tools)
             .field("tool_timeouts", &self.tool_timeouts)
+            .field("idempotent", &self.idempotent)
             .field("batching_hints", &self.batching_hints)
             .field("extensions", &self.extensions)
             .field(

@@ -2,8 +2,8 @@
 // (`../mcp-servers/ts-server.mjs`) over stdio and Streamable HTTP, and the official Python SDK's
 // MCPServer (`../mcp-servers/fastmcp_server.py`) over stdio, used through `pleach list`,
 // `pleach call` and `pleach mcp --http` as a gateway that the TypeScript SDK's client calls.
-//   - listed with their names prefixed, annotations mapped (readOnlyHint: parallel;
-//     destructiveHint: the standard tier);
+//   - listed with their names prefixed, annotations mapped (readOnlyHint: parallel and
+//     idempotent; idempotentHint: idempotent; destructiveHint: the standard tier);
 //   - a call is answered; a bad one is refused with 1001 and the server never sees it (its call
 //     log); an isError result is 1008 with the server's text; a call over its timeout is cancelled
 //     and the server observes the cancellation;
@@ -108,6 +108,9 @@ try {
   }
   assert.equal(rows.get("ts__echo").batching, "parallel", "readOnlyHint: parallel");
   assert.equal(rows.get("ts__delete_file").tier, "standard", "destructiveHint: the standard tier");
+  assert.equal(rows.get("ts__echo").idempotent, true, "readOnlyHint: idempotent");
+  assert.equal(rows.get("ts__delete_file").idempotent, true, "idempotentHint of a write: idempotent");
+  assert.equal(rows.get("ts__fail").idempotent, false, "no hint, not a read: not idempotent");
 
   const echo = pleach(["call", "ts__echo", "--args", '{"text": "hello"}', "--json", ...tsStdio]);
   assert.equal(echo.code, 0, echo.err);

@@ -20,7 +20,7 @@
 //                                notifications/progress every 100 ms (progress N, message `tick N`);
 //                                aborted (notifications/cancelled): logs {"cancelled":"slow"}, no answer.
 //   delete_file {path: string}   text `deleted PATH`, touches nothing; destructiveHint true,
-//                                readOnlyHint false.
+//                                readOnlyHint false, idempotentHint true.
 //   add_tool {}                  registers tool `late` (no params, text `late`) if absent, so the SDK
 //                                sends notifications/tools/list_changed (over HTTP only on the
 //                                session's GET SSE stream, if the client opened one); text `added`.
@@ -129,7 +129,7 @@ function makeServer() {
     {
       description: "Pretends to delete a file (touches nothing).",
       inputSchema: { path: z.string() },
-      annotations: { destructiveHint: true, readOnlyHint: false },
+      annotations: { destructiveHint: true, readOnlyHint: false, idempotentHint: true },
     },
     async (args) => {
       log({ call: "delete_file", arguments: args });

@@ -1,6 +1,5 @@
 //! The durable agent loop: deterministic, everything it learns from the [`Engine`].
 
-use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -245,7 +244,7 @@ async fn run_calls<E: Engine>(
         })
         .collect();
     let mut schedule = Schedule::new(&lanes, BatchingConfig::new(options.max_concurrency));
-    let results: RefCell<Vec<Option<ToolResult>>> = RefCell::new(vec![None; calls.len()]);
+    let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
     loop {
         let mut round = Vec::new();
         while let Some(index) = schedule.next() {
@@ -263,12 +262,11 @@ async fn run_calls<E: Engine>(
             )
             .await;
         for (index, result) in round.into_iter().zip(ended) {
-            results.borrow_mut()[index] = Some(result);
+            results[index] = Some(result);
             schedule.finish(index);
         }
     }
     results
-        .into_inner()
         .into_iter()
         .zip(calls)
         .map(|(result, planned)| {

@@ -352,8 +352,8 @@ impl RuntimeBuilder {
     }
 
     /// Declares whether calls of the tool named `tool_name` may run again when their first run's
-    /// end is unknown (a durable engine's worker died while running it; `docs/durable.md`). An
-    /// idempotent tool's call is retried; any other's fails with 1018
+    /// end is unknown (a durable engine's worker died while running it; `docs/durable.md`), over
+    /// any plugin's declaration. An idempotent tool's call is retried; any other's fails with 1018
     /// ([`ErrorCode::OutcomeUnknown`](crate::ErrorCode::OutcomeUnknown)) so the model decides.
     /// Without a declaration a tool is idempotent when it reads: its batching strategy is
     /// `Parallel` (a read verb in its name, or a plugin's hint; [`Runtime::is_idempotent`]).
@@ -722,12 +722,15 @@ impl RuntimeBuilder {
             .map(|(tool, (hint, _))| (tool, hint))
             .collect();
 
-        let timeouts = tool_timeouts(&registry, self.tool_timeouts, &self.plugins)?;
-        let mut idempotent = HashMap::new();
-        for (tool, declared) in self.idempotent {
-            require_tool(&registry, &tool, || "runtime".to_owned())?;
-            idempotent.insert(tool, declared);
-        }
+        // A plugin's timeout wins over the runtime's; the runtime's idempotency over a plugin's.
+        let timeouts = per_tool(
+            &registry,
+            own(self.tool_timeouts).chain(of_plugins(&self.plugins, |p| &p.tool_timeouts)),
+        )?;
+        let idempotent = per_tool(
+            &registry,
+            of_plugins(&self.plugins, |p| &p.idempotent).chain(own(self.idempotent)),
+        )?;
 
         let detectors: Vec<Arc<dyn FabricationDetector>> = self
             .plugins
@@ -783,27 +786,38 @@ impl RuntimeBuilder {
     }
 }
 
-/// The per-tool timeouts of the runtime and its plugins (a plugin's last), each for a tool the
-/// registry has.
-fn tool_timeouts(
+/// Per-tool settings `(source, tool, value)`, each for a tool the registry has; a later one for
+/// the same tool wins.
+fn per_tool<T>(
     registry: &ToolRegistry,
-    configured: Vec<(String, Duration)>,
-    plugins: &[PleachPlugin],
-) -> Result<HashMap<String, Duration>, RuntimeError> {
-    let mut timeouts = HashMap::new();
-    let configured = configured
-        .into_iter()
-        .map(|(tool, timeout)| ("runtime".to_owned(), tool, timeout))
-        .chain(plugins.iter().flat_map(|plugin| {
-            plugin.tool_timeouts.iter().map(|(tool, timeout)| {
-                (format!("plugin `{}`", plugin.name), tool.clone(), *timeout)
-            })
-        }));
-    for (source_name, tool, timeout) in configured {
-        require_tool(registry, &tool, || source_name)?;
-        timeouts.insert(tool, timeout);
+    settings: impl Iterator<Item = (String, String, T)>,
+) -> Result<HashMap<String, T>, RuntimeError> {
+    let mut chosen = HashMap::new();
+    for (source, tool, value) in settings {
+        require_tool(registry, &tool, || source)?;
+        chosen.insert(tool, value);
     }
-    Ok(timeouts)
+    Ok(chosen)
+}
+
+/// The runtime's own per-tool settings, for [`per_tool`].
+fn own<T>(settings: Vec<(String, T)>) -> impl Iterator<Item = (String, String, T)> {
+    settings
+        .into_iter()
+        .map(|(tool, value)| ("runtime".to_owned(), tool, value))
+}
+
+/// The plugins' per-tool settings, in plugin order, for [`per_tool`].
+fn of_plugins<'a, T: Copy + 'a>(
+    plugins: &'a [PleachPlugin],
+    settings: fn(&PleachPlugin) -> &Vec<(String, T)>,
+) -> impl Iterator<Item = (String, String, T)> + 'a {
+    plugins.iter().flat_map(move |plugin| {
+        let source = format!("plugin `{}`", plugin.name);
+        settings(plugin)
+            .iter()
+            .map(move |(tool, value)| (source.clone(), tool.clone(), *value))
+    })
 }
 
 /// Says that `what` has no tools, and why that usually happens: through `tracing` when a

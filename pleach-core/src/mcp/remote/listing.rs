@@ -26,6 +26,9 @@ pub(super) struct RemoteTool {
     pub(super) definition: UnifiedToolDefinition,
     /// `readOnlyHint`: its calls may run in parallel.
     pub(super) read_only: bool,
+    /// `idempotentHint` of a tool that is not read-only: whether a call may run again when a
+    /// durable engine lost its first run (a read-only tool is idempotent anyway).
+    pub(super) idempotent: Option<bool>,
 }
 
 impl RemoteTool {
@@ -210,6 +213,7 @@ fn definition(
             .and_then(Value::as_bool)
     };
     let read_only = hint("readOnlyHint") == Some(true);
+    let idempotent = hint("idempotentHint").filter(|_| !read_only);
     let destructive = hint("destructiveHint") == Some(true) && !read_only;
 
     let called = Arc::clone(connection);
@@ -262,5 +266,6 @@ fn definition(
         remote_name: remote_name.to_owned(),
         definition,
         read_only,
+        idempotent,
     })
 }

@@ -19,7 +19,9 @@
 //!   server gives one (1002); an `isError` result is the tool's own failure (1008) with the
 //!   server's text; otherwise the result is the text content (or the content blocks when some
 //!   are not text).
-//! - **Tiers and batching**: `readOnlyHint` makes a tool's calls parallel; `destructiveHint`
+//! - **Tiers and batching**: `readOnlyHint` makes a tool's calls parallel (and idempotent for a
+//!   durable engine); `idempotentHint` of a tool that writes declares whether a durable engine may
+//!   run a call again after losing its worker (`docs/durable.md`); `destructiveHint`
 //!   puts it in the `standard` tier ([`McpRemote::destructive_tier`] to choose another);
 //!   [`McpRemote::default_tier`] and [`McpRemote::tier`] override per server and per tool.
 //! - **Lifecycle**: a call's signal (cancel, the runtime's timeout) sends
@@ -648,17 +650,21 @@ impl RemoteServer {
     /// # Ok(()) }
     /// ```
     pub fn plugin(&self) -> PleachPlugin {
-        let hints: Vec<_> = self
+        let listed = self
             .inner
             .listed
             .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .filter_map(RemoteTool::hint)
-            .collect();
-        define_pleach_plugin(format!("mcp:{}", self.label()))
+            .unwrap_or_else(PoisonError::into_inner);
+        let hints: Vec<_> = listed.iter().filter_map(RemoteTool::hint).collect();
+        let mut plugin = define_pleach_plugin(format!("mcp:{}", self.label()))
             .contribute_tools(self.tools())
-            .contribute_batching_hints(hints)
+            .contribute_batching_hints(hints);
+        for tool in listed.iter() {
+            if let Some(idempotent) = tool.idempotent {
+                plugin = plugin.idempotent(tool.definition.name(), idempotent);
+            }
+        }
+        plugin
     }
 
     /// Lists the tools again now (it also happens by itself on `tools/list_changed` and after a
