@@ -663,3 +663,58 @@ async fn the_conversation_continues_after_the_server_is_killed_and_restarted() {
     assert_eq!(ended.results[1].outcome, Ok(json!("paid 1 to ACC-3")));
     exactly_once(&ended, &client.events(&id, 0).await.unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pleach_worker_and_pleach_chat_run_a_durable_conversation() {
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let model = ModelServer::start(vec![
+        calls(&[("m1", "math", json!({"expression": "6*7"}))]),
+        answer("6 times 7 is 42."),
+    ])
+    .await;
+    let target = server.target();
+    // The catalog's worker: `pleach worker`, a process of its own.
+    let worker = Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .args(["worker", "--temporal", &target, "--task-queue", "cli"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut worker = ProcessWorker(worker);
+    let base = model.base.clone();
+    let target_for_chat = target.clone();
+    let chat = tokio::task::spawn_blocking(move || {
+        pleach(&[
+            "chat",
+            "--temporal",
+            &target_for_chat,
+            "--task-queue",
+            "cli",
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--message",
+            "what is 6*7?",
+            "--json",
+        ])
+    })
+    .await
+    .unwrap();
+    worker.kill();
+    assert!(chat.status.success(), "{chat:?}");
+    let events: Vec<Value> = String::from_utf8_lossy(&chat.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let completed = events
+        .iter()
+        .find(|event| event["type"] == "tool.completed")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert_eq!(completed["toolCall"]["id"], "m1");
+    assert_eq!(completed["result"]["result"], 42.0, "{completed}");
+    let said = String::from_utf8_lossy(&chat.stderr);
+    assert!(said.contains("conversation `pleach-"), "{said}");
+}

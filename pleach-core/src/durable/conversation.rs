@@ -1,6 +1,5 @@
 //! The durable agent loop: deterministic, everything it learns from the [`Engine`].
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -204,8 +203,15 @@ pub async fn run<E: Engine>(
             outcome.final_text = text;
             break DurableStop::Finished;
         }
-        // The calls see the conversation up to the step that made them.
-        let before = Arc::new(outcome.conversation.clone());
+        // A call sees the turn that made it: the conversation from the user's last message up to
+        // its step (what the safety stage knows comes from there alone; the rest stays out of
+        // every call's input).
+        let turn_start = outcome
+            .conversation
+            .iter()
+            .rposition(|message| matches!(message, Message::User { .. }))
+            .unwrap_or(0);
+        let before = outcome.conversation[turn_start..].to_vec();
         outcome.conversation.push(Message::Assistant {
             content: text,
             tool_calls: calls.iter().map(|planned| planned.call.clone()).collect(),
@@ -232,7 +238,7 @@ pub async fn run<E: Engine>(
 async fn run_calls<E: Engine>(
     engine: &E,
     calls: &[PlannedCall],
-    conversation: &Arc<Vec<Message>>,
+    conversation: &[Message],
     options: &DurableOptions,
 ) -> Vec<ToolResult> {
     let lanes: Vec<Lane> = calls
@@ -287,7 +293,7 @@ async fn run_calls<E: Engine>(
 async fn run_call<E: Engine>(
     engine: &E,
     planned: &PlannedCall,
-    conversation: &Arc<Vec<Message>>,
+    conversation: &[Message],
     options: &DurableOptions,
 ) -> ToolResult {
     if let Some(error) = &planned.failed {
@@ -297,7 +303,7 @@ async fn run_call<E: Engine>(
     loop {
         let request = CallRequest {
             call: planned.call.clone(),
-            conversation: conversation.as_ref().clone(),
+            conversation: conversation.to_vec(),
             approval: approval.clone(),
             idempotent: planned.idempotent,
         };

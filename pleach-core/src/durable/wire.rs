@@ -99,8 +99,8 @@ pub struct StepFailure {
     pub transient: bool,
 }
 
-/// One call for a worker to run: the call, the conversation it belongs to (what the safety stage
-/// knows comes from it), and the user's decision when the call waited for one.
+/// One call for a worker to run: the call, the turn of the conversation that made it (what the
+/// safety stage knows comes from it), and the user's decision when the call waited for one.
 ///
 /// ```
 /// use pleach_core::{ToolCall, durable::CallRequest};
@@ -113,7 +113,8 @@ pub struct StepFailure {
 pub struct CallRequest {
     /// The call as the model made it.
     pub call: ToolCall,
-    /// The conversation up to the step that made the call.
+    /// The turn that made the call: the conversation from the user's last message up to the
+    /// step that made it (what the safety stage knows is rebuilt from it).
     pub conversation: Vec<Message>,
     /// The user's decision on the call's interrupt, with the interrupt it answers.
     #[serde(default)]

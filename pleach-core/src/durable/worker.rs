@@ -1,5 +1,5 @@
 //! The work of a durable engine's activities, engine-neutral: a model step and a call, each on a
-//! fresh session of the worker's runtime holding the conversation it belongs to.
+//! fresh session of the worker's runtime holding the conversation (or the turn) it belongs to.
 
 use std::sync::Arc;
 
