@@ -107,7 +107,10 @@ impl InMemory {
 
 impl Engine for InMemory {
     async fn model_step(&self, conversation: Vec<Message>) -> Result<ModelStep, StepFailure> {
-        self.worker.model_step(&self.model, conversation).await
+        let trace = std::collections::BTreeMap::new();
+        self.worker
+            .model_step(&self.model, conversation, &trace)
+            .await
     }
 
     async fn tool_call(&self, request: CallRequest) -> CallOutcome {

@@ -718,3 +718,80 @@ async fn pleach_worker_and_pleach_chat_run_a_durable_conversation() {
     let said = String::from_utf8_lossy(&chat.stderr);
     assert!(said.contains("conversation `pleach-"), "{said}");
 }
+
+/// The process-wide exporter the spans of this binary go to (set once: `tracing` caches per
+/// callsite whether anyone listens).
+fn exported() -> &'static (
+    opentelemetry_sdk::trace::SdkTracerProvider,
+    opentelemetry_sdk::trace::InMemorySpanExporter,
+) {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    static EXPORTED: std::sync::OnceLock<(
+        opentelemetry_sdk::trace::SdkTracerProvider,
+        opentelemetry_sdk::trace::InMemorySpanExporter,
+    )> = std::sync::OnceLock::new();
+    EXPORTED.get_or_init(|| {
+        let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let subscriber = tracing_subscriber::registry().with(
+            tracing_opentelemetry::layer().with_tracer(provider.tracer("pleach-durable-tests")),
+        );
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+        (provider, exporter)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_started_in_a_trace_runs_its_calls_in_that_trace() {
+    use opentelemetry::trace::TraceContextExt as _;
+    use tracing::Instrument as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let (provider, exporter) = exported();
+    let model = ModelServer::start(vec![
+        calls(&[("traced_call", "lookup_value", json!({"key": "traced"}))]),
+        answer("Traced."),
+    ])
+    .await;
+    let target = server.target();
+    let _worker = thread_worker(&target, "traced");
+    let request = tracing::info_span!("user_request");
+    let trace_id = request.context().span().span_context().trace_id();
+    let (client, id) = begin(&target, "traced", &model, "trace it")
+        .instrument(request.clone())
+        .await;
+    drop(request);
+    let ended = outcome(&client, &id).await;
+    assert_eq!(ended.results[0].outcome, Ok(json!("value of traced")));
+
+    provider.force_flush().unwrap();
+    let spans = exporter.get_finished_spans().unwrap();
+    let call = spans
+        .iter()
+        .find(|span| {
+            span.name.starts_with("execute_tool")
+                && span.attributes.iter().any(|attribute| {
+                    attribute.key.as_str() == "gen_ai.tool.call.id"
+                        && attribute.value.as_str() == "traced_call"
+                })
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no execute_tool span for the call: {:?}",
+                spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+            )
+        });
+    // The call ran on a worker thread, in an activity, through Temporal: still the user's trace.
+    assert_eq!(call.span_context.trace_id(), trace_id);
+    let activity = spans
+        .iter()
+        .find(|span| span.span_context.span_id() == call.parent_span_id)
+        .expect("the call's parent span");
+    assert_eq!(activity.name, "pleach.durable.tool_call");
+    assert_eq!(activity.span_context.trace_id(), trace_id);
+}

@@ -1,6 +1,7 @@
 //! The activities a worker runs for a conversation: a model step and a call, each through
 //! [`pleach_core::durable::Worker`], heartbeating while it runs so a dead worker is noticed.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
@@ -18,6 +19,9 @@ use temporalio_sdk::activities::{ActivityContext, ActivityError};
 pub(crate) struct StepInput {
     pub(crate) model: ModelEndpoint,
     pub(crate) conversation: Vec<Message>,
+    /// The conversation's W3C trace context.
+    #[serde(default)]
+    pub(crate) trace_context: BTreeMap<String, String>,
 }
 
 /// A worker's activities: its runtime's calls and the model steps of the conversations it runs.
@@ -40,7 +44,8 @@ impl PleachActivities {
         })?;
         let step = heartbeating(
             &ctx,
-            self.worker.model_step(client.as_ref(), input.conversation),
+            self.worker
+                .model_step(client.as_ref(), input.conversation, &input.trace_context),
         )
         .await;
         step.map_err(|failure| {

@@ -74,7 +74,9 @@ impl DurableClient {
     }
 
     /// Starts a conversation on `task_queue` (where the workers poll) as workflow `id` (a new id
-    /// when `None`), and returns its id.
+    /// when `None`), and returns its id. Started inside a traced span (feature `otel` of
+    /// pleach-core, an OpenTelemetry layer), the conversation's steps and calls join its trace
+    /// unless the input names a trace context of its own.
     ///
     /// # Errors
     ///
@@ -83,9 +85,12 @@ impl DurableClient {
         &self,
         task_queue: &str,
         id: Option<String>,
-        input: ConversationInput,
+        mut input: ConversationInput,
     ) -> Result<String, DurableError> {
         let id = id.unwrap_or_else(new_id);
+        if input.options.trace_context.is_empty() {
+            input.options.trace_context = pleach_core::durable::current_trace_context();
+        }
         let options = WorkflowStartOptions::new(task_queue.to_owned(), id.clone())
             .id_reuse_policy(WorkflowIdReusePolicy::AllowDuplicate)
             .build();

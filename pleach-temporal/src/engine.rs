@@ -1,6 +1,7 @@
 //! [`Engine`] on Temporal: model steps and calls as activities, decisions as workflow state,
 //! events in the workflow, the SDK's join.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
@@ -29,6 +30,7 @@ pub(crate) struct TemporalEngine {
     ctx: WorkflowContext<ConversationWorkflow>,
     model: ModelEndpoint,
     heartbeat: Duration,
+    trace_context: BTreeMap<String, String>,
 }
 
 impl TemporalEngine {
@@ -36,11 +38,13 @@ impl TemporalEngine {
         ctx: WorkflowContext<ConversationWorkflow>,
         model: ModelEndpoint,
         heartbeat: Duration,
+        trace_context: BTreeMap<String, String>,
     ) -> Self {
         TemporalEngine {
             ctx,
             model,
             heartbeat,
+            trace_context,
         }
     }
 
@@ -75,6 +79,7 @@ impl Engine for TemporalEngine {
         let input = StepInput {
             model: self.model.clone(),
             conversation,
+            trace_context: self.trace_context.clone(),
         };
         let options = self.options(STEP_TIMEOUT, ATTEMPTS);
         self.ctx

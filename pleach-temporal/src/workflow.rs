@@ -50,7 +50,8 @@ impl ConversationWorkflow {
             options,
             heartbeat_timeout,
         } = input;
-        let engine = TemporalEngine::new(ctx.clone(), model, heartbeat_timeout);
+        let trace_context = options.trace_context.clone();
+        let engine = TemporalEngine::new(ctx.clone(), model, heartbeat_timeout, trace_context);
         Ok(pleach_core::durable::run(&engine, conversation, &options).await)
     }
 

@@ -1,5 +1,6 @@
 //! The durable agent loop: deterministic, everything it learns from the [`Engine`].
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,9 @@ pub struct DurableOptions {
     /// How long an approval interrupt waits before its call fails with 1016; `None`: for ever.
     #[serde(with = "secs")]
     pub approval_expiry: Option<Duration>,
+    /// The W3C trace context (`traceparent`, `tracestate`) of whoever started the conversation:
+    /// every model step and call the workers run is its child ([`current_trace_context`](super::current_trace_context)).
+    pub trace_context: BTreeMap<String, String>,
 }
 
 impl Default for DurableOptions {
@@ -40,6 +44,7 @@ impl Default for DurableOptions {
             max_steps: crate::agent::AgentOptions::default().max_steps,
             max_concurrency: BatchingConfig::default().max_concurrency,
             approval_expiry: None,
+            trace_context: BTreeMap::new(),
         }
     }
 }
@@ -306,6 +311,7 @@ async fn run_call<E: Engine>(
             conversation: conversation.to_vec(),
             approval: approval.clone(),
             idempotent: planned.idempotent,
+            trace_context: options.trace_context.clone(),
         };
         let interrupt = match engine.tool_call(request).await {
             CallOutcome::Finished { result, events } => return finished(engine, (result, events)),

@@ -34,6 +34,28 @@ pub use conversation::{DurableOptions, DurableOutcome, DurableStop, run};
 pub use wire::{Approval, CallOutcome, CallRequest, ModelStep, PlannedCall, StepFailure};
 pub use worker::Worker;
 
+/// The current span's W3C trace context (`traceparent`, and `tracestate` when there is one), for
+/// [`DurableOptions::trace_context`]: a durable conversation started inside a traced request
+/// continues that trace on every worker. Empty without the `otel` feature or an OpenTelemetry
+/// layer.
+///
+/// ```
+/// // No OpenTelemetry layer is installed here: there is nothing to carry.
+/// assert!(pleach_core::durable::current_trace_context().is_empty());
+/// ```
+pub fn current_trace_context() -> std::collections::BTreeMap<String, String> {
+    #[cfg(feature = "otel")]
+    {
+        crate::trace_context::current_headers()
+            .into_iter()
+            .collect()
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        std::collections::BTreeMap::new()
+    }
+}
+
 use std::future::Future;
 use std::time::Duration;
 
@@ -62,7 +84,7 @@ use crate::safety::{Decision, Interrupt};
 ///
 /// impl Engine for InMemory {
 ///     async fn model_step(&self, conversation: Vec<Message>) -> Result<ModelStep, StepFailure> {
-///         self.worker.model_step(&self.model, conversation).await
+///         self.worker.model_step(&self.model, conversation, &Default::default()).await
 ///     }
 ///     async fn tool_call(&self, request: CallRequest) -> CallOutcome {
 ///         self.worker.tool_call(request).await

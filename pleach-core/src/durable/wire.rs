@@ -1,6 +1,8 @@
 //! What crosses the [`Engine`](super::Engine) seam: plain data, JSON both ways, so an engine can
 //! record it in its history and hand it to a worker in another process.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -122,6 +124,9 @@ pub struct CallRequest {
     /// Whether the call may run again should its worker die ([`PlannedCall::idempotent`]).
     #[serde(default)]
     pub idempotent: bool,
+    /// The conversation's W3C trace context: the call's spans join that trace.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trace_context: BTreeMap<String, String>,
 }
 
 impl CallRequest {
@@ -138,6 +143,7 @@ impl CallRequest {
             conversation,
             approval: None,
             idempotent: false,
+            trace_context: BTreeMap::new(),
         }
     }
 }

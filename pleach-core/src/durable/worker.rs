@@ -1,7 +1,10 @@
 //! The work of a durable engine's activities, engine-neutral: a model step and a call, each on a
 //! fresh session of the worker's runtime holding the conversation (or the turn) it belongs to.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use tracing::Instrument as _;
 
 use tokio_util::sync::CancellationToken;
 
@@ -124,6 +127,18 @@ impl Worker {
         &self,
         client: &dyn ModelClient,
         conversation: Vec<Message>,
+        trace_context: &BTreeMap<String, String>,
+    ) -> Result<ModelStep, StepFailure> {
+        let span = activity_span("model_step", trace_context);
+        self.model_step_in(client, conversation)
+            .instrument(span)
+            .await
+    }
+
+    async fn model_step_in(
+        &self,
+        client: &dyn ModelClient,
+        conversation: Vec<Message>,
     ) -> Result<ModelStep, StepFailure> {
         let session = self
             .session(conversation.clone())
@@ -181,6 +196,11 @@ impl Worker {
     /// decision, which is checked as [`Session::resume`] checks one (bound to the call's
     /// fingerprint, an edit validated, no decision for a `critical` tool).
     pub async fn tool_call(&self, request: CallRequest) -> CallOutcome {
+        let span = activity_span("tool_call", &request.trace_context);
+        self.tool_call_in(request).instrument(span).await
+    }
+
+    async fn tool_call_in(&self, request: CallRequest) -> CallOutcome {
         let CallRequest {
             call,
             conversation,
@@ -269,6 +289,29 @@ impl Collected {
             signal.cancel();
         }
     }
+}
+
+/// The span a worker's model step or call runs in: a child of the conversation's trace context
+/// when it carries one (feature `otel`), so the call's `execute_tool` span joins the trace of
+/// whoever started the conversation.
+fn activity_span(kind: &'static str, trace_context: &BTreeMap<String, String>) -> tracing::Span {
+    let span = tracing::info_span!(
+        target: "pleach::durable",
+        "durable_activity",
+        otel.name = %format_args!("pleach.durable.{kind}"),
+        otel.kind = "internal",
+    );
+    #[cfg(feature = "otel")]
+    {
+        let headers: std::collections::HashMap<String, String> = trace_context
+            .iter()
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        crate::trace_context::adopt(&span, &headers);
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = trace_context;
+    span
 }
 
 /// Whether asking again may help.
