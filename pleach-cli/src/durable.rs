@@ -15,6 +15,10 @@ use crate::catalog::HostArgs;
 use crate::render::Renderer;
 use crate::{Outcome, UsageError};
 
+/// The Temporal service `worker`, `approve` and `status` use without `--temporal` or
+/// `TEMPORAL_ADDRESS` (the Temporal CLI's variable): a dev server's default.
+const DEFAULT_ADDRESS: &str = "127.0.0.1:7233";
+
 /// How often a followed conversation's events are read.
 const POLL: Duration = Duration::from_millis(250);
 
@@ -22,7 +26,7 @@ const POLL: Duration = Duration::from_millis(250);
 #[derive(Debug, clap::Args)]
 pub(crate) struct WorkerArgs {
     /// The Temporal service: `HOST:PORT` (or an `http://` / `https://` URL).
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", env = "TEMPORAL_ADDRESS", default_value = DEFAULT_ADDRESS)]
     temporal: String,
     /// The task queue to poll.
     #[arg(long, value_name = "Q", default_value = pleach_temporal::DEFAULT_TASK_QUEUE)]
@@ -204,7 +208,7 @@ pub(crate) struct ApproveArgs {
     #[arg(long, value_name = "HEX")]
     fingerprint: Option<String>,
     /// The Temporal service: `HOST:PORT`.
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", env = "TEMPORAL_ADDRESS", default_value = DEFAULT_ADDRESS)]
     temporal: String,
 }
 
@@ -256,7 +260,7 @@ pub(crate) struct StatusArgs {
     /// The conversation's workflow id.
     workflow: String,
     /// The Temporal service: `HOST:PORT`.
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", env = "TEMPORAL_ADDRESS", default_value = DEFAULT_ADDRESS)]
     temporal: String,
     /// Prints JSON: `{"state", "running", "pending": [interrupt…], "refused"}`.
     #[arg(long)]

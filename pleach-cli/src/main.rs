@@ -14,6 +14,7 @@
 //! | `pleach replay --provider P FILE` | a recorded provider stream through assembly and dispatch |
 //! | `pleach chat --base-url URL --model M [--provider openai\|anthropic] [--no-strict]` | the agent loop against a real endpoint, key from the environment; tools in the provider's strict mode unless `--no-strict` |
 //! | `pleach mcp [--http ADDR …]` | serves the registry over MCP on stdio, or over Streamable HTTP at `http://ADDR/mcp` |
+//! | `pleach worker\|approve\|status`, `pleach chat --temporal HOST:PORT …` | (feature `temporal`) durable conversations on Temporal: `docs/durable.md` |
 //!
 //! ```sh
 //! pleach demo                                   # the scripted conversation, rendered live

@@ -248,6 +248,16 @@ fn count(effects: &[String], line: &str) -> usize {
     effects.iter().filter(|seen| *seen == line).count()
 }
 
+/// `pleach` with the Temporal service in `TEMPORAL_ADDRESS`, as the Temporal CLI reads it.
+fn pleach_at(target: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("TEMPORAL_ADDRESS", target)
+        .output()
+        .unwrap()
+}
+
 fn pleach(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pleach"))
         .args(args)
@@ -496,7 +506,7 @@ async fn an_approval_waits_with_no_worker_and_the_cli_decides_it() {
     let interrupt = &status.waiting.pending[0];
     assert_eq!(interrupt.tool_call.id(), "p1");
 
-    let shown = pleach(&["status", &id, "--temporal", &target]);
+    let shown = pleach_at(&target, &["status", &id]);
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(text.contains("waiting: call p1 pay_invoice"), "{text}");
     assert!(text.contains(&interrupt.fingerprint), "{text}");
