@@ -215,15 +215,18 @@ impl Message {
             ..
         } = &mut message
         {
-            *content = format!(
-                "The user edited the arguments of this call before it ran; it ran with {}. \
-                 Result: {content}",
-                call.arguments()
-            );
+            *content = format!("{}{content}", edited_prefix(call.arguments()));
             *edited_arguments = Some(call.arguments().to_owned());
         }
         message
     }
+}
+
+/// What an edited call's result message says before the result (the call ran with `arguments`).
+pub(crate) fn edited_prefix(arguments: &str) -> String {
+    format!(
+        "The user edited the arguments of this call before it ran; it ran with {arguments}. Result: "
+    )
 }
 
 /// Scratch space for [`json_text`]; a huge buffer is given back rather than kept.

@@ -179,14 +179,10 @@ impl DurableClient {
                 interrupt.fingerprint
             )));
         }
-        let decision = match action {
-            Action::Accept => interrupt.accept(),
-            Action::Edit { arguments } => interrupt.edit(arguments),
-            Action::Reject { reason } => interrupt.reject(reason),
-            other => Decision {
-                action: other,
-                ..interrupt.accept()
-            },
+        let decision = Decision {
+            interrupt_id: interrupt.id.clone(),
+            fingerprint: interrupt.fingerprint.clone(),
+            action,
         };
         self.send_decision(id, decision).await?;
         Ok(interrupt)

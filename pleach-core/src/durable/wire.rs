@@ -253,5 +253,7 @@ pub(super) fn failure(call: ToolCall, error: ToolError) -> (ToolResult, Vec<Valu
 
 /// An event's wire JSON as a value.
 pub(super) fn wire(event: &crate::event::ToolEvent) -> Value {
-    serde_json::from_str(&event.to_json()).unwrap_or(Value::Null)
+    // The wire form is the event's own `Serialize` (what `to_json` writes), built as a value
+    // directly rather than written out and parsed back.
+    serde_json::to_value(event).unwrap_or(Value::Null)
 }

@@ -376,7 +376,9 @@ impl Session {
                     } => {
                         // An edited result's content says so before the value.
                         let text = match edited_arguments {
-                            Some(_) => content.rsplit_once("Result: ").map_or("", |(_, v)| v),
+                            Some(arguments) => content
+                                .strip_prefix(&crate::conversation::edited_prefix(arguments))
+                                .unwrap_or_default(),
                             None => content,
                         };
                         if let Ok(value) = serde_json::from_str::<Value>(text) {
