@@ -1,5 +1,5 @@
-//! A loopback model API: OpenAI-compatible streamed replies, one per request, in order; what
-//! the recorded fixtures and hand-written steps say.
+//! A loopback model API: OpenAI-compatible streamed replies, one per step of the conversation;
+//! what the recorded fixtures and hand-written steps say.
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,31 +15,40 @@ pub(crate) struct ModelServer {
 }
 
 impl ModelServer {
-    /// Serves `replies` (SSE bodies) in order; a request past the last gets a 500.
+    /// Serves `replies` (SSE bodies), one per step: a request whose conversation holds `n`
+    /// assistant messages gets reply `n`, so a step asked again (an activity retried after its
+    /// worker went silent) gets the same reply, as from a model at temperature 0. A request past
+    /// the last reply gets a 500.
     pub(crate) async fn start(replies: Vec<Vec<u8>>) -> ModelServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}/v1", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = requests.clone();
         let task = tokio::spawn(async move {
-            let mut replies = replies.into_iter();
             while let Ok((stream, _)) = listener.accept().await {
                 let mut stream = BufReader::new(stream);
                 let Some(body) = read_request(&mut stream).await else {
                     continue;
                 };
+                let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let step = request["messages"].as_array().map_or(0, |messages| {
+                    messages
+                        .iter()
+                        .filter(|message| message["role"] == "assistant")
+                        .count()
+                });
                 recorded
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-                let response = match replies.next() {
+                    .push(request);
+                let response = match replies.get(step) {
                     Some(body) => {
                         let mut head = format!(
                             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
                             body.len()
                         )
                         .into_bytes();
-                        head.extend(body);
+                        head.extend(body.iter().copied());
                         head
                     }
                     None => {
@@ -59,7 +68,7 @@ impl ModelServer {
         }
     }
 
-    /// The request bodies received so far.
+    /// The request bodies received so far, retries included.
     pub(crate) fn requests(&self) -> Vec<Value> {
         self.requests
             .lock()
