@@ -375,6 +375,92 @@ async fn a_model_step_that_fails_or_steps_that_run_out_stop_the_conversation() {
     assert_eq!(outcome.results.len(), 6);
 }
 
+/// `name` called with `arguments` once per step (as the model spells them, ids `<prefix>1`,
+/// `<prefix>2`, …), then an answer.
+fn repeating(prefix: &str, name: &str, arguments: &[Value]) -> Vec<Vec<u8>> {
+    let mut steps: Vec<Vec<u8>> = arguments
+        .iter()
+        .enumerate()
+        .map(|(n, arguments)| calls(&[(&format!("{prefix}{}", n + 1), name, arguments.clone())]))
+        .collect();
+    steps.push(answer("Giving up."));
+    steps
+}
+
+fn codes(outcome: &DurableOutcome) -> Vec<Option<u16>> {
+    outcome
+        .results
+        .iter()
+        .map(|result| result.outcome.as_ref().err().map(|e| e.code().as_u16()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_failing_again_step_after_step_gets_1015_as_in_process() {
+    // The same arguments, however the model spells them (`1`, `1.0`, keys in another order).
+    let spellings = [
+        json!({"q": 1, "r": "x"}),
+        json!({"r": "x", "q": 1.0}),
+        json!({"q": 1, "r": "x"}),
+        json!({"q": 1, "r": "x"}),
+    ];
+    let engine = InMemory::new(repeating("m", "dur_missing", &spellings));
+    let durable = run(&engine, &DurableOptions::default()).await;
+
+    let session = runtime()
+        .create_session(SessionOptions::enabled(TOOLS))
+        .unwrap();
+    session.push_user_message("go");
+    let agent = session.run_agent(
+        Arc::new(ReplayClient::new(
+            WireFormat::OpenAiChat,
+            repeating("m", "dur_missing", &spellings),
+        )),
+        AgentOptions::default(),
+    );
+    let in_process = agent.finish().await;
+    let in_process: Vec<_> = in_process
+        .steps
+        .iter()
+        .flat_map(|s| s.results.clone())
+        .collect();
+
+    assert_eq!(
+        codes(&durable),
+        [Some(1003), Some(1003), Some(1003), Some(1015)]
+    );
+    assert_eq!(durable.results, in_process);
+    assert_eq!(durable.final_text.as_deref(), Some("Giving up."));
+    exactly_once(&durable, &engine.events.borrow());
+
+    // A call whose worker keeps dying counts too: the fourth try is refused, not run.
+    let entry = json!({"entry": "e"});
+    let mut engine = InMemory::new(repeating(
+        "w",
+        "write_durable",
+        &[entry.clone(), entry.clone(), entry.clone(), entry],
+    ));
+    engine.lost = vec!["w1", "w2", "w3"];
+    let outcome = run(&engine, &DurableOptions::default()).await;
+    assert_eq!(
+        codes(&outcome),
+        [Some(1018), Some(1018), Some(1018), Some(1015)]
+    );
+    // Other arguments are another call.
+    let engine = InMemory::new(repeating(
+        "o",
+        "dur_missing",
+        &[
+            json!({"q": 1}),
+            json!({"q": 2}),
+            json!({"q": 3}),
+            json!({"q": 4}),
+        ],
+    ));
+    let outcome = run(&engine, &DurableOptions::default()).await;
+    assert_eq!(codes(&outcome), [Some(1003); 4]);
+}
+
 #[test]
 fn what_crosses_the_seam_round_trips_as_json() {
     let planned = pleach_core::durable::PlannedCall::new(

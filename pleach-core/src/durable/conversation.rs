@@ -1,6 +1,6 @@
 //! The durable agent loop: deterministic, everything it learns from the [`Engine`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -176,6 +176,9 @@ pub async fn run<E: Engine>(
         steps: 0,
         stop: DurableStop::MaxSteps,
     };
+    // Recoverable failures of the turn's earlier steps, by call fingerprint: each call carries
+    // its own count to its worker (1015 after too many, as in process).
+    let mut failures: HashMap<String, u32> = HashMap::new();
     outcome.stop = loop {
         if outcome.steps >= options.max_steps {
             break DurableStop::MaxSteps;
@@ -221,7 +224,8 @@ pub async fn run<E: Engine>(
             content: text,
             tool_calls: calls.iter().map(|planned| planned.call.clone()).collect(),
         });
-        let results = run_calls(engine, &calls, &before, options).await;
+        let results = run_calls(engine, &calls, &before, &failures, options).await;
+        count_failures(&mut failures, &calls, &results);
         for (result, planned) in results.iter().zip(&calls) {
             let message = if result.tool_call == planned.call {
                 Message::tool_result(&result.tool_call, &result.outcome)
@@ -238,12 +242,35 @@ pub async fn run<E: Engine>(
     outcome
 }
 
+/// Counts a step's recoverable failures, keyed by the call as the model made it, as a session
+/// does when a step ends. A call that never reached a worker (its streamed arguments broke) does
+/// not count; one whose worker died (1018) does: a call that keeps killing its workers is
+/// stopped like one that keeps failing.
+fn count_failures(
+    failures: &mut HashMap<String, u32>,
+    calls: &[PlannedCall],
+    results: &[ToolResult],
+) {
+    for (planned, result) in calls.iter().zip(results) {
+        let failed = result
+            .outcome
+            .as_ref()
+            .is_err_and(ToolError::is_recoverable);
+        if failed && planned.failed.is_none() {
+            *failures
+                .entry(crate::safety::fingerprint(&planned.call))
+                .or_default() += 1;
+        }
+    }
+}
+
 /// Runs a step's calls under their lanes, in rounds: every call that may start does, the round is
 /// awaited whole (the engine's join), then the calls it released start. Results in call order.
 async fn run_calls<E: Engine>(
     engine: &E,
     calls: &[PlannedCall],
     conversation: &[Message],
+    failures: &HashMap<String, u32>,
     options: &DurableOptions,
 ) -> Vec<ToolResult> {
     let lanes: Vec<Lane> = calls
@@ -268,7 +295,16 @@ async fn run_calls<E: Engine>(
             .join_all(
                 round
                     .iter()
-                    .map(|&index| run_call(engine, &calls[index], conversation, options))
+                    .map(|&index| {
+                        let planned = &calls[index];
+                        let failed_before = if failures.is_empty() {
+                            0
+                        } else {
+                            let key = crate::safety::fingerprint(&planned.call);
+                            failures.get(&key).copied().unwrap_or(0)
+                        };
+                        run_call(engine, planned, conversation, failed_before, options)
+                    })
                     .collect(),
             )
             .await;
@@ -299,6 +335,7 @@ async fn run_call<E: Engine>(
     engine: &E,
     planned: &PlannedCall,
     conversation: &[Message],
+    failures: u32,
     options: &DurableOptions,
 ) -> ToolResult {
     if let Some(error) = &planned.failed {
@@ -312,6 +349,7 @@ async fn run_call<E: Engine>(
             approval: approval.clone(),
             idempotent: planned.idempotent,
             trace_context: options.trace_context.clone(),
+            failures,
         };
         let interrupt = match engine.tool_call(request).await {
             CallOutcome::Finished { result, events } => return finished(engine, (result, events)),

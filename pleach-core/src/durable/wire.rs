@@ -127,6 +127,16 @@ pub struct CallRequest {
     /// The conversation's W3C trace context: the call's spans join that trace.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub trace_context: BTreeMap<String, String>,
+    /// How many times this same call (its tool and canonical arguments) failed recoverably in
+    /// the turn's earlier steps: the worker counts them toward the repeated-failure limit, so a
+    /// model repeating a failing call gets 1015 as in process.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failures: u32,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // the signature serde's `skip_serializing_if` calls
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 impl CallRequest {
@@ -144,6 +154,7 @@ impl CallRequest {
             approval: None,
             idempotent: false,
             trace_context: BTreeMap::new(),
+            failures: 0,
         }
     }
 }

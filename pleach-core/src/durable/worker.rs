@@ -205,6 +205,7 @@ impl Worker {
             call,
             conversation,
             approval,
+            failures,
             ..
         } = request;
         let session = match self.session(conversation) {
@@ -214,6 +215,7 @@ impl Worker {
                 return CallOutcome::failed(call, error);
             }
         };
+        session.count_failures(&call, failures);
         // The decision taken: announced once the worker accepted it, as `Session::resolve` does.
         let mut resolved = None;
         let approved = match &approval {

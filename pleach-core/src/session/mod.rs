@@ -392,6 +392,17 @@ impl Session {
         state.conversation = messages;
     }
 
+    /// Counts `times` recoverable failures of `call` (its tool and canonical arguments) toward
+    /// the repeated-failure limit, as earlier steps of this turn would have: a durable worker
+    /// runs one call of a turn in a session of its own.
+    pub(crate) fn count_failures(&self, call: &ToolCall, times: u32) {
+        if times > 0 {
+            let key = self.inner.failure_key(call);
+            self.inner
+                .record_failures(std::iter::repeat_n(key, times as usize));
+        }
+    }
+
     /// Appends a message of the model's that calls no tool.
     ///
     /// ```
