@@ -57,7 +57,15 @@ async fn find_durable_account(customer: String) -> String {
     "ACC-1".to_owned()
 }
 
-const TOOLS: [&str; 5] = [
+/// Looks a record up, taking `ms` milliseconds (a read).
+#[tool]
+async fn lookup_paced_durable(key: String, ms: u64) -> String {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    format!("value of {key}")
+}
+
+const TOOLS: [&str; 6] = [
+    "lookup_paced_durable",
     "find_durable_account",
     "lookup_durable",
     "write_durable",
@@ -84,6 +92,8 @@ struct InMemory {
     refused: RefCell<Vec<String>>,
     lost: Vec<&'static str>,
     started: RefCell<Vec<String>>,
+    ended: RefCell<Vec<String>>,
+    running: RefCell<(usize, usize)>,
 }
 
 impl InMemory {
@@ -96,6 +106,8 @@ impl InMemory {
             refused: RefCell::default(),
             lost: Vec::new(),
             started: RefCell::default(),
+            ended: RefCell::default(),
+            running: RefCell::default(),
         }
     }
 
@@ -114,11 +126,20 @@ impl Engine for InMemory {
     }
 
     async fn tool_call(&self, request: CallRequest) -> CallOutcome {
-        self.started.borrow_mut().push(request.call.id().to_owned());
+        let id = request.call.id().to_owned();
+        self.started.borrow_mut().push(id.clone());
         if self.lost.contains(&request.call.id()) && !request.idempotent {
             return CallOutcome::unknown(request.call, "the worker was killed");
         }
-        self.worker.tool_call(request).await
+        {
+            let (now, peak) = &mut *self.running.borrow_mut();
+            *now += 1;
+            *peak = (*peak).max(*now);
+        }
+        let outcome = self.worker.tool_call(request).await;
+        self.running.borrow_mut().0 -= 1;
+        self.ended.borrow_mut().push(id);
+        outcome
     }
 
     async fn decision(&self, interrupt: &Interrupt, _expiry: Option<Duration>) -> Option<Decision> {
@@ -239,6 +260,40 @@ async fn the_durable_loop_gives_the_in_process_results_conversation_and_events()
     let at = |id: &str| started.iter().position(|s| s == id).unwrap();
     assert!(at("c1") < at("c2") && at("c2") < at("c3") && at("c2") < at("c4"));
     assert!(at("c3") < at("c5"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_starts_the_moment_a_slot_frees_not_when_the_slowest_ends() {
+    // Two at a time: the slow call holds one slot, the quick ones pass through the other.
+    let engine = InMemory::new(vec![
+        calls(&[
+            (
+                "slow",
+                "lookup_paced_durable",
+                json!({"key": "s", "ms": 1000}),
+            ),
+            ("q1", "lookup_paced_durable", json!({"key": "1", "ms": 10})),
+            ("q2", "lookup_paced_durable", json!({"key": "2", "ms": 10})),
+            ("q3", "lookup_paced_durable", json!({"key": "3", "ms": 10})),
+            ("q4", "lookup_paced_durable", json!({"key": "4", "ms": 10})),
+        ]),
+        answer("Done."),
+    ]);
+    let options = DurableOptions::default().with_max_concurrency(2);
+    let outcome = run(&engine, &options).await;
+
+    assert_eq!(outcome.stop, DurableStop::Finished);
+    assert_eq!(*engine.ended.borrow(), ["q1", "q2", "q3", "q4", "slow"]);
+    assert_eq!(
+        engine.running.borrow().1,
+        2,
+        "never more than the limit at once"
+    );
+    assert_eq!(*engine.started.borrow(), ["slow", "q1", "q2", "q3", "q4"]);
+    // Results in call order whatever the order they ended in.
+    let ids: Vec<&str> = outcome.results.iter().map(|r| r.tool_call.id()).collect();
+    assert_eq!(ids, ["slow", "q1", "q2", "q3", "q4"]);
+    exactly_once(&outcome, &engine.events.borrow());
 }
 
 #[tokio::test]

@@ -1,6 +1,9 @@
 //! The durable agent loop: deterministic, everything it learns from the [`Engine`].
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -71,6 +74,19 @@ impl DurableOptions {
     #[must_use]
     pub fn with_max_steps(mut self, steps: usize) -> Self {
         self.max_steps = steps;
+        self
+    }
+
+    /// These options with at most `calls` of a step running at once (`0` is taken as `1`).
+    ///
+    /// ```
+    /// let options = pleach_core::durable::DurableOptions::default().with_max_concurrency(4);
+    /// assert_eq!(options.max_concurrency, 4);
+    /// ```
+    #[must_use]
+    #[doc(alias = "maxConcurrency")]
+    pub fn with_max_concurrency(mut self, calls: usize) -> Self {
+        self.max_concurrency = calls;
         self
     }
 }
@@ -264,8 +280,9 @@ fn count_failures(
     }
 }
 
-/// Runs a step's calls under their lanes, in rounds: every call that may start does, the round is
-/// awaited whole (the engine's join), then the calls it released start. Results in call order.
+/// Runs a step's calls under their lanes: every call starts the moment its lanes let it (a call
+/// that ends starts what it released, alongside the calls still running, all through the
+/// engine's join). Results in call order.
 async fn run_calls<E: Engine>(
     engine: &E,
     calls: &[PlannedCall],
@@ -281,39 +298,23 @@ async fn run_calls<E: Engine>(
             None => planned.lane.clone(),
         })
         .collect();
-    let mut schedule = Schedule::new(&lanes, BatchingConfig::new(options.max_concurrency));
-    let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
-    loop {
-        let mut round = Vec::new();
-        while let Some(index) = schedule.next() {
-            round.push(index);
-        }
-        if round.is_empty() {
-            break;
-        }
-        let ended = engine
-            .join_all(
-                round
-                    .iter()
-                    .map(|&index| {
-                        let planned = &calls[index];
-                        let failed_before = if failures.is_empty() {
-                            0
-                        } else {
-                            let key = crate::safety::fingerprint(&planned.call);
-                            failures.get(&key).copied().unwrap_or(0)
-                        };
-                        run_call(engine, planned, conversation, failed_before, options)
-                    })
-                    .collect(),
-            )
-            .await;
-        for (index, result) in round.into_iter().zip(ended) {
-            results[index] = Some(result);
-            schedule.finish(index);
-        }
-    }
+    let step = Step {
+        engine,
+        calls,
+        conversation,
+        failures,
+        options,
+        schedule: RefCell::new(Schedule::new(
+            &lanes,
+            BatchingConfig::new(options.max_concurrency),
+        )),
+        results: RefCell::new(vec![None; calls.len()]),
+    };
+    let first = step.startable();
+    step.start(first).await;
+    let Step { results, .. } = step;
     results
+        .into_inner()
         .into_iter()
         .zip(calls)
         .map(|(result, planned)| {
@@ -327,6 +328,61 @@ async fn run_calls<E: Engine>(
             })
         })
         .collect()
+}
+
+/// One step's calls while they run: the schedule deciding what may start, the results so far.
+/// Single-threaded like the loop: the engine's join polls every call on one task.
+struct Step<'a, E> {
+    engine: &'a E,
+    calls: &'a [PlannedCall],
+    conversation: &'a [Message],
+    failures: &'a HashMap<String, u32>,
+    options: &'a DurableOptions,
+    schedule: RefCell<Schedule>,
+    results: RefCell<Vec<Option<ToolResult>>>,
+}
+
+impl<'a, E: Engine> Step<'a, E> {
+    /// Every call the schedule lets start now.
+    fn startable(&self) -> Vec<usize> {
+        let mut schedule = self.schedule.borrow_mut();
+        std::iter::from_fn(|| schedule.next()).collect()
+    }
+
+    /// Runs `indices` side by side, each followed by what it releases. Boxed: the calls a call
+    /// releases are started from within it.
+    fn start(&'a self, indices: Vec<usize>) -> Pin<Box<dyn Future<Output = ()> + 'a>> {
+        Box::pin(async move {
+            if indices.is_empty() {
+                return;
+            }
+            let running = indices.into_iter().map(|index| self.run(index)).collect();
+            self.engine.join_all(running).await;
+        })
+    }
+
+    /// Runs one call, records its result, then starts the calls its end released.
+    async fn run(&'a self, index: usize) {
+        let planned = &self.calls[index];
+        let failed_before = if self.failures.is_empty() {
+            0
+        } else {
+            let key = crate::safety::fingerprint(&planned.call);
+            self.failures.get(&key).copied().unwrap_or(0)
+        };
+        let result = run_call(
+            self.engine,
+            planned,
+            self.conversation,
+            failed_before,
+            self.options,
+        )
+        .await;
+        self.results.borrow_mut()[index] = Some(result);
+        self.schedule.borrow_mut().finish(index);
+        let released = self.startable();
+        self.start(released).await;
+    }
 }
 
 /// One call to its end: run, and while it waits for the user, wait for a decision it accepts,

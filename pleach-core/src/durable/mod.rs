@@ -136,7 +136,9 @@ pub trait Engine {
     /// Records one event of the conversation, as its wire JSON (`docs/events.md`).
     fn emit(&self, event: Value);
 
-    /// Awaits `futures` together; their outputs in their order.
+    /// Awaits `futures` together; their outputs in their order. Joins nest: a future joined here
+    /// may itself join more (a call starts the calls its end released), so each call starts the
+    /// moment its lanes let it.
     fn join_all<F: Future>(&self, futures: Vec<F>) -> impl Future<Output = Vec<F::Output>>;
 
     /// A decision the loop refused (for another interrupt or call, or an edit the tool's schema
