@@ -310,10 +310,8 @@ async fn run_calls<E: Engine>(
         )),
         results: RefCell::new(vec![None; calls.len()]),
     };
-    let first = step.startable();
-    step.start(first).await;
-    let Step { results, .. } = step;
-    results
+    step.start(step.startable()).await;
+    step.results
         .into_inner()
         .into_iter()
         .zip(calls)
@@ -352,12 +350,10 @@ impl<'a, E: Engine> Step<'a, E> {
     /// Runs `indices` side by side, each followed by what it releases. Boxed: the calls a call
     /// releases are started from within it.
     fn start(&'a self, indices: Vec<usize>) -> Pin<Box<dyn Future<Output = ()> + 'a>> {
+        let running = indices.into_iter().map(|index| self.run(index)).collect();
+        let joined = self.engine.join_all(running);
         Box::pin(async move {
-            if indices.is_empty() {
-                return;
-            }
-            let running = indices.into_iter().map(|index| self.run(index)).collect();
-            self.engine.join_all(running).await;
+            joined.await;
         })
     }
 
@@ -381,7 +377,9 @@ impl<'a, E: Engine> Step<'a, E> {
         self.results.borrow_mut()[index] = Some(result);
         self.schedule.borrow_mut().finish(index);
         let released = self.startable();
-        self.start(released).await;
+        if !released.is_empty() {
+            self.start(released).await;
+        }
     }
 }
 
