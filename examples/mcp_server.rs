@@ -14,10 +14,10 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use pleach_core::mcp::McpServer;
-use pleach_core::mcp::http::{HttpOptions, HttpServer, shutdown_signal};
 use pleach_core::safety::ApprovalRequired;
 use pleach_core::{Runtime, ToolContext, ToolError, input, output, tool, unified_tool};
+use pleach_mcp::McpServer;
+use pleach_mcp::http::{HttpOptions, HttpServer, shutdown_signal};
 
 /// What an expense was for: taken (a filter, a new expense's field) and returned.
 #[input]
@@ -125,7 +125,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         (None, _) => {
             // Logs go to stderr: stdout carries the protocol.
             eprintln!("expenses MCP server: {tools} tools on stdio");
-            pleach_core::mcp::serve(server).await?;
+            pleach_mcp::serve(server).await?;
         }
         // The same server over Streamable HTTP (feature `mcp-http`), until SIGTERM or Ctrl-C.
         (Some("--http"), Some(address)) => {

@@ -9,8 +9,8 @@
 //! (`hostile.py normal` is a small MCP server of the tests, Python's standard library only; any
 //! stdio MCP server works: `-- npx -y @modelcontextprotocol/server-everything`.)
 
-use pleach_core::mcp::remote::McpRemote;
 use pleach_core::{Runtime, SessionOptions, ToolCall, tool};
+use pleach_mcp::remote::McpRemote;
 use serde_json::json;
 
 /// Converts a temperature from Celsius to Fahrenheit.

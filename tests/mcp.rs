@@ -1,4 +1,4 @@
-//! `pleach_core::mcp::McpServer` driven in process by rmcp's own client over `tokio::io::duplex`:
+//! `pleach_mcp::McpServer` driven in process by rmcp's own client over `tokio::io::duplex`:
 //! progress notifications, `notifications/cancelled`, a client that disconnects mid-call, and the
 //! two kinds of failure (an `isError` result, a protocol error). `docs/mcp.md` says what is mapped
 //! how; the disconnect case is in `docs/reliability.md`'s matrix.
@@ -7,9 +7,9 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use pleach_core::mcp::McpServer;
 use pleach_core::safety::{ApprovalRequired, ProvenanceDetector};
 use pleach_core::{Runtime, ToolContext, tool, unified_tool};
+use pleach_mcp::McpServer;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, ProgressNotificationParam,
     ProgressToken, ServerResult,

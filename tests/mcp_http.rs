@@ -1,4 +1,4 @@
-//! `pleach_core::mcp::http` in process: rmcp's own Streamable HTTP client against
+//! `pleach_mcp::http` in process: rmcp's own Streamable HTTP client against
 //! [`HttpServer`] on a loopback port, and the endpoint mounted in an app of the user's own.
 //! Progress notifications need SSE; a client that goes away cancels its call. The guards (Origin,
 //! tokens, JWT, limits, drain) are tested through the binary in `pleach-cli/tests/cli/http.rs`.
@@ -6,9 +6,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use pleach_core::mcp::McpServer;
-use pleach_core::mcp::http::{HttpOptions, HttpServer};
 use pleach_core::{Runtime, ToolContext, tool};
+use pleach_mcp::McpServer;
+use pleach_mcp::http::{HttpOptions, HttpServer};
 use rmcp::model::{CallToolRequestParams, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;

@@ -1,4 +1,4 @@
-//! `pleach_core::mcp::remote` against a real process: `tests/mcp-servers/hostile.py`, a
+//! `pleach_mcp::remote` against a real process: `tests/mcp-servers/hostile.py`, a
 //! stdlib-only MCP server over stdio with a well-behaved mode and misbehaving ones. Remote tools
 //! beside local ones: listing across pages, validation before sending (1001), output schemas
 //! (1002), `isError` (1008), cancellation, timeouts (1010), a server that dies mid-call (1017,
@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use pleach_core::mcp::remote::{McpRemote, RemoteError, RemoteServer};
 use pleach_core::{ErrorCode, Runtime, RuntimeError, SessionOptions, ToolCall, ToolEvent, tool};
+use pleach_mcp::remote::{McpRemote, RemoteError, RemoteServer};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -11,9 +11,9 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use pleach_core::mcp::McpServer;
-use pleach_core::mcp::http::{HttpOptions, HttpServer, RedisSessionStore};
 use pleach_core::{Runtime, ToolContext, tool};
+use pleach_mcp::McpServer;
+use pleach_mcp::http::{HttpOptions, HttpServer, RedisSessionStore};
 use serde_json::{Value, json};
 
 /// Reports a step of progress, then answers.

@@ -484,9 +484,9 @@ async fn obs_remote_add(a: i64, b: i64) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_mcp_call_joins_the_callers_trace() {
     use opentelemetry::trace::SpanKind;
-    use pleach_core::mcp::McpServer;
-    use pleach_core::mcp::http::{HttpOptions, HttpServer};
-    use pleach_core::mcp::remote::McpRemote;
+    use pleach_mcp::McpServer;
+    use pleach_mcp::http::{HttpOptions, HttpServer};
+    use pleach_mcp::remote::McpRemote;
 
     let mut address = None;
     let spans = spans_of(async {

@@ -206,7 +206,7 @@ fn empty_registry_child() {
     let runtime = pleach_core::Runtime::builder()
         .build()
         .expect("an empty runtime builds");
-    let _server = pleach_core::mcp::McpServer::new(runtime).expect("an empty server");
+    let _server = pleach_mcp::McpServer::new(runtime).expect("an empty server");
 }
 
 /// A runtime built over no tools, and an MCP server serving none, say so on stderr (no `tracing`

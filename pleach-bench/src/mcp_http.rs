@@ -12,8 +12,8 @@
 
 use std::time::{Duration, Instant};
 
-use pleach_core::mcp::McpServer;
-use pleach_core::mcp::http::{HttpOptions, HttpServer};
+use pleach_mcp::McpServer;
+use pleach_mcp::http::{HttpOptions, HttpServer};
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};

@@ -3,7 +3,7 @@
 //!
 //! | column | the child process |
 //! | --- | --- |
-//! | `pleach` | `pleach_core::mcp::serve_stdio` of a runtime holding `add` (every call validated) |
+//! | `pleach` | `pleach_mcp::serve_stdio` of a runtime holding `add` (every call validated) |
 //! | `rmcp` | rmcp's own server: `add` in a `#[tool_router]`, served on `rmcp::transport::stdio()` |
 //!
 //! Both children are this binary, started with a hidden argument ([`SERVE_ARG`]), on a
@@ -59,7 +59,7 @@ impl Server {
 
     fn describe(self) -> &'static str {
         match self {
-            Server::Pleach => "pleach_core::mcp::serve_stdio, `add` validated and run by a Session",
+            Server::Pleach => "pleach_mcp::serve_stdio, `add` validated and run by a Session",
             Server::Rmcp => "rmcp #[tool_router] on rmcp::transport::stdio()",
         }
     }
@@ -223,7 +223,7 @@ pub(crate) fn serve(server: Server) -> Result<(), Box<dyn Error>> {
                 .register(crate::dispatch::add::definition())
                 .build()?;
             let tools = pleach_core::Runtime::builder().registry(registry).build()?;
-            runtime.block_on(pleach_core::mcp::serve_stdio(tools))?;
+            runtime.block_on(pleach_mcp::serve_stdio(tools))?;
         }
         Server::Rmcp => runtime.block_on(rmcp_server::serve())?,
     }

@@ -401,7 +401,7 @@ async fn run(command: Command) -> Outcome {
         Command::Mcp { host, .. } => {
             let runtime = host.runtime().await?;
             tokio::select! {
-                served = pleach_core::mcp::serve_stdio(runtime) => match served {
+                served = pleach_mcp::serve_stdio(runtime) => match served {
                     Ok(()) => Ok(ExitCode::SUCCESS),
                     Err(error) => {
                         eprintln!("error: {error}");

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use pleach_core::OverloadPolicy;
-use pleach_core::mcp::McpError;
-use pleach_core::mcp::McpServer;
-use pleach_core::mcp::http::{HttpOptions, HttpServer, JwtValidation, RedisSessionStore};
+use pleach_mcp::McpError;
+use pleach_mcp::McpServer;
+use pleach_mcp::http::{HttpOptions, HttpServer, JwtValidation, RedisSessionStore};
 
 use crate::UsageError;
 use crate::catalog::HostArgs;
@@ -120,7 +120,7 @@ pub(crate) async fn run(args: &HttpArgs, host: &HostArgs) -> Result<ExitCode, Us
         .map_err(|error| UsageError(format!("cannot listen on {address}: {error}")))?;
     eprintln!("pleach mcp: listening on http://{bound}/mcp");
     let outcome = http
-        .serve(listener, pleach_core::mcp::http::shutdown_signal())
+        .serve(listener, pleach_mcp::http::shutdown_signal())
         .await;
     match outcome {
         Ok(()) => {

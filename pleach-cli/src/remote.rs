@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pleach_core::mcp::remote::{McpRemote, RemoteServer};
+use pleach_mcp::remote::{McpRemote, RemoteServer};
 
 use crate::UsageError;
 

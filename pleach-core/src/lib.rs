@@ -67,13 +67,15 @@
 //! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
 //! | [`SafetyTier`], [`safety`] | `critical` / `standard` / `advisory`, fabrication detectors, provenance, approval interrupts (`docs/safety.md`) |
 //! | [`agent`] | the agent loop: a [`ModelClient`](agent::ModelClient) streams the model's response, calls are assembled, run and written back, and the model asked again ([`Session::run_agent`]); HTTP clients for OpenAI-compatible Chat Completions and Anthropic Messages (feature `http`); a [`ReplayClient`](agent::ReplayClient) for scripted runs (`docs/agent.md`) |
-//! | `mcp` (feature `mcp`) | an MCP server for a runtime's tools, on the official Rust SDK, on stdio; `mcp::http` (feature `mcp-http`) serves it over Streamable HTTP with Origin checks, bearer or JWT tokens, health and drain, and with feature `mcp-redis` keeps MCP sessions and their state in Redis (`docs/mcp.md`) |
 //! | [`providers`] | tool definitions per provider (OpenAI Chat / Responses, Anthropic, Gemini, MCP), schema profiles, whole and streamed tool calls parsed, results written back (`docs/providers.md`) |
 //!
 //! The contract a tool author compiles (tools, calls, context, errors, registry, schemas, what the
 //! macros generate) is the crate `pleach-contract`, re-exported here at the same paths; this crate
-//! adds the runtime and its edges. A crate that only defines tools can depend on the contract alone
-//! and still write `pleach_core::…` (see `pleach-contract`'s docs and `ARCHITECTURE.md`).
+//! adds the runtime and its edges. MCP (a server for a runtime's tools on stdio and Streamable
+//! HTTP, and other MCP servers' tools in a runtime) is the crate `pleach-mcp`, so that its
+//! transports (rmcp, axum, JWT, Redis) stay out of this crate's dependencies. A crate that only
+//! defines tools can depend on the contract alone and still write `pleach_core::…` (see
+//! `pleach-contract`'s docs and `ARCHITECTURE.md`).
 //!
 //! ## Input types
 //!
@@ -141,14 +143,16 @@ pub mod batch;
 pub mod conversation;
 pub mod durable;
 pub mod event;
-#[cfg(feature = "mcp")]
-pub mod mcp;
+#[cfg(feature = "http")]
+#[doc(hidden)] // Not API: the HTTP client set-up the model clients and pleach-mcp share.
+pub mod http_client;
 pub mod plugin;
 pub mod providers;
 pub mod safety;
 pub mod session;
 #[cfg(feature = "otel")]
-mod trace_context;
+#[doc(hidden)] // Not API: W3C trace context, for the model clients and pleach-mcp.
+pub mod trace_context;
 
 pub use assemble::{
     IncrementalJson, IncrementalJsonError, StreamAssembler, StreamError, StreamedCall,

@@ -13,7 +13,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 /// The current span's context as W3C headers (`traceparent`, and `tracestate` when there is
 /// one); empty when there is no sampled OpenTelemetry context.
-pub(crate) fn current_headers() -> HashMap<String, String> {
+pub fn current_headers() -> HashMap<String, String> {
     let context = tracing::Span::current().context();
     let mut headers = HashMap::new();
     TraceContextPropagator::new().inject_context(&context, &mut headers);
@@ -22,7 +22,7 @@ pub(crate) fn current_headers() -> HashMap<String, String> {
 
 /// Makes the context in `headers` (a `traceparent`, maybe a `tracestate`) the parent of `span`;
 /// nothing when there is none or it does not parse.
-pub(crate) fn adopt(span: &tracing::Span, headers: &HashMap<String, String>) {
+pub fn adopt(span: &tracing::Span, headers: &HashMap<String, String>) {
     if headers.is_empty() || span.is_disabled() {
         return;
     }

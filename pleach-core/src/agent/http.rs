@@ -17,26 +17,10 @@ const READ_TIMEOUT: Duration = Duration::from_mins(5);
 /// How much of an error body is kept.
 const MAX_ERROR_BODY: usize = 4096;
 
-/// What every HTTP client of pleach's starts from: no proxy from the environment, no redirects
-/// (a redirect would carry a credential elsewhere), no retries (the caller reports a failure and
-/// the host decides), no `Referer`, pleach's user agent, and TLS by rustls with ring. `Err` says
-/// why TLS is not available.
-pub(crate) fn client_builder() -> Result<reqwest::ClientBuilder, String> {
-    let tls = pleach_contract::tls::client_config()
-        .map_err(|detail| format!("https is not available: {detail}"))?;
-    Ok(reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .retry(reqwest::retry::never())
-        .referer(false)
-        .user_agent(concat!("pleach/", env!("CARGO_PKG_VERSION")))
-        .tls_backend_preconfigured(tls))
-}
-
-/// A client for a model API: [`client_builder`], HTTP/1.1, and timeouts for models that think
+/// A client for a model API: [`client_builder`](crate::http_client::client_builder), HTTP/1.1, and timeouts for models that think
 /// before they speak.
 pub(super) fn client() -> Result<reqwest::Client, ModelError> {
-    client_builder()
+    crate::http_client::client_builder()
         .map_err(ModelError::Config)?
         .http1_only()
         .connect_timeout(CONNECT_TIMEOUT)

@@ -118,7 +118,6 @@ impl Slots {
     }
 
     /// Whether every slot is taken now.
-    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
     pub(crate) fn is_full(&self) -> bool {
         self.used.load(std::sync::atomic::Ordering::Relaxed) >= self.max
     }

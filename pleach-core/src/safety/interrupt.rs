@@ -370,7 +370,7 @@ fn mac(key: &[u8], body: &str) -> Vec<u8> {
 /// (object keys sorted, no spacing, a whole float written as its integer; the raw text when it is
 /// not JSON). The same call, however the
 /// model spelled it: approvals bind to it, and the runtime counts repeated failures by it.
-pub(crate) fn fingerprint(call: &ToolCall) -> String {
+pub fn fingerprint(call: &ToolCall) -> String {
     match schema::parse_arguments(call.arguments()) {
         Ok(value) => digest_of(call.name(), &canonical_json(&value)),
         Err(_) => fingerprint_of_text(call),

@@ -44,8 +44,10 @@ mod provenance;
 pub use pleach_contract::tier::{ParseSafetyTierError, SafetyTier};
 
 pub use approval_required::ApprovalRequired;
+#[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+pub use interrupt::fingerprint;
+pub(crate) use interrupt::fingerprint_of_text;
 pub use interrupt::{Action, Decision, DecisionError, GroundTruth, Interrupt, SealError};
-pub(crate) use interrupt::{fingerprint, fingerprint_of_text};
 pub use provenance::{KnownValue, MatchKind, Provenance, ProvenanceDetector, Seen, Source};
 
 use serde::{Deserialize, Serialize};

@@ -46,8 +46,8 @@ mod telemetry;
 
 pub(crate) use call_events::terminal_event;
 pub use persisted::RestoreError;
-#[cfg(feature = "mcp")]
-pub(crate) use runtime::warn_no_tools;
+#[doc(hidden)]
+pub use runtime::warn_no_tools;
 pub use runtime::{
     DEFAULT_APPROVAL_TIMEOUT, DEFAULT_CANCEL_GRACE, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_IN_FLIGHT,
     DEFAULT_MAX_REPEATED_FAILURES, DEFAULT_TIMEOUT, Limits, OverloadPolicy, Runtime,
@@ -473,8 +473,8 @@ impl Session {
     /// This session, with turns that write nothing into its conversation: for a server whose
     /// client keeps the conversation (MCP), so a long connection does not grow memory with every
     /// call. Called on a session just created (its only handle).
-    #[cfg(feature = "mcp")]
-    pub(crate) fn without_conversation(mut self) -> Self {
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn without_conversation(mut self) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.keeps_conversation = false;
         }
@@ -485,8 +485,8 @@ impl Session {
     /// its client (one that can elicit can ask its user; one that cannot, cannot): without, a
     /// call that needs an approval fails at once with 1012, its message saying that the call
     /// needs the user's approval, instead of waiting for a decision that cannot come.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn set_takes_approvals(&self, takes: bool) {
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn set_takes_approvals(&self, takes: bool) {
         self.inner
             .takes_approvals
             .store(takes, std::sync::atomic::Ordering::Relaxed);
@@ -495,8 +495,8 @@ impl Session {
     /// Forgets the recoverable failures counted against `call` (name and canonical arguments),
     /// so its next try runs: for a server without user turns (MCP), once the repeated-failure
     /// refusal has been given.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn forget_failures_of(&self, call: &ToolCall) {
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn forget_failures_of(&self, call: &ToolCall) {
         let key = self.inner.failure_key(call);
         self.inner.log().failures.remove(&key);
     }
@@ -687,7 +687,8 @@ impl Session {
     /// [`dispatch`](Session::dispatch) under a signal of the host's own (cancelling it cancels
     /// the call as cancelling a turn does: the tool's signal, its grace, then 1011) and, for a
     /// call whose approval the user already gave ([`Session::accept_decision`]), the decision.
-    pub(crate) async fn dispatch_with(
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub async fn dispatch_with(
         &self,
         call: ToolCall,
         events: &EventSender,
@@ -738,7 +739,8 @@ impl Session {
     /// carried it sealed between requests; a durable engine keeps it in its history) and marks it
     /// answered; the call then runs by [`dispatch_with`](Session::dispatch_with) with the
     /// decision's action.
-    pub(crate) fn accept_decision(
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn accept_decision(
         &self,
         interrupt: &crate::safety::Interrupt,
         decision: &crate::safety::Decision,

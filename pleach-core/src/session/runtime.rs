@@ -822,7 +822,8 @@ fn of_plugins<'a, T: Copy + 'a>(
 
 /// Says that `what` has no tools, and why that usually happens: through `tracing` when a
 /// subscriber is installed, else on stderr (a newcomer has none, and would see nothing).
-pub(crate) fn warn_no_tools(what: &str) {
+#[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+pub fn warn_no_tools(what: &str) {
     let message = format!(
         "pleach: {what} has no tools: no `#[tool]` fn is linked into this binary. Tools defined \
          in a library crate join a binary only if it refers to them: give that crate a \
@@ -1013,26 +1014,26 @@ impl Runtime {
 
     /// Whether a new call would be refused for capacity now (1014): every slot taken under
     /// [`OverloadPolicy::FailFast`]. A host that can say so earlier (an HTTP 503) asks this.
-    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
-    pub(crate) fn refuses_new_calls(&self) -> bool {
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn refuses_new_calls(&self) -> bool {
         self.inner.overload == OverloadPolicy::FailFast && self.inner.in_flight.is_full()
     }
 
     /// The key approval interrupts are sealed with, if one was given.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn interrupt_key(&self) -> Option<&[u8]> {
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn interrupt_key(&self) -> Option<&[u8]> {
         self.inner.safety.interrupt_key.as_deref()
     }
 
     /// How long a call waits for the user's approval (then 1016).
-    #[cfg(feature = "mcp")]
-    pub(crate) fn approval_timeout(&self) -> Duration {
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn approval_timeout(&self) -> Duration {
         self.inner.config.approval_timeout
     }
 
     /// How long a cancelled tool has to stop before its call ends without it.
-    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
-    pub(crate) fn cancel_grace(&self) -> Duration {
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn cancel_grace(&self) -> Duration {
         self.inner.config.cancel_grace
     }
 

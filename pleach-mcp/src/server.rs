@@ -18,17 +18,18 @@ use tracing::Instrument;
 
 use super::McpError;
 use super::approval::Asking;
-use crate::call::ToolCall;
-use crate::event::ToolEvent;
-use crate::providers::ProfileProblem;
-use crate::safety::{Action, Decision, DecisionError, Interrupt};
-use crate::session::{Runtime, Session, SessionError, SessionOptions};
+use pleach_core::call::ToolCall;
+use pleach_core::event::ToolEvent;
+use pleach_core::providers::ProfileProblem;
+use pleach_core::safety::{Action, Decision, DecisionError, Interrupt};
+use pleach_core::session::{Runtime, Session, SessionError, SessionOptions};
 
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
 /// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`](super::serve_stdio).
 ///
 /// ```rust,standalone_crate
-/// use pleach_core::{tool, Runtime, mcp::McpServer};
+/// use pleach_core::{tool, Runtime};
+/// use pleach_mcp::McpServer;
 ///
 /// /// Adds two integers.
 /// #[tool]
@@ -45,8 +46,8 @@ pub struct McpServer {
     /// Fired when the host stops serving: running calls are cancelled through their signal.
     shutdown: CancellationToken,
     /// Where MCP sessions keep their persisted state (HTTP with a session store).
-    #[cfg(feature = "mcp-redis")]
-    store: Option<crate::mcp::http::RedisSessionStore>,
+    #[cfg(feature = "redis")]
+    store: Option<crate::http::RedisSessionStore>,
 }
 
 /// What every session of one server shares.
@@ -80,7 +81,8 @@ impl McpServer {
     /// cannot be created.
     ///
     /// ```
-    /// use pleach_core::{define_tool, mcp::McpServer, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_mcp::McpServer;
+    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
     ///
     /// let ping = define_tool("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
@@ -96,7 +98,7 @@ impl McpServer {
         let mut tools = Vec::new();
         let mut problems = Vec::new();
         for tool in runtime.registry().tools() {
-            match crate::providers::mcp_tools::definition(tool) {
+            match pleach_core::providers::mcp_tools::definition(tool) {
                 Ok(mut listed) => {
                     if let Some(tier) = tool.safety_tier() {
                         listed["annotations"] = tier.mcp_annotations();
@@ -124,7 +126,7 @@ impl McpServer {
             return Err(McpError::Schema(problems));
         }
         if tools.is_empty() {
-            crate::session::warn_no_tools("the MCP server");
+            pleach_core::session::warn_no_tools("the MCP server");
         }
         let session = open_session(&runtime)?;
         let interrupt_key = if let Some(key) = runtime.interrupt_key() {
@@ -146,37 +148,34 @@ impl McpServer {
             }),
             session: Arc::new(session),
             shutdown: CancellationToken::new(),
-            #[cfg(feature = "mcp-redis")]
+            #[cfg(feature = "redis")]
             store: None,
         })
     }
 
     /// The same server with a session of its own: what an HTTP request (stateless) or an HTTP
     /// MCP session gets, so no state leaks from one client to another.
-    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn with_new_session(&self) -> Result<McpServer, SessionError> {
         Ok(McpServer {
             shared: Arc::clone(&self.shared),
             session: Arc::new(open_session(&self.shared.runtime)?),
             shutdown: self.shutdown.clone(),
-            #[cfg(feature = "mcp-redis")]
+            #[cfg(feature = "redis")]
             store: self.store.clone(),
         })
     }
 
     /// The same server, each call of an MCP session run with the session's persisted state
     /// from `store` and what it changed written back.
-    #[cfg(feature = "mcp-redis")]
-    pub(crate) fn with_state_store(
-        mut self,
-        store: crate::mcp::http::RedisSessionStore,
-    ) -> McpServer {
+    #[cfg(feature = "redis")]
+    pub(crate) fn with_state_store(mut self, store: crate::http::RedisSessionStore) -> McpServer {
         self.store = Some(store);
         self
     }
 
     /// The same server, its running calls cancelled when `shutdown` fires (a drain's end).
-    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn cancelled_by(mut self, shutdown: CancellationToken) -> McpServer {
         self.shutdown = shutdown;
         self
@@ -186,7 +185,7 @@ impl McpServer {
     ///
     /// ```rust,standalone_crate
     /// let runtime = pleach_core::Runtime::builder().build().unwrap();
-    /// let server = pleach_core::mcp::McpServer::new(runtime).unwrap().with_implementation("acme-tools", "2.1.0");
+    /// let server = pleach_mcp::McpServer::new(runtime).unwrap().with_implementation("acme-tools", "2.1.0");
     /// # let _ = server;
     /// ```
     #[must_use]
@@ -203,7 +202,8 @@ impl McpServer {
     /// The tools as `tools/list` lists them.
     ///
     /// ```
-    /// use pleach_core::{define_tool, mcp::McpServer, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_mcp::McpServer;
+    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
     ///
     /// let ping = define_tool("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
@@ -222,7 +222,8 @@ impl McpServer {
     /// The runtime whose tools are served.
     ///
     /// ```
-    /// use pleach_core::{mcp::McpServer, Runtime, ToolRegistryBuilder};
+    /// use pleach_mcp::McpServer;
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let server = McpServer::new(runtime).unwrap();
     /// assert_eq!(server.runtime().registry().len(), 0);
@@ -234,7 +235,8 @@ impl McpServer {
     /// The session calls run in (its state; it keeps no conversation: the client does).
     ///
     /// ```
-    /// use pleach_core::{mcp::McpServer, Runtime, ToolRegistryBuilder};
+    /// use pleach_mcp::McpServer;
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let server = McpServer::new(runtime).unwrap();
     /// assert!(server.session().conversation().is_empty()); // the client keeps the conversation
@@ -268,7 +270,7 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        #[cfg(feature = "mcp-redis")]
+        #[cfg(feature = "redis")]
         if let Some(store) = &self.store
             && let Some(session_id) = super::span::session_id(&context)
         {
@@ -284,10 +286,10 @@ impl McpServer {
     /// same time on different replicas: each writes only what it changed, so calls that change
     /// different state do not undo each other (of two that change the same, the later write
     /// stays).
-    #[cfg(feature = "mcp-redis")]
+    #[cfg(feature = "redis")]
     async fn run_call_persisted(
         &self,
-        store: &crate::mcp::http::RedisSessionStore,
+        store: &crate::http::RedisSessionStore,
         session_id: &str,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -347,7 +349,7 @@ impl McpServer {
         let asking = super::approval::asking(&context);
         // With a session store, the client's answer to an `elicitation/create` could reach
         // another replica than the one waiting for it: such clients are not asked.
-        #[cfg(feature = "mcp-redis")]
+        #[cfg(feature = "redis")]
         let asking = match asking {
             Asking::Request(_) if self.store.is_some() => Asking::Cannot,
             asking => asking,
@@ -378,7 +380,7 @@ impl McpServer {
                  load balancer, every replica needs the same interrupt key"
                 ))
             })?;
-        if crate::safety::fingerprint(call) != interrupt.fingerprint {
+        if pleach_core::safety::fingerprint(call) != interrupt.fingerprint {
             return Err(invalid(format!(
                 "the `requestState` is an approval for another call (`{}` with other arguments): \
                  retry the call the approval was asked for",
@@ -424,7 +426,7 @@ impl McpServer {
         let progress_token = context.meta.get_progress_token();
         // The session's own deadline (1016) ends the wait first; the request's is a backstop.
         let ask_timeout = self.shared.runtime.approval_timeout() + Duration::from_secs(1);
-        let (sender, mut events) = crate::event::channel();
+        let (sender, mut events) = pleach_core::event::channel();
         let signal = CancellationToken::new();
         let dispatching = self.session.dispatch_with(call, &sender, &signal, approved);
         tokio::pin!(dispatching);
@@ -484,11 +486,11 @@ impl McpServer {
         // service is back) runs instead of being refused for the rest of the connection.
         if outcome
             .as_ref()
-            .is_err_and(|error| error.code() == crate::ErrorCode::RepeatedFailure)
+            .is_err_and(|error| error.code() == pleach_core::ErrorCode::RepeatedFailure)
         {
             self.session.forget_failures_of(issued);
         }
-        let listed = crate::providers::mcp_tools::call_tool_result(&outcome);
+        let listed = pleach_core::providers::mcp_tools::call_tool_result(&outcome);
         let mut result: CallToolResult = serde_json::from_value(listed)
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
         // MCP 2026-07-28 requires `resultType` on every result, and the JSON above has none: set

@@ -37,7 +37,7 @@ pub(super) fn request(connection: &Connection, method: &'static str, tool: Optio
 pub(super) fn trace_meta(span: &Span) -> Option<rmcp::model::MetaObject> {
     #[cfg(feature = "otel")]
     {
-        let context = span.in_scope(crate::trace_context::current_headers);
+        let context = span.in_scope(pleach_core::trace_context::current_headers);
         let traceparent = context.get("traceparent")?;
         let mut meta = rmcp::model::MetaObject::new();
         meta.set_traceparent(traceparent.clone());

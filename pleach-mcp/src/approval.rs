@@ -18,7 +18,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext};
 use serde_json::{Value, json};
 
-use crate::safety::{Decision, Interrupt};
+use pleach_core::safety::{Decision, Interrupt};
 
 /// The key of the approval among an input-required result's requests and its retry's answers.
 pub(super) const INPUT_KEY: &str = "approval";
@@ -174,8 +174,8 @@ fn message(interrupt: &Interrupt) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::safety::{Action, Finding};
-    use crate::{SafetyTier, ToolCall};
+    use pleach_core::safety::{Action, Finding};
+    use pleach_core::{SafetyTier, ToolCall};
 
     fn interrupt() -> Interrupt {
         Interrupt::new(

@@ -11,7 +11,7 @@ use rmcp::transport::TokioChildProcess;
 #[derive(Clone)]
 pub(super) enum Target {
     Stdio(StdioCommand),
-    #[cfg(feature = "mcp-http")]
+    #[cfg(feature = "http")]
     Http(HttpTarget),
 }
 
@@ -19,7 +19,7 @@ impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Target::Stdio(command) => write!(f, "`{}`", command.line()),
-            #[cfg(feature = "mcp-http")]
+            #[cfg(feature = "http")]
             Target::Http(http) => f.write_str(&http.url),
         }
     }
@@ -46,7 +46,7 @@ impl Target {
                 transport: "pipe",
                 ..Network::default()
             },
-            #[cfg(feature = "mcp-http")]
+            #[cfg(feature = "http")]
             Target::Http(http) => {
                 let url = reqwest::Url::parse(&http.url).ok();
                 Network {
@@ -98,7 +98,7 @@ impl StdioCommand {
 }
 
 /// A server at a Streamable HTTP URL.
-#[cfg(feature = "mcp-http")]
+#[cfg(feature = "http")]
 #[derive(Clone)]
 pub(super) struct HttpTarget {
     pub(super) url: String,
@@ -106,7 +106,7 @@ pub(super) struct HttpTarget {
     pub(super) headers: Vec<(String, String)>,
 }
 
-#[cfg(feature = "mcp-http")]
+#[cfg(feature = "http")]
 impl HttpTarget {
     /// A transport to the URL: pleach's HTTP client set-up (rustls, no proxy from the
     /// environment, no redirects), the token and the extra headers on every request.
@@ -115,7 +115,7 @@ impl HttpTarget {
     ) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, String> {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-        let client = crate::agent::http::client_builder()?
+        let client = pleach_core::http_client::client_builder()?
             .build()
             .map_err(|error| format!("no HTTP client: {error}"))?;
         let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());

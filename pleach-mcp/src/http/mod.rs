@@ -1,11 +1,11 @@
-//! MCP over Streamable HTTP (feature `mcp-http`): the same [`McpServer`] as on stdio, served by
+//! MCP over Streamable HTTP (feature `http`): the same [`McpServer`] as on stdio, served by
 //! rmcp's Streamable HTTP transport behind pleach's own checks.
 //!
 //! - **Both MCP eras, statelessly**: clients of 2026-07-28 (`server/discover`, the version in
 //!   every request) and initialize-based clients (2025-11-25 and before) are each answered request
 //!   by request, so any replica can answer any request. Each request runs in a session of its
 //!   own: session state (a scratchpad's notes) does not outlive the request.
-//! - **Or sessions in Redis** (feature `mcp-redis`, [`HttpOptions::session_store`]): an
+//! - **Or sessions in Redis** (feature `redis`, [`HttpOptions::session_store`]): an
 //!   initialize-based client gets an `Mcp-Session-Id`, any replica answers its requests, and each
 //!   call runs with the session's persisted state (a scratchpad's notes) restored from Redis.
 //! - **Responses**: JSON for a plain call; SSE when the call sends progress before its result
@@ -26,8 +26,8 @@
 //!   [`HttpOptions::drain_notice`] while still serving, then stops taking connections, lets
 //!   running calls finish within [`HttpOptions::drain_timeout`], cancels the rest through their
 //!   signal (their result, 1011, is still sent) and returns. A POST while the runtime is at
-//!   [`max_in_flight`](crate::RuntimeBuilder::max_in_flight) under
-//!   [`OverloadPolicy::FailFast`](crate::OverloadPolicy::FailFast) gets 503 with `Retry-After`.
+//!   [`max_in_flight`](pleach_core::RuntimeBuilder::max_in_flight) under
+//!   [`OverloadPolicy::FailFast`](pleach_core::OverloadPolicy::FailFast) gets 503 with `Retry-After`.
 //! - **Limits**: a body over [`HttpOptions::max_body_bytes`] gets 413; malformed JSON-RPC, a
 //!   wrong `Accept` or `Content-Type` get the MCP transport's errors from rmcp.
 //!
@@ -37,8 +37,8 @@
 //! drain fires last. rmcp's own Origin check is left off: pleach's runs first, on every route.
 //!
 //! ```rust,no_run,standalone_crate
-//! # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::McpError> {
-//! use pleach_core::mcp::http::{serve_http, HttpOptions};
+//! # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
+//! use pleach_mcp::http::{serve_http, HttpOptions};
 //! use pleach_core::{tool, Runtime};
 //!
 //! /// Adds two integers.
@@ -53,11 +53,11 @@
 //! ```
 
 mod auth;
-#[cfg(feature = "mcp-redis")]
+#[cfg(feature = "redis")]
 mod buffered;
 mod jwt;
 mod origin;
-#[cfg(feature = "mcp-redis")]
+#[cfg(feature = "redis")]
 mod store;
 
 use std::net::SocketAddr;
@@ -75,25 +75,25 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 pub use jwt::JwtValidation;
-#[cfg(feature = "mcp-redis")]
+#[cfg(feature = "redis")]
 pub use store::{DEFAULT_SESSION_TTL, RedisSessionStore};
 
 use self::auth::Authenticator;
 use self::origin::AllowedOrigins;
 use super::{McpError, McpServer};
-use crate::session::Runtime;
+use pleach_core::session::Runtime;
 
 /// The largest request body taken by default: 4 MiB (rmcp's default too).
 ///
 /// ```
-/// assert_eq!(pleach_core::mcp::http::DEFAULT_MAX_BODY_BYTES, 4 * 1024 * 1024);
+/// assert_eq!(pleach_mcp::http::DEFAULT_MAX_BODY_BYTES, 4 * 1024 * 1024);
 /// ```
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// How long running calls may go on once draining starts, by default.
 ///
 /// ```
-/// assert_eq!(pleach_core::mcp::http::DEFAULT_DRAIN_TIMEOUT.as_secs(), 30);
+/// assert_eq!(pleach_mcp::http::DEFAULT_DRAIN_TIMEOUT.as_secs(), 30);
 /// ```
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -107,7 +107,7 @@ const METADATA_ROOT_PATH: &str = "/.well-known/oauth-protected-resource";
 ///
 /// ```
 /// use std::time::Duration;
-/// use pleach_core::mcp::http::{HttpOptions, JwtValidation};
+/// use pleach_mcp::http::{HttpOptions, JwtValidation};
 ///
 /// let options = HttpOptions::new("0.0.0.0:8080".parse().unwrap())
 ///     .allow_origin("https://app.example.com")
@@ -136,7 +136,7 @@ pub struct HttpOptions {
     drain_notice: Duration,
     json_response: bool,
     insecure_no_auth: bool,
-    #[cfg(feature = "mcp-redis")]
+    #[cfg(feature = "redis")]
     session_store: Option<RedisSessionStore>,
 }
 
@@ -164,7 +164,7 @@ impl HttpOptions {
     /// configured, the default limits and JSON responses.
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap());
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap());
     /// assert!(!options.has_auth());
     /// ```
     pub fn new(listen: SocketAddr) -> HttpOptions {
@@ -181,7 +181,7 @@ impl HttpOptions {
             drain_notice: Duration::ZERO,
             json_response: true,
             insecure_no_auth: false,
-            #[cfg(feature = "mcp-redis")]
+            #[cfg(feature = "redis")]
             session_store: None,
         }
     }
@@ -190,7 +190,7 @@ impl HttpOptions {
     /// `http://localhost:*` for any port, or `null`). Repeatable.
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
     ///     .allow_origin("http://localhost:*");
     /// # let _ = options;
     /// ```
@@ -205,7 +205,7 @@ impl HttpOptions {
     /// another address any `Host`.
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("0.0.0.0:8080".parse().unwrap())
+    /// let options = pleach_mcp::http::HttpOptions::new("0.0.0.0:8080".parse().unwrap())
     ///     .allow_host("tools.example.com");
     /// # let _ = options;
     /// ```
@@ -219,7 +219,7 @@ impl HttpOptions {
     /// revoked alone).
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
     ///     .bearer_token("a-long-random-secret");
     /// assert!(options.has_auth());
     /// ```
@@ -232,7 +232,7 @@ impl HttpOptions {
     /// Accepts JWT access tokens as `jwt` describes (besides any bearer token).
     ///
     /// ```
-    /// use pleach_core::mcp::http::{HttpOptions, JwtValidation};
+    /// use pleach_mcp::http::{HttpOptions, JwtValidation};
     /// let options = HttpOptions::new("127.0.0.1:0".parse().unwrap())
     ///     .jwt(JwtValidation::new("http://127.0.0.1:9000/jwks", "issuer", "audience"));
     /// assert!(options.has_auth());
@@ -248,7 +248,7 @@ impl HttpOptions {
     /// `http://<Host>/mcp` and no authorization server.
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
     ///     .protected_resource("https://tools.example.com/mcp", ["https://auth.example.com/"]);
     /// # let _ = options;
     /// ```
@@ -266,7 +266,7 @@ impl HttpOptions {
     /// The largest request body taken; a larger one gets 413.
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
     ///     .max_body_bytes(64 * 1024);
     /// # let _ = options;
     /// ```
@@ -279,7 +279,7 @@ impl HttpOptions {
     /// How long running calls may go on once draining starts; then they are cancelled.
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
     ///     .drain_timeout(std::time::Duration::from_secs(5));
     /// # let _ = options;
     /// ```
@@ -295,7 +295,7 @@ impl HttpOptions {
     /// nginx's passive checks, moves on at once).
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
     ///     .drain_notice(std::time::Duration::from_secs(5));
     /// # let _ = options;
     /// ```
@@ -310,7 +310,7 @@ impl HttpOptions {
     /// way.
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
     ///     .json_response(false);
     /// # let _ = options;
     /// ```
@@ -324,7 +324,7 @@ impl HttpOptions {
     /// reach the port can call every tool. For a network that is itself the boundary.
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("0.0.0.0:8080".parse().unwrap())
+    /// let options = pleach_mcp::http::HttpOptions::new("0.0.0.0:8080".parse().unwrap())
     ///     .insecure_no_auth();
     /// # let _ = options;
     /// ```
@@ -334,13 +334,13 @@ impl HttpOptions {
         self
     }
 
-    /// Keeps MCP sessions and their persisted state in `store` (feature `mcp-redis`), so a
+    /// Keeps MCP sessions and their persisted state in `store` (feature `redis`), so a
     /// session survives its replica and works behind round robin. Without it the server is
     /// stateless: each request runs in a session of its own.
     ///
     /// With a store, a client that starts with `initialize` (MCP before 2026-07-28) gets an
     /// `Mcp-Session-Id`; each of its calls runs with the state the runtime persists
-    /// ([`RuntimeBuilder::persist_state`](crate::RuntimeBuilder::persist_state)) restored from
+    /// ([`RuntimeBuilder::persist_state`](pleach_core::RuntimeBuilder::persist_state)) restored from
     /// the store, and what the call changed is written back before the result is sent. Such a
     /// client is not asked to approve calls (its answer could reach another replica): a call
     /// that needs approval fails with 1012 for it, as over stateless HTTP. There is no SSE stream
@@ -348,14 +348,14 @@ impl HttpOptions {
     /// no sessions and stay stateless.
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::McpError> {
-    /// use pleach_core::mcp::http::{HttpOptions, RedisSessionStore};
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
+    /// use pleach_mcp::http::{HttpOptions, RedisSessionStore};
     /// let store = RedisSessionStore::connect("redis://127.0.0.1:6379/").await?;
     /// let options = HttpOptions::new("127.0.0.1:8080".parse().unwrap()).session_store(store);
     /// # let _ = options;
     /// # Ok(()) }
     /// ```
-    #[cfg(feature = "mcp-redis")]
+    #[cfg(feature = "redis")]
     #[must_use]
     pub fn session_store(mut self, store: RedisSessionStore) -> HttpOptions {
         self.session_store = Some(store);
@@ -365,7 +365,7 @@ impl HttpOptions {
     /// Whether a bearer token or a JWT check is configured.
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap());
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap());
     /// assert!(!options.has_auth());
     /// ```
     pub fn has_auth(&self) -> bool {
@@ -375,7 +375,7 @@ impl HttpOptions {
     /// Where [`serve_http`] listens.
     ///
     /// ```
-    /// let options = pleach_core::mcp::http::HttpOptions::new("127.0.0.1:8080".parse().unwrap());
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:8080".parse().unwrap());
     /// assert_eq!(options.listen().port(), 8080);
     /// ```
     pub fn listen(&self) -> SocketAddr {
@@ -399,10 +399,10 @@ struct Shared {
     /// Whether MCP sessions are kept (a session store): `GET` then gets 405, not a stream.
     sessions: bool,
     /// The largest request body taken (a session's request is read whole: `buffered`).
-    #[cfg(feature = "mcp-redis")]
+    #[cfg(feature = "redis")]
     max_body_bytes: usize,
     /// The session store: a request of a session it no longer has gets 404.
-    #[cfg(feature = "mcp-redis")]
+    #[cfg(feature = "redis")]
     store: Option<RedisSessionStore>,
 }
 
@@ -411,7 +411,7 @@ struct Shared {
 /// [`serve`](HttpServer::serve) on a listener.
 ///
 /// ```rust,standalone_crate
-/// use pleach_core::mcp::{http::{HttpOptions, HttpServer}, McpServer};
+/// use pleach_mcp::{http::{HttpOptions, HttpServer}, McpServer};
 /// use pleach_core::{tool, Runtime};
 ///
 /// /// Adds two integers.
@@ -436,7 +436,7 @@ pub struct HttpServer {
     drain_notice: Duration,
     json_response: bool,
     insecure_no_auth: bool,
-    #[cfg(feature = "mcp-redis")]
+    #[cfg(feature = "redis")]
     session_store: Option<RedisSessionStore>,
 }
 
@@ -459,7 +459,7 @@ impl HttpServer {
     /// that is not a URL, a token that is empty.
     ///
     /// ```
-    /// use pleach_core::mcp::{http::{HttpOptions, HttpServer}, McpServer};
+    /// use pleach_mcp::{http::{HttpOptions, HttpServer}, McpServer};
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let server = McpServer::new(runtime).unwrap();
@@ -492,14 +492,14 @@ impl HttpServer {
         let cancel_calls = CancellationToken::new();
         // Every request's server, made from this one, is cancelled by the drain's end.
         let server = server.cancelled_by(cancel_calls.clone());
-        #[cfg(feature = "mcp-redis")]
+        #[cfg(feature = "redis")]
         let server = match &options.session_store {
             Some(store) => server.with_state_store(store.clone()),
             None => server,
         };
-        #[cfg(feature = "mcp-redis")]
+        #[cfg(feature = "redis")]
         let sessions = options.session_store.is_some();
-        #[cfg(not(feature = "mcp-redis"))]
+        #[cfg(not(feature = "redis"))]
         let sessions = false;
         Ok(HttpServer {
             shared: Arc::new(Shared {
@@ -512,9 +512,9 @@ impl HttpServer {
                 cancel_calls: cancel_calls.clone(),
                 stop: CancellationToken::new(),
                 sessions,
-                #[cfg(feature = "mcp-redis")]
+                #[cfg(feature = "redis")]
                 max_body_bytes: options.max_body_bytes,
-                #[cfg(feature = "mcp-redis")]
+                #[cfg(feature = "redis")]
                 store: options.session_store.clone(),
             }),
             server,
@@ -524,7 +524,7 @@ impl HttpServer {
             drain_notice: options.drain_notice,
             json_response: options.json_response,
             insecure_no_auth: options.insecure_no_auth,
-            #[cfg(feature = "mcp-redis")]
+            #[cfg(feature = "redis")]
             session_store: options.session_store,
         })
     }
@@ -534,7 +534,7 @@ impl HttpServer {
     /// checked here. `Host` is held to loopback names unless the options allow hosts.
     ///
     /// ```rust,standalone_crate
-    /// use pleach_core::mcp::{http::{HttpOptions, HttpServer}, McpServer};
+    /// use pleach_mcp::{http::{HttpOptions, HttpServer}, McpServer};
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let http = HttpServer::new(McpServer::new(runtime).unwrap(),
@@ -550,7 +550,7 @@ impl HttpServer {
     /// metadata at `/.well-known/oauth-protected-resource/mcp` (and at the root form).
     ///
     /// ```rust,standalone_crate
-    /// use pleach_core::mcp::{http::{HttpOptions, HttpServer}, McpServer};
+    /// use pleach_mcp::{http::{HttpOptions, HttpServer}, McpServer};
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let http = HttpServer::new(McpServer::new(runtime).unwrap(),
@@ -586,7 +586,7 @@ impl HttpServer {
         }
         let server = self.server.clone();
         let factory = move || server.with_new_session().map_err(std::io::Error::other);
-        #[cfg(feature = "mcp-redis")]
+        #[cfg(feature = "redis")]
         if let Some(store) = &self.session_store {
             // No priming events: they invite clients to resume a stream with `GET`, which this
             // server does not offer (a replica that died took the stream with it).
@@ -625,7 +625,7 @@ impl HttpServer {
     /// the rest.
     ///
     /// ```
-    /// use pleach_core::mcp::{http::{HttpOptions, HttpServer}, McpServer};
+    /// use pleach_mcp::{http::{HttpOptions, HttpServer}, McpServer};
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let http = HttpServer::new(McpServer::new(runtime).unwrap(),
@@ -640,7 +640,7 @@ impl HttpServer {
     /// Whether draining has started.
     ///
     /// ```
-    /// use pleach_core::mcp::{http::{HttpOptions, HttpServer}, McpServer};
+    /// use pleach_mcp::{http::{HttpOptions, HttpServer}, McpServer};
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let http = HttpServer::new(McpServer::new(runtime).unwrap(),
@@ -660,7 +660,7 @@ impl HttpServer {
     /// [`McpError::NoAuth`], naming the address.
     ///
     /// ```
-    /// use pleach_core::mcp::{http::{HttpOptions, HttpServer}, McpServer};
+    /// use pleach_mcp::{http::{HttpOptions, HttpServer}, McpServer};
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let http = HttpServer::new(McpServer::new(runtime).unwrap(),
@@ -686,8 +686,8 @@ impl HttpServer {
     /// listener failed.
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::McpError> {
-    /// use pleach_core::mcp::{http::{shutdown_signal, HttpOptions, HttpServer}, McpServer};
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
+    /// use pleach_mcp::{http::{shutdown_signal, HttpOptions, HttpServer}, McpServer};
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let http = HttpServer::new(McpServer::new(runtime)?,
@@ -752,8 +752,8 @@ impl HttpServer {
 /// bound.
 ///
 /// ```rust,no_run
-/// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::McpError> {
-/// use pleach_core::mcp::http::{serve_http, HttpOptions};
+/// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
+/// use pleach_mcp::http::{serve_http, HttpOptions};
 /// use pleach_core::{Runtime, ToolRegistryBuilder};
 /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
 /// serve_http(runtime, HttpOptions::new("127.0.0.1:8080".parse().unwrap())).await
@@ -775,7 +775,7 @@ pub async fn serve_http(runtime: Runtime, options: HttpOptions) -> Result<(), Mc
 ///
 /// ```rust,no_run
 /// # #[tokio::main] async fn main() {
-/// pleach_core::mcp::http::shutdown_signal().await;
+/// pleach_mcp::http::shutdown_signal().await;
 /// println!("draining");
 /// # }
 /// ```
@@ -837,7 +837,7 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
             .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
         return response;
     }
-    #[cfg(feature = "mcp-redis")]
+    #[cfg(feature = "redis")]
     if let Some(refusal) = check_session(&shared, request.method(), request.headers()).await {
         return refusal;
     }
@@ -845,13 +845,13 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
         return try_again_shortly("the server is at capacity; try again shortly");
     }
     let sent_json = is_json(request.headers());
-    #[cfg(feature = "mcp-redis")]
+    #[cfg(feature = "redis")]
     let response = if shared.sessions && request.method() == axum::http::Method::POST {
         buffered::answer(request, next, shared.max_body_bytes).await
     } else {
         next.run(request).await
     };
-    #[cfg(not(feature = "mcp-redis"))]
+    #[cfg(not(feature = "redis"))]
     let response = next.run(request).await;
     if response.status().is_client_error() && !is_json(response.headers()) {
         return as_json_rpc_error(response, sent_json).await;
@@ -862,7 +862,7 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
 /// With a session store, a POST in a session the store no longer has (ended by a `DELETE` on
 /// any replica, or expired) gets 404, which tells the client to start a new one, even when this
 /// replica still holds the session in memory; each one found has its time to live renewed.
-#[cfg(feature = "mcp-redis")]
+#[cfg(feature = "redis")]
 async fn check_session(
     shared: &Shared,
     method: &axum::http::Method,

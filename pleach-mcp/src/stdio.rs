@@ -23,7 +23,7 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use super::{McpError, McpServer};
-use crate::session::Runtime;
+use pleach_core::session::Runtime;
 
 /// Bytes a [`QueuedWriter`] holds before a write waits for the writer task: a client that stops
 /// reading stdout stalls the server instead of growing its memory.
@@ -36,10 +36,10 @@ const QUEUE_LIMIT: usize = 256 * 1024;
 /// See [`McpError`].
 ///
 /// ```rust,no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_mcp::McpError> {
 /// use pleach_core::{Runtime, ToolRegistryBuilder};
 /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
-/// pleach_core::mcp::serve_stdio(runtime).await // until the client disconnects
+/// pleach_mcp::serve_stdio(runtime).await // until the client disconnects
 /// # }
 /// ```
 pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
@@ -55,11 +55,12 @@ pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
 /// The handshake fails, or the connection ends with an error.
 ///
 /// ```rust,no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
-/// use pleach_core::{mcp::McpServer, Runtime, ToolRegistryBuilder};
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_mcp::McpError> {
+/// use pleach_mcp::McpServer;
+/// use pleach_core::{Runtime, ToolRegistryBuilder};
 /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
 /// let server = McpServer::new(runtime)?.with_implementation("acme-tools", "2.1.0");
-/// pleach_core::mcp::serve(server).await
+/// pleach_mcp::serve(server).await
 /// # }
 /// ```
 pub async fn serve(server: McpServer) -> Result<(), McpError> {

@@ -1,10 +1,10 @@
-//! Remote tools: an MCP server's tools in a pleach runtime, beside its `#[tool]` fns (feature
-//! `mcp`; servers over Streamable HTTP need `mcp-http`).
+//! Remote tools: an MCP server's tools in a pleach runtime, beside its `#[tool]` fns
+//! (servers over Streamable HTTP need the `http` feature).
 //!
 //! [`McpRemote`] says where a server is (a command line for stdio, a URL for Streamable HTTP) and
 //! how its tools are named and tiered; [`connect`](McpRemote::connect) starts it, runs the
 //! handshake and lists its tools (every page); [`RemoteServer::plugin`] hands them to a
-//! [`RuntimeBuilder`](crate::RuntimeBuilder). From then on a remote tool is a tool like any
+//! [`RuntimeBuilder`](pleach_core::RuntimeBuilder). From then on a remote tool is a tool like any
 //! other:
 //!
 //! - **Names**: the server's, or `prefix__name` with [`McpRemote::prefix`]. The name rule and the
@@ -35,7 +35,7 @@
 //!
 //! ```rust,no_run,standalone_crate
 //! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use pleach_core::mcp::remote::McpRemote;
+//! use pleach_mcp::remote::McpRemote;
 //! use pleach_core::{Runtime, SessionOptions, ToolCall};
 //!
 //! let files = McpRemote::stdio("npx", ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"])
@@ -65,21 +65,21 @@ use std::time::Duration;
 use self::connection::Connection;
 use self::listing::RemoteTool;
 use self::target::{StdioCommand, Target};
-use crate::SafetyTier;
-use crate::plugin::{PleachPlugin, define_pleach_plugin};
-use crate::tool::UnifiedToolDefinition;
+use pleach_core::SafetyTier;
+use pleach_core::plugin::{PleachPlugin, define_pleach_plugin};
+use pleach_core::tool::UnifiedToolDefinition;
 
 /// How long the handshake with a server may take by default.
 ///
 /// ```
-/// assert_eq!(pleach_core::mcp::remote::DEFAULT_CONNECT_TIMEOUT.as_secs(), 30);
+/// assert_eq!(pleach_mcp::remote::DEFAULT_CONNECT_TIMEOUT.as_secs(), 30);
 /// ```
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How many tools of one server are used by default; the rest are skipped with a warning.
 ///
 /// ```
-/// assert_eq!(pleach_core::mcp::remote::DEFAULT_MAX_TOOLS, 1000);
+/// assert_eq!(pleach_mcp::remote::DEFAULT_MAX_TOOLS, 1000);
 /// ```
 pub const DEFAULT_MAX_TOOLS: usize = 1000;
 
@@ -87,7 +87,7 @@ pub const DEFAULT_MAX_TOOLS: usize = 1000;
 /// to use them.
 ///
 /// ```
-/// use pleach_core::mcp::remote::McpRemote;
+/// use pleach_mcp::remote::McpRemote;
 /// use pleach_core::SafetyTier;
 ///
 /// let remote = McpRemote::stdio("python3", ["-m", "weather_server"])
@@ -127,7 +127,7 @@ pub(crate) struct Overrides {
 /// A tool a server lists that pleach did not take, and why.
 ///
 /// ```
-/// let skipped = pleach_core::mcp::remote::SkippedTool {
+/// let skipped = pleach_mcp::remote::SkippedTool {
 ///     name: "bad name".into(),
 ///     reason: "tool name `bad name` is invalid".into(),
 /// };
@@ -151,7 +151,7 @@ impl fmt::Display for SkippedTool {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use pleach_core::mcp::remote::{McpRemote, RemoteError};
+/// use pleach_mcp::remote::{McpRemote, RemoteError};
 /// let error = McpRemote::stdio("/no/such/server", Vec::<String>::new()).connect().await.unwrap_err();
 /// assert!(matches!(error, RemoteError::Connect { .. }));
 /// assert!(error.to_string().contains("/no/such/server"), "{error}");
@@ -188,7 +188,7 @@ impl McpRemote {
     /// pleach's own).
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["server.mjs"]);
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["server.mjs"]);
     /// assert_eq!(remote.label(), "node");
     /// ```
     pub fn stdio(
@@ -211,7 +211,7 @@ impl McpRemote {
     /// [`RemoteError::CommandLine`]: an unclosed quote, or no words at all.
     ///
     /// ```
-    /// use pleach_core::mcp::remote::McpRemote;
+    /// use pleach_mcp::remote::McpRemote;
     /// let remote = McpRemote::command_line(r#"node "my server.mjs" --port 0"#).unwrap();
     /// assert_eq!(remote.label(), "node");
     /// assert!(McpRemote::command_line(r#"node "unclosed"#).is_err());
@@ -225,13 +225,13 @@ impl McpRemote {
         Ok(McpRemote::stdio(program, words))
     }
 
-    /// A server at a Streamable HTTP `url` (feature `mcp-http`).
+    /// A server at a Streamable HTTP `url` (feature `http`).
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::http("https://mcp.example.com/mcp");
+    /// let remote = pleach_mcp::remote::McpRemote::http("https://mcp.example.com/mcp");
     /// assert_eq!(remote.label(), "mcp.example.com");
     /// ```
-    #[cfg(feature = "mcp-http")]
+    #[cfg(feature = "http")]
     pub fn http(url: impl Into<String>) -> McpRemote {
         McpRemote::new(Target::Http(target::HttpTarget {
             url: url.into(),
@@ -258,11 +258,11 @@ impl McpRemote {
     /// Sends `Authorization: Bearer <token>` with every request (HTTP servers).
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::http("https://mcp.example.com/mcp")
+    /// let remote = pleach_mcp::remote::McpRemote::http("https://mcp.example.com/mcp")
     ///     .bearer_token("secret");
     /// # let _ = remote;
     /// ```
-    #[cfg(feature = "mcp-http")]
+    #[cfg(feature = "http")]
     #[must_use]
     pub fn bearer_token(mut self, token: impl Into<String>) -> McpRemote {
         if let Target::Http(http) = &mut self.target {
@@ -274,11 +274,11 @@ impl McpRemote {
     /// Sends the header `name: value` with every request (HTTP servers). Repeatable.
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::http("https://mcp.example.com/mcp")
+    /// let remote = pleach_mcp::remote::McpRemote::http("https://mcp.example.com/mcp")
     ///     .header("X-Team", "infra");
     /// # let _ = remote;
     /// ```
-    #[cfg(feature = "mcp-http")]
+    #[cfg(feature = "http")]
     #[must_use]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> McpRemote {
         if let Target::Http(http) = &mut self.target {
@@ -291,13 +291,13 @@ impl McpRemote {
     /// Repeatable.
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["server.mjs"])
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["server.mjs"])
     ///     .env("LOG_LEVEL", "warn");
     /// # let _ = remote;
     /// ```
     #[must_use]
-    // Without `mcp-http` a stdio target is the only kind.
-    #[cfg_attr(not(feature = "mcp-http"), allow(irrefutable_let_patterns))]
+    // Without `http` a stdio target is the only kind.
+    #[cfg_attr(not(feature = "http"), allow(irrefutable_let_patterns))]
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> McpRemote {
         if let Target::Stdio(command) = &mut self.target {
             command.env.push((key.into(), value.into()));
@@ -308,13 +308,13 @@ impl McpRemote {
     /// Starts the server in `dir` (stdio servers).
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["server.mjs"])
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["server.mjs"])
     ///     .current_dir("/srv/tools");
     /// # let _ = remote;
     /// ```
     #[must_use]
-    // Without `mcp-http` a stdio target is the only kind.
-    #[cfg_attr(not(feature = "mcp-http"), allow(irrefutable_let_patterns))]
+    // Without `http` a stdio target is the only kind.
+    #[cfg_attr(not(feature = "http"), allow(irrefutable_let_patterns))]
     pub fn current_dir(mut self, dir: impl Into<std::path::PathBuf>) -> McpRemote {
         if let Target::Stdio(command) = &mut self.target {
             command.dir = Some(dir.into());
@@ -326,7 +326,7 @@ impl McpRemote {
     /// name); the prefix also names the server in messages.
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["gh.mjs"]).prefix("github");
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["gh.mjs"]).prefix("github");
     /// assert_eq!(remote.label(), "github");
     /// ```
     #[must_use]
@@ -339,7 +339,7 @@ impl McpRemote {
     /// the program's name or the URL's host).
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["gh.mjs"]).name("github tools");
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["gh.mjs"]).name("github tools");
     /// assert_eq!(remote.label(), "github tools");
     /// ```
     #[must_use]
@@ -352,7 +352,8 @@ impl McpRemote {
     /// the annotations would give is not used.
     ///
     /// ```
-    /// use pleach_core::{mcp::remote::McpRemote, SafetyTier};
+    /// use pleach_mcp::remote::McpRemote;
+    /// use pleach_core::SafetyTier;
     /// let remote = McpRemote::stdio("node", ["bank.mjs"]).default_tier(SafetyTier::Standard);
     /// # let _ = remote;
     /// ```
@@ -366,7 +367,8 @@ impl McpRemote {
     /// [`SafetyTier::Standard`]).
     ///
     /// ```
-    /// use pleach_core::{mcp::remote::McpRemote, SafetyTier};
+    /// use pleach_mcp::remote::McpRemote;
+    /// use pleach_core::SafetyTier;
     /// let remote = McpRemote::stdio("node", ["fs.mjs"]).destructive_tier(SafetyTier::Advisory);
     /// # let _ = remote;
     /// ```
@@ -379,7 +381,8 @@ impl McpRemote {
     /// The tier of one tool, by the server's name for it or the prefixed name. Repeatable.
     ///
     /// ```
-    /// use pleach_core::{mcp::remote::McpRemote, SafetyTier};
+    /// use pleach_mcp::remote::McpRemote;
+    /// use pleach_core::SafetyTier;
     /// let remote = McpRemote::stdio("node", ["bank.mjs"]).tier("transfer", SafetyTier::Critical);
     /// # let _ = remote;
     /// ```
@@ -393,7 +396,7 @@ impl McpRemote {
     /// [`DEFAULT_CONNECT_TIMEOUT`]); also bounds each reconnection.
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"])
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"])
     ///     .connect_timeout(std::time::Duration::from_secs(5));
     /// # let _ = remote;
     /// ```
@@ -408,7 +411,7 @@ impl McpRemote {
     /// many tools a request may carry.
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).max_tools(50);
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).max_tools(50);
     /// # let _ = remote;
     /// ```
     #[must_use]
@@ -420,7 +423,7 @@ impl McpRemote {
     /// How messages name the server.
     ///
     /// ```
-    /// let remote = pleach_core::mcp::remote::McpRemote::stdio("/opt/bin/weather", ["--stdio"]);
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("/opt/bin/weather", ["--stdio"]);
     /// assert_eq!(remote.label(), "weather");
     /// ```
     pub fn label(&self) -> String {
@@ -434,7 +437,7 @@ impl McpRemote {
                     || command.program.clone(),
                     |name| name.to_string_lossy().into_owned(),
                 ),
-            #[cfg(feature = "mcp-http")]
+            #[cfg(feature = "http")]
             Target::Http(http) => reqwest::Url::parse(&http.url)
                 .ok()
                 .and_then(|url| url.host_str().map(str::to_owned))
@@ -451,8 +454,8 @@ impl McpRemote {
     /// [`RemoteError::List`]: `tools/list` failed.
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
-    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["server.mjs"]).connect().await?;
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["server.mjs"]).connect().await?;
     /// for tool in server.tools() {
     ///     println!("{}", tool.name());
     /// }
@@ -571,8 +574,8 @@ impl RemoteServer {
     /// How messages name the server.
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
-    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).prefix("s").connect().await?;
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).prefix("s").connect().await?;
     /// assert_eq!(server.label(), "s");
     /// # Ok(()) }
     /// ```
@@ -585,7 +588,7 @@ impl RemoteServer {
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use pleach_core::ToolRegistryBuilder;
-    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
     /// let registry = ToolRegistryBuilder::new().register_all(server.tools()).build()?;
     /// # let _ = registry;
     /// # Ok(()) }
@@ -602,8 +605,8 @@ impl RemoteServer {
     /// The names of the tools pleach took.
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
-    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
     /// println!("{}", server.tool_names().join(", "));
     /// # Ok(()) }
     /// ```
@@ -623,8 +626,8 @@ impl RemoteServer {
     /// warning).
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
-    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
     /// for skipped in server.skipped() {
     ///     eprintln!("skipped {skipped}");
     /// }
@@ -644,7 +647,7 @@ impl RemoteServer {
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
     /// let runtime = pleach_core::Runtime::builder().plugin(server.plugin()).build()?;
     /// # let _ = runtime;
     /// # Ok(()) }
@@ -675,8 +678,8 @@ impl RemoteServer {
     /// [`RemoteError::List`]: the server did not list them.
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
-    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
     /// server.refresh().await?;
     /// # Ok(()) }
     /// ```
@@ -694,8 +697,8 @@ impl RemoteServer {
     /// again.
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::remote::RemoteError> {
-    /// let server = pleach_core::mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
     /// server.close().await;
     /// # Ok(()) }
     /// ```

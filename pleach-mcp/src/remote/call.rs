@@ -13,8 +13,8 @@ use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use super::connection::{Connection, unavailable};
-use crate::ToolContext;
-use crate::error::{ErrorCode, ToolError};
+use pleach_core::ToolContext;
+use pleach_core::error::{ErrorCode, ToolError};
 
 /// Calls `tool` (the server's own name) with `arguments` (already validated against the server's
 /// input schema) and waits for its result, its signal, or its connection to fail.

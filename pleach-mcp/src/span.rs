@@ -49,7 +49,7 @@ pub(super) fn failed(span: &Span, code: i32) {
 /// How the request came: over HTTP (`tcp`, `http`, and its `Mcp-Session-Id` if any), else
 /// `pipe` (stdio, or any byte stream a host serves MCP on).
 fn record_network(span: &Span, context: &RequestContext<RoleServer>) {
-    #[cfg(feature = "mcp-http")]
+    #[cfg(feature = "http")]
     if let Some(parts) = http_parts(context) {
         span.record("network.transport", "tcp");
         span.record("network.protocol.name", "http");
@@ -58,25 +58,25 @@ fn record_network(span: &Span, context: &RequestContext<RoleServer>) {
         }
         return;
     }
-    #[cfg(not(feature = "mcp-http"))]
+    #[cfg(not(feature = "http"))]
     let _ = context;
     span.record("network.transport", "pipe");
 }
 
 /// The HTTP request `context` came with, when it came over HTTP.
-#[cfg(feature = "mcp-http")]
+#[cfg(feature = "http")]
 fn http_parts(context: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
     context.extensions.get::<axum::http::request::Parts>()
 }
 
 /// An HTTP request's `Mcp-Session-Id`, if it has one.
-#[cfg(feature = "mcp-http")]
+#[cfg(feature = "http")]
 fn session_header(parts: &axum::http::request::Parts) -> Option<&str> {
     parts.headers.get("mcp-session-id")?.to_str().ok()
 }
 
 /// The `Mcp-Session-Id` of the HTTP request `context` came with, if any.
-#[cfg(feature = "mcp-redis")]
+#[cfg(feature = "redis")]
 pub(super) fn session_id(context: &RequestContext<RoleServer>) -> Option<String> {
     http_parts(context)
         .and_then(session_header)
@@ -95,7 +95,7 @@ fn join_callers_trace(span: &Span, context: &RequestContext<RoleServer>) {
         if let Some(tracestate) = context.meta.get_tracestate() {
             headers.insert("tracestate".to_owned(), tracestate.to_owned());
         }
-        crate::trace_context::adopt(span, &headers);
+        pleach_core::trace_context::adopt(span, &headers);
     }
     #[cfg(not(feature = "otel"))]
     let _ = (span, context);

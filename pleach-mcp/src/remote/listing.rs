@@ -11,9 +11,9 @@ use tracing::Instrument as _;
 
 use super::connection::Connection;
 use super::{Overrides, SkippedTool};
-use crate::batch::{BatchingHint, BatchingStrategy};
-use crate::error::{ErrorCode, ToolError};
-use crate::tool::{DefinitionSite, UnifiedToolDefinition};
+use pleach_core::batch::{BatchingHint, BatchingStrategy};
+use pleach_core::error::{ErrorCode, ToolError};
+use pleach_core::tool::{DefinitionSite, UnifiedToolDefinition};
 
 /// The most pages one listing follows: a server whose cursors never end is cut off there.
 const MAX_PAGES: usize = 1000;
@@ -219,7 +219,7 @@ fn definition(
     let called = Arc::clone(connection);
     let remote = remote_name.to_owned();
     let listed = names.clone();
-    let mut builder = crate::tool::define_tool(name.clone(), description)
+    let mut builder = pleach_core::tool::define_tool(name.clone(), description)
         .defined_at(DefinitionSite::elsewhere(format!(
             "the MCP server `{label}` (its tool `{remote_name}`)"
         )))
@@ -237,7 +237,7 @@ fn definition(
             async move {
                 if !listed {
                     return Err(ToolError::new(
-                        crate::error::ErrorCode::UnknownTool,
+                        pleach_core::error::ErrorCode::UnknownTool,
                         format!(
                             "the MCP server `{}` no longer lists `{remote}`; the call was not sent",
                             connection.label()

@@ -16,7 +16,7 @@ use tokio::sync::Mutex;
 /// [`leeway`](JwtValidation::leeway) (60 s by default) is forgiven.
 ///
 /// ```
-/// use pleach_core::mcp::http::JwtValidation;
+/// use pleach_mcp::http::JwtValidation;
 /// let jwt = JwtValidation::new(
 ///     "https://auth.example.com/.well-known/jwks.json",
 ///     "https://auth.example.com/",
@@ -37,7 +37,7 @@ impl JwtValidation {
     /// `audience` (`aud`: this server's resource URL, as MCP asks).
     ///
     /// ```
-    /// let jwt = pleach_core::mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you");
+    /// let jwt = pleach_mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you");
     /// assert_eq!(jwt.issuer(), "me");
     /// ```
     pub fn new(
@@ -57,7 +57,7 @@ impl JwtValidation {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let jwt = pleach_core::mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you")
+    /// let jwt = pleach_mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you")
     ///     .leeway(Duration::ZERO);
     /// assert_eq!(jwt.leeway_allowed(), Duration::ZERO);
     /// ```
@@ -70,7 +70,7 @@ impl JwtValidation {
     /// The clock skew forgiven.
     ///
     /// ```
-    /// let jwt = pleach_core::mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you");
+    /// let jwt = pleach_mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you");
     /// assert_eq!(jwt.leeway_allowed().as_secs(), 60);
     /// ```
     pub fn leeway_allowed(&self) -> Duration {
@@ -80,7 +80,7 @@ impl JwtValidation {
     /// Where the keys are published.
     ///
     /// ```
-    /// let jwt = pleach_core::mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you");
+    /// let jwt = pleach_mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you");
     /// assert_eq!(jwt.jwks_url(), "http://127.0.0.1:9000/jwks");
     /// ```
     pub fn jwks_url(&self) -> &str {
@@ -90,7 +90,7 @@ impl JwtValidation {
     /// The `iss` a token must carry.
     ///
     /// ```
-    /// let jwt = pleach_core::mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you");
+    /// let jwt = pleach_mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you");
     /// assert_eq!(jwt.issuer(), "me");
     /// ```
     pub fn issuer(&self) -> &str {
@@ -100,7 +100,7 @@ impl JwtValidation {
     /// The `aud` a token must carry.
     ///
     /// ```
-    /// let jwt = pleach_core::mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you");
+    /// let jwt = pleach_mcp::http::JwtValidation::new("http://127.0.0.1:9000/jwks", "me", "you");
     /// assert_eq!(jwt.audience(), "you");
     /// ```
     pub fn audience(&self) -> &str {
@@ -139,7 +139,7 @@ impl JwtVerifier {
     pub(crate) fn new(validation: JwtValidation) -> Result<JwtVerifier, String> {
         reqwest::Url::parse(&validation.jwks_url)
             .map_err(|error| format!("the JWKS URL `{}`: {error}", validation.jwks_url))?;
-        let client = crate::agent::http::client_builder()?
+        let client = pleach_core::http_client::client_builder()?
             .timeout(FETCH_TIMEOUT)
             .build()
             .map_err(|error| format!("the HTTP client for the JWKS: {error}"))?;

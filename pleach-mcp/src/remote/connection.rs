@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::Target;
 use super::target::Network;
-use crate::error::{ErrorCode, ToolError};
+use pleach_core::error::{ErrorCode, ToolError};
 
 /// The first wait before reconnecting after a failure; it doubles with each failure in a row.
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
@@ -236,7 +236,7 @@ impl Connection {
                         .await
                         .map_err(|error| error.to_string())
                 }
-                #[cfg(feature = "mcp-http")]
+                #[cfg(feature = "http")]
                 Target::Http(http) => {
                     let transport = http.transport()?;
                     handler

@@ -1,11 +1,11 @@
-//! [`RedisSessionStore`]: MCP sessions and their state in Redis (feature `mcp-redis`), so a
+//! [`RedisSessionStore`]: MCP sessions and their state in Redis (feature `redis`), so a
 //! session survives its replica and works behind round robin.
 //!
 //! Two keys a session, both expiring after the store's time to live, renewed on each use:
 //! `<prefix><id>`, what rmcp needs to restore the session on another replica (the client's
 //! `initialize` parameters, as JSON), and `<prefix><id>:state`, a hash of the session's
-//! persisted state ([`Session::save_state`](crate::Session::save_state)): one field a
-//! [`PersistentState::KEY`](crate::extensions::PersistentState::KEY), its JSON the value. A
+//! persisted state ([`Session::save_state`](pleach_core::Session::save_state)): one field a
+//! [`PersistentState::KEY`](pleach_core::extensions::PersistentState::KEY), its JSON the value. A
 //! `DELETE` of the session removes both.
 
 use std::fmt;
@@ -17,12 +17,12 @@ use rmcp::transport::streamable_http_server::session::store::{
 };
 use serde_json::{Map, Value};
 
-use crate::mcp::McpError;
+use crate::McpError;
 
 /// How long a session and its state are kept after their last use by default: one day.
 ///
 /// ```
-/// assert_eq!(pleach_core::mcp::http::DEFAULT_SESSION_TTL.as_secs(), 24 * 60 * 60);
+/// assert_eq!(pleach_mcp::http::DEFAULT_SESSION_TTL.as_secs(), 24 * 60 * 60);
 /// ```
 pub const DEFAULT_SESSION_TTL: Duration = Duration::from_hours(24);
 
@@ -45,9 +45,9 @@ const REDIS_TIMEOUT: Duration = Duration::from_secs(5);
 /// database and user as Redis URLs carry them); `rediss://` (TLS) is not in this build.
 ///
 /// ```rust,no_run
-/// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::McpError> {
+/// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
 /// use std::time::Duration;
-/// use pleach_core::mcp::http::{HttpOptions, RedisSessionStore};
+/// use pleach_mcp::http::{HttpOptions, RedisSessionStore};
 ///
 /// let store = RedisSessionStore::connect("redis://127.0.0.1:6379/0")
 ///     .await?
@@ -95,7 +95,7 @@ impl RedisSessionStore {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::mcp::http::RedisSessionStore;
+    /// use pleach_mcp::http::RedisSessionStore;
     /// let error = RedisSessionStore::connect("http://127.0.0.1:6379").await.unwrap_err();
     /// assert!(error.to_string().contains("not a Redis URL"), "{error}");
     /// # }
@@ -136,9 +136,9 @@ impl RedisSessionStore {
     /// Keeps a session and its state this long after their last use (at least a second).
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::McpError> {
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
     /// use std::time::Duration;
-    /// let store = pleach_core::mcp::http::RedisSessionStore::connect("redis://127.0.0.1/")
+    /// let store = pleach_mcp::http::RedisSessionStore::connect("redis://127.0.0.1/")
     ///     .await?
     ///     .with_ttl(Duration::from_secs(600));
     /// assert_eq!(store.ttl(), Duration::from_secs(600));
@@ -154,8 +154,8 @@ impl RedisSessionStore {
     /// sharing one Redis).
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::McpError> {
-    /// let store = pleach_core::mcp::http::RedisSessionStore::connect("redis://127.0.0.1/")
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
+    /// let store = pleach_mcp::http::RedisSessionStore::connect("redis://127.0.0.1/")
     ///     .await?
     ///     .with_prefix("acme:tools:");
     /// # let _ = store;
@@ -170,8 +170,8 @@ impl RedisSessionStore {
     /// How long a session is kept after its last use.
     ///
     /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_core::mcp::McpError> {
-    /// use pleach_core::mcp::http::{RedisSessionStore, DEFAULT_SESSION_TTL};
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
+    /// use pleach_mcp::http::{RedisSessionStore, DEFAULT_SESSION_TTL};
     /// let store = RedisSessionStore::connect("redis://127.0.0.1/").await?;
     /// assert_eq!(store.ttl(), DEFAULT_SESSION_TTL);
     /// # Ok(()) }

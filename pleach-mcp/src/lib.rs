@@ -1,5 +1,17 @@
-//! A Model Context Protocol server for a [`Runtime`]'s tools (feature `mcp`), on the official Rust
-//! SDK ([rmcp](https://docs.rs/rmcp)): any binary can serve its own `#[tool]`s.
+//! # pleach-mcp
+//!
+//! pleach's tools over the Model Context Protocol, on the official Rust SDK
+//! ([rmcp](https://docs.rs/rmcp)): a server for a [`Runtime`]'s tools, so any binary can serve its
+//! own `#[tool]`s (this crate's root, on stdio; [`http`] over Streamable HTTP), and other MCP
+//! servers' tools in a pleach runtime ([`remote`]). pleach-core holds the runtime and knows
+//! nothing of MCP's transports; this crate is what a host adds to speak MCP.
+//!
+//! | feature | what it adds |
+//! | --- | --- |
+//! | (none) | the server on stdio ([`serve_stdio`], [`McpServer`]), remote servers started as child processes ([`remote::McpRemote::stdio`]) |
+//! | `http` | [`http`]: the server over Streamable HTTP with Origin checks, bearer or JWT tokens, health and drain; remote servers over HTTP |
+//! | `redis` | `http::RedisSessionStore`: MCP sessions and their state in Redis, shared by replicas (`docs/deploy.md`) |
+//! | `otel` | W3C trace context into remote calls and out of incoming requests (`docs/observability.md`) |
 //!
 //! What is mapped how (`docs/mcp.md` has the full table):
 //!
@@ -13,7 +25,7 @@
 //!   `error <code>: <message>`. A name the server does not list is a protocol error (invalid
 //!   params), as MCP asks.
 //! - `notifications/cancelled` cancels the call's turn: the tool's
-//!   [`ToolContext::signal`](crate::ToolContext::signal) fires.
+//!   [`ToolContext::signal`](pleach_core::ToolContext::signal) fires.
 //! - A request with a `progressToken` gets a `notifications/progress` for each `tool.delta` (the
 //!   delta's JSON as the message).
 //! - A call that needs the user's approval (a `standard` tool a detector flags) is put to the
@@ -23,8 +35,8 @@
 //!   client that cannot gets an `isError` result at once, `error 1012: this call needs the
 //!   user's approval …`, and the tool never runs.
 //!
-//! Transports: [`serve_stdio`]/[`serve`] (stdin and stdout), and [`http`] (Streamable HTTP,
-//! feature `mcp-http`).
+//! Transports: [`serve_stdio`]/[`serve`] (stdin and stdout), and `http` (Streamable HTTP,
+//! feature `http`).
 //!
 //! One server holds one session for its connection: session state (a scratchpad's notes) lasts
 //! across calls. The client keeps the conversation, so the session writes none. The
@@ -32,7 +44,7 @@
 //! `tools/call` params that do not fit are invalid params (-32602), with the reason.
 //!
 //! ```rust,no_run,standalone_crate
-//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_core::mcp::McpError> {
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_mcp::McpError> {
 //! use pleach_core::{tool, Runtime};
 //!
 //! /// Adds two integers.
@@ -40,18 +52,21 @@
 //! async fn add(a: i64, b: i64) -> i64 { a + b }
 //!
 //! let runtime = Runtime::builder().build().expect("the registry builds");
-//! pleach_core::mcp::serve_stdio(runtime).await
+//! pleach_mcp::serve_stdio(runtime).await
 //! # }
 //! ```
 //!
-//! [`Runtime`]: crate::Runtime
-//! [`Session`]: crate::Session
-//! [`providers::mcp_tools::definition`]: crate::providers::mcp_tools::definition
-//! [`providers::mcp_tools::call_tool_result`]: crate::providers::mcp_tools::call_tool_result
-//! [`SafetyTier::mcp_annotations`]: crate::SafetyTier::mcp_annotations
+//! [`Runtime`]: pleach_core::Runtime
+//! [`Session`]: pleach_core::Session
+//! [`providers::mcp_tools::definition`]: pleach_core::providers::mcp_tools::definition
+//! [`providers::mcp_tools::call_tool_result`]: pleach_core::providers::mcp_tools::call_tool_result
+//! [`SafetyTier::mcp_annotations`]: pleach_core::SafetyTier::mcp_annotations
+
+// Examples are held to the code's standard: a warning in one fails the doc tests.
+#![doc(test(attr(deny(warnings))))]
 
 mod approval;
-#[cfg(feature = "mcp-http")]
+#[cfg(feature = "http")]
 pub mod http;
 pub mod remote;
 mod server;
@@ -61,13 +76,13 @@ mod stdio;
 pub use server::McpServer;
 pub use stdio::{serve, serve_stdio};
 
-use crate::providers::ProfileProblem;
-use crate::session::SessionError;
+use pleach_core::providers::ProfileProblem;
+use pleach_core::session::SessionError;
 
 /// Why the MCP server could not start or stopped with an error.
 ///
 /// ```
-/// use pleach_core::mcp::McpError;
+/// use pleach_mcp::McpError;
 /// let err = McpError::Initialize("the client sent no initialize request".into());
 /// assert_eq!(err.to_string(), "the MCP handshake failed: the client sent no initialize request");
 /// ```
