@@ -9,7 +9,7 @@ use syn::FnArg;
 
 use crate::ast::ItemFn;
 use crate::attr::{Shape, tool_attribute};
-use crate::expand::{Handle, HandleBodies};
+use crate::handle::{Handle, HandleBodies};
 
 /// The fn, its handle with bodies that are never run, and the errors.
 pub(crate) fn emit_tool(

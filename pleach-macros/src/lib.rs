@@ -38,6 +38,7 @@ mod check;
 mod ctxt;
 mod expand;
 mod fallback;
+mod handle;
 mod input;
 mod paths;
 mod suspend;
