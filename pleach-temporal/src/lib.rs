@@ -19,7 +19,7 @@
 //! | --- | --- |
 //! | `input.rs` | [`ConversationInput`] and the memo a client reads ([`Waiting`]) |
 //! | `workflow.rs` | [`ConversationWorkflow`]: state, the decision signal, the events query |
-//! | `engine.rs` | the [`Engine`](pleach_core::durable::Engine) over the workflow's context |
+//! | `workflow/engine.rs` | the [`Engine`](pleach_core::durable::Engine) over the workflow's context |
 //! | `activities.rs` | the model step and call activities, heartbeating |
 //! | `worker.rs` | [`serve`]: a worker process |
 //! | `client.rs` | [`DurableClient`]: start, events, status, decide, outcome |
@@ -28,7 +28,6 @@
 mod activities;
 mod client;
 mod connection;
-mod engine;
 mod input;
 mod worker;
 mod workflow;

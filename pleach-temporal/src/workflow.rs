@@ -6,6 +6,10 @@
 // what a client names) with no doc comment of its own: the method's documents it.
 #![allow(missing_docs)]
 
+// The `Engine` over this workflow's context: it reads and writes the workflow's state, and only the
+// workflow's `run` builds it, so it is the workflow's own module, below it.
+mod engine;
+
 use std::collections::VecDeque;
 
 use pleach_core::durable::DurableOutcome;
@@ -14,8 +18,8 @@ use serde_json::Value;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{SyncWorkflowContext, WorkflowContext, WorkflowContextView, WorkflowResult};
 
+use self::engine::TemporalEngine;
 use crate::ConversationInput;
-use crate::engine::TemporalEngine;
 
 /// One durable conversation: the agent loop as a Temporal workflow. Model steps and calls are
 /// activities; an approval interrupt is workflow state waiting for [`decide`](Self::decide);

@@ -14,8 +14,8 @@ use serde_json::Value;
 use temporalio_common::RetryPolicy;
 use temporalio_sdk::{ActivityOptions, MemoValue, WorkflowContext};
 
+use super::ConversationWorkflow;
 use crate::activities::{PleachActivities, StepInput};
-use crate::workflow::ConversationWorkflow;
 use crate::{MEMO_WAITING, Waiting};
 
 /// How long one model step may take, all attempts together.
