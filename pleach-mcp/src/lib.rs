@@ -72,6 +72,9 @@ pub mod remote;
 mod server;
 mod span;
 mod stdio;
+// Below both the server (which keeps a session's state there) and `http` (which serves it).
+#[cfg(feature = "redis")]
+mod store;
 
 pub use server::McpServer;
 pub use stdio::{serve, serve_stdio};

@@ -47,7 +47,7 @@ pub struct McpServer {
     shutdown: CancellationToken,
     /// Where MCP sessions keep their persisted state (HTTP with a session store).
     #[cfg(feature = "redis")]
-    store: Option<crate::http::RedisSessionStore>,
+    store: Option<crate::store::RedisSessionStore>,
 }
 
 /// What every session of one server shares.
@@ -169,7 +169,7 @@ impl McpServer {
     /// The same server, each call of an MCP session run with the session's persisted state
     /// from `store` and what it changed written back.
     #[cfg(feature = "redis")]
-    pub(crate) fn with_state_store(mut self, store: crate::http::RedisSessionStore) -> McpServer {
+    pub(crate) fn with_state_store(mut self, store: crate::store::RedisSessionStore) -> McpServer {
         self.store = Some(store);
         self
     }
@@ -289,7 +289,7 @@ impl McpServer {
     #[cfg(feature = "redis")]
     async fn run_call_persisted(
         &self,
-        store: &crate::http::RedisSessionStore,
+        store: &crate::store::RedisSessionStore,
         session_id: &str,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,

@@ -57,8 +57,6 @@ mod auth;
 mod buffered;
 mod jwt;
 mod origin;
-#[cfg(feature = "redis")]
-mod store;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -74,9 +72,9 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-pub use jwt::JwtValidation;
 #[cfg(feature = "redis")]
-pub use store::{DEFAULT_SESSION_TTL, RedisSessionStore};
+pub use crate::store::{DEFAULT_SESSION_TTL, RedisSessionStore};
+pub use jwt::JwtValidation;
 
 use self::auth::Authenticator;
 use self::origin::AllowedOrigins;

@@ -33,7 +33,7 @@ const DEFAULT_PREFIX: &str = "pleach:mcp:";
 const REDIS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// MCP sessions and their state kept in Redis, shared by every replica of a server: give it to
-/// [`HttpOptions::session_store`](super::HttpOptions::session_store).
+/// [`HttpOptions::session_store`](crate::http::HttpOptions::session_store).
 ///
 /// A client that starts a session with `initialize` (MCP before 2026-07-28) can then reach any
 /// replica: the one that answers restores the session from Redis, and each call runs with the
