@@ -16,6 +16,7 @@ mod mcp;
 mod mcp_http;
 mod mcp_remote;
 mod mcp_sessions;
+mod module_graph;
 mod providers;
 mod round_trip;
 mod runtime;
