@@ -54,7 +54,7 @@ use serde_json::Value;
 use crate::call::ToolCall;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
-use crate::session::Limits;
+use crate::runtime::Limits;
 
 pub use json::{IncrementalJson, IncrementalJsonError};
 

@@ -1,6 +1,6 @@
-//! The runtime and its sessions: [`Runtime::builder`] wires the registry, plugins, limits and
-//! timeouts; [`Runtime::create_session`] takes the TypeScript spec's
-//! `{ tools: { enabled: [...] } }`; a session runs a turn's calls through the pipeline (find →
+//! Sessions: a [`Runtime`](crate::Runtime) makes them
+//! ([`Runtime::create_session`](crate::Runtime::create_session), with the TypeScript spec's
+//! `{ tools: { enabled: [...] } }`); a session runs a turn's calls through the pipeline (find →
 //! limits → parse → validate → execute with a [`ToolContext`](crate::ToolContext) → validate the
 //! output), streams their events, and writes results back into the conversation in the model's
 //! call order.
@@ -36,25 +36,18 @@
 
 mod call_events;
 #[cfg(feature = "otel")]
-mod metrics;
+pub(crate) mod metrics;
 mod persisted;
-mod pipeline;
-mod runtime;
+pub(crate) mod pipeline;
 mod screening;
-mod suggestion;
-mod telemetry;
+pub(crate) mod shared;
+pub(crate) mod suggestion;
+pub(crate) mod telemetry;
 
 pub(crate) use call_events::terminal_event;
 pub use persisted::RestoreError;
-#[doc(hidden)]
-pub use runtime::warn_no_tools;
-pub use runtime::{
-    DEFAULT_APPROVAL_TIMEOUT, DEFAULT_CANCEL_GRACE, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_IN_FLIGHT,
-    DEFAULT_MAX_REPEATED_FAILURES, DEFAULT_TIMEOUT, Limits, OverloadPolicy, Runtime,
-    RuntimeBuilder, RuntimeError,
-};
 
-use self::runtime::RuntimeInner;
+use self::shared::{Limits, RuntimeInner};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -143,11 +136,11 @@ pub enum SessionError {
 }
 
 #[derive(Debug)]
-struct SessionTool {
-    tool: UnifiedToolDefinition,
-    timeout: Duration,
-    strategy: BatchingStrategy,
-    max_concurrency: Option<usize>,
+pub(crate) struct SessionTool {
+    pub(crate) tool: UnifiedToolDefinition,
+    pub(crate) timeout: Duration,
+    pub(crate) strategy: BatchingStrategy,
+    pub(crate) max_concurrency: Option<usize>,
 }
 
 #[derive(Debug, Default)]
@@ -207,6 +200,31 @@ pub struct Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.inner.signal.cancel();
+    }
+}
+
+impl Session {
+    /// A session of `runtime` with `tools` (sorted by name, each once): what
+    /// [`Runtime::create_session`](crate::Runtime::create_session) makes.
+    pub(crate) fn new(runtime: Arc<RuntimeInner>, tools: Vec<SessionTool>) -> Session {
+        let extensions = runtime.extensions.clone();
+        Session {
+            inner: Arc::new(SessionInner {
+                runtime,
+                tools,
+                log: Mutex::new(SessionLog::default()),
+                any_failures: std::sync::atomic::AtomicBool::new(false),
+                signal: CancellationToken::new(),
+                scope: Arc::new(crate::extensions::Scope {
+                    extensions,
+                    state: crate::extensions::SessionState::new(),
+                }),
+                provenance: Mutex::default(),
+                approvals: Mutex::default(),
+                keeps_conversation: true,
+                takes_approvals: std::sync::atomic::AtomicBool::new(true),
+            }),
+        }
     }
 }
 
@@ -336,7 +354,7 @@ impl Session {
     /// engine's history, a host's store) continued in this session. What the safety stage knows
     /// is rebuilt from it as a turn would have built it: the values of the tool results since the
     /// last user message (and that message's, with
-    /// [`provenance_includes_user_messages`](super::RuntimeBuilder::provenance_includes_user_messages)).
+    /// [`provenance_includes_user_messages`](crate::RuntimeBuilder::provenance_includes_user_messages)).
     /// A result the user edited counts too; the repeated-failure counts start over.
     ///
     /// ```rust,standalone_crate
@@ -581,7 +599,7 @@ impl Session {
     }
 
     /// Seals a pending interrupt with the runtime's key
-    /// ([`RuntimeBuilder::interrupt_key`]), so another process can [`resume`](Session::resume) it.
+    /// ([`RuntimeBuilder::interrupt_key`](crate::RuntimeBuilder::interrupt_key)), so another process can [`resume`](Session::resume) it.
     ///
     /// # Errors
     ///

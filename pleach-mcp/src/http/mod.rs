@@ -81,7 +81,7 @@ pub use store::{DEFAULT_SESSION_TTL, RedisSessionStore};
 use self::auth::Authenticator;
 use self::origin::AllowedOrigins;
 use super::{McpError, McpServer};
-use pleach_core::session::Runtime;
+use pleach_core::runtime::Runtime;
 
 /// The largest request body taken by default: 4 MiB (rmcp's default too).
 ///
