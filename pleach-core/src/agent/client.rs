@@ -286,7 +286,8 @@ pub enum ModelError {
     /// The API did not answer, or stopped sending, in time.
     #[error("the model API timed out: {0}")]
     Timeout(String),
-    /// The response went past the size cap ([`AgentOptions::max_response_bytes`](crate::agent::AgentOptions::max_response_bytes)).
+    /// The response went past the size cap
+    /// ([`AgentOptions::max_response_bytes`](crate::agent::AgentOptions::max_response_bytes)).
     #[error("the model's response went past {limit} bytes; it was cut off there")]
     TooLarge {
         /// The cap, in bytes.

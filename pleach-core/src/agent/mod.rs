@@ -11,10 +11,11 @@
 //!
 //! Per step: the request (the conversation so far, the session's enabled tools) → the response's
 //! bytes through [`providers::Decoder`](crate::providers::Decoder) and the provider's stream
-//! parser → a [`StreamAssembler`](crate::assemble::StreamAssembler) (`tool.started` when a call is first seen, `tool.delta` per
-//! fragment, as they arrive) → when the response ends, the assistant message (text and calls) is
-//! written and the calls are run as one turn of the session: batching, safety, limits, and one
-//! terminal event and one result message per call, in call order. A call whose stream broke
+//! parser → a [`StreamAssembler`](crate::assemble::StreamAssembler) (`tool.started` when a call
+//! is first seen, `tool.delta` per fragment, as they arrive) → when the response ends, the
+//! assistant message (text and calls) is written and the calls are run as one turn of the
+//! session: batching, safety, limits, and one terminal event and one result message per call, in
+//! call order. A call whose stream broke
 //! (cut off: 1007; unreadable, duplicate, past the size limit: 1005/1006) never runs and still
 //! gets its `tool.failed` and its result message. The next request carries the results.
 //!
@@ -59,6 +60,10 @@
 //!
 //! `docs/agent.md` is the contract: the loop's steps, how each kind of bad input ends, and the
 //! tests that hold the code to it.
+//!
+//! The files: `client.rs` (the model-client contract and [`ModelError`]), `replay.rs`,
+//! `options.rs` (how a run goes and how it ended), `reading.rs` (one response read into a step)
+//! and `run.rs` (the loop and [`AgentRun`]); the HTTP clients and `endpoint.rs` beside them.
 
 #[cfg(feature = "http")]
 mod anthropic_client;

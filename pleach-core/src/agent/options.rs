@@ -88,7 +88,8 @@ pub enum StopReason {
     /// [`AgentOptions::max_steps`] requests were made and the model was still calling tools;
     /// the last calls ran and their results are in the conversation.
     MaxSteps,
-    /// The run was cancelled ([`AgentRun::cancel`](crate::agent::AgentRun::cancel), or the session dropped).
+    /// The run was cancelled ([`AgentRun::cancel`](crate::agent::AgentRun::cancel), or the
+    /// session dropped).
     Cancelled,
     /// The model could not be asked, or its response broke off. Calls that were complete
     /// before the break ran; the others failed.

@@ -3,8 +3,9 @@
 
 use crate::error::ToolError;
 
-/// What [`StreamAssembler`](super::StreamAssembler) refuses. Errors about a call (`CallFailed`) fail that call and no
-/// other; the rest are about keys the assembler cannot tie to a call it can run.
+/// What [`StreamAssembler`](super::StreamAssembler) refuses. Errors about a call (`CallFailed`)
+/// fail that call and no other; the rest are about keys the assembler cannot tie to a call it can
+/// run.
 ///
 /// ```
 /// use pleach_core::assemble::{StreamAssembler, StreamError};
@@ -24,8 +25,8 @@ pub enum StreamError {
         key: String,
     },
     /// A call begun with an id another call of the response already has: it is refused (no
-    /// events, left out of [`StreamAssembler::finish`](super::StreamAssembler::finish)); the first call goes on. Its fragments
-    /// are dropped and its end signal returns this error again.
+    /// events, left out of [`StreamAssembler::finish`](super::StreamAssembler::finish)); the
+    /// first call goes on. Its fragments are dropped and its end signal returns this error again.
     #[error("the tool call id `{tool_call_id}` (key `{key}`) was already used by another call")]
     DuplicateCallId {
         /// The refused call's key.

@@ -1,7 +1,8 @@
 //! The runtime: [`Runtime::builder`] wires the registry, plugins, limits and timeouts
 //! ([`RuntimeBuilder`], checked when it builds); a [`Runtime`] holds the checked registry and its
 //! configuration, cheap to clone, and [`Runtime::create_session`] makes sessions from it with the
-//! TypeScript spec's `{ tools: { enabled: [...] } }` (what a session does: [`session`](crate::session)).
+//! TypeScript spec's `{ tools: { enabled: [...] } }` (what a session does:
+//! [`session`](crate::session)).
 //!
 //! The runtime sits above the sessions it makes: what they share of it (the registry, the
 //! configuration, the slots) is `session/shared.rs`, which this module builds and reads.

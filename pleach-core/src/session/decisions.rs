@@ -51,7 +51,8 @@ impl Session {
     }
 
     /// Seals a pending interrupt with the runtime's key
-    /// ([`RuntimeBuilder::interrupt_key`](crate::RuntimeBuilder::interrupt_key)), so another process can [`resume`](Session::resume) it.
+    /// ([`RuntimeBuilder::interrupt_key`](crate::RuntimeBuilder::interrupt_key)), so another
+    /// process can [`resume`](Session::resume) it.
     ///
     /// # Errors
     ///

@@ -8,6 +8,12 @@
 //! The guarantees (ARCHITECTURE.md, "Runtime guarantees") and the tests that prove them are listed
 //! in `docs/events.md`.
 //!
+//! This file holds [`Session`] itself (its tools, state and conversation) and [`ToolResult`].
+//! What a session is made with is `options.rs`; turns and their driver `turn.rs`; calls run in
+//! the caller's task `dispatch.rs`; answers to approval interrupts `decisions.rs`; the agent
+//! loop's hold on a session `handle.rs`; what it shares of its runtime `shared.rs`; one call's
+//! pipeline `pipeline.rs` and its safety stage `screening.rs`.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};

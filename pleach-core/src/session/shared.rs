@@ -74,7 +74,8 @@ impl Limits {
     }
 }
 
-/// What a call does when the runtime already runs [`RuntimeBuilder::max_in_flight`](crate::RuntimeBuilder::max_in_flight) calls.
+/// What a call does when the runtime already runs
+/// [`RuntimeBuilder::max_in_flight`](crate::RuntimeBuilder::max_in_flight) calls.
 ///
 /// ```
 /// use pleach_core::{OverloadPolicy, Runtime};
@@ -99,7 +100,8 @@ pub(crate) struct Config {
     pub(crate) limits: Limits,
     pub(crate) default_timeout: Duration,
     pub(crate) tool_timeouts: HashMap<String, Duration>,
-    /// Tools declared idempotent or not ([`RuntimeBuilder::idempotent`](crate::RuntimeBuilder::idempotent)).
+    /// Tools declared idempotent or not
+    /// ([`RuntimeBuilder::idempotent`](crate::RuntimeBuilder::idempotent)).
     pub(crate) idempotent: HashMap<String, bool>,
     pub(crate) cancel_grace: Duration,
     pub(crate) approval_timeout: Duration,
