@@ -150,6 +150,7 @@ pub mod http_client;
 pub mod plugin;
 pub mod prelude;
 pub mod providers;
+pub mod runtime;
 pub mod safety;
 pub mod session;
 #[cfg(feature = "otel")]
@@ -173,9 +174,9 @@ pub use pleach_contract::{
     set_orchestrator_registry, tool_registry, try_tool_registry, validate_tool_call,
 };
 pub use plugin::{PleachPlugin, define_pleach_plugin};
+pub use runtime::{Limits, OverloadPolicy, Runtime, RuntimeBuilder, RuntimeError};
 pub use session::{
-    AssistantStep, Limits, OverloadPolicy, Runtime, RuntimeBuilder, RuntimeError, Session,
-    SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
+    AssistantStep, Session, SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
 };
 
 pub use pleach_contract::{input, link_tools, output, unified_tool};
