@@ -88,9 +88,10 @@ fn architecture_md_names_every_module_of_the_mapped_crates() {
                 .file_stem()
                 .and_then(|stem| stem.to_str())
                 .expect("a UTF-8 file name");
-            // A folder module is named by its folder; `lib.rs` by the crate's section.
+            // A folder module is named by its folder; `lib.rs` by the crate's section; a module's
+            // unit tests (`tests.rs`) by the module they test.
             let name = match stem {
-                "lib" => continue,
+                "lib" | "tests" => continue,
                 "mod" => relative
                     .parent()
                     .and_then(Path::file_name)

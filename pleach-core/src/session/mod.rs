@@ -345,6 +345,7 @@ impl Session {
     /// client keeps the conversation (MCP), so a long connection does not grow memory with every
     /// call. Called on a session just created (its only handle).
     #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    #[must_use]
     pub fn without_conversation(mut self) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.keeps_conversation = false;
