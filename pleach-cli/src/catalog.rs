@@ -13,7 +13,24 @@ use serde_json::{Value, json};
 
 use crate::remote::RemoteArgs;
 use crate::render::Renderer;
-use crate::{Outcome, SchemaProvider, UsageError};
+use crate::usage::{Outcome, UsageError};
+
+/// The formats `pleach schema` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SchemaProvider {
+    /// OpenAI function tool (Chat Completions).
+    Openai,
+    /// OpenAI function tool with `strict: true` (the schema transformed for strict mode).
+    OpenaiStrict,
+    /// Anthropic Messages tool.
+    Anthropic,
+    /// Anthropic Messages tool with `strict: true` (the schema transformed for strict tool use).
+    AnthropicStrict,
+    /// Gemini function declaration.
+    Gemini,
+    /// MCP `tools/list` entry.
+    Mcp,
+}
 
 /// What the host lets the tools reach.
 #[derive(Debug, Clone, clap::Args)]

@@ -11,7 +11,16 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::catalog::HostArgs;
 use crate::render::Renderer;
-use crate::{ChatProvider, Outcome, UsageError};
+use crate::usage::{Outcome, UsageError};
+
+/// The APIs `pleach chat` talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ChatProvider {
+    /// OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp's server, Ollama, `OpenRouter`).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
 
 /// What `pleach chat` was asked.
 pub(crate) struct ChatArgs {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::render::Renderer;
-use crate::{Outcome, UsageError};
+use crate::usage::{Outcome, UsageError};
 
 /// The scripted conversation: what the user asks, what the model does at each step, and its
 /// final answer. A recorded transcript stands in for the model, so no key is needed.

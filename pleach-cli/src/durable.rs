@@ -13,7 +13,7 @@ use pleach_temporal::{ConversationInput, DurableClient, DurableError};
 
 use crate::catalog::HostArgs;
 use crate::render::Renderer;
-use crate::{Outcome, UsageError};
+use crate::usage::{Outcome, UsageError};
 
 /// The Temporal service `worker`, `approve` and `status` use without `--temporal` or
 /// `TEMPORAL_ADDRESS` (the Temporal CLI's variable): a dev server's default.
@@ -51,7 +51,7 @@ pub(crate) async fn worker(args: &WorkerArgs, host: &HostArgs) -> Outcome {
         &args.task_queue,
         worker,
         max_calls,
-        crate::terminated(),
+        crate::signal::terminated(),
     )
     .await
     .map_err(|error| UsageError(error.to_string()))?;

@@ -63,12 +63,12 @@
 
 /// `print!` that ends the process quietly when stdout's reader has gone (`pleach demo | head`).
 macro_rules! out {
-    ($($arg:tt)*) => { $crate::emit(&format!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::stdout::emit(&format!($($arg)*)) };
 }
 
 /// `println!` that ends the process quietly when stdout's reader has gone.
 macro_rules! outln {
-    ($($arg:tt)*) => { $crate::emit(&format!("{}\n", format!($($arg)*))) };
+    ($($arg:tt)*) => { $crate::stdout::emit(&format!("{}\n", format!($($arg)*))) };
 }
 
 mod catalog;
@@ -80,13 +80,19 @@ mod mcp_http;
 mod remote;
 mod render;
 mod replay;
+mod signal;
+mod stdout;
 mod telemetry;
+mod token_file;
+mod usage;
 mod validate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+
+use crate::usage::{Outcome, UsageError};
 
 /// Schema-typed LLM tools: the pleach catalog through the real runtime.
 #[derive(Debug, Parser)]
@@ -128,7 +134,7 @@ enum Command {
         all: bool,
         /// The provider format; without it, pleach's own: name, description, input and output schemas.
         #[arg(long, value_enum)]
-        provider: Option<SchemaProvider>,
+        provider: Option<catalog::SchemaProvider>,
         /// Converts the tools of a file instead of the registry's: a JSON list in any format
         /// `validate --tools` reads (OpenAI's function tools among them); every tool, as a JSON
         /// array in the file's order, unless a NAME picks one.
@@ -163,7 +169,7 @@ enum Command {
     Replay {
         /// Whose stream it is.
         #[arg(long, value_enum)]
-        provider: ReplayProvider,
+        provider: replay::ReplayProvider,
         /// The recorded stream.
         file: PathBuf,
         /// Prints the events as NDJSON.
@@ -185,7 +191,7 @@ enum Command {
         model: String,
         /// The API's wire format.
         #[arg(long, value_enum, default_value = "openai")]
-        provider: ChatProvider,
+        provider: chat::ChatProvider,
         /// One message instead of reading lines from stdin.
         #[arg(long, value_name = "TEXT")]
         message: Option<String>,
@@ -229,58 +235,6 @@ enum Command {
         host: catalog::HostArgs,
     },
 }
-
-/// The formats `pleach schema` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum SchemaProvider {
-    /// OpenAI function tool (Chat Completions).
-    Openai,
-    /// OpenAI function tool with `strict: true` (the schema transformed for strict mode).
-    OpenaiStrict,
-    /// Anthropic Messages tool.
-    Anthropic,
-    /// Anthropic Messages tool with `strict: true` (the schema transformed for strict tool use).
-    AnthropicStrict,
-    /// Gemini function declaration.
-    Gemini,
-    /// MCP `tools/list` entry.
-    Mcp,
-}
-
-/// The APIs `pleach chat` talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ChatProvider {
-    /// OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp's server, Ollama, `OpenRouter`).
-    Openai,
-    /// Anthropic Messages.
-    Anthropic,
-}
-
-/// The streams `pleach replay` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ReplayProvider {
-    /// OpenAI Chat Completions (and compatible providers).
-    OpenaiChat,
-    /// OpenAI Responses.
-    OpenaiResponses,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Gemini `streamGenerateContent`.
-    Gemini,
-}
-
-/// A failure the user can fix: printed as `error: …`, exit code 2.
-#[derive(Debug)]
-struct UsageError(String);
-
-impl<T: Into<String>> From<T> for UsageError {
-    fn from(message: T) -> Self {
-        UsageError(message.into())
-    }
-}
-
-/// What a command asks the process to exit with.
-type Outcome = Result<ExitCode, UsageError>;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -415,37 +369,9 @@ async fn run(command: Command) -> Outcome {
                 // closing that terminal hangs it up. Ending here shuts the async runtime down,
                 // which drops the calls still running: a dropped `shell_exec` kills its
                 // program's process group, which none of these signals reaches.
-                () = terminated() => Ok(ExitCode::SUCCESS),
+                () = signal::terminated() => Ok(ExitCode::SUCCESS),
             }
         }
-    }
-}
-
-/// Resolves when the process is asked to stop: SIGTERM, SIGINT or SIGHUP. A signal that cannot
-/// be watched keeps its default action (the process dies without dropping its calls); never
-/// resolves where there are no such signals.
-async fn terminated() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::SignalKind;
-        tokio::select! {
-            () = received(SignalKind::terminate()) => {}
-            () = received(SignalKind::interrupt()) => {}
-            () = received(SignalKind::hangup()) => {}
-        }
-    }
-    #[cfg(not(unix))]
-    std::future::pending::<()>().await;
-}
-
-/// Resolves when `kind` arrives; never when it cannot be watched.
-#[cfg(unix)]
-async fn received(kind: tokio::signal::unix::SignalKind) {
-    match tokio::signal::unix::signal(kind) {
-        Ok(mut signal) => {
-            signal.recv().await;
-        }
-        Err(_) => std::future::pending::<()>().await,
     }
 }
 
@@ -484,24 +410,4 @@ fn log_to_stderr(exporting: Option<&telemetry::Exporting>) {
         .with(output.with_filter(filter))
         .with(exported)
         .try_init();
-}
-
-/// Reads a file, or says which one could not be read.
-fn read_file(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
-    std::fs::read(path)
-        .map_err(|error| UsageError(format!("cannot read `{}`: {error}", path.display())))
-}
-
-/// Writes to stdout. A reader that went away (`| head`) is no error of ours: exit at once, 0;
-/// any other write failure exits 2.
-fn emit(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(error) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        if error.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
-        eprintln!("error: cannot write to stdout: {error}");
-        std::process::exit(2);
-    }
 }

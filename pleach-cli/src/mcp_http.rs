@@ -1,7 +1,7 @@
 //! `pleach mcp --http ADDR`: the registry over MCP Streamable HTTP, with its flags.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -10,8 +10,9 @@ use pleach_mcp::McpError;
 use pleach_mcp::McpServer;
 use pleach_mcp::http::{HttpOptions, HttpServer, JwtValidation, RedisSessionStore};
 
-use crate::UsageError;
 use crate::catalog::HostArgs;
+use crate::token_file::read_tokens;
+use crate::usage::UsageError;
 
 /// The flags of `pleach mcp` that shape the HTTP server (all need `--http`).
 #[derive(Debug, clap::Args)]
@@ -174,28 +175,4 @@ fn options(args: &HttpArgs, address: SocketAddr) -> Result<HttpOptions, UsageErr
         options = options.insecure_no_auth();
     }
     Ok(options)
-}
-
-/// The tokens of a token file: one a line, trimmed; blank lines and `#` comments skipped. A file
-/// with none is an error (a server meant to need a token would otherwise take none).
-pub(crate) fn read_tokens(file: &Path) -> Result<Vec<String>, UsageError> {
-    let text = std::fs::read_to_string(file).map_err(|error| {
-        UsageError(format!(
-            "cannot read the token file `{}`: {error}",
-            file.display()
-        ))
-    })?;
-    let tokens: Vec<String> = text
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(str::to_owned)
-        .collect();
-    if tokens.is_empty() {
-        return Err(UsageError(format!(
-            "the token file `{}` holds no token (one a line)",
-            file.display()
-        )));
-    }
-    Ok(tokens)
 }

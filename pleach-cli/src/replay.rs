@@ -12,7 +12,20 @@ use pleach_core::{Session, SessionOptions, StreamAssembler, ToolCall, ToolError,
 
 use crate::catalog::HostArgs;
 use crate::render::Renderer;
-use crate::{Outcome, ReplayProvider, UsageError, read_file};
+use crate::usage::{Outcome, UsageError, read_file};
+
+/// The streams `pleach replay` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ReplayProvider {
+    /// OpenAI Chat Completions (and compatible providers).
+    OpenaiChat,
+    /// OpenAI Responses.
+    OpenaiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini `streamGenerateContent`.
+    Gemini,
+}
 
 /// Whether the recording is Server-Sent Events (its first line is a field or a comment) rather
 /// than one JSON event a line.

@@ -12,7 +12,7 @@ use pleach_core::{
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::{Outcome, UsageError, read_file};
+use crate::usage::{Outcome, UsageError, read_file};
 
 /// Where the definitions come from: a file's, or the registry's.
 enum Definitions {
