@@ -71,23 +71,27 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::stdout::emit(&format!("{}\n", format!($($arg)*))) };
 }
 
-mod catalog;
+mod call;
 mod chat;
+mod definitions;
 mod demo;
 #[cfg(feature = "temporal")]
 mod durable;
-mod mcp_http;
+mod host;
+mod list;
+mod mcp;
 mod remote;
 mod render;
 mod replay;
+mod schema;
 mod signal;
 mod stdout;
 mod telemetry;
 mod token_file;
 mod usage;
+mod user_lines;
 mod validate;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -111,129 +115,35 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Runs a scripted conversation (a bundled model transcript, no API key) through the runtime.
-    Demo {
-        /// Prints the events as NDJSON instead of rendering them.
-        #[arg(long)]
-        json: bool,
-    },
+    Demo(demo::Args),
     /// Lists the registry: name, safety tier, batching strategy, description.
-    List {
-        /// Prints a JSON array instead of a table.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        remote: remote::RemoteArgs,
-    },
+    List(list::Args),
     /// Prints a tool's definition, as a provider sees it.
-    Schema {
-        /// The tool's name.
-        #[arg(required_unless_present_any = ["all", "tools"], conflicts_with = "all")]
-        name: Option<String>,
-        /// Every tool, as a JSON array.
-        #[arg(long)]
-        all: bool,
-        /// The provider format; without it, pleach's own: name, description, input and output schemas.
-        #[arg(long, value_enum)]
-        provider: Option<catalog::SchemaProvider>,
-        /// Converts the tools of a file instead of the registry's: a JSON list in any format
-        /// `validate --tools` reads (OpenAI's function tools among them); every tool, as a JSON
-        /// array in the file's order, unless a NAME picks one.
-        #[arg(long, value_name = "DEFS.json")]
-        tools: Option<PathBuf>,
-    },
+    Schema(schema::Args),
     /// Checks tool calls against tool definitions, one JSON verdict a line, in input order.
-    Validate {
-        /// Tool definitions: a JSON list in any format `pleach schema --all` prints (default: the
-        /// registry).
-        #[arg(long, value_name = "DEFS.json")]
-        tools: Option<PathBuf>,
-        /// Calls, one JSON object a line: `{"name", "arguments"}` (default: stdin).
-        #[arg(long, value_name = "CALLS.jsonl")]
-        calls: Option<PathBuf>,
-    },
+    Validate(validate::Args),
     /// Runs one call through the full runtime and prints its events.
-    Call {
-        /// The tool's name.
-        name: String,
-        /// The arguments, a JSON object.
-        #[arg(long, value_name = "JSON", default_value = "{}")]
-        args: String,
-        /// Prints the events as NDJSON.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        host: catalog::HostArgs,
-    },
+    Call(call::Args),
     /// Feeds a recorded provider stream (raw SSE or one JSON event a line) through assembly and
     /// dispatch, and prints the events.
-    Replay {
-        /// Whose stream it is.
-        #[arg(long, value_enum)]
-        provider: replay::ReplayProvider,
-        /// The recorded stream.
-        file: PathBuf,
-        /// Prints the events as NDJSON.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        host: catalog::HostArgs,
-    },
+    Replay(replay::Args),
     /// Talks with a model through the agent loop: each line of stdin (or `--message`) is a user
     /// turn; the model's tool calls run with the catalog. The key comes from `OPENAI_API_KEY`
     /// (optional for local servers) or `ANTHROPIC_API_KEY`.
-    Chat {
-        /// The API's base URL: OpenAI-compatible up to `/v1` (`https://api.openai.com/v1`,
-        /// `http://127.0.0.1:11434/v1` for Ollama); Anthropic without it.
-        #[arg(long, value_name = "URL")]
-        base_url: String,
-        /// The model to ask.
-        #[arg(long, value_name = "M")]
-        model: String,
-        /// The API's wire format.
-        #[arg(long, value_enum, default_value = "openai")]
-        provider: chat::ChatProvider,
-        /// One message instead of reading lines from stdin.
-        #[arg(long, value_name = "TEXT")]
-        message: Option<String>,
-        /// Most model requests in one user turn.
-        #[arg(long, value_name = "N", default_value_t = 16)]
-        max_steps: usize,
-        /// Sends the tools without the provider's strict mode (by default each tool whose schema
-        /// strict mode can express goes in it).
-        #[arg(long)]
-        no_strict: bool,
-        /// Prints the events as NDJSON.
-        #[arg(long)]
-        json: bool,
-        #[cfg(feature = "temporal")]
-        #[command(flatten)]
-        durable: durable::DurableChatArgs,
-        #[command(flatten)]
-        host: catalog::HostArgs,
-    },
+    Chat(chat::Args),
     /// Runs durable conversations (`pleach chat --temporal`): polls a Temporal task queue and
     /// runs their model steps and calls with the catalog (and `--mcp-*` servers' tools).
     #[cfg(feature = "temporal")]
-    Worker {
-        #[command(flatten)]
-        args: durable::WorkerArgs,
-        #[command(flatten)]
-        host: catalog::HostArgs,
-    },
+    Worker(durable::worker::Args),
     /// Decides on a durable conversation's call waiting for approval; no worker needs to run.
     #[cfg(feature = "temporal")]
-    Approve(durable::ApproveArgs),
+    Approve(durable::approve::Args),
     /// Where a durable conversation stands: running or not, the calls waiting for approval.
     #[cfg(feature = "temporal")]
-    Status(durable::StatusArgs),
+    Status(durable::status::Args),
     /// Serves the registry over the Model Context Protocol on stdin and stdout, or over
     /// Streamable HTTP with `--http ADDR`.
-    Mcp {
-        #[command(flatten)]
-        http: Box<mcp_http::HttpArgs>,
-        #[command(flatten)]
-        host: catalog::HostArgs,
-    },
+    Mcp(mcp::Args),
 }
 
 fn main() -> ExitCode {
@@ -253,10 +163,10 @@ fn main() -> ExitCode {
     // An HTTP server answers many clients at once: a thread per core. Everything else is one
     // conversation (or one stdio client) and runs on this thread.
     let threaded = match &cli.command {
-        Command::Mcp { http, .. } => http.is_http(),
+        Command::Mcp(args) => args.is_http(),
         // A worker runs many calls at once.
         #[cfg(feature = "temporal")]
-        Command::Worker { .. } => true,
+        Command::Worker(_) => true,
         _ => false,
     };
     let mut builder = if threaded {
@@ -288,90 +198,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// Runs the command asked for.
 async fn run(command: Command) -> Outcome {
     match command {
-        Command::Demo { json } => demo::run(json).await,
-        Command::List { json, remote } => catalog::list(json, remote).await,
-        Command::Schema {
-            name,
-            all,
-            provider,
-            tools,
-        } => match tools {
-            Some(path) => catalog::schema_of_file(&path, name.as_deref(), provider),
-            None => catalog::schema(name.as_deref(), all, provider),
-        },
-        Command::Validate { tools, calls } => validate::run(tools.as_deref(), calls.as_deref()),
-        Command::Call {
-            name,
-            args,
-            json,
-            host,
-        } => catalog::call(&name, &args, json, &host).await,
-        Command::Replay {
-            provider,
-            file,
-            json,
-            host,
-        } => replay::run(provider, &file, json, &host).await,
-        Command::Chat {
-            base_url,
-            model,
-            provider,
-            message,
-            max_steps,
-            no_strict,
-            json,
-            #[cfg(feature = "temporal")]
-            durable,
-            host,
-        } => {
-            #[cfg(feature = "temporal")]
-            if let Some(target) = &durable.temporal {
-                if max_steps == 0 {
-                    return Err("--max-steps must be at least 1".into());
-                }
-                let endpoint = chat::endpoint(provider, &base_url, &model, !no_strict);
-                return durable::chat(&durable, target, endpoint, message, max_steps, json).await;
-            }
-            let args = chat::ChatArgs {
-                base_url,
-                model,
-                provider,
-                message,
-                max_steps,
-                strict: !no_strict,
-                json,
-            };
-            chat::run(args, &host).await
-        }
+        Command::Demo(args) => demo::run(args).await,
+        Command::List(args) => list::run(args).await,
+        Command::Schema(args) => schema::run(args),
+        Command::Validate(args) => validate::run(args),
+        Command::Call(args) => call::run(args).await,
+        Command::Replay(args) => replay::run(args).await,
+        Command::Chat(args) => chat::run(args).await,
         #[cfg(feature = "temporal")]
-        Command::Worker { args, host } => durable::worker(&args, &host).await,
+        Command::Worker(args) => durable::worker::run(args).await,
         #[cfg(feature = "temporal")]
-        Command::Approve(args) => durable::approve(args).await,
+        Command::Approve(args) => durable::approve::run(args).await,
         #[cfg(feature = "temporal")]
-        Command::Status(args) => durable::status(&args).await,
-        Command::Mcp { http, host } if http.is_http() => mcp_http::run(&http, &host).await,
-        Command::Mcp { host, .. } => {
-            let runtime = host.runtime().await?;
-            tokio::select! {
-                served = pleach_mcp::serve_stdio(runtime) => match served {
-                    Ok(()) => Ok(ExitCode::SUCCESS),
-                    Err(error) => {
-                        eprintln!("error: {error}");
-                        Ok(ExitCode::FAILURE)
-                    }
-                },
-                // MCP's stdio shutdown: the client closes stdin, waits, then sends SIGTERM (the
-                // official SDKs wait 2 s, less than rmcp's 5 s drain of a call still running).
-                // SIGINT and SIGHUP end it too: the SDKs start the server in the client's
-                // process group, so Ctrl-C in the client's terminal reaches the server, and
-                // closing that terminal hangs it up. Ending here shuts the async runtime down,
-                // which drops the calls still running: a dropped `shell_exec` kills its
-                // program's process group, which none of these signals reaches.
-                () = signal::terminated() => Ok(ExitCode::SUCCESS),
-            }
-        }
+        Command::Status(args) => durable::status::run(args).await,
+        Command::Mcp(args) => mcp::run(args).await,
     }
 }
 

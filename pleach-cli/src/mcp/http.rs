@@ -10,7 +10,7 @@ use pleach_mcp::McpError;
 use pleach_mcp::McpServer;
 use pleach_mcp::http::{HttpOptions, HttpServer, JwtValidation, RedisSessionStore};
 
-use crate::catalog::HostArgs;
+use crate::host::HostArgs;
 use crate::token_file::read_tokens;
 use crate::usage::UsageError;
 
