@@ -1,4 +1,4 @@
-//! What the host lets the tools reach (`--root`, `--allow-program`, `--timeout-ms`, the remote
+//! What the host lets the tools reach (`--root`, `--allow-program`, `--timeout`, the remote
 //! servers' flags), and the runtime over the catalog those flags configure: what `call`,
 //! `replay`, `chat`, `mcp` and `worker` run their calls on.
 
@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use pleach_core::Runtime;
 
+use crate::duration;
 use crate::remote::RemoteArgs;
 use crate::usage::UsageError;
 
@@ -19,9 +20,9 @@ pub(crate) struct HostArgs {
     /// A program `shell_exec` may run (repeatable; needs `--root`).
     #[arg(long = "allow-program", value_name = "P", requires = "root")]
     allow_program: Vec<String>,
-    /// The runtime's default timeout per call, and the shell's, in milliseconds.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    timeout_ms: Option<u64>,
+    /// The runtime's default timeout per call, and the shell's (`30s`, `500ms`, `2m`).
+    #[arg(long, value_name = "DURATION", value_parser = duration::positive)]
+    timeout: Option<Duration>,
     #[command(flatten)]
     remote: RemoteArgs,
 }
@@ -51,7 +52,7 @@ impl HostArgs {
         // The scratchpad's notes can outlive a process (`pleach mcp --http --session-store`).
         let mut builder =
             Runtime::builder().persist_state::<pleach_tools::scratchpad::Scratchpad>();
-        let timeout = self.timeout_ms.map(Duration::from_millis);
+        let timeout = self.timeout;
         if let Some(timeout) = timeout {
             builder = builder.default_timeout(timeout);
         }

@@ -27,7 +27,7 @@
 //! pleach validate --tools tools.json --calls calls.jsonl
 //! pleach call math --args '{"expression":"6*7"}'
 //! pleach call fs_list --args '{"path":"."}' --root . --json
-//! pleach call shell_exec --args '{"program":"ls","args":["-l"]}' --root . --allow-program ls --timeout-ms 2000
+//! pleach call shell_exec --args '{"program":"ls","args":["-l"]}' --root . --allow-program ls --timeout 2s
 //! pleach replay --provider anthropic stream.sse --json
 //! OPENAI_API_KEY=… pleach chat --base-url https://api.openai.com/v1 --model gpt-4o-mini
 //! pleach chat --base-url http://127.0.0.1:11434/v1 --model llama3.2 --message "what is 6*7?"
@@ -38,9 +38,14 @@
 //! ```
 //!
 //! `--root DIR` gives the `fs_*` tools and `shell_exec` their root folder, `--allow-program P`
-//! (repeatable, needs `--root`) the programs `shell_exec` may run, `--timeout-ms N` the runtime's
-//! default timeout and the shell's. `url_fetch` uses its strict default policy; `http_request`
-//! has no host allowed.
+//! (repeatable, needs `--root`) the programs `shell_exec` may run, `--timeout DURATION` the
+//! runtime's default timeout and the shell's. `url_fetch` uses its strict default policy;
+//! `http_request` has no host allowed.
+//!
+//! Every flag that takes a duration (`--timeout`, and `pleach mcp --http`'s `--drain`,
+//! `--drain-notice` and `--session-ttl`; `chat --temporal`'s `--approval-expiry`) reads a number
+//! and a unit: `500ms`, `30s`, `5m`, `2h`, `1d`, or several together (`1m30s`). A number without
+//! a unit is a usage error.
 //!
 //! `pleach validate` reads tool definitions as a JSON list in any format `pleach schema --all`
 //! prints: OpenAI's (`{"type":"function","function":{"name","description","parameters"}}`, or
@@ -77,6 +82,7 @@ mod definitions;
 mod demo;
 #[cfg(feature = "temporal")]
 mod durable;
+mod duration;
 mod host;
 mod list;
 mod mcp;

@@ -10,6 +10,7 @@ use pleach_core::durable::{DurableOptions, DurableStop};
 use pleach_temporal::{ConversationInput, DurableClient};
 
 use super::{connect, usage};
+use crate::duration;
 use crate::render::Renderer;
 use crate::usage::{Outcome, UsageError};
 use crate::user_lines::UserLines;
@@ -30,9 +31,10 @@ pub(crate) struct Args {
     /// The conversation's workflow id (default: a new one).
     #[arg(long, value_name = "ID", requires = "temporal")]
     id: Option<String>,
-    /// Seconds an approval waits for a decision before its call fails with 1016 (default: for ever).
-    #[arg(long, value_name = "SECS", requires = "temporal")]
-    approval_expiry: Option<f64>,
+    /// How long an approval waits for a decision before its call fails with 1016 (`10m`, `1h`;
+    /// default: for ever).
+    #[arg(long, value_name = "DURATION", requires = "temporal", value_parser = duration::positive)]
+    approval_expiry: Option<Duration>,
     /// Starts the conversation, prints its id and returns (follow it with `pleach status`).
     #[arg(long, requires = "temporal")]
     detach: bool,
@@ -59,9 +61,7 @@ pub(crate) async fn run(
     };
     let client = connect(target).await?;
     let mut options = DurableOptions::default().with_max_steps(max_steps);
-    if let Some(secs) = durable.approval_expiry {
-        let expiry = Duration::try_from_secs_f64(secs)
-            .map_err(|_| UsageError("--approval-expiry must be a number of seconds".into()))?;
+    if let Some(expiry) = durable.approval_expiry {
         options = options.with_approval_expiry(expiry);
     }
     let mut renderer = Renderer::new(json);
