@@ -9,10 +9,10 @@ use std::process::ExitCode;
 use pleach_core::SessionOptions;
 use pleach_core::agent::{AgentOptions, ModelEndpoint, StopReason, WireFormat};
 
+use crate::chat_turns::{TurnEnd, UserLines};
 use crate::host::HostArgs;
 use crate::render::Renderer;
 use crate::usage::{Outcome, UsageError};
-use crate::user_lines::UserLines;
 
 /// What `pleach chat` was asked.
 #[derive(Debug, clap::Args)]
@@ -97,43 +97,21 @@ pub(crate) async fn run(args: Args) -> Outcome {
     let mut failed = false;
     let mut lines = UserLines::new(args.message);
     while let Some(line) = lines.next().await? {
-        let line = line.trim().to_owned();
-        if line.is_empty() {
-            continue;
-        }
         renderer.say("user", &line);
         session.push_user_message(line);
         let mut run = session.run_agent(client.clone(), options);
         renderer.follow(run.events()).await;
         let outcome = run.finish().await;
-        match outcome.stop_reason {
-            StopReason::Finished => {
-                renderer.say("model", outcome.final_text.as_deref().unwrap_or(""));
-            }
-            StopReason::MaxSteps => {
-                eprintln!(
-                    "pleach chat: the model was still calling tools after {} steps (--max-steps)",
-                    args.max_steps
-                );
-                failed = true;
-            }
-            StopReason::Cancelled => {
-                eprintln!("pleach chat: cancelled");
-                failed = true;
-            }
+        let end = match outcome.stop_reason {
+            StopReason::Finished => TurnEnd::Answered(outcome.final_text),
+            StopReason::MaxSteps => TurnEnd::MaxSteps,
+            StopReason::Cancelled => TurnEnd::Stopped("cancelled".to_owned()),
             StopReason::Error(error) => {
-                eprintln!("pleach chat: the model's endpoint failed: {error}");
-                failed = true;
+                TurnEnd::Stopped(format!("the model's endpoint failed: {error}"))
             }
-            other => {
-                eprintln!("pleach chat: the turn stopped: {other:?}");
-                failed = true;
-            }
-        }
+            other => TurnEnd::Stopped(format!("the turn stopped: {other:?}")),
+        };
+        failed |= end.report(&mut renderer, args.max_steps);
     }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(u8::from(failed)))
 }

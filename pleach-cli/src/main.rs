@@ -78,6 +78,7 @@ macro_rules! outln {
 
 mod call;
 mod chat;
+mod chat_turns;
 mod definitions;
 mod demo;
 #[cfg(feature = "temporal")]
@@ -95,7 +96,6 @@ mod stdout;
 mod telemetry;
 mod token_file;
 mod usage;
-mod user_lines;
 mod validate;
 
 use std::process::ExitCode;

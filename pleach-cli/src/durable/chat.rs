@@ -10,10 +10,10 @@ use pleach_core::durable::{DurableOptions, DurableStop};
 use pleach_temporal::{ConversationInput, DurableClient};
 
 use super::{connect, usage};
+use crate::chat_turns::{TurnEnd, UserLines};
 use crate::duration;
 use crate::render::Renderer;
 use crate::usage::{Outcome, UsageError};
-use crate::user_lines::UserLines;
 
 /// How often a followed conversation's events are read.
 const POLL: Duration = Duration::from_millis(250);
@@ -69,10 +69,6 @@ pub(crate) async fn run(
     let mut lines = UserLines::new(message);
     let mut failed = false;
     while let Some(line) = lines.next().await? {
-        let line = line.trim().to_owned();
-        if line.is_empty() {
-            continue;
-        }
         renderer.say("user", &line);
         conversation.push(Message::User { content: line });
         let input = ConversationInput::new(conversation.clone(), endpoint.clone())
@@ -87,32 +83,18 @@ pub(crate) async fn run(
         }
         eprintln!("pleach chat: conversation `{id}` on {target}");
         let outcome = follow(&client, &id, target, &mut renderer).await?;
-        match &outcome.stop {
-            DurableStop::Finished => {
-                renderer.say("model", outcome.final_text.as_deref().unwrap_or(""));
-            }
-            DurableStop::MaxSteps => {
-                eprintln!(
-                    "pleach chat: the model was still calling tools after {max_steps} steps (--max-steps)"
-                );
-                failed = true;
-            }
+        let end = match &outcome.stop {
+            DurableStop::Finished => TurnEnd::Answered(outcome.final_text),
+            DurableStop::MaxSteps => TurnEnd::MaxSteps,
             DurableStop::Error(error) => {
-                eprintln!("pleach chat: the conversation stopped: {error}");
-                failed = true;
+                TurnEnd::Stopped(format!("the conversation stopped: {error}"))
             }
-            other => {
-                eprintln!("pleach chat: the conversation stopped: {other:?}");
-                failed = true;
-            }
-        }
+            other => TurnEnd::Stopped(format!("the conversation stopped: {other:?}")),
+        };
+        failed |= end.report(&mut renderer, max_steps);
         conversation = outcome.conversation;
     }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(u8::from(failed)))
 }
 
 /// Prints the conversation's events as they come (read from its workflow) until it ends.
