@@ -52,8 +52,7 @@ impl HostArgs {
         // The scratchpad's notes can outlive a process (`pleach mcp --http --session-store`).
         let mut builder =
             Runtime::builder().persist_state::<pleach_tools::scratchpad::Scratchpad>();
-        let timeout = self.timeout;
-        if let Some(timeout) = timeout {
+        if let Some(timeout) = self.timeout {
             builder = builder.default_timeout(timeout);
         }
         if let Some(root) = &self.root {
@@ -64,7 +63,7 @@ impl HostArgs {
                 ))
             })?;
             builder = builder.provide(fs);
-            builder = builder.provide(self.shell_config(root, timeout)?);
+            builder = builder.provide(self.shell_config(root)?);
         }
         if let Some(meter) = crate::telemetry::meter() {
             builder = builder.meter(meter);
@@ -72,10 +71,10 @@ impl HostArgs {
         Ok(builder)
     }
 
+    /// `shell_exec`'s configuration: the root, the programs allowed, `--timeout` as its limit.
     fn shell_config(
         &self,
         root: &std::path::Path,
-        timeout: Option<Duration>,
     ) -> Result<pleach_tools::shell::ShellConfig, UsageError> {
         let mut shell = pleach_tools::shell::ShellConfig::new(root).map_err(|error| {
             UsageError(format!(
@@ -88,7 +87,7 @@ impl HostArgs {
                 .allow_program(program)
                 .map_err(|error| UsageError(format!("cannot allow `{program}`: {error}")))?;
         }
-        if let Some(timeout) = timeout {
+        if let Some(timeout) = self.timeout {
             shell = shell.timeout(timeout);
         }
         Ok(shell)

@@ -19,7 +19,7 @@ pub(crate) struct Args {
     remote: RemoteArgs,
 }
 
-/// `pleach list`.
+/// Prints the registry: a table, or a JSON array with `--json`.
 pub(crate) async fn run(args: Args) -> Outcome {
     let runtime = HostArgs::from(args.remote).runtime().await?;
     let rows: Vec<Value> = runtime
