@@ -329,7 +329,7 @@ impl RuntimeBuilder {
 
     /// Sets how many calls of one turn run at once (default [`DEFAULT_MAX_CONCURRENCY`]): the
     /// global cap of [`BatchingConfig`]. Each tool's calls also follow its
-    /// [`BatchingStrategy`].
+    /// [`BatchingStrategy`](crate::BatchingStrategy).
     ///
     /// ```
     /// use pleach_core::{Runtime, ToolRegistryBuilder};

@@ -158,7 +158,7 @@ impl Runtime {
 
     /// [`validate_tool_call`](crate::validate_tool_call) against this runtime: its tools (the
     /// registry it was built with and its plugins' tools) and its size and nesting
-    /// [`Limits`](crate::Limits) (keyword `limits`). A valid verdict is a call a session of this
+    /// [`Limits`] (keyword `limits`). A valid verdict is a call a session of this
     /// runtime with the tool enabled would run.
     ///
     /// ```rust,standalone_crate

@@ -4,7 +4,7 @@
 use crate::error::{ErrorCode, ToolError};
 use crate::schema;
 
-/// Why text fed to an [`IncrementalJson`] is not one JSON value.
+/// Why text fed to an [`IncrementalJson`](super::IncrementalJson) is not one JSON value.
 ///
 /// ```
 /// use pleach_core::assemble::{IncrementalJson, IncrementalJsonError};
