@@ -369,7 +369,7 @@ async fn anthropic_runs_a_streamed_tool_use_and_sends_results_as_tool_result_blo
     ])
     .await;
     let key = "sk-ant-test-secret";
-    let client = AnthropicClient::new(&server.url(""), "claude-sonnet-4", key).unwrap();
+    let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", key).unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
 
@@ -420,7 +420,7 @@ async fn a_call_cut_off_by_max_tokens_fails_1007_never_runs_and_has_one_result()
         )),
     ])
     .await;
-    let client = AnthropicClient::new(&server.url(""), "claude-sonnet-4", "k").unwrap();
+    let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", "k").unwrap();
     let session = session(None);
     let before = MAKE_FILE_RAN.load(Ordering::SeqCst);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
@@ -477,7 +477,7 @@ async fn a_connection_dropped_mid_call_fails_that_call_and_the_complete_one_runs
         cut: Some(cut),
     }])
     .await;
-    let client = AnthropicClient::new(&server.url(""), "claude-sonnet-4", "k").unwrap();
+    let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", "k").unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
 
@@ -551,7 +551,7 @@ async fn malformed_lines_and_unknown_events_are_counted_and_the_calls_still_run(
     ]));
     let server =
         LoopbackServer::replying(vec![stream(body), stream(anthropic_answer("Sunny."))]).await;
-    let client = AnthropicClient::new(&server.url(""), "claude-sonnet-4", "k").unwrap();
+    let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", "k").unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
 
@@ -720,7 +720,7 @@ async fn utf8_split_across_http_chunks_is_whole_and_invalid_utf8_fails_the_open_
         stream(openai_answer("done")),
     ])
     .await;
-    let client = OpenAiChatClient::new(&server.url(""), "m", None).unwrap();
+    let client = OpenAiChatClient::new(server.url(""), "m", None).unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
     let done = completed(&events);
@@ -799,7 +799,7 @@ async fn http_401_and_500_end_the_run_with_the_providers_error_and_no_key() {
         (500, r#"{"error":{"message":"The server had an error"}}"#),
     ] {
         let server = LoopbackServer::replying(vec![Reply::json(status, body)]).await;
-        let client = OpenAiChatClient::new(&server.url(""), "m", Some(key.into())).unwrap();
+        let client = OpenAiChatClient::new(server.url(""), "m", Some(key.into())).unwrap();
         assert!(!format!("{client:?}").contains(key));
         let session = session(None);
         let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
@@ -822,7 +822,7 @@ async fn http_401_and_500_end_the_run_with_the_providers_error_and_no_key() {
         );
     }
     let server = LoopbackServer::replying(vec![Reply::json(401, "{\"error\":\"bad key\"}")]).await;
-    let client = AnthropicClient::new(&server.url(""), "m", key).unwrap();
+    let client = AnthropicClient::new(server.url(""), "m", key).unwrap();
     assert!(!format!("{client:?}").contains(key));
     let (_, outcome) = run(&session(None), Arc::new(client), AgentOptions::default()).await;
     assert!(matches!(
@@ -958,7 +958,7 @@ async fn a_success_that_is_not_an_event_stream_is_an_error_not_an_empty_answer()
     // A server that ignores `stream: true` and answers with the whole completion as JSON.
     let whole = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
     let server = LoopbackServer::replying(vec![Reply::json(200, whole)]).await;
-    let client = OpenAiChatClient::new(&server.url(""), "m", None).unwrap();
+    let client = OpenAiChatClient::new(server.url(""), "m", None).unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
     assert!(events.is_empty());
@@ -980,7 +980,7 @@ async fn a_429_keeps_the_retry_after_the_api_asked_for() {
         body,
     )])
     .await;
-    let client = OpenAiChatClient::new(&server.url(""), "m", None).unwrap();
+    let client = OpenAiChatClient::new(server.url(""), "m", None).unwrap();
     let (_, outcome) = run(&session(None), Arc::new(client), AgentOptions::default()).await;
     let StopReason::Error(error) = &outcome.stop_reason else {
         panic!("{outcome:?}")

@@ -257,7 +257,7 @@ async fn serve(
         Reply::Stall => std::future::pending().await,
         Reply::Hold(bytes) => {
             let _ = stream.write_all(&bytes).await;
-            std::future::pending().await
+            std::future::pending::<()>().await;
         }
         Reply::Endless => {
             let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n";
