@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use pleach_core::agent::{
@@ -13,9 +13,9 @@ use pleach_core::agent::{
     ReplayClient, StopReason, WireFormat,
 };
 use pleach_core::{ErrorCode, Limits, Message, Runtime, Session, SessionOptions, ToolEvent, tool};
+use pleach_test_support::http::{LoopbackServer, Reply};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 // ---------------------------------------------------------------------------------------------
 // The tools the recorded streams call.
@@ -123,163 +123,11 @@ fn openai_call(index: u32, id: Option<&str>, name: Option<&str>, arguments: &str
 const OPENAI_END: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
 
 // ---------------------------------------------------------------------------------------------
-// A loopback HTTP/1.1 server: one reply per connection, in order; every request recorded.
-
-#[derive(Debug, Clone)]
-struct Recorded {
-    method: String,
-    target: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Recorded {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap()
-    }
-}
-
-#[derive(Debug, Clone)]
-enum Reply {
-    /// `text/event-stream` with this body, written in pieces of `chunk` bytes; with `cut`, only
-    /// that many bytes are written before the connection closes (the length said more).
-    Sse {
-        body: Vec<u8>,
-        chunk: usize,
-        cut: Option<usize>,
-    },
-    /// An error status with a JSON body.
-    Status(u16, String),
-    /// A whole HTTP response, written as it is.
-    Raw(String),
-}
+// A loopback HTTP/1.1 server (pleach-test-support): one reply per connection, in order; every
+// request recorded.
 
 fn stream(body: Vec<u8>) -> Reply {
-    Reply::Sse {
-        body,
-        chunk: 7,
-        cut: None,
-    }
-}
-
-struct Server {
-    base: String,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Server {
-    async fn start(replies: Vec<Reply>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let recorded = requests.clone();
-        let task = tokio::spawn(async move {
-            let mut replies = replies.into_iter();
-            while let Ok((stream, _)) = listener.accept().await {
-                let reply = replies.next();
-                serve(stream, reply, recorded.clone()).await;
-            }
-        });
-        Server {
-            base,
-            requests,
-            task,
-        }
-    }
-
-    fn requests(&self) -> Vec<Recorded> {
-        self.requests
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn serve(stream: TcpStream, reply: Option<Reply>, requests: Arc<Mutex<Vec<Recorded>>>) {
-    let mut stream = BufReader::new(stream);
-    let Some(request) = read_request(&mut stream).await else {
-        return;
-    };
-    requests
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(request);
-    let stream = stream.get_mut();
-    match reply {
-        Some(Reply::Sse { body, chunk, cut }) => {
-            let head = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(head.as_bytes()).await;
-            let sent = &body[..cut.unwrap_or(body.len()).min(body.len())];
-            for piece in sent.chunks(chunk.max(1)) {
-                if stream.write_all(piece).await.is_err() {
-                    return;
-                }
-                let _ = stream.flush().await;
-            }
-        }
-        Some(Reply::Status(status, body)) => {
-            let head = format!(
-                "HTTP/1.1 {status} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(head.as_bytes()).await;
-            let _ = stream.write_all(body.as_bytes()).await;
-        }
-        Some(Reply::Raw(response)) => {
-            let _ = stream.write_all(response.as_bytes()).await;
-        }
-        None => {}
-    }
-    let _ = stream.shutdown().await;
-}
-
-async fn read_request(stream: &mut BufReader<TcpStream>) -> Option<Recorded> {
-    let mut line = String::new();
-    stream.read_line(&mut line).await.ok()?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let target = parts.next()?.to_owned();
-    let mut headers = Vec::new();
-    loop {
-        line.clear();
-        stream.read_line(&mut line).await.ok()?;
-        let header = line.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':')?;
-        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-    }
-    let length = headers
-        .iter()
-        .find(|(name, _)| name == "content-length")
-        .and_then(|(_, value)| value.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length.min(16 * 1024 * 1024)];
-    stream.read_exact(&mut body).await.ok()?;
-    Some(Recorded {
-        method,
-        target,
-        headers,
-        body,
-    })
+    Reply::sse(body)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -394,14 +242,13 @@ fn completed(events: &[ToolEvent]) -> Vec<(String, Value)> {
 #[tokio::test]
 #[allow(clippy::too_many_lines)] // one scenario, checked end to end: events, conversation, requests
 async fn openai_chat_runs_two_streamed_calls_writes_results_back_and_finishes() {
-    let server = Server::start(vec![
+    let server = LoopbackServer::replying(vec![
         stream(fixture("openai-chat", OPENAI_TWO_CALLS)),
         stream(openai_answer("Edinburgh is mild; AAPL is at 227.52.")),
     ])
     .await;
     let key = "sk-test-0123456789";
-    let client =
-        OpenAiChatClient::new(format!("{}/v1", server.base), "gpt-4o", Some(key.into())).unwrap();
+    let client = OpenAiChatClient::new(server.url("/v1"), "gpt-4o", Some(key.into())).unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
 
@@ -516,13 +363,13 @@ async fn openai_chat_runs_two_streamed_calls_writes_results_back_and_finishes() 
 
 #[tokio::test]
 async fn anthropic_runs_a_streamed_tool_use_and_sends_results_as_tool_result_blocks() {
-    let server = Server::start(vec![
+    let server = LoopbackServer::replying(vec![
         stream(fixture("anthropic", ANTHROPIC_TOOL_USE)),
         stream(anthropic_answer("It is sunny in Paris.")),
     ])
     .await;
     let key = "sk-ant-test-secret";
-    let client = AnthropicClient::new(&server.base, "claude-sonnet-4", key).unwrap();
+    let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", key).unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
 
@@ -566,14 +413,14 @@ async fn anthropic_runs_a_streamed_tool_use_and_sends_results_as_tool_result_blo
 
 #[tokio::test]
 async fn a_call_cut_off_by_max_tokens_fails_1007_never_runs_and_has_one_result() {
-    let server = Server::start(vec![
+    let server = LoopbackServer::replying(vec![
         stream(fixture("anthropic", ANTHROPIC_TRUNCATED)),
         stream(anthropic_answer(
             "The file was too long; I will write it in parts.",
         )),
     ])
     .await;
-    let client = AnthropicClient::new(&server.base, "claude-sonnet-4", "k").unwrap();
+    let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", "k").unwrap();
     let session = session(None);
     let before = MAKE_FILE_RAN.load(Ordering::SeqCst);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
@@ -624,13 +471,13 @@ async fn a_connection_dropped_mid_call_fails_that_call_and_the_complete_one_runs
         json!({"type":"content_block_stop","index":1}),
         json!({"type":"message_stop"}),
     ]));
-    let server = Server::start(vec![Reply::Sse {
+    let server = LoopbackServer::replying(vec![Reply::Sse {
         body,
         chunk: 11,
         cut: Some(cut),
     }])
     .await;
-    let client = AnthropicClient::new(&server.base, "claude-sonnet-4", "k").unwrap();
+    let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", "k").unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
 
@@ -702,8 +549,9 @@ async fn malformed_lines_and_unknown_events_are_counted_and_the_calls_still_run(
         json!({"type":"content_block_stop","index":0}),
         json!({"type":"message_stop"}),
     ]));
-    let server = Server::start(vec![stream(body), stream(anthropic_answer("Sunny."))]).await;
-    let client = AnthropicClient::new(&server.base, "claude-sonnet-4", "k").unwrap();
+    let server =
+        LoopbackServer::replying(vec![stream(body), stream(anthropic_answer("Sunny."))]).await;
+    let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", "k").unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
 
@@ -858,7 +706,7 @@ async fn utf8_split_across_http_chunks_is_whole_and_invalid_utf8_fails_the_open_
     );
     bad.extend_from_slice(OPENAI_END.as_bytes());
     // One byte a chunk: every multi-byte character arrives split.
-    let server = Server::start(vec![
+    let server = LoopbackServer::replying(vec![
         Reply::Sse {
             body: good.into_bytes(),
             chunk: 1,
@@ -872,7 +720,7 @@ async fn utf8_split_across_http_chunks_is_whole_and_invalid_utf8_fails_the_open_
         stream(openai_answer("done")),
     ])
     .await;
-    let client = OpenAiChatClient::new(&server.base, "m", None).unwrap();
+    let client = OpenAiChatClient::new(server.url(""), "m", None).unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
     let done = completed(&events);
@@ -950,8 +798,8 @@ async fn http_401_and_500_end_the_run_with_the_providers_error_and_no_key() {
         (401, r#"{"error":{"message":"Incorrect API key provided"}}"#),
         (500, r#"{"error":{"message":"The server had an error"}}"#),
     ] {
-        let server = Server::start(vec![Reply::Status(status, body.to_owned())]).await;
-        let client = OpenAiChatClient::new(&server.base, "m", Some(key.into())).unwrap();
+        let server = LoopbackServer::replying(vec![Reply::json(status, body)]).await;
+        let client = OpenAiChatClient::new(server.url(""), "m", Some(key.into())).unwrap();
         assert!(!format!("{client:?}").contains(key));
         let session = session(None);
         let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
@@ -973,8 +821,8 @@ async fn http_401_and_500_end_the_run_with_the_providers_error_and_no_key() {
             "nothing written for a failed request"
         );
     }
-    let server = Server::start(vec![Reply::Status(401, "{\"error\":\"bad key\"}".into())]).await;
-    let client = AnthropicClient::new(&server.base, "m", key).unwrap();
+    let server = LoopbackServer::replying(vec![Reply::json(401, "{\"error\":\"bad key\"}")]).await;
+    let client = AnthropicClient::new(server.url(""), "m", key).unwrap();
     assert!(!format!("{client:?}").contains(key));
     let (_, outcome) = run(&session(None), Arc::new(client), AgentOptions::default()).await;
     assert!(matches!(
@@ -1047,20 +895,11 @@ async fn cancelling_a_run_fails_the_calls_seen_and_stops_reading() {
         Some("get_weather"),
         "{\"location\":\"Kyiv\"}",
     );
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let server = tokio::spawn(async move {
-        let (stream, _) = listener.accept().await.unwrap();
-        let mut stream = BufReader::new(stream);
-        let _ = read_request(&mut stream).await;
-        let stream = stream.get_mut();
-        let head =
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 100000\r\n\r\n";
-        let _ = stream.write_all(head.as_bytes()).await;
-        let _ = stream.write_all(body.as_bytes()).await;
-        std::future::pending::<()>().await;
-    });
-    let client = OpenAiChatClient::new(base, "m", None).unwrap();
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 100000\r\n\r\n";
+    let server =
+        LoopbackServer::replying(vec![Reply::Hold(format!("{head}{body}").into_bytes())]).await;
+    let client = OpenAiChatClient::new(server.url(""), "m", None).unwrap();
     let session = session(None);
     let mut run = session.run_agent(Arc::new(client), AgentOptions::default());
     let first = run.events().recv().await;
@@ -1076,7 +915,7 @@ async fn cancelling_a_run_fails_the_calls_seen_and_stops_reading() {
     assert_eq!(outcome.stop_reason, StopReason::Cancelled);
     assert_eq!(failure(&rest, "call_1").code(), ErrorCode::Cancelled);
     assert_eq!(session.conversation().len(), 3);
-    server.abort();
+    drop(server);
 }
 
 #[tokio::test]
@@ -1118,8 +957,8 @@ async fn an_error_the_provider_reports_mid_response_stops_the_run_and_its_text_i
 async fn a_success_that_is_not_an_event_stream_is_an_error_not_an_empty_answer() {
     // A server that ignores `stream: true` and answers with the whole completion as JSON.
     let whole = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
-    let server = Server::start(vec![Reply::Status(200, whole.to_owned())]).await;
-    let client = OpenAiChatClient::new(&server.base, "m", None).unwrap();
+    let server = LoopbackServer::replying(vec![Reply::json(200, whole)]).await;
+    let client = OpenAiChatClient::new(server.url(""), "m", None).unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
     assert!(events.is_empty());
@@ -1135,12 +974,13 @@ async fn a_success_that_is_not_an_event_stream_is_an_error_not_an_empty_answer()
 #[tokio::test]
 async fn a_429_keeps_the_retry_after_the_api_asked_for() {
     let body = r#"{"error":{"message":"Rate limit reached"}}"#;
-    let response = format!(
-        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 7\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let server = Server::start(vec![Reply::Raw(response)]).await;
-    let client = OpenAiChatClient::new(&server.base, "m", None).unwrap();
+    let server = LoopbackServer::replying(vec![Reply::with(
+        429,
+        &[("content-type", "application/json"), ("retry-after", "7")],
+        body,
+    )])
+    .await;
+    let client = OpenAiChatClient::new(server.url(""), "m", None).unwrap();
     let (_, outcome) = run(&session(None), Arc::new(client), AgentOptions::default()).await;
     let StopReason::Error(error) = &outcome.stop_reason else {
         panic!("{outcome:?}")

@@ -20,11 +20,7 @@ use pleach_core::{Message, Runtime, SessionOptions, tool};
 use serde_json::{Value, json};
 
 // The model steps the Temporal tests serve over HTTP, here replayed.
-#[allow(dead_code)] // its loopback server is for the tests that talk HTTP
-#[path = "../pleach-cli/tests/durable/model.rs"]
-mod model;
-
-use model::{answer, calls};
+use pleach_test_support::model::{answer, calls};
 
 /// Looks a record up (a read).
 #[tool]

@@ -8,6 +8,7 @@
 
 mod agent;
 mod batching;
+mod docs;
 mod durable;
 mod faults;
 mod guarantees;

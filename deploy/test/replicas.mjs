@@ -38,7 +38,7 @@ fs.mkdirSync(path.join(folder, "root"));
 const redis = withSessions ? await startRedis(folder) : undefined;
 const { expectLine, command, stop } = startReplicas(script, binary, [
   "--token-file", path.join(folder, "tokens"), "--root", path.join(folder, "root"),
-  "--allow-program", "sleep", "--timeout-ms", "20000", ...(redis ? ["--session-store", redis.url] : []),
+  "--allow-program", "sleep", "--timeout", "20s", ...(redis ? ["--session-store", redis.url] : []),
 ]);
 
 // One client calling without pause; each outcome recorded with the phase it started in.

@@ -42,7 +42,7 @@ try {
 
   const started = startReplicas(script, binary, [
     "--token-file", path.join(folder, "tokens"), "--root", path.join(folder, "root"),
-    "--session-store", redis.url, "--session-ttl-secs", "600",
+    "--session-store", redis.url, "--session-ttl", "10m",
   ]);
   replicas = started;
   const { expectLine, command } = started;

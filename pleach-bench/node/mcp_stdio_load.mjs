@@ -4,7 +4,7 @@
 // per call over the timed calls only, from /proc/PID/stat before and after them (10 ms ticks);
 // and the client's own CPU per call over the same calls (process.cpuUsage()).
 //
-// Usage, with @modelcontextprotocol/sdk resolvable (docs/performance.md, "MCP over stdio"):
+// Usage, with @modelcontextprotocol/sdk resolvable (docs/performance.md, "`mcp-stdio`"):
 //   node mcp_stdio_load.mjs LABEL N INFLIGHT TOOL ARGS_JSON -- COMMAND [ARGS...]
 import fs from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -1,5 +1,5 @@
 // The TypeScript SDK's own stdio server for `mcp-stdio`'s comparison: `add(a, b)` on McpServer
-// over StdioServerTransport, its result the sum as text (docs/performance.md, "MCP over stdio").
+// over StdioServerTransport, its result the sum as text (docs/performance.md, "`mcp-stdio`").
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";

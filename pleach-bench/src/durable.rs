@@ -21,11 +21,7 @@ use pleach_core::{Message, Runtime, SessionOptions};
 use pleach_temporal::{ConversationInput, DurableClient};
 use serde_json::json;
 
-#[allow(dead_code)] // the tests' loopback model: this module uses its server and step bodies only
-#[path = "../../pleach-cli/tests/durable/model.rs"]
-mod model;
-
-use model::{ModelServer, answer, calls};
+use pleach_test_support::model::{ModelServer, answer, calls};
 
 /// The conversation sizes measured; the last is the summary line's.
 const SIZES: [usize; 2] = [1, 100];

@@ -1,59 +1,93 @@
 //! `pleach chat`: the agent loop against a real endpoint. Each line the user types (or the one
 //! `--message`) is a user turn; the model streams, its tool calls are assembled, run with the
-//! catalog and written back, and the model is asked again until it answers without tools.
+//! catalog and written back, and the model is asked again until it answers without tools. With
+//! `--temporal` (feature `temporal`), each turn is a durable conversation instead
+//! (`durable::chat`).
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use pleach_core::SessionOptions;
-use pleach_core::agent::{AgentOptions, ModelClient, ModelEndpoint, StopReason, WireFormat};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use pleach_core::agent::{AgentOptions, ModelEndpoint, StopReason, WireFormat};
 
-use crate::catalog::HostArgs;
+use crate::chat_turns::{TurnEnd, UserLines};
+use crate::host::HostArgs;
 use crate::render::Renderer;
-use crate::{ChatProvider, Outcome, UsageError};
+use crate::usage::{Outcome, UsageError};
 
 /// What `pleach chat` was asked.
-pub(crate) struct ChatArgs {
-    pub(crate) base_url: String,
-    pub(crate) model: String,
-    pub(crate) provider: ChatProvider,
-    pub(crate) message: Option<String>,
-    pub(crate) max_steps: usize,
-    /// Tools in the provider's strict mode, where their schemas allow it.
-    pub(crate) strict: bool,
-    pub(crate) json: bool,
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The API's base URL: OpenAI-compatible up to `/v1` (`https://api.openai.com/v1`,
+    /// `http://127.0.0.1:11434/v1` for Ollama); Anthropic without it.
+    #[arg(long, value_name = "URL")]
+    base_url: String,
+    /// The model to ask.
+    #[arg(long, value_name = "M")]
+    model: String,
+    /// The API's wire format.
+    #[arg(long, value_enum, default_value = "openai")]
+    provider: Provider,
+    /// One message instead of reading lines from stdin.
+    #[arg(long, value_name = "TEXT")]
+    message: Option<String>,
+    /// Most model requests in one user turn.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    max_steps: usize,
+    /// Sends the tools without the provider's strict mode (by default each tool whose schema
+    /// strict mode can express goes in it).
+    #[arg(long)]
+    no_strict: bool,
+    /// Prints the events as NDJSON.
+    #[arg(long)]
+    json: bool,
+    #[cfg(feature = "temporal")]
+    #[command(flatten)]
+    durable: crate::durable::chat::Args,
+    #[command(flatten)]
+    host: HostArgs,
 }
 
-/// The endpoint `args` name.
-pub(crate) fn endpoint(
-    provider: ChatProvider,
-    base_url: &str,
-    model: &str,
-    strict: bool,
-) -> ModelEndpoint {
-    let format = match provider {
-        ChatProvider::Openai => WireFormat::OpenAiChat,
-        ChatProvider::Anthropic => WireFormat::AnthropicMessages,
-    };
-    ModelEndpoint::new(format, base_url, model).with_strict(strict)
+/// The APIs `pleach chat` talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Provider {
+    /// OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp's server, Ollama, `OpenRouter`).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
 }
 
-/// The client for `args`, its key read from the environment (`OPENAI_API_KEY`, optional for
-/// local servers; `ANTHROPIC_API_KEY`, required).
-fn client(args: &ChatArgs) -> Result<Arc<dyn ModelClient>, UsageError> {
-    endpoint(args.provider, &args.base_url, &args.model, args.strict)
-        .client()
-        .map_err(UsageError)
+impl Args {
+    /// The endpoint the flags name, its tools in the provider's strict mode unless `--no-strict`.
+    fn endpoint(&self) -> ModelEndpoint {
+        let format = match self.provider {
+            Provider::Openai => WireFormat::OpenAiChat,
+            Provider::Anthropic => WireFormat::AnthropicMessages,
+        };
+        ModelEndpoint::new(format, &self.base_url, &self.model).with_strict(!self.no_strict)
+    }
 }
 
 /// Runs the conversation; exit 1 when a turn ended in an error (the endpoint failed, say).
-pub(crate) async fn run(args: ChatArgs, host: &HostArgs) -> Outcome {
+pub(crate) async fn run(args: Args) -> Outcome {
     if args.max_steps == 0 {
         return Err("--max-steps must be at least 1".into());
     }
-    let client = client(&args)?;
-    let runtime = host.runtime().await?;
+    let endpoint = args.endpoint();
+    #[cfg(feature = "temporal")]
+    if args.durable.is_on() {
+        let Args {
+            durable,
+            message,
+            max_steps,
+            json,
+            ..
+        } = args;
+        return crate::durable::chat::run(durable, endpoint, message, max_steps, json).await;
+    }
+    // The key is read from the environment: `OPENAI_API_KEY` (optional for local servers) or
+    // `ANTHROPIC_API_KEY` (required).
+    let client = endpoint.client().map_err(UsageError)?;
+    let runtime = args.host.runtime().await?;
     let session = runtime
         .create_session(SessionOptions::all())
         .map_err(|e| UsageError(e.to_string()))?;
@@ -61,71 +95,23 @@ pub(crate) async fn run(args: ChatArgs, host: &HostArgs) -> Outcome {
     let options = AgentOptions::default().with_max_steps(args.max_steps);
 
     let mut failed = false;
-    let mut lines = Lines::new(args.message);
+    let mut lines = UserLines::new(args.message);
     while let Some(line) = lines.next().await? {
-        let line = line.trim().to_owned();
-        if line.is_empty() {
-            continue;
-        }
         renderer.say("user", &line);
         session.push_user_message(line);
         let mut run = session.run_agent(client.clone(), options);
         renderer.follow(run.events()).await;
         let outcome = run.finish().await;
-        match outcome.stop_reason {
-            StopReason::Finished => {
-                renderer.say("model", outcome.final_text.as_deref().unwrap_or(""));
-            }
-            StopReason::MaxSteps => {
-                eprintln!(
-                    "pleach chat: the model was still calling tools after {} steps (--max-steps)",
-                    args.max_steps
-                );
-                failed = true;
-            }
-            StopReason::Cancelled => {
-                eprintln!("pleach chat: cancelled");
-                failed = true;
-            }
+        let end = match outcome.stop_reason {
+            StopReason::Finished => TurnEnd::Answered(outcome.final_text),
+            StopReason::MaxSteps => TurnEnd::MaxSteps,
+            StopReason::Cancelled => TurnEnd::Stopped("cancelled".to_owned()),
             StopReason::Error(error) => {
-                eprintln!("pleach chat: the model's endpoint failed: {error}");
-                failed = true;
+                TurnEnd::Stopped(format!("the model's endpoint failed: {error}"))
             }
-            other => {
-                eprintln!("pleach chat: the turn stopped: {other:?}");
-                failed = true;
-            }
-        }
+            other => TurnEnd::Stopped(format!("the turn stopped: {other:?}")),
+        };
+        failed |= end.report(&mut renderer, args.max_steps);
     }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// Where the user's lines come from: one `--message`, or stdin until it ends.
-pub(crate) enum Lines {
-    One(Option<String>),
-    Stdin(tokio::io::Lines<BufReader<tokio::io::Stdin>>),
-}
-
-impl Lines {
-    /// `message` alone, or stdin's lines without one.
-    pub(crate) fn new(message: Option<String>) -> Lines {
-        match message {
-            Some(message) => Lines::One(Some(message)),
-            None => Lines::Stdin(BufReader::new(tokio::io::stdin()).lines()),
-        }
-    }
-
-    pub(crate) async fn next(&mut self) -> Result<Option<String>, UsageError> {
-        match self {
-            Lines::One(message) => Ok(message.take()),
-            Lines::Stdin(lines) => lines
-                .next_line()
-                .await
-                .map_err(|e| UsageError(format!("cannot read stdin: {e}"))),
-        }
-    }
+    Ok(ExitCode::from(u8::from(failed)))
 }

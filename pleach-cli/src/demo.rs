@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::render::Renderer;
-use crate::{Outcome, UsageError};
+use crate::usage::{Outcome, UsageError};
 
 /// The scripted conversation: what the user asks, what the model does at each step, and its
 /// final answer. A recorded transcript stands in for the model, so no key is needed.
@@ -34,7 +34,16 @@ struct ScriptedCall {
     arguments: Value,
 }
 
-pub(crate) async fn run(json: bool) -> Outcome {
+/// What `pleach demo` was asked.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Prints the events as NDJSON instead of rendering them.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the transcript, rendering each step's calls as they run.
+pub(crate) async fn run(args: Args) -> Outcome {
     let transcript: Transcript = serde_json::from_str(TRANSCRIPT)
         .map_err(|error| UsageError(format!("the bundled transcript is broken: {error}")))?;
     let started = Instant::now();
@@ -55,7 +64,7 @@ pub(crate) async fn run(json: bool) -> Outcome {
             "text_search",
         ]))
         .map_err(|error| UsageError(error.to_string()))?;
-    let mut renderer = Renderer::new(json);
+    let mut renderer = Renderer::new(args.json);
     renderer.say(
         "pleach demo",
         "a scripted model (a bundled transcript, no API key) driving the real runtime",

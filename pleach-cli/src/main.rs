@@ -27,7 +27,7 @@
 //! pleach validate --tools tools.json --calls calls.jsonl
 //! pleach call math --args '{"expression":"6*7"}'
 //! pleach call fs_list --args '{"path":"."}' --root . --json
-//! pleach call shell_exec --args '{"program":"ls","args":["-l"]}' --root . --allow-program ls --timeout-ms 2000
+//! pleach call shell_exec --args '{"program":"ls","args":["-l"]}' --root . --allow-program ls --timeout 2s
 //! pleach replay --provider anthropic stream.sse --json
 //! OPENAI_API_KEY=… pleach chat --base-url https://api.openai.com/v1 --model gpt-4o-mini
 //! pleach chat --base-url http://127.0.0.1:11434/v1 --model llama3.2 --message "what is 6*7?"
@@ -38,9 +38,14 @@
 //! ```
 //!
 //! `--root DIR` gives the `fs_*` tools and `shell_exec` their root folder, `--allow-program P`
-//! (repeatable, needs `--root`) the programs `shell_exec` may run, `--timeout-ms N` the runtime's
-//! default timeout and the shell's. `url_fetch` uses its strict default policy; `http_request`
-//! has no host allowed.
+//! (repeatable, needs `--root`) the programs `shell_exec` may run, `--timeout DURATION` the
+//! runtime's default timeout and the shell's. `url_fetch` uses its strict default policy;
+//! `http_request` has no host allowed.
+//!
+//! Every flag that takes a duration (`--timeout`, and `pleach mcp --http`'s `--drain`,
+//! `--drain-notice` and `--session-ttl`; `chat --temporal`'s `--approval-expiry`) reads a number
+//! and a unit: `500ms`, `30s`, `5m`, `2h`, `1d`, or several together (`1m30s`). A number without
+//! a unit is a usage error.
 //!
 //! `pleach validate` reads tool definitions as a JSON list in any format `pleach schema --all`
 //! prints: OpenAI's (`{"type":"function","function":{"name","description","parameters"}}`, or
@@ -63,30 +68,41 @@
 
 /// `print!` that ends the process quietly when stdout's reader has gone (`pleach demo | head`).
 macro_rules! out {
-    ($($arg:tt)*) => { $crate::emit(&format!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::stdout::emit(&format!($($arg)*)) };
 }
 
 /// `println!` that ends the process quietly when stdout's reader has gone.
 macro_rules! outln {
-    ($($arg:tt)*) => { $crate::emit(&format!("{}\n", format!($($arg)*))) };
+    ($($arg:tt)*) => { $crate::stdout::emit(&format!("{}\n", format!($($arg)*))) };
 }
 
-mod catalog;
+mod call;
 mod chat;
+mod chat_turns;
+mod definitions;
 mod demo;
 #[cfg(feature = "temporal")]
 mod durable;
-mod mcp_http;
+mod duration;
+mod host;
+mod list;
+mod mcp;
 mod remote;
 mod render;
 mod replay;
+mod schema;
+mod signal;
+mod stdout;
 mod telemetry;
+mod token_file;
+mod usage;
 mod validate;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+
+use crate::usage::{Outcome, UsageError};
 
 /// Schema-typed LLM tools: the pleach catalog through the real runtime.
 #[derive(Debug, Parser)]
@@ -105,182 +121,36 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Runs a scripted conversation (a bundled model transcript, no API key) through the runtime.
-    Demo {
-        /// Prints the events as NDJSON instead of rendering them.
-        #[arg(long)]
-        json: bool,
-    },
+    Demo(demo::Args),
     /// Lists the registry: name, safety tier, batching strategy, description.
-    List {
-        /// Prints a JSON array instead of a table.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        remote: remote::RemoteArgs,
-    },
+    List(list::Args),
     /// Prints a tool's definition, as a provider sees it.
-    Schema {
-        /// The tool's name.
-        #[arg(required_unless_present_any = ["all", "tools"], conflicts_with = "all")]
-        name: Option<String>,
-        /// Every tool, as a JSON array.
-        #[arg(long)]
-        all: bool,
-        /// The provider format; without it, pleach's own: name, description, input and output schemas.
-        #[arg(long, value_enum)]
-        provider: Option<SchemaProvider>,
-        /// Converts the tools of a file instead of the registry's: a JSON list in any format
-        /// `validate --tools` reads (OpenAI's function tools among them); every tool, as a JSON
-        /// array in the file's order, unless a NAME picks one.
-        #[arg(long, value_name = "DEFS.json")]
-        tools: Option<PathBuf>,
-    },
+    Schema(schema::Args),
     /// Checks tool calls against tool definitions, one JSON verdict a line, in input order.
-    Validate {
-        /// Tool definitions: a JSON list in any format `pleach schema --all` prints (default: the
-        /// registry).
-        #[arg(long, value_name = "DEFS.json")]
-        tools: Option<PathBuf>,
-        /// Calls, one JSON object a line: `{"name", "arguments"}` (default: stdin).
-        #[arg(long, value_name = "CALLS.jsonl")]
-        calls: Option<PathBuf>,
-    },
+    Validate(validate::Args),
     /// Runs one call through the full runtime and prints its events.
-    Call {
-        /// The tool's name.
-        name: String,
-        /// The arguments, a JSON object.
-        #[arg(long, value_name = "JSON", default_value = "{}")]
-        args: String,
-        /// Prints the events as NDJSON.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        host: catalog::HostArgs,
-    },
+    Call(call::Args),
     /// Feeds a recorded provider stream (raw SSE or one JSON event a line) through assembly and
     /// dispatch, and prints the events.
-    Replay {
-        /// Whose stream it is.
-        #[arg(long, value_enum)]
-        provider: ReplayProvider,
-        /// The recorded stream.
-        file: PathBuf,
-        /// Prints the events as NDJSON.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        host: catalog::HostArgs,
-    },
+    Replay(replay::Args),
     /// Talks with a model through the agent loop: each line of stdin (or `--message`) is a user
     /// turn; the model's tool calls run with the catalog. The key comes from `OPENAI_API_KEY`
     /// (optional for local servers) or `ANTHROPIC_API_KEY`.
-    Chat {
-        /// The API's base URL: OpenAI-compatible up to `/v1` (`https://api.openai.com/v1`,
-        /// `http://127.0.0.1:11434/v1` for Ollama); Anthropic without it.
-        #[arg(long, value_name = "URL")]
-        base_url: String,
-        /// The model to ask.
-        #[arg(long, value_name = "M")]
-        model: String,
-        /// The API's wire format.
-        #[arg(long, value_enum, default_value = "openai")]
-        provider: ChatProvider,
-        /// One message instead of reading lines from stdin.
-        #[arg(long, value_name = "TEXT")]
-        message: Option<String>,
-        /// Most model requests in one user turn.
-        #[arg(long, value_name = "N", default_value_t = 16)]
-        max_steps: usize,
-        /// Sends the tools without the provider's strict mode (by default each tool whose schema
-        /// strict mode can express goes in it).
-        #[arg(long)]
-        no_strict: bool,
-        /// Prints the events as NDJSON.
-        #[arg(long)]
-        json: bool,
-        #[cfg(feature = "temporal")]
-        #[command(flatten)]
-        durable: durable::DurableChatArgs,
-        #[command(flatten)]
-        host: catalog::HostArgs,
-    },
+    Chat(chat::Args),
     /// Runs durable conversations (`pleach chat --temporal`): polls a Temporal task queue and
     /// runs their model steps and calls with the catalog (and `--mcp-*` servers' tools).
     #[cfg(feature = "temporal")]
-    Worker {
-        #[command(flatten)]
-        args: durable::WorkerArgs,
-        #[command(flatten)]
-        host: catalog::HostArgs,
-    },
+    Worker(durable::worker::Args),
     /// Decides on a durable conversation's call waiting for approval; no worker needs to run.
     #[cfg(feature = "temporal")]
-    Approve(durable::ApproveArgs),
+    Approve(durable::approve::Args),
     /// Where a durable conversation stands: running or not, the calls waiting for approval.
     #[cfg(feature = "temporal")]
-    Status(durable::StatusArgs),
+    Status(durable::status::Args),
     /// Serves the registry over the Model Context Protocol on stdin and stdout, or over
     /// Streamable HTTP with `--http ADDR`.
-    Mcp {
-        #[command(flatten)]
-        http: Box<mcp_http::HttpArgs>,
-        #[command(flatten)]
-        host: catalog::HostArgs,
-    },
+    Mcp(mcp::Args),
 }
-
-/// The formats `pleach schema` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum SchemaProvider {
-    /// OpenAI function tool (Chat Completions).
-    Openai,
-    /// OpenAI function tool with `strict: true` (the schema transformed for strict mode).
-    OpenaiStrict,
-    /// Anthropic Messages tool.
-    Anthropic,
-    /// Anthropic Messages tool with `strict: true` (the schema transformed for strict tool use).
-    AnthropicStrict,
-    /// Gemini function declaration.
-    Gemini,
-    /// MCP `tools/list` entry.
-    Mcp,
-}
-
-/// The APIs `pleach chat` talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ChatProvider {
-    /// OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp's server, Ollama, `OpenRouter`).
-    Openai,
-    /// Anthropic Messages.
-    Anthropic,
-}
-
-/// The streams `pleach replay` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ReplayProvider {
-    /// OpenAI Chat Completions (and compatible providers).
-    OpenaiChat,
-    /// OpenAI Responses.
-    OpenaiResponses,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Gemini `streamGenerateContent`.
-    Gemini,
-}
-
-/// A failure the user can fix: printed as `error: …`, exit code 2.
-#[derive(Debug)]
-struct UsageError(String);
-
-impl<T: Into<String>> From<T> for UsageError {
-    fn from(message: T) -> Self {
-        UsageError(message.into())
-    }
-}
-
-/// What a command asks the process to exit with.
-type Outcome = Result<ExitCode, UsageError>;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -299,10 +169,10 @@ fn main() -> ExitCode {
     // An HTTP server answers many clients at once: a thread per core. Everything else is one
     // conversation (or one stdio client) and runs on this thread.
     let threaded = match &cli.command {
-        Command::Mcp { http, .. } => http.is_http(),
+        Command::Mcp(args) => args.is_http(),
         // A worker runs many calls at once.
         #[cfg(feature = "temporal")]
-        Command::Worker { .. } => true,
+        Command::Worker(_) => true,
         _ => false,
     };
     let mut builder = if threaded {
@@ -334,118 +204,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// Runs the command asked for.
 async fn run(command: Command) -> Outcome {
     match command {
-        Command::Demo { json } => demo::run(json).await,
-        Command::List { json, remote } => catalog::list(json, remote).await,
-        Command::Schema {
-            name,
-            all,
-            provider,
-            tools,
-        } => match tools {
-            Some(path) => catalog::schema_of_file(&path, name.as_deref(), provider),
-            None => catalog::schema(name.as_deref(), all, provider),
-        },
-        Command::Validate { tools, calls } => validate::run(tools.as_deref(), calls.as_deref()),
-        Command::Call {
-            name,
-            args,
-            json,
-            host,
-        } => catalog::call(&name, &args, json, &host).await,
-        Command::Replay {
-            provider,
-            file,
-            json,
-            host,
-        } => replay::run(provider, &file, json, &host).await,
-        Command::Chat {
-            base_url,
-            model,
-            provider,
-            message,
-            max_steps,
-            no_strict,
-            json,
-            #[cfg(feature = "temporal")]
-            durable,
-            host,
-        } => {
-            #[cfg(feature = "temporal")]
-            if let Some(target) = &durable.temporal {
-                if max_steps == 0 {
-                    return Err("--max-steps must be at least 1".into());
-                }
-                let endpoint = chat::endpoint(provider, &base_url, &model, !no_strict);
-                return durable::chat(&durable, target, endpoint, message, max_steps, json).await;
-            }
-            let args = chat::ChatArgs {
-                base_url,
-                model,
-                provider,
-                message,
-                max_steps,
-                strict: !no_strict,
-                json,
-            };
-            chat::run(args, &host).await
-        }
+        Command::Demo(args) => demo::run(args).await,
+        Command::List(args) => list::run(args).await,
+        Command::Schema(args) => schema::run(args),
+        Command::Validate(args) => validate::run(args),
+        Command::Call(args) => call::run(args).await,
+        Command::Replay(args) => replay::run(args).await,
+        Command::Chat(args) => chat::run(args).await,
         #[cfg(feature = "temporal")]
-        Command::Worker { args, host } => durable::worker(&args, &host).await,
+        Command::Worker(args) => durable::worker::run(args).await,
         #[cfg(feature = "temporal")]
-        Command::Approve(args) => durable::approve(args).await,
+        Command::Approve(args) => durable::approve::run(args).await,
         #[cfg(feature = "temporal")]
-        Command::Status(args) => durable::status(&args).await,
-        Command::Mcp { http, host } if http.is_http() => mcp_http::run(&http, &host).await,
-        Command::Mcp { host, .. } => {
-            let runtime = host.runtime().await?;
-            tokio::select! {
-                served = pleach_mcp::serve_stdio(runtime) => match served {
-                    Ok(()) => Ok(ExitCode::SUCCESS),
-                    Err(error) => {
-                        eprintln!("error: {error}");
-                        Ok(ExitCode::FAILURE)
-                    }
-                },
-                // MCP's stdio shutdown: the client closes stdin, waits, then sends SIGTERM (the
-                // official SDKs wait 2 s, less than rmcp's 5 s drain of a call still running).
-                // SIGINT and SIGHUP end it too: the SDKs start the server in the client's
-                // process group, so Ctrl-C in the client's terminal reaches the server, and
-                // closing that terminal hangs it up. Ending here shuts the async runtime down,
-                // which drops the calls still running: a dropped `shell_exec` kills its
-                // program's process group, which none of these signals reaches.
-                () = terminated() => Ok(ExitCode::SUCCESS),
-            }
-        }
-    }
-}
-
-/// Resolves when the process is asked to stop: SIGTERM, SIGINT or SIGHUP. A signal that cannot
-/// be watched keeps its default action (the process dies without dropping its calls); never
-/// resolves where there are no such signals.
-async fn terminated() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::SignalKind;
-        tokio::select! {
-            () = received(SignalKind::terminate()) => {}
-            () = received(SignalKind::interrupt()) => {}
-            () = received(SignalKind::hangup()) => {}
-        }
-    }
-    #[cfg(not(unix))]
-    std::future::pending::<()>().await;
-}
-
-/// Resolves when `kind` arrives; never when it cannot be watched.
-#[cfg(unix)]
-async fn received(kind: tokio::signal::unix::SignalKind) {
-    match tokio::signal::unix::signal(kind) {
-        Ok(mut signal) => {
-            signal.recv().await;
-        }
-        Err(_) => std::future::pending::<()>().await,
+        Command::Status(args) => durable::status::run(args).await,
+        Command::Mcp(args) => mcp::run(args).await,
     }
 }
 
@@ -484,24 +259,4 @@ fn log_to_stderr(exporting: Option<&telemetry::Exporting>) {
         .with(output.with_filter(filter))
         .with(exported)
         .try_init();
-}
-
-/// Reads a file, or says which one could not be read.
-fn read_file(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
-    std::fs::read(path)
-        .map_err(|error| UsageError(format!("cannot read `{}`: {error}", path.display())))
-}
-
-/// Writes to stdout. A reader that went away (`| head`) is no error of ours: exit at once, 0;
-/// any other write failure exits 2.
-fn emit(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(error) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        if error.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
-        eprintln!("error: cannot write to stdout: {error}");
-        std::process::exit(2);
-    }
 }

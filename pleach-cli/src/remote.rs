@@ -1,11 +1,12 @@
 //! `--mcp URL` and `--mcp-stdio "CMD ARGS"`: remote MCP servers' tools beside the catalog, for
 //! `list`, `call`, `chat`, `replay` and `mcp` (a gateway).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use pleach_mcp::remote::{McpRemote, RemoteServer};
 
-use crate::UsageError;
+use crate::token_file::read_token;
+use crate::usage::UsageError;
 
 /// The remote MCP servers whose tools join the catalog.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -83,12 +84,6 @@ fn named(spec: &str) -> (Option<&str>, &str) {
         return (Some(name), rest);
     }
     (None, spec)
-}
-
-/// The first token of a token file, read as `pleach mcp --token-file` reads one.
-fn read_token(file: &Path) -> Result<String, UsageError> {
-    let mut tokens = crate::mcp_http::read_tokens(file)?;
-    Ok(tokens.swap_remove(0))
 }
 
 #[cfg(test)]

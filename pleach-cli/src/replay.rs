@@ -1,7 +1,7 @@
 //! `pleach replay`: a recorded provider stream through the parser, the assembler and a session.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use pleach_core::assemble::StreamError;
@@ -10,9 +10,37 @@ use pleach_core::providers::{
 };
 use pleach_core::{Session, SessionOptions, StreamAssembler, ToolCall, ToolError, ToolEvent};
 
-use crate::catalog::HostArgs;
+use crate::host::HostArgs;
 use crate::render::Renderer;
-use crate::{Outcome, ReplayProvider, UsageError, read_file};
+use crate::usage::{Outcome, UsageError, read_file};
+
+/// What `pleach replay` was asked.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Whose stream it is.
+    #[arg(long, value_enum)]
+    provider: Provider,
+    /// The recorded stream.
+    file: PathBuf,
+    /// Prints the events as NDJSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    host: HostArgs,
+}
+
+/// The streams `pleach replay` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Provider {
+    /// OpenAI Chat Completions (and compatible providers).
+    OpenaiChat,
+    /// OpenAI Responses.
+    OpenaiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini `streamGenerateContent`.
+    Gemini,
+}
 
 /// Whether the recording is Server-Sent Events (its first line is a field or a comment) rather
 /// than one JSON event a line.
@@ -29,20 +57,16 @@ fn is_sse(bytes: &[u8]) -> bool {
         })
 }
 
-pub(crate) async fn run(
-    provider: ReplayProvider,
-    file: &Path,
-    json: bool,
-    host: &HostArgs,
-) -> Outcome {
-    let bytes = read_file(file)?;
-    let (events, skipped) = decode(provider, &bytes);
-    readable(&events, skipped, file)?;
-    let runtime = host.runtime().await?;
+/// Replays the stream; exit 1 when a call failed or the stream reported a problem.
+pub(crate) async fn run(args: Args) -> Outcome {
+    let bytes = read_file(&args.file)?;
+    let (events, skipped) = decode(args.provider, &bytes);
+    readable(&events, skipped, &args.file)?;
+    let runtime = args.host.runtime().await?;
     let session = runtime
         .create_session(SessionOptions::all())
         .map_err(|error| UsageError(error.to_string()))?;
-    let mut renderer = Renderer::new(json);
+    let mut renderer = Renderer::new(args.json);
 
     let mut assembler = StreamAssembler::new();
     // Calls the provider's stream failed, by id: their error wins over the assembler's own.
@@ -187,12 +211,12 @@ fn readable(events: &[ProviderEvent], skipped: usize, file: &Path) -> Result<(),
 
 /// The provider's events of a recording, framed as its content says, and how many events the
 /// parser skipped as unknown.
-fn decode(provider: ReplayProvider, bytes: &[u8]) -> (Vec<ProviderEvent>, usize) {
+fn decode(provider: Provider, bytes: &[u8]) -> (Vec<ProviderEvent>, usize) {
     let parser: Box<dyn StreamParser> = match provider {
-        ReplayProvider::OpenaiChat => Box::new(openai_chat::ChatStreamParser::new()),
-        ReplayProvider::OpenaiResponses => Box::new(openai_responses::ResponsesStreamParser::new()),
-        ReplayProvider::Anthropic => Box::new(anthropic::MessagesStreamParser::new()),
-        ReplayProvider::Gemini => Box::new(gemini::GeminiStreamParser::new()),
+        Provider::OpenaiChat => Box::new(openai_chat::ChatStreamParser::new()),
+        Provider::OpenaiResponses => Box::new(openai_responses::ResponsesStreamParser::new()),
+        Provider::Anthropic => Box::new(anthropic::MessagesStreamParser::new()),
+        Provider::Gemini => Box::new(gemini::GeminiStreamParser::new()),
     };
     let mut decoder = if is_sse(bytes) {
         Decoder::sse(parser)

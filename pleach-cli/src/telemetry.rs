@@ -23,7 +23,7 @@ use opentelemetry_otlp::{
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
-use crate::UsageError;
+use crate::usage::UsageError;
 
 /// The exporting pipeline of one command.
 pub(crate) struct Exporting {

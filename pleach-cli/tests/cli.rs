@@ -686,8 +686,8 @@ fn call_maps_root_allow_program_and_timeout_to_the_tools_config() {
         root,
         "--allow-program",
         "ls",
-        "--timeout-ms",
-        "5000",
+        "--timeout",
+        "5s",
         "--json",
     ]);
     assert_eq!(ls.status.code(), Some(0), "{}", stdout(&ls));
@@ -949,7 +949,7 @@ fn mcp_signalled_mid_call(signal: &str) -> (std::process::ExitStatus, bool, Stri
     let dir = tempfile::tempdir().unwrap();
     let mut server = Command::new(env!("CARGO_BIN_EXE_pleach"))
         .args(["mcp", "--root", dir.path().to_str().unwrap()])
-        .args(["--allow-program", "sh", "--timeout-ms", "60000"])
+        .args(["--allow-program", "sh", "--timeout", "60s"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1066,6 +1066,128 @@ fn bad_flags_exit_2_and_every_subcommand_has_help() {
         let help = pleach(&[command, "--help"]);
         assert_eq!(help.status.code(), Some(0), "{command}");
         assert!(stdout(&help).contains("Usage: pleach"), "{command}");
+    }
+}
+
+#[test]
+fn a_duration_is_a_number_and_a_unit_and_anything_else_a_usage_error() {
+    // Each refused before anything runs: exit 2, the flag and the reason on stderr.
+    for (value, reason) in [
+        ("5000", "time unit needed, for example 5000sec or 5000ms"),
+        ("5x", "unknown time unit \"x\""),
+        ("0s", "must be longer than 0"),
+        ("18446744073709551615s 1000ms", "too long"),
+    ] {
+        let output = pleach(&["call", "math", "--timeout", value]);
+        let errors = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{value}: {errors}");
+        assert!(
+            errors.contains(&format!(
+                "invalid value '{value}' for '--timeout <DURATION>': {reason}"
+            )),
+            "{value}: {errors}"
+        );
+        assert!(!errors.contains("panicked"), "{value}: {errors}");
+        assert_eq!(stdout(&output), "", "{value}");
+    }
+    // The same rule on every duration flag; Redis keeps a session for whole seconds.
+    for args in [
+        &["mcp", "--http", "127.0.0.1:0", "--drain", "30"][..],
+        &[
+            "mcp",
+            "--http",
+            "127.0.0.1:0",
+            "--drain-notice",
+            "5 parsecs",
+        ],
+        &[
+            "mcp",
+            "--http",
+            "127.0.0.1:0",
+            "--session-store",
+            "redis://127.0.0.1:1/0",
+            "--session-ttl",
+            "1500ms",
+        ],
+    ] {
+        let output = pleach(args);
+        let errors = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {errors}");
+        assert!(errors.contains("<DURATION>': "), "{args:?}: {errors}");
+    }
+}
+
+#[test]
+fn call_honours_a_timeout_given_with_a_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let output = pleach(&[
+        "call",
+        "shell_exec",
+        "--args",
+        r#"{"program":"sleep","args":["20"]}"#,
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--allow-program",
+        "sleep",
+        "--timeout",
+        "300ms",
+        "--json",
+    ]);
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let events = ndjson(&output);
+    let failed = of_type(&events, "tool.failed");
+    assert_eq!(failed.len(), 1, "{events:?}");
+    assert_eq!(failed[0]["error"]["code"], 1010, "{events:?}");
+    let message = failed[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("300 ms"), "{message}");
+    assert!(took < Duration::from_secs(10), "the call took {took:?}");
+}
+
+/// Every flag of `pleach mcp` but the ones every host command has (`--root`, `--mcp`, …, as
+/// `pleach call` lists them) shapes the HTTP server: without `--http` it is a usage error, never
+/// silently ignored by a stdio server.
+#[test]
+fn an_http_only_flag_without_http_is_a_usage_error() {
+    let flags = |command: &str| -> Vec<(String, Option<String>)> {
+        let help = stdout(&pleach(&[command, "--help"]));
+        help.lines()
+            .filter_map(|line| {
+                let mut words = line.split_whitespace();
+                let flag = words.next().filter(|word| word.starts_with("--"))?;
+                let value = words
+                    .next()
+                    .filter(|word| word.starts_with('<') || word.starts_with("[<"));
+                Some((flag.to_owned(), value.map(str::to_owned)))
+            })
+            .collect()
+    };
+    let shared: Vec<String> = flags("call").into_iter().map(|(flag, _)| flag).collect();
+    let http_only: Vec<(String, Option<String>)> = flags("mcp")
+        .into_iter()
+        .filter(|(flag, _)| flag != "--http" && !shared.contains(flag))
+        .collect();
+    assert!(http_only.len() >= 14, "{http_only:?}");
+    for (flag, value) in &http_only {
+        // A value each flag's parser takes, so that what is refused is the missing `--http`.
+        let value = value.as_deref().map(|value| match value {
+            "<DURATION>" => "1s",
+            "<N>" => "1",
+            "<URL>" => "http://127.0.0.1:1/x",
+            _ => "x",
+        });
+        let mut args = vec!["mcp", flag.as_str()];
+        args.extend(value);
+        let output = pleach(&args);
+        let errors = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {errors}");
+        assert!(
+            errors.contains("required arguments were not provided")
+                && errors.contains("--http <ADDR>"),
+            "{args:?}: {errors}"
+        );
+        assert_eq!(stdout(&output), "", "{args:?}");
     }
 }
 

@@ -8,8 +8,6 @@
 //! `PLEACH_REQUIRE_TEMPORAL`; without the binary each test is skipped.
 #![cfg(feature = "temporal")]
 
-#[path = "durable/model.rs"]
-mod model;
 #[path = "durable/temporal.rs"]
 mod temporal;
 
@@ -26,7 +24,7 @@ use pleach_core::{Message, Runtime, SessionOptions, ToolResult, tool};
 use pleach_temporal::{ConversationInput, DurableClient};
 use serde_json::{Value, json};
 
-use model::{ModelServer, answer, calls, fixture};
+use pleach_test_support::model::{ModelServer, answer, calls, fixture};
 use temporal::DevServer;
 
 // ---------------------------------------------------------------------------------------------

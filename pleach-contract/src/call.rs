@@ -42,7 +42,7 @@ pub struct ToolCall {
 
 // 32 bytes on 64-bit targets: with eight more, `pleach-bench batch` faults in fresh pages every
 // round (97,000 page faults against 31,000) and takes 1.5 times as long (`docs/performance.md`,
-// `batch`, "Memory and page faults").
+// `batch`, "What limits it").
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<ToolCall>() == 32);
 

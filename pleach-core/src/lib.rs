@@ -7,7 +7,7 @@
 //! ## Quick start
 //!
 //! ```
-//! use pleach_core::*;
+//! use pleach_core::prelude::*;
 //!
 //! /// Free-text search over the host corpus.
 //! #[tool]
@@ -49,6 +49,7 @@
 //!
 //! | item | what it is |
 //! | --- | --- |
+//! | [`prelude`] | what a program that defines and runs tools names most: `use pleach_core::prelude::*;` |
 //! | [`tool`](macro@tool) (attribute) | the basic tool shape (`defineTool`): `name`, `description` |
 //! | [`input`](macro@input) (attribute) | a struct or an enum made a tool's input type: `Deserialize` and `JsonSchema` derived through pleach's re-exports |
 //! | [`output`](macro@output) (attribute) | a struct or an enum made a type a tool returns: `Serialize` and `JsonSchema` derived through pleach's re-exports |
@@ -135,7 +136,7 @@ extern crate self as pleach_core;
 // same type here (ARCHITECTURE.md, "Crates").
 #[doc(hidden)]
 pub use pleach_contract::__private;
-pub use pleach_contract::{call, error, extensions, registry, schema, tool};
+pub use pleach_contract::{call, error, extensions, registry, schema, tier, tool};
 
 pub mod agent;
 pub mod assemble;
@@ -147,7 +148,9 @@ pub mod event;
 #[doc(hidden)] // Not API: the HTTP client set-up the model clients and pleach-mcp share.
 pub mod http_client;
 pub mod plugin;
+pub mod prelude;
 pub mod providers;
+pub mod runtime;
 pub mod safety;
 pub mod session;
 #[cfg(feature = "otel")]
@@ -171,9 +174,9 @@ pub use pleach_contract::{
     set_orchestrator_registry, tool_registry, try_tool_registry, validate_tool_call,
 };
 pub use plugin::{PleachPlugin, define_pleach_plugin};
+pub use runtime::{Limits, OverloadPolicy, Runtime, RuntimeBuilder, RuntimeError};
 pub use session::{
-    AssistantStep, Limits, OverloadPolicy, Runtime, RuntimeBuilder, RuntimeError, Session,
-    SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
+    AssistantStep, Session, SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,
 };
 
 pub use pleach_contract::{input, link_tools, output, unified_tool};

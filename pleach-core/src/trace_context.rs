@@ -22,7 +22,10 @@ pub fn current_headers() -> HashMap<String, String> {
 
 /// Makes the context in `headers` (a `traceparent`, maybe a `tracestate`) the parent of `span`;
 /// nothing when there is none or it does not parse.
-pub fn adopt(span: &tracing::Span, headers: &HashMap<String, String>) {
+pub fn adopt<S: std::hash::BuildHasher>(
+    span: &tracing::Span,
+    headers: &HashMap<String, String, S>,
+) {
     if headers.is_empty() || span.is_disabled() {
         return;
     }

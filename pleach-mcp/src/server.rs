@@ -21,8 +21,9 @@ use super::approval::Asking;
 use pleach_core::call::ToolCall;
 use pleach_core::event::ToolEvent;
 use pleach_core::providers::ProfileProblem;
+use pleach_core::runtime::Runtime;
 use pleach_core::safety::{Action, Decision, DecisionError, Interrupt};
-use pleach_core::session::{Runtime, Session, SessionError, SessionOptions};
+use pleach_core::session::{Session, SessionError, SessionOptions};
 
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
 /// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`](super::serve_stdio).
@@ -126,7 +127,7 @@ impl McpServer {
             return Err(McpError::Schema(problems));
         }
         if tools.is_empty() {
-            pleach_core::session::warn_no_tools("the MCP server");
+            pleach_core::runtime::warn_no_tools("the MCP server");
         }
         let session = open_session(&runtime)?;
         let interrupt_key = if let Some(key) = runtime.interrupt_key() {

@@ -23,7 +23,7 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use super::{McpError, McpServer};
-use pleach_core::session::Runtime;
+use pleach_core::runtime::Runtime;
 
 /// Bytes a [`QueuedWriter`] holds before a write waits for the writer task: a client that stops
 /// reading stdout stalls the server instead of growing its memory.

@@ -645,7 +645,7 @@ mod tests {
     /// A config that allows `127.0.0.1` and reaches exactly the `servers`.
     fn reaching(servers: &[&TestServer]) -> HttpRequestConfig {
         let policy = servers.iter().fold(NetPolicy::new(), |policy, server| {
-            policy.dangerously_allow_socket_addr(server.addr)
+            policy.dangerously_allow_socket_addr(server.addr())
         });
         match HttpRequestConfig::new().allow_host("127.0.0.1") {
             Ok(config) => config.with_policy(policy),

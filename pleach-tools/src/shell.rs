@@ -112,7 +112,7 @@ const OUTPUT_GRACE: Duration = Duration::from_millis(200);
 /// environment, the timeout and the output cap. Provide it to the runtime
 /// ([`RuntimeBuilder::provide`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.provide) or
 /// [`PleachPlugin::provide`](https://docs.rs/pleach-core/latest/pleach_core/plugin/struct.PleachPlugin.html#method.provide)); the CLI builds it from
-/// `--root DIR`, `--allow-program NAME` and `--timeout-ms N`.
+/// `--root DIR`, `--allow-program NAME` and `--timeout DURATION`.
 ///
 /// ```
 /// use std::time::Duration;

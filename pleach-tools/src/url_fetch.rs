@@ -252,7 +252,7 @@ mod tests {
         assert_eq!(requests[0].target, "/page?q=1");
         assert_eq!(
             requests[0].header("host"),
-            Some(server.addr.to_string().as_str())
+            Some(server.addr().to_string().as_str())
         );
         assert!(
             requests[0]
@@ -524,7 +524,7 @@ mod tests {
     #[tokio::test]
     async fn https_to_a_server_without_tls_fails_cleanly() {
         let server = TestServer::start(|_| Reply::ok("text/plain", "not tls")).await;
-        let url = format!("https://{}/", server.addr);
+        let url = format!("https://{}/", server.addr());
         let err = failure(&url, context(reaching(&server))).await;
         assert_eq!(err.code(), ErrorCode::ToolFailed);
         assert!(

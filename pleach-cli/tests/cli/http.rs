@@ -538,8 +538,8 @@ fn server_with_sleep(dir: &std::path::Path, extra: &[&str]) -> Server {
         dir.to_str().unwrap(),
         "--allow-program",
         "sleep",
-        "--timeout-ms",
-        "60000",
+        "--timeout",
+        "60s",
     ];
     args.extend_from_slice(extra);
     Server::start(&args)
@@ -556,7 +556,7 @@ fn sleep_call(id: u64, seconds: &str) -> Value {
 #[test]
 fn sigterm_drains_running_calls_then_exits_0() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = server_with_sleep(dir.path(), &["--drain-notice-ms", "1500"]);
+    let mut server = server_with_sleep(dir.path(), &["--drain-notice", "1500ms"]);
     let url = server.url.clone();
     let running = std::thread::spawn(move || message(post(&url, &sleep_call(1, "2"), &[])));
     std::thread::sleep(Duration::from_millis(500));
@@ -598,7 +598,7 @@ fn sigterm_drains_running_calls_then_exits_0() {
 #[test]
 fn a_call_still_running_when_the_drain_time_is_up_is_cancelled_and_told_so() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = server_with_sleep(dir.path(), &["--drain-ms", "500"]);
+    let mut server = server_with_sleep(dir.path(), &["--drain", "500ms"]);
     let url = server.url.clone();
     let started = Instant::now();
     let running = std::thread::spawn(move || message(post(&url, &sleep_call(1, "60"), &[])));

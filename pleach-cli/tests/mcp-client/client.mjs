@@ -66,7 +66,7 @@ try {
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "pleach-ci-"));
 const interrupted = new StdioClientTransport({
   command: binary,
-  args: ["mcp", "--root", root, "--allow-program", "sh", "--timeout-ms", "60000"],
+  args: ["mcp", "--root", root, "--allow-program", "sh", "--timeout", "60s"],
   stderr: "pipe",
 });
 let errors = "";

@@ -135,7 +135,7 @@ try {
   assert.equal(terminal(fail.out).error.message, "the disk is full");
 
   fs.rmSync(callLog, { force: true });
-  const slow = pleach(["call", "ts__slow", "--args", '{"ms": 30000}', "--timeout-ms", "700", "--json", ...tsStdio]);
+  const slow = pleach(["call", "ts__slow", "--args", '{"ms": 30000}', "--timeout", "700ms", "--json", ...tsStdio]);
   assert.equal(terminal(slow.out).error.code, 1010, slow.out);
   for (let i = 0; i < 50 && !logged().some((e) => e.cancelled === "slow"); i++) await sleep(100);
   assert.ok(logged().some((e) => e.cancelled === "slow"), `the server saw the cancellation: ${JSON.stringify(logged())}`);

@@ -14,7 +14,8 @@ use crate::agent::{AgentOptions, ModelClient, ModelError, ModelRequest};
 use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
-use crate::session::{Runtime, Session, SessionOptions};
+use crate::runtime::Runtime;
+use crate::session::{Session, SessionOptions};
 
 /// What a worker process runs for a durable engine: model steps through the conversation's model
 /// client, calls through its runtime's pipeline. Cheap to clone.

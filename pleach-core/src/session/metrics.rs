@@ -3,7 +3,7 @@
 //! histogram per tool and outcome, and the calls in flight, refused by backpressure and waiting
 //! for approval. Without a meter nothing is measured, not even the time.
 //!
-//! [`RuntimeBuilder::meter`]: super::RuntimeBuilder::meter
+//! [`RuntimeBuilder::meter`]: crate::RuntimeBuilder::meter
 
 use std::time::Instant;
 

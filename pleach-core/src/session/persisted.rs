@@ -1,6 +1,6 @@
 //! The session state a runtime persists: the
 //! [`PersistentState`](crate::extensions::PersistentState) types named with
-//! [`RuntimeBuilder::persist_state`](super::RuntimeBuilder::persist_state), saved from a session
+//! [`RuntimeBuilder::persist_state`](crate::RuntimeBuilder::persist_state), saved from a session
 //! and restored into another ([`Session::save_state`], [`Session::restore_state`]).
 
 use serde_json::{Map, Value};
@@ -44,7 +44,7 @@ pub struct RestoreError {
 
 impl Session {
     /// The session's persisted state (the types named with
-    /// [`RuntimeBuilder::persist_state`](super::RuntimeBuilder::persist_state)) as JSON, keyed by
+    /// [`RuntimeBuilder::persist_state`](crate::RuntimeBuilder::persist_state)) as JSON, keyed by
     /// [`PersistentState::KEY`](crate::extensions::PersistentState::KEY); a type nothing created yet is left out. A host keeps it and
     /// hands it to [`restore_state`](Session::restore_state) of a session elsewhere.
     ///

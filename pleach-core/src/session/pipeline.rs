@@ -14,9 +14,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::shared::{Limits, OverloadPolicy};
 use super::suggestion::suggestion;
 use super::telemetry;
-use super::{Limits, OverloadPolicy, SessionInner, SessionLog, SessionTool, cancelled_error};
+use super::{SessionInner, SessionLog, SessionTool, cancelled_error};
 use crate::batch::Slot;
 use crate::call::ToolCall;
 use crate::error::{ErrorCode, ToolError};
@@ -499,7 +500,7 @@ impl Dispatched {
 
 /// The arguments text against the size and nesting limits, as a verdict (keyword `limits`): for
 /// hosts checking a call or an edit before it runs.
-pub(super) fn limits_verdict(arguments: &str, limits: Limits) -> Option<crate::ValidationResult> {
+pub(crate) fn limits_verdict(arguments: &str, limits: Limits) -> Option<crate::ValidationResult> {
     let over = check_limits(arguments, limits).err()?;
     Some(crate::ValidationResult::invalid(vec![
         crate::schema::ValidationError {

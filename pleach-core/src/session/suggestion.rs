@@ -1,7 +1,7 @@
 //! "Did you mean": the nearest known name to one that is not known.
 
 /// `; did you mean `x`?` for the closest of `names`, or nothing.
-pub(super) fn suggestion(name: &str, names: &[&str]) -> String {
+pub(crate) fn suggestion(name: &str, names: &[&str]) -> String {
     names
         .iter()
         .map(|candidate| (strsim::damerau_levenshtein(name, candidate), *candidate))

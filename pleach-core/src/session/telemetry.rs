@@ -17,12 +17,12 @@ use crate::error::ToolError;
 /// What a runtime records of its calls beyond their spans: the payload cap the host opted into,
 /// and the metrics when it gave a meter.
 #[derive(Debug, Default)]
-pub(super) struct Recording {
+pub(crate) struct Recording {
     /// The cap on arguments and results recorded on spans, when the host opted in.
-    pub(super) trace_payloads: Option<usize>,
+    pub(crate) trace_payloads: Option<usize>,
     /// The tool-call metrics, when the host gave a meter.
     #[cfg(feature = "otel")]
-    pub(super) metrics: Option<super::metrics::Instruments>,
+    pub(crate) metrics: Option<super::metrics::Instruments>,
 }
 
 impl Recording {

@@ -18,7 +18,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use sse_stream::SseStream;
 
-use super::{has_content_type, json_rpc_error};
+use super::refusal::{has_content_type, json_rpc_error};
 
 /// Runs `request`; when it is a JSON-RPC request without a `progressToken` from a client that
 /// takes JSON, the SSE stream rmcp answers with is read to its result, which is sent as JSON.

@@ -14,7 +14,8 @@ use reqwest::header::{self, HeaderMap};
 use reqwest::{Method, StatusCode};
 use url::Url;
 
-use super::guard::{self, Checked, NetPolicy, shorten};
+use super::guard::{self, Checked, shorten};
+use super::policy::NetPolicy;
 
 /// The caps on one call of a network tool: body size, time, redirects.
 ///

@@ -112,11 +112,14 @@
 
 mod fetch;
 mod guard;
+mod policy;
+mod ranges;
 #[cfg(test)]
 pub(crate) mod test_server;
 
 pub use fetch::{BodyEncoding, FetchLimits, HttpResponse};
-pub use guard::{BlockedRange, NetPolicy, blocked_range};
+pub use policy::NetPolicy;
+pub use ranges::{BlockedRange, blocked_range};
 
 pub(crate) use fetch::{Outgoing, send};
 pub(crate) use guard::parse_url;

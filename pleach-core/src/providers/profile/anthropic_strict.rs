@@ -21,10 +21,11 @@
 
 use serde_json::{Map, Value};
 
-use super::{
-    ANNOTATIONS, ProfileProblem, child, is_object_schema, merge_ref_siblings, merge_single_all_of,
-    names_json_types, resolve_local,
+use super::ProfileProblem;
+use super::transform::{
+    ANNOTATIONS, child, is_object_schema, merge_ref_siblings, merge_single_all_of, names_json_types,
 };
+use crate::schema::resolve_local;
 
 const STRING_FORMATS: &[&str] = &[
     "date-time",
@@ -66,7 +67,9 @@ const MAX_DEPTH: usize = 64;
 pub(super) fn apply(schema: &Value) -> Result<Value, Vec<ProfileProblem>> {
     let mut strict = Strict {
         root: schema,
-        problems: super::anthropic_root(schema).err().unwrap_or_default(),
+        problems: super::transform::anthropic_root(schema)
+            .err()
+            .unwrap_or_default(),
         inlining: Vec::new(),
     };
     let out = strict.schema(schema, "", 0);

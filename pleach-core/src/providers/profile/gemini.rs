@@ -7,9 +7,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{
-    ANNOTATIONS, ProfileProblem, child, merge_ref_siblings, merge_single_all_of, resolve_local,
-};
+use super::ProfileProblem;
+use super::transform::{ANNOTATIONS, child, merge_ref_siblings, merge_single_all_of};
+use crate::schema::resolve_local;
 
 /// Kept as they are.
 const SUPPORTED: &[&str] = &[
@@ -193,7 +193,7 @@ impl Gemini<'_> {
         nullable: &mut bool,
     ) {
         match value {
-            Value::String(t) if super::JSON_TYPES.contains(&t.as_str()) => {
+            Value::String(t) if super::transform::JSON_TYPES.contains(&t.as_str()) => {
                 out.insert("type".to_owned(), value.clone());
             }
             Value::Array(types) => {
@@ -201,7 +201,7 @@ impl Gemini<'_> {
                 for t in types {
                     match t.as_str() {
                         Some("null") => *nullable = true,
-                        Some(t) if super::JSON_TYPES.contains(&t) => kept.push(t),
+                        Some(t) if super::transform::JSON_TYPES.contains(&t) => kept.push(t),
                         _ => self.problem(at, "type", format!("unsupported type {t}")),
                     }
                 }

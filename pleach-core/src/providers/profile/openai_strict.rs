@@ -21,10 +21,11 @@
 
 use serde_json::{Map, Value};
 
-use super::{
-    ANNOTATIONS, ProfileProblem, child, is_object_schema, merge_ref_siblings, merge_single_all_of,
-    names_json_types, resolve_local,
+use super::ProfileProblem;
+use super::transform::{
+    ANNOTATIONS, child, is_object_schema, merge_ref_siblings, merge_single_all_of, names_json_types,
 };
+use crate::schema::resolve_local;
 
 const STRING_FORMATS: &[&str] = &[
     "date-time",
@@ -84,7 +85,7 @@ pub(super) fn apply(schema: &Value) -> Result<Value, Vec<ProfileProblem>> {
         strict.problem("", "type", "the root must be `\"type\": \"object\"`");
     }
     let mut out = strict.schema(schema, "", 0);
-    super::drop_unreferenced_defs(&mut out);
+    super::transform::drop_unreferenced_defs(&mut out);
     strict.check_totals();
     if strict.problems.is_empty() {
         Ok(out)
@@ -310,7 +311,7 @@ impl Strict<'_> {
                 "an object without `properties` accepts any keys, which strict mode cannot express; declare its properties",
             );
         }
-        let required = super::required_names(&Value::Object(map.clone()))
+        let required = super::transform::required_names(&Value::Object(map.clone()))
             .into_iter()
             .map(str::to_owned)
             .collect::<std::collections::BTreeSet<_>>();
@@ -321,11 +322,12 @@ impl Strict<'_> {
             self.string_chars += name.chars().count();
             let at = child(&child(path, "properties"), name);
             let converted = self.schema(schema, &at, depth);
-            let converted = if required.contains(name) || super::accepts_null(schema, self.root) {
-                converted
-            } else {
-                nullable(converted)
-            };
+            let converted =
+                if required.contains(name) || super::transform::accepts_null(schema, self.root) {
+                    converted
+                } else {
+                    nullable(converted)
+                };
             props_out.insert(name.clone(), converted);
             names.push(Value::from(name.as_str()));
         }

@@ -1,131 +1,23 @@
-//! The runtime: its builder, configuration and checks, and session creation.
+//! [`RuntimeBuilder`] and its settings: the registry and plugins, limits, timeouts, idempotency,
+//! concurrency and overload, what tools are given and what session state persists, detectors
+//! and the interrupt key, what is recorded; the defaults (`DEFAULT_*`); and `build`, which checks
+//! it all (`checks.rs`) into a [`Runtime`].
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
-
-use crate::batch::{
-    BatchingConfig, BatchingHint, BatchingStrategy, Lane, Slots, infer_batching_strategy,
+use super::Runtime;
+use super::checks::{
+    RuntimeError, check_detectors, of_plugins, own, per_tool, persisted_kinds, require_tool,
 };
-use crate::extensions::{Extensions, PersistedKind, PersistentState, Scope, SessionState};
+use crate::batch::{BatchingConfig, BatchingHint, Slots};
+use crate::extensions::{Extensions, PersistedKind, PersistentState};
 use crate::plugin::PleachPlugin;
-use crate::registry::{self, RegistryError, ToolRegistry, ToolRegistryBuilder, ToolSource};
+use crate::registry::{self, ToolRegistryBuilder, ToolSource};
 use crate::safety::FabricationDetector;
-use crate::tool::UnifiedToolDefinition;
-
-use super::suggestion::suggestion;
-use super::{Session, SessionError, SessionInner, SessionLog, SessionOptions, SessionTool};
-
-/// Limits on a call's arguments, enforced before they are parsed into a value, and on its result.
-///
-/// ```
-/// let limits = pleach_core::Limits::default();
-/// assert_eq!(limits.max_argument_bytes, 1024 * 1024);
-/// assert_eq!(limits.max_argument_depth, 64);
-/// assert_eq!(limits.max_result_bytes, 8 * 1024 * 1024);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Limits {
-    /// The longest arguments text accepted, in bytes (default 1 MiB).
-    pub max_argument_bytes: usize,
-    /// The deepest nesting of arrays and objects accepted (default 64).
-    pub max_argument_depth: usize,
-    /// The largest result accepted, as JSON text, in bytes (default 8 MiB): a bigger one fails
-    /// with 1002 rather than flooding the conversation and the model's context. Counted without
-    /// writing the text: exactly, except that a fractional number counts as 24 bytes and a
-    /// string's escapes are not counted.
-    pub max_result_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_argument_bytes: 1024 * 1024,
-            max_argument_depth: 64,
-            max_result_bytes: 8 * 1024 * 1024,
-        }
-    }
-}
-
-impl Limits {
-    /// Limits with the given size and depth.
-    ///
-    /// ```
-    /// let limits = pleach_core::Limits::new(4096, 8);
-    /// assert_eq!(limits.max_argument_depth, 8);
-    /// ```
-    pub fn new(max_argument_bytes: usize, max_argument_depth: usize) -> Self {
-        Limits {
-            max_argument_bytes,
-            max_argument_depth,
-            ..Limits::default()
-        }
-    }
-
-    /// The same limits with another cap on a result's size.
-    ///
-    /// ```
-    /// let limits = pleach_core::Limits::default().with_max_result_bytes(1024);
-    /// assert_eq!(limits.max_result_bytes, 1024);
-    /// ```
-    #[must_use]
-    pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {
-        self.max_result_bytes = bytes;
-        self
-    }
-}
-
-/// Why a runtime could not be built.
-///
-/// ```rust,standalone_crate
-/// use pleach_core::{define_pleach_plugin, Runtime, RuntimeError};
-/// use std::time::Duration;
-///
-/// let typo = define_pleach_plugin("ops").tool_timeout("serch_corpus", Duration::from_secs(1));
-/// let err = Runtime::builder()
-///     .registry(pleach_core::ToolRegistryBuilder::new().build().unwrap())
-///     .plugin(typo)
-///     .build()
-///     .unwrap_err();
-/// assert!(matches!(err, RuntimeError::UnknownToolInConfig { .. }));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RuntimeError {
-    /// The tools do not form a valid registry (duplicate names, definitions that failed).
-    #[error("{0}")]
-    ToolRegistry(#[from] RegistryError),
-    /// Configuration names a tool that does not exist.
-    #[error("{source_name} configures tool `{tool}`, which is not registered{suggestion}")]
-    UnknownToolInConfig {
-        /// The unknown name.
-        tool: String,
-        /// Where the configuration came from (`runtime`, `plugin <name>` or `detector <name>`).
-        source_name: String,
-        /// `; did you mean …?`, or empty.
-        suggestion: String,
-    },
-    /// Two plugins (or one, twice) give one tool different batching hints: which one holds would
-    /// depend on the order plugins were added.
-    #[error(
-        "{first} and {second} give tool `{tool}` different batching hints; keep one (or make them the same)"
-    )]
-    ConflictingHints {
-        /// The tool.
-        tool: String,
-        /// The plugin whose hint came first (`plugin <name>`).
-        first: String,
-        /// The plugin whose hint differs.
-        second: String,
-    },
-    /// `critical` tools that no fabrication detector covers: each could bypass its hard halt.
-    #[error("{}", crate::safety::uncovered_message(.0))]
-    UncoveredCriticalTools(Vec<String>),
-}
+use crate::session::shared::{Config, Limits, OverloadPolicy, RuntimeInner, Safety};
 
 /// Builds a [`Runtime`]; see [`Runtime::builder`].
 ///
@@ -181,59 +73,39 @@ impl fmt::Debug for RuntimeBuilder {
 /// The default grace period between a call's signal firing and the call being dropped.
 ///
 /// ```
-/// assert_eq!(pleach_core::session::DEFAULT_CANCEL_GRACE, std::time::Duration::from_secs(2));
+/// assert_eq!(pleach_core::runtime::DEFAULT_CANCEL_GRACE, std::time::Duration::from_secs(2));
 /// ```
 pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// The default timeout of a call.
 ///
 /// ```
-/// assert_eq!(pleach_core::session::DEFAULT_TIMEOUT, std::time::Duration::from_secs(120));
+/// assert_eq!(pleach_core::runtime::DEFAULT_TIMEOUT, std::time::Duration::from_secs(120));
 /// ```
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_mins(2);
 /// How long a call waits for the user's decision on its approval interrupt by default.
 ///
 /// ```
-/// assert_eq!(pleach_core::session::DEFAULT_APPROVAL_TIMEOUT, std::time::Duration::from_secs(15 * 60));
+/// assert_eq!(pleach_core::runtime::DEFAULT_APPROVAL_TIMEOUT, std::time::Duration::from_secs(15 * 60));
 /// ```
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_mins(15);
 /// How many times a call may fail recoverably with the same arguments in one user turn before
 /// the next identical call fails as not recoverable.
 ///
 /// ```
-/// assert_eq!(pleach_core::session::DEFAULT_MAX_REPEATED_FAILURES, 3);
+/// assert_eq!(pleach_core::runtime::DEFAULT_MAX_REPEATED_FAILURES, 3);
 /// ```
 pub const DEFAULT_MAX_REPEATED_FAILURES: u32 = 3;
 /// How many calls run at once across all of a runtime's sessions by default.
 ///
 /// ```
-/// assert_eq!(pleach_core::session::DEFAULT_MAX_IN_FLIGHT, 1024);
+/// assert_eq!(pleach_core::runtime::DEFAULT_MAX_IN_FLIGHT, 1024);
 /// ```
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
-
-/// What a call does when the runtime already runs [`RuntimeBuilder::max_in_flight`] calls.
-///
-/// ```
-/// use pleach_core::{OverloadPolicy, Runtime};
-/// let runtime = Runtime::builder().max_in_flight(64).overload_policy(OverloadPolicy::FailFast).build();
-/// # let _ = runtime;
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum OverloadPolicy {
-    /// Wait for a slot. Cancellation and the call's timeout still apply to the wait: a call
-    /// still waiting when its turn is cancelled fails with 1011, and one that waited its whole
-    /// timeout with 1010 (then it never ran; a call that gets its slot has its whole timeout to
-    /// run).
-    #[default]
-    Wait,
-    /// Fail at once with 1014 (`Overloaded`, recoverable): the model or the host retries later.
-    FailFast,
-}
 
 /// How many calls of one turn run at once by default.
 ///
 /// ```
-/// assert_eq!(pleach_core::session::DEFAULT_MAX_CONCURRENCY, 16);
+/// assert_eq!(pleach_core::runtime::DEFAULT_MAX_CONCURRENCY, 16);
 /// ```
 pub const DEFAULT_MAX_CONCURRENCY: usize = 16;
 
@@ -457,7 +329,7 @@ impl RuntimeBuilder {
 
     /// Sets how many calls of one turn run at once (default [`DEFAULT_MAX_CONCURRENCY`]): the
     /// global cap of [`BatchingConfig`]. Each tool's calls also follow its
-    /// [`BatchingStrategy`].
+    /// [`BatchingStrategy`](crate::BatchingStrategy).
     ///
     /// ```
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
@@ -775,49 +647,18 @@ impl RuntimeBuilder {
                         self.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY),
                     ),
                     hints,
-                    recording: super::telemetry::Recording {
+                    recording: crate::session::telemetry::Recording {
                         trace_payloads: self.trace_payloads,
                         #[cfg(feature = "otel")]
-                        metrics: self.meter.as_ref().map(super::metrics::Instruments::new),
+                        metrics: self
+                            .meter
+                            .as_ref()
+                            .map(crate::session::metrics::Instruments::new),
                     },
                 },
             }),
         })
     }
-}
-
-/// Per-tool settings `(source, tool, value)`, each for a tool the registry has; a later one for
-/// the same tool wins.
-fn per_tool<T>(
-    registry: &ToolRegistry,
-    settings: impl Iterator<Item = (String, String, T)>,
-) -> Result<HashMap<String, T>, RuntimeError> {
-    let mut chosen = HashMap::new();
-    for (source, tool, value) in settings {
-        require_tool(registry, &tool, || source)?;
-        chosen.insert(tool, value);
-    }
-    Ok(chosen)
-}
-
-/// The runtime's own per-tool settings, for [`per_tool`].
-fn own<T>(settings: Vec<(String, T)>) -> impl Iterator<Item = (String, String, T)> {
-    settings
-        .into_iter()
-        .map(|(tool, value)| ("runtime".to_owned(), tool, value))
-}
-
-/// The plugins' per-tool settings, in plugin order, for [`per_tool`].
-fn of_plugins<'a, T: Copy + 'a>(
-    plugins: &'a [PleachPlugin],
-    settings: fn(&PleachPlugin) -> &Vec<(String, T)>,
-) -> impl Iterator<Item = (String, String, T)> + 'a {
-    plugins.iter().flat_map(move |plugin| {
-        let source = format!("plugin `{}`", plugin.name);
-        settings(plugin)
-            .iter()
-            .map(move |(tool, value)| (source.clone(), tool.clone(), *value))
-    })
 }
 
 /// Says that `what` has no tools, and why that usually happens: through `tracing` when a
@@ -835,372 +676,5 @@ pub fn warn_no_tools(what: &str) {
         tracing::warn!("{message}");
     } else {
         eprintln!("{message}");
-    }
-}
-
-/// Refuses detectors that name a tool the registry does not have (a typo would leave the real one
-/// unguarded), and `critical` tools no detector covers (their halt could never fire).
-fn check_detectors(
-    registry: &ToolRegistry,
-    detectors: &[Arc<dyn FabricationDetector>],
-) -> Result<(), RuntimeError> {
-    for detector in detectors {
-        for tool in detector.guarded_tools() {
-            require_tool(registry, tool, || format!("detector `{}`", detector.name()))?;
-        }
-    }
-    let uncovered = crate::safety::uncovered_critical_tools(
-        registry,
-        &detectors.iter().map(|d| &**d).collect::<Vec<_>>(),
-    );
-    if uncovered.is_empty() {
-        Ok(())
-    } else {
-        Err(RuntimeError::UncoveredCriticalTools(uncovered))
-    }
-}
-
-/// Refuses configuration for a tool the registry does not have (a typo, most likely).
-fn require_tool(
-    registry: &ToolRegistry,
-    tool: &str,
-    source_name: impl FnOnce() -> String,
-) -> Result<(), RuntimeError> {
-    if registry.contains(tool) {
-        return Ok(());
-    }
-    let names: Vec<&str> = registry.names().collect();
-    Err(RuntimeError::UnknownToolInConfig {
-        suggestion: suggestion(tool, &names),
-        tool: tool.to_owned(),
-        source_name: source_name(),
-    })
-}
-
-#[derive(Debug)]
-pub(super) struct Config {
-    pub(super) limits: Limits,
-    pub(super) default_timeout: Duration,
-    pub(super) tool_timeouts: HashMap<String, Duration>,
-    /// Tools declared idempotent or not ([`RuntimeBuilder::idempotent`]).
-    pub(super) idempotent: HashMap<String, bool>,
-    pub(super) cancel_grace: Duration,
-    pub(super) approval_timeout: Duration,
-    pub(super) max_repeated_failures: u32,
-    pub(super) batching: BatchingConfig,
-    pub(super) hints: HashMap<String, BatchingHint>,
-    /// Payloads on spans and metrics, as the host chose.
-    pub(super) recording: super::telemetry::Recording,
-}
-
-/// The safety configuration: detectors, the interrupt key, what counts as provenance.
-pub(super) struct Safety {
-    pub(super) detectors: Vec<Arc<dyn FabricationDetector>>,
-    pub(super) interrupt_key: Option<Vec<u8>>,
-    pub(super) provenance_from_user: bool,
-}
-
-impl Safety {
-    /// The detectors covering the tool named `name`.
-    pub(super) fn detectors_for<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl Iterator<Item = &'a Arc<dyn FabricationDetector>> + 'a {
-        self.detectors.iter().filter(move |d| d.covers(name))
-    }
-}
-
-impl fmt::Debug for Safety {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Safety")
-            .field(
-                "detectors",
-                &self.detectors.iter().map(|d| d.name()).collect::<Vec<_>>(),
-            )
-            .field(
-                "interrupt_key",
-                &self.interrupt_key.as_ref().map(|_| "<set>"),
-            )
-            .field("provenance_from_user", &self.provenance_from_user)
-            .finish()
-    }
-}
-
-/// One kind per key, the host's and every plugin's: the first naming a key is kept (a type named
-/// twice is the same kind).
-fn persisted_kinds(plugins: &[PleachPlugin], host: &[PersistedKind]) -> Vec<PersistedKind> {
-    let mut persisted: Vec<PersistedKind> = Vec::new();
-    let named = plugins
-        .iter()
-        .flat_map(|plugin| plugin.persisted.iter())
-        .chain(host);
-    for kind in named {
-        if !persisted.iter().any(|known| known.key() == kind.key()) {
-            persisted.push(*kind);
-        }
-    }
-    persisted
-}
-
-#[derive(Debug)]
-pub(super) struct RuntimeInner {
-    pub(super) registry: ToolRegistry,
-    pub(super) extensions: Extensions,
-    pub(super) safety: Safety,
-    pub(super) config: Config,
-    /// Slots for running calls, shared by every session: the runtime-wide backpressure.
-    pub(super) in_flight: Slots,
-    pub(super) overload: OverloadPolicy,
-    /// The session state a host may save and restore, one kind per key.
-    pub(super) persisted: Vec<PersistedKind>,
-}
-
-/// The tool runtime: a checked registry and its configuration, from which sessions are made.
-/// Cheap to clone.
-///
-/// ```rust,standalone_crate
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use pleach_core::{tool, Runtime, SessionOptions, ToolCall};
-///
-/// /// Adds two integers.
-/// #[tool]
-/// async fn add(a: i64, b: i64) -> i64 { a + b }
-///
-/// let runtime = Runtime::builder().build().unwrap();
-/// let session = runtime.create_session(SessionOptions::enabled(["add"])).unwrap();
-/// let results = session
-///     .run_turn(vec![ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#)])
-///     .finish()
-///     .await;
-/// assert_eq!(results[0].outcome, Ok(serde_json::json!(3)));
-/// # }
-/// ```
-#[derive(Debug, Clone)]
-pub struct Runtime {
-    inner: Arc<RuntimeInner>,
-}
-
-impl Runtime {
-    /// Starts configuring a runtime.
-    ///
-    /// ```
-    /// let runtime = pleach_core::Runtime::builder()
-    ///     .registry(pleach_core::ToolRegistryBuilder::new().build().unwrap())
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(runtime.registry().len(), 0);
-    /// ```
-    pub fn builder() -> RuntimeBuilder {
-        RuntimeBuilder::default()
-    }
-
-    /// Every tool the runtime knows.
-    ///
-    /// ```
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
-    ///
-    /// let ping = define_tool("ping", "Answers pong.")
-    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
-    ///     .unwrap();
-    /// let runtime = Runtime::builder()
-    ///     .registry(ToolRegistryBuilder::new().register(ping).build().unwrap())
-    ///     .build()
-    ///     .unwrap();
-    /// assert!(runtime.registry().contains("ping"));
-    /// ```
-    pub fn registry(&self) -> &ToolRegistry {
-        &self.inner.registry
-    }
-
-    /// Whether a new call would be refused for capacity now (1014): every slot taken under
-    /// [`OverloadPolicy::FailFast`]. A host that can say so earlier (an HTTP 503) asks this.
-    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
-    pub fn refuses_new_calls(&self) -> bool {
-        self.inner.overload == OverloadPolicy::FailFast && self.inner.in_flight.is_full()
-    }
-
-    /// The key approval interrupts are sealed with, if one was given.
-    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
-    pub fn interrupt_key(&self) -> Option<&[u8]> {
-        self.inner.safety.interrupt_key.as_deref()
-    }
-
-    /// How long a call waits for the user's approval (then 1016).
-    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
-    pub fn approval_timeout(&self) -> Duration {
-        self.inner.config.approval_timeout
-    }
-
-    /// How long a cancelled tool has to stop before its call ends without it.
-    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
-    pub fn cancel_grace(&self) -> Duration {
-        self.inner.config.cancel_grace
-    }
-
-    /// The batching strategy of the tool named `name`: a plugin's hint, else the one inferred from
-    /// its definition ([`infer_batching_strategy`]).
-    ///
-    /// ```rust,standalone_crate
-    /// use pleach_core::{define_pleach_plugin, tool, BatchingHint, BatchingStrategy, Runtime};
-    ///
-    /// /// Sends a message.
-    /// #[tool]
-    /// async fn send_message(to: String) -> String { to }
-    ///
-    /// let plugin = define_pleach_plugin("mail")
-    ///     .contribute_batching_hints([BatchingHint::new("send_message", BatchingStrategy::Parallel)]);
-    /// let runtime = Runtime::builder().plugin(plugin).build().unwrap();
-    /// assert_eq!(runtime.batching_strategy("send_message"), Some(BatchingStrategy::Parallel));
-    /// assert_eq!(Runtime::builder().build().unwrap().batching_strategy("send_message"), Some(BatchingStrategy::Serial));
-    /// ```
-    pub fn batching_strategy(&self, name: &str) -> Option<BatchingStrategy> {
-        let tool = self.inner.registry.get(name)?;
-        Some(self.batching(tool).0)
-    }
-
-    /// Whether calls of the tool named `name` may run again when their first run's end is unknown
-    /// (a durable engine's worker died mid-call): declared with [`RuntimeBuilder::idempotent`],
-    /// else `true` for a tool that reads (its batching strategy is `Parallel`). `None` for a tool
-    /// the runtime does not know.
-    ///
-    /// ```rust,standalone_crate
-    /// use pleach_core::{tool, Runtime};
-    ///
-    /// /// Reads a counter.
-    /// #[tool]
-    /// async fn read_counter() -> u64 { 7 }
-    ///
-    /// let runtime = Runtime::builder().build().unwrap();
-    /// assert_eq!(runtime.is_idempotent("read_counter"), Some(true));
-    /// assert_eq!(runtime.is_idempotent("no_such_tool"), None);
-    /// ```
-    pub fn is_idempotent(&self, name: &str) -> Option<bool> {
-        if let Some(declared) = self.inner.config.idempotent.get(name) {
-            return Some(*declared);
-        }
-        let tool = self.inner.registry.get(name)?;
-        Some(self.batching(tool).0 == BatchingStrategy::Parallel)
-    }
-
-    /// [`validate_tool_call`](crate::validate_tool_call) against this runtime: its tools (the
-    /// registry it was built with and its plugins' tools) and its size and nesting
-    /// [`Limits`](crate::Limits) (keyword `limits`). A valid verdict is a call a session of this
-    /// runtime with the tool enabled would run.
-    ///
-    /// ```rust,standalone_crate
-    /// use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolCall, ToolError};
-    /// use serde_json::json;
-    ///
-    /// let fetch = define_tool("fetch_document", "Fetches a document.")
-    ///     .input_schema(json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }))
-    ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
-    ///     .unwrap();
-    /// let runtime = Runtime::builder()
-    ///     .plugin(define_pleach_plugin("docs").contribute_tools([fetch]))
-    ///     .build()
-    ///     .unwrap();
-    /// assert!(runtime.validate_tool_call(&ToolCall::new("c1", "fetch_document", r#"{"id":"a"}"#)).valid);
-    /// let verdict = runtime.validate_tool_call(&ToolCall::new("c2", "fetch_document", "{}"));
-    /// assert_eq!(verdict.errors[0].keyword, "required");
-    /// // The free function sees the active registry only, not a plugin's tools.
-    /// assert!(!pleach_core::validate_tool_call(&ToolCall::new("c3", "fetch_document", r#"{"id":"a"}"#)).valid);
-    /// ```
-    pub fn validate_tool_call(&self, call: &crate::ToolCall) -> crate::ValidationResult {
-        super::pipeline::limits_verdict(call.arguments(), self.inner.config.limits)
-            .unwrap_or_else(|| crate::registry::validate_in(&self.inner.registry, call))
-    }
-
-    /// The lane `call` runs in within its step: its tool's strategy and cap (a tool the runtime
-    /// does not know fails at lookup and orders nothing).
-    pub(crate) fn lane_of(&self, call: &crate::ToolCall) -> Lane {
-        match self.inner.registry.get(call.name()) {
-            Some(tool) => {
-                let (strategy, cap) = self.batching(tool);
-                Lane::for_call(call.name(), &strategy, cap, call.arguments())
-            }
-            None => Lane::Parallel { limit: None },
-        }
-    }
-
-    /// A tool's strategy and per-tool cap: its hint's, else inferred without a cap.
-    fn batching(&self, tool: &UnifiedToolDefinition) -> (BatchingStrategy, Option<usize>) {
-        match self.inner.config.hints.get(tool.name()) {
-            Some(hint) => (hint.strategy.clone(), hint.max_concurrency),
-            None => (infer_batching_strategy(tool.definition()), None),
-        }
-    }
-
-    /// Creates a session with the tools `options` enables (the TypeScript spec's
-    /// `createSession({ tools: { enabled: [...] } })`). An unknown name is an error listing close
-    /// matches.
-    ///
-    /// ```rust,standalone_crate
-    /// use pleach_core::{Runtime, SessionOptions};
-    /// let runtime = Runtime::builder().build().unwrap();
-    /// let err = runtime.create_session(SessionOptions::enabled(["no_such_tool"])).unwrap_err();
-    /// assert!(err.to_string().contains("`no_such_tool`"));
-    /// ```
-    pub fn create_session(&self, options: SessionOptions) -> Result<Session, SessionError> {
-        let registry = &self.inner.registry;
-        let mut tools = Vec::new();
-        let mut unknown = Vec::new();
-        let enabled = options.tools.enabled;
-        if enabled.iter().any(|name| name == "*") {
-            tools.extend(registry.tools().iter().cloned());
-        }
-        for name in enabled.iter().filter(|name| *name != "*") {
-            match registry.get(name) {
-                Some(tool) => tools.push(tool.clone()),
-                None => unknown.push(name.clone()),
-            }
-        }
-        if !unknown.is_empty() {
-            let names: Vec<&str> = registry.names().collect();
-            return Err(SessionError::UnknownTools(
-                unknown
-                    .into_iter()
-                    .map(|name| {
-                        let suggestion = suggestion(&name, &names);
-                        format!("`{name}`{suggestion}")
-                    })
-                    .collect(),
-            ));
-        }
-        tools.sort_by(|a, b| a.name().cmp(b.name()));
-        tools.dedup_by(|a, b| a.name() == b.name());
-        let config = &self.inner.config;
-        let tools = tools
-            .into_iter()
-            .map(|tool| {
-                let (strategy, max_concurrency) = self.batching(&tool);
-                SessionTool {
-                    timeout: config
-                        .tool_timeouts
-                        .get(tool.name())
-                        .copied()
-                        .unwrap_or(config.default_timeout),
-                    strategy,
-                    max_concurrency,
-                    tool,
-                }
-            })
-            .collect();
-        Ok(Session {
-            inner: Arc::new(SessionInner {
-                runtime: self.inner.clone(),
-                tools,
-                log: Mutex::new(SessionLog::default()),
-                any_failures: std::sync::atomic::AtomicBool::new(false),
-                signal: CancellationToken::new(),
-                scope: Arc::new(Scope {
-                    extensions: self.inner.extensions.clone(),
-                    state: SessionState::new(),
-                }),
-                provenance: Mutex::default(),
-                approvals: Mutex::default(),
-                keeps_conversation: true,
-                takes_approvals: std::sync::atomic::AtomicBool::new(true),
-            }),
-        })
     }
 }

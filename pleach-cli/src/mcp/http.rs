@@ -1,7 +1,7 @@
 //! `pleach mcp --http ADDR`: the registry over MCP Streamable HTTP, with its flags.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -10,8 +10,10 @@ use pleach_mcp::McpError;
 use pleach_mcp::McpServer;
 use pleach_mcp::http::{HttpOptions, HttpServer, JwtValidation, RedisSessionStore};
 
-use crate::UsageError;
-use crate::catalog::HostArgs;
+use crate::duration;
+use crate::host::HostArgs;
+use crate::token_file::read_tokens;
+use crate::usage::UsageError;
 
 /// The flags of `pleach mcp` that shape the HTTP server (all need `--http`).
 #[derive(Debug, clap::Args)]
@@ -50,14 +52,14 @@ pub(crate) struct HttpArgs {
     /// The largest request body taken, in bytes (default 4 MiB); larger ones get 413.
     #[arg(long, value_name = "N", requires = "http")]
     max_body_bytes: Option<usize>,
-    /// How long running calls may finish after SIGTERM or SIGINT, in milliseconds (default
-    /// 30000); then they are cancelled.
-    #[arg(long, value_name = "MS", requires = "http")]
-    drain_ms: Option<u64>,
+    /// How long running calls may finish after SIGTERM or SIGINT (default 30s); then they are
+    /// cancelled.
+    #[arg(long, value_name = "DURATION", requires = "http", value_parser = duration::any)]
+    drain: Option<Duration>,
     /// After SIGTERM or SIGINT, keep serving this long with `/healthz` answering 503 before
-    /// taking no more connections, in milliseconds (default 0): for load balancers that poll.
-    #[arg(long, value_name = "MS", requires = "http")]
-    drain_notice_ms: Option<u64>,
+    /// taking no more connections (default 0s): for load balancers that poll.
+    #[arg(long, value_name = "DURATION", requires = "http", value_parser = duration::any)]
+    drain_notice: Option<Duration>,
     /// At most this many calls at once; past it a request gets 503 with `Retry-After`.
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
     max_in_flight: Option<u64>,
@@ -69,10 +71,10 @@ pub(crate) struct HttpArgs {
     /// Without it the server is stateless.
     #[arg(long, value_name = "URL", requires = "http")]
     session_store: Option<String>,
-    /// How long the session store keeps a session after its last use, in seconds (default
-    /// 86400).
-    #[arg(long, value_name = "SECONDS", requires = "session_store", value_parser = clap::value_parser!(u64).range(1..))]
-    session_ttl_secs: Option<u64>,
+    /// How long the session store keeps a session after its last use, in whole seconds (default
+    /// 1d).
+    #[arg(long, value_name = "DURATION", requires = "session_store", value_parser = duration::whole_seconds)]
+    session_ttl: Option<Duration>,
 }
 
 impl HttpArgs {
@@ -103,8 +105,8 @@ pub(crate) async fn run(args: &HttpArgs, host: &HostArgs) -> Result<ExitCode, Us
         let mut store = RedisSessionStore::connect(url)
             .await
             .map_err(|error| UsageError(error.to_string()))?;
-        if let Some(seconds) = args.session_ttl_secs {
-            store = store.with_ttl(Duration::from_secs(seconds));
+        if let Some(ttl) = args.session_ttl {
+            store = store.with_ttl(ttl);
         }
         options = options.session_store(store);
     }
@@ -164,38 +166,14 @@ fn options(args: &HttpArgs, address: SocketAddr) -> Result<HttpOptions, UsageErr
     if let Some(bytes) = args.max_body_bytes {
         options = options.max_body_bytes(bytes);
     }
-    if let Some(ms) = args.drain_ms {
-        options = options.drain_timeout(Duration::from_millis(ms));
+    if let Some(drain) = args.drain {
+        options = options.drain_timeout(drain);
     }
-    if let Some(ms) = args.drain_notice_ms {
-        options = options.drain_notice(Duration::from_millis(ms));
+    if let Some(notice) = args.drain_notice {
+        options = options.drain_notice(notice);
     }
     if args.insecure_no_auth {
         options = options.insecure_no_auth();
     }
     Ok(options)
-}
-
-/// The tokens of a token file: one a line, trimmed; blank lines and `#` comments skipped. A file
-/// with none is an error (a server meant to need a token would otherwise take none).
-pub(crate) fn read_tokens(file: &Path) -> Result<Vec<String>, UsageError> {
-    let text = std::fs::read_to_string(file).map_err(|error| {
-        UsageError(format!(
-            "cannot read the token file `{}`: {error}",
-            file.display()
-        ))
-    })?;
-    let tokens: Vec<String> = text
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(str::to_owned)
-        .collect();
-    if tokens.is_empty() {
-        return Err(UsageError(format!(
-            "the token file `{}` holds no token (one a line)",
-            file.display()
-        )));
-    }
-    Ok(tokens)
 }

@@ -1,0 +1,293 @@
+//! One step's streamed response read to its end: decoded by its format's stream parser, its
+//! calls assembled as fragments arrive (`tool.started`, `tool.delta`), and what must not run
+//! failed, into a [`Step`].
+
+use std::collections::HashMap;
+
+use tokio_util::sync::CancellationToken;
+
+use super::client::{ModelError, ModelResponse, WireFormat};
+use super::options::{AgentOptions, StepReport};
+use crate::assemble::{StreamAssembler, StreamError};
+use crate::call::ToolCall;
+use crate::error::{ErrorCode, ToolError};
+use crate::event::{EventSender, ToolEvent};
+use crate::providers::anthropic::MessagesStreamParser;
+use crate::providers::openai_chat::ChatStreamParser;
+use crate::providers::{Decoder, ProviderEvent, StreamParser, StreamProblem};
+use crate::session::SessionHandle;
+
+/// One step's response, read: the text, the calls in order of first sight with the error of
+/// each that must not run, and the report.
+pub(crate) struct Step {
+    pub(crate) text: Option<String>,
+    pub(crate) calls: Vec<ToolCall>,
+    pub(crate) failed: Vec<Option<ToolError>>,
+    pub(crate) report: StepReport,
+}
+
+/// Reads a response to its end (or a break, the size cap, cancellation), sending `tool.started`
+/// and `tool.delta` as calls and fragments arrive. Returns the step and, if the response broke
+/// off, why.
+pub(crate) async fn read_response(
+    response: ModelResponse,
+    session: &SessionHandle,
+    options: AgentOptions,
+    sink: &EventSender,
+    signal: &CancellationToken,
+) -> (Step, Option<ModelError>) {
+    let ModelResponse { format, mut body } = response;
+    let mut reading = Reading {
+        decoder: AnyDecoder::new(format),
+        assembler: StreamAssembler::with_limits(session.limits()),
+        text: String::new(),
+        report: StepReport::default(),
+        sink,
+        provider_error: None,
+        calls_under: HashMap::new(),
+    };
+    let mut received = 0usize;
+    let mut broke = None;
+    loop {
+        let chunk = tokio::select! {
+            biased;
+            () = signal.cancelled() => break,
+            chunk = body.next_chunk() => chunk,
+        };
+        match chunk {
+            Ok(Some(bytes)) => {
+                received = received.saturating_add(bytes.len());
+                if received > options.max_response_bytes {
+                    broke = Some(ModelError::TooLarge {
+                        limit: options.max_response_bytes,
+                    });
+                    break;
+                }
+                let events = reading.decoder.feed(&bytes);
+                reading.apply(events);
+            }
+            Ok(None) => break,
+            Err(error) => {
+                broke = Some(error);
+                break;
+            }
+        }
+    }
+    // The connection goes as soon as the response is over, before any call runs.
+    drop(body);
+    let cancelled = signal.is_cancelled();
+    if !cancelled {
+        // Calls still open fail as incomplete; after a cancellation they fail as cancelled.
+        let events = reading.decoder.finish();
+        reading.apply(events);
+    }
+    let Reading {
+        decoder,
+        assembler,
+        text,
+        mut report,
+        provider_error,
+        ..
+    } = reading;
+    // An error the provider reported in a response it had begun breaks it off like a dropped
+    // connection: its text is no answer, and the run stops with the error.
+    let broke = broke.or(provider_error.map(ModelError::Provider));
+    report.skipped_events = decoder.skipped();
+    let (calls, failed) = assembler
+        .finish()
+        .into_iter()
+        .map(|streamed| {
+            let failure = match streamed.parsed {
+                // Cut off by the cancellation, not by the provider.
+                Err(error) if cancelled && error.code() == ErrorCode::ArgumentsIncomplete => {
+                    Some(cancelled_before_running())
+                }
+                Err(error) => Some(error),
+                Ok(_) if cancelled => Some(cancelled_before_running()),
+                Ok(_) => None,
+            };
+            (streamed.call, failure)
+        })
+        .unzip();
+    let text = (!text.is_empty()).then_some(text);
+    report.text.clone_from(&text);
+    let step = Step {
+        text,
+        calls,
+        failed,
+        report,
+    };
+    (step, broke)
+}
+
+fn cancelled_before_running() -> ToolError {
+    ToolError::new(
+        ErrorCode::Cancelled,
+        "the run was cancelled before this call could run; it did not run",
+    )
+}
+
+/// The state of a response being read.
+struct Reading<'a> {
+    decoder: AnyDecoder,
+    assembler: StreamAssembler,
+    text: String,
+    report: StepReport,
+    sink: &'a EventSender,
+    /// The first error the provider reported in the stream: the response broke off there.
+    provider_error: Option<String>,
+    /// Provider keys used again after their call ended (the parsers allow it), with how many
+    /// calls each has had: the assembler names each call by its own key, `<key>@<n>` from the
+    /// second on, so that the later call is not refused as the earlier one's.
+    calls_under: HashMap<String, usize>,
+}
+
+impl Reading<'_> {
+    fn apply(&mut self, events: Vec<ProviderEvent>) {
+        for event in events {
+            match event {
+                ProviderEvent::CallStarted { key, id, name } => {
+                    let count = self.calls_under.entry(key.clone()).or_default();
+                    *count += 1;
+                    let key = self.assembler_key(key);
+                    let begun = self.assembler.begin(&key, &id, &name);
+                    self.announce(begun);
+                }
+                ProviderEvent::CallSignature { key, signature } => {
+                    let key = self.assembler_key(key);
+                    let signed = self.assembler.sign(&key, &signature).map(|()| None);
+                    self.announce(signed);
+                }
+                ProviderEvent::ArgumentsDelta { key, fragment } => {
+                    let key = self.assembler_key(key);
+                    let pushed = self.assembler.push(&key, fragment);
+                    self.announce(pushed);
+                }
+                ProviderEvent::CallEnded { key } => {
+                    let key = self.assembler_key(key);
+                    let ended = self.assembler.end(&key).map(|_| None);
+                    self.announce(ended);
+                }
+                ProviderEvent::CallFailed {
+                    key,
+                    id,
+                    name,
+                    problem,
+                    error,
+                } => {
+                    let key = self.assembler_key(key);
+                    self.call_failed(&key, id, name, problem, error);
+                }
+                ProviderEvent::Text { delta } => self.text.push_str(&delta),
+                ProviderEvent::Finished { reason } => self.report.finish_reason = reason,
+                ProviderEvent::Usage {
+                    input_tokens,
+                    output_tokens,
+                } => {
+                    self.report.input_tokens = input_tokens.or(self.report.input_tokens);
+                    self.report.output_tokens = output_tokens.or(self.report.output_tokens);
+                }
+                ProviderEvent::StreamError { problem, message } => {
+                    if problem == StreamProblem::ProviderError && self.provider_error.is_none() {
+                        self.provider_error = Some(message.clone());
+                    }
+                    self.report.stream_errors.push(message);
+                }
+            }
+        }
+    }
+
+    /// The assembler's key for the latest call under the provider's `key`: `key` itself unless
+    /// the provider used it again after its call ended.
+    fn assembler_key(&self, key: String) -> String {
+        match self.calls_under.get(&key) {
+            Some(&n) if n > 1 => format!("{key}@{n}"),
+            _ => key,
+        }
+    }
+
+    /// Sends an assembler event; a refusal that fails no call is reported. A call's own failure
+    /// shows at the end of the response, with its result.
+    fn announce(&mut self, outcome: Result<Option<ToolEvent>, StreamError>) {
+        match outcome {
+            Ok(Some(event)) => self.sink.send(event),
+            Ok(None) | Err(StreamError::CallFailed { .. }) => {}
+            Err(refused) => self.report.refused.push(refused.to_string()),
+        }
+    }
+
+    /// The provider's parser failed a call. A call the assembler has fails there; one it never
+    /// saw but whose id and name are known (a start without a usable body) is announced and
+    /// failed, so it still gets its terminal event and result; the rest (a second use of an id,
+    /// fragments for a call never started) name no call of their own and are reported.
+    fn call_failed(
+        &mut self,
+        key: &str,
+        id: Option<String>,
+        name: Option<String>,
+        problem: StreamProblem,
+        error: ToolError,
+    ) {
+        match self.assembler.fail(key, error.clone()) {
+            Ok(()) => return,
+            Err(StreamError::UnknownKey { .. }) => {}
+            Err(refused) => {
+                self.report.refused.push(refused.to_string());
+                return;
+            }
+        }
+        match (id, name) {
+            (Some(id), Some(name)) if problem != StreamProblem::DuplicateId => {
+                match self.assembler.begin(key, &id, &name) {
+                    Ok(started) => {
+                        if let Some(event) = started {
+                            self.sink.send(event);
+                        }
+                        // The call was just begun under `key`: it is open, so this holds.
+                        let _ = self.assembler.fail(key, error);
+                    }
+                    Err(refused) => self.report.refused.push(refused.to_string()),
+                }
+            }
+            _ => self.report.refused.push(error.message().to_owned()),
+        }
+    }
+}
+
+/// The stream decoder of a format.
+enum AnyDecoder {
+    Chat(Decoder<ChatStreamParser>),
+    Anthropic(Decoder<MessagesStreamParser>),
+}
+
+impl AnyDecoder {
+    fn new(format: WireFormat) -> Self {
+        match format {
+            WireFormat::OpenAiChat => AnyDecoder::Chat(Decoder::sse(ChatStreamParser::new())),
+            WireFormat::AnthropicMessages => {
+                AnyDecoder::Anthropic(Decoder::sse(MessagesStreamParser::new()))
+            }
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) -> Vec<ProviderEvent> {
+        match self {
+            AnyDecoder::Chat(decoder) => decoder.feed(bytes),
+            AnyDecoder::Anthropic(decoder) => decoder.feed(bytes),
+        }
+    }
+
+    fn finish(&mut self) -> Vec<ProviderEvent> {
+        match self {
+            AnyDecoder::Chat(decoder) => decoder.finish(),
+            AnyDecoder::Anthropic(decoder) => decoder.finish(),
+        }
+    }
+
+    fn skipped(&self) -> usize {
+        match self {
+            AnyDecoder::Chat(decoder) => decoder.parser().skipped(),
+            AnyDecoder::Anthropic(decoder) => decoder.parser().skipped(),
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! The loop itself: [`Session::run_agent`] starts it as a task, [`AgentRun`] is its handle (events,
+//! cancellation, outcome), and each step asks the model, reads its response and runs its calls
+//! as one turn of the session, under the `invoke_agent` and `chat` spans.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::client::{ModelClient, ModelError, ModelRequest};
+use super::options::{AgentOptions, AgentOutcome, StepReport, StopReason};
+use super::reading::{Step, read_response};
+use crate::call::ToolCall;
+use crate::error::ToolError;
+use crate::event::{EventSender, EventStream};
+use crate::session::{Session, SessionHandle, ToolResult};
+
+/// A running agent loop: its events, its cancellation, and its outcome.
+///
+/// See the [module docs](crate::agent) for a whole run.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use std::sync::Arc;
+/// use pleach_core::agent::{AgentOptions, ReplayClient, WireFormat};
+/// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+///
+/// let client = ReplayClient::new(WireFormat::OpenAiChat, [concat!(
+///     r#"data: {"choices":[{"index":0,"delta":{"content":"Hello!"},"finish_reason":"stop"}]}"#, "\n\n",
+///     "data: [DONE]\n\n",
+/// )]);
+/// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+/// let session = runtime.create_session(SessionOptions::default()).unwrap();
+/// session.push_user_message("hi");
+/// let run = session.run_agent(Arc::new(client), AgentOptions::default());
+/// assert_eq!(run.finish().await.final_text.as_deref(), Some("Hello!"));
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct AgentRun {
+    events: EventStream,
+    signal: CancellationToken,
+    driver: tokio::task::JoinHandle<AgentOutcome>,
+}
+
+impl AgentRun {
+    /// The run's events, every step's, in order: `tool.started` when a call is first seen,
+    /// `tool.delta` per arguments fragment as it arrives, then the calls' safety and terminal
+    /// events as they run. The stream ends when the run does.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{AgentOptions, ReplayClient, WireFormat};
+    /// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// // The model calls a tool the session does not have: the call still gets its events.
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, [
+    ///     concat!(
+    ///         r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"nope","arguments":"{}"}}]}}]}"#, "\n\n",
+    ///         r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#, "\n\n",
+    ///     ),
+    ///     concat!(
+    ///         r#"data: {"choices":[{"index":0,"delta":{"content":"Sorry."},"finish_reason":"stop"}]}"#, "\n\n",
+    ///     ),
+    /// ]);
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// session.push_user_message("hi");
+    /// let mut run = session.run_agent(Arc::new(client), AgentOptions::default());
+    /// let mut types = Vec::new();
+    /// while let Some(event) = run.events().recv().await {
+    ///     types.push(event.event_type());
+    /// }
+    /// assert_eq!(types.first(), Some(&"tool.started"));
+    /// assert_eq!(types.last(), Some(&"tool.failed"));
+    /// # }
+    /// ```
+    pub fn events(&mut self) -> &mut EventStream {
+        &mut self.events
+    }
+
+    /// Cancels the run: the model's response stops being read (the connection is dropped),
+    /// calls already seen fail with 1011 without running, and running calls are cancelled.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{AgentOptions, ReplayClient, StopReason, WireFormat};
+    /// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]);
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// let run = session.run_agent(Arc::new(client), AgentOptions::default());
+    /// run.cancel();
+    /// assert_eq!(run.finish().await.stop_reason, StopReason::Cancelled);
+    /// # }
+    /// ```
+    pub fn cancel(&self) {
+        self.signal.cancel();
+    }
+
+    /// The run's cancellation token.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{AgentOptions, ReplayClient, StopReason, WireFormat};
+    /// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]);
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// let run = session.run_agent(Arc::new(client), AgentOptions::default());
+    /// let token = run.cancellation_token(); // for a "stop" button elsewhere
+    /// token.cancel();
+    /// assert_eq!(run.finish().await.stop_reason, StopReason::Cancelled);
+    /// # }
+    /// ```
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.signal.clone()
+    }
+
+    /// Waits for the run to end. Read the events first (or drop them): finishing consumes the
+    /// run.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{AgentOptions, ReplayClient, StopReason, WireFormat};
+    /// use pleach_core::{Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, [concat!(
+    ///     r#"data: {"choices":[{"index":0,"delta":{"content":"Done."},"finish_reason":"stop"}]}"#, "\n\n",
+    /// )]);
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// session.push_user_message("hi");
+    /// let outcome = session.run_agent(Arc::new(client), AgentOptions::default()).finish().await;
+    /// assert_eq!(outcome.stop_reason, StopReason::Finished);
+    /// assert_eq!(outcome.steps.len(), 1);
+    /// # }
+    /// ```
+    pub async fn finish(self) -> AgentOutcome {
+        match self.driver.await {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                tracing::error!(%error, "an agent run's task died");
+                AgentOutcome {
+                    stop_reason: if error.is_cancelled() {
+                        StopReason::Cancelled
+                    } else {
+                        StopReason::Error(ModelError::Connection(format!(
+                            "the agent loop failed: {error}"
+                        )))
+                    },
+                    ..AgentOutcome::default()
+                }
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Runs the agent loop on this session's conversation: asks `client`, runs the calls its
+    /// response makes, writes everything back, and asks again, until the model answers without
+    /// calling a tool or `options.max_steps` requests were made. Push the user's message first.
+    /// Returns at once; read the [`AgentRun`]'s events, then `finish` it.
+    ///
+    /// Every call seen ends in exactly one `tool.completed` or `tool.failed` and exactly one
+    /// result message, whatever became of the stream; a streamed call runs only when its
+    /// provider said it was complete. Pending approval interrupts are answered with
+    /// [`Session::resolve`] as in any turn. See the [module docs](crate::agent).
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime (the loop runs as a Tokio task).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use std::sync::Arc;
+    /// use pleach_core::agent::{AgentOptions, ReplayClient, WireFormat};
+    /// use pleach_core::{Message, Runtime, SessionOptions, ToolRegistryBuilder};
+    ///
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, [concat!(
+    ///     r#"data: {"choices":[{"index":0,"delta":{"content":"Paris."},"finish_reason":"stop"}]}"#, "\n\n",
+    /// )]);
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
+    /// session.push_user_message("The capital of France?");
+    /// let outcome = session.run_agent(Arc::new(client), AgentOptions::default().with_max_steps(4)).finish().await;
+    /// assert_eq!(outcome.final_text.as_deref(), Some("Paris."));
+    /// assert!(matches!(&session.conversation()[1], Message::Assistant { content: Some(text), .. } if text == "Paris."));
+    /// # }
+    /// ```
+    pub fn run_agent(&self, client: Arc<dyn ModelClient>, options: AgentOptions) -> AgentRun {
+        let handle = self.handle();
+        let signal = handle.signal().child_token();
+        let (sink, events) = crate::event::channel();
+        let span = tracing::info_span!(
+            target: "pleach::agent",
+            "invoke_agent",
+            otel.name = "invoke_agent",
+            otel.kind = "internal",
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.provider.name = client.provider_name(),
+            gen_ai.request.model = client.model(),
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            pleach.agent.steps = tracing::field::Empty,
+            pleach.agent.stop_reason = tracing::field::Empty,
+        );
+        let driver =
+            tokio::spawn(drive(handle, client, options, sink, signal.clone()).instrument(span));
+        AgentRun {
+            events,
+            signal,
+            driver,
+        }
+    }
+}
+
+async fn drive(
+    session: SessionHandle,
+    client: Arc<dyn ModelClient>,
+    options: AgentOptions,
+    sink: EventSender,
+    signal: CancellationToken,
+) -> AgentOutcome {
+    let tools = session.tools();
+    let mut outcome = AgentOutcome::default();
+    let stop = loop {
+        if outcome.steps.len() >= options.max_steps {
+            break StopReason::MaxSteps;
+        }
+        let conversation = session.conversation();
+        let chat = chat_span(client.as_ref());
+        let sent = tokio::select! {
+            biased;
+            () = signal.cancelled() => break StopReason::Cancelled,
+            sent = client.send(ModelRequest::new(&conversation, &tools)).instrument(chat.clone()) => sent,
+        };
+        let response = match sent {
+            Ok(response) => response,
+            Err(error) => {
+                chat.record("error.type", "model_error");
+                chat.record("otel.status_code", "ERROR");
+                chat.record("otel.status_description", tracing::field::display(&error));
+                break StopReason::Error(error);
+            }
+        };
+        let (step, broke) = read_response(response, &session, options, &sink, &signal)
+            .instrument(chat.clone())
+            .await;
+        record_usage(&chat, &step.report);
+        drop(chat);
+        let Step {
+            text,
+            calls,
+            failed,
+            mut report,
+        } = step;
+        if calls.is_empty() {
+            let answered = broke.is_none() && !signal.is_cancelled();
+            if let Some(text) = text.as_ref().filter(|_| answered) {
+                session.push_assistant_text(text.clone());
+            }
+            outcome.steps.push(report);
+            if signal.is_cancelled() {
+                break StopReason::Cancelled;
+            }
+            if let Some(error) = broke {
+                break StopReason::Error(error);
+            }
+            outcome.final_text = text;
+            break StopReason::Finished;
+        }
+        report.results = run_calls(&session, text, calls, failed, &sink, &signal).await;
+        outcome.steps.push(report);
+        if signal.is_cancelled() {
+            break StopReason::Cancelled;
+        }
+        if let Some(error) = broke {
+            break StopReason::Error(error);
+        }
+    };
+    let span = tracing::Span::current();
+    if !span.is_disabled() {
+        let sum = |tokens: fn(&StepReport) -> Option<u64>| {
+            outcome.steps.iter().filter_map(tokens).reduce(|a, b| a + b)
+        };
+        if let Some(tokens) = sum(|step| step.input_tokens) {
+            span.record("gen_ai.usage.input_tokens", tokens);
+        }
+        if let Some(tokens) = sum(|step| step.output_tokens) {
+            span.record("gen_ai.usage.output_tokens", tokens);
+        }
+        span.record("pleach.agent.steps", outcome.steps.len());
+        span.record("pleach.agent.stop_reason", tracing::field::debug(&stop));
+    }
+    outcome.stop_reason = stop;
+    outcome
+}
+
+/// The span of one model request: `chat {model}`, after the conventions for generative AI.
+fn chat_span(client: &dyn ModelClient) -> tracing::Span {
+    tracing::info_span!(
+        target: "pleach::agent",
+        "chat",
+        otel.name = %format_args!("chat {}", client.model().unwrap_or("model")),
+        otel.kind = "client",
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = client.provider_name(),
+        gen_ai.request.model = client.model(),
+        gen_ai.response.finish_reasons = tracing::field::Empty,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
+    )
+}
+
+/// A step's token usage and finish reason on its `chat` span.
+fn record_usage(span: &tracing::Span, report: &StepReport) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(tokens) = report.input_tokens {
+        span.record("gen_ai.usage.input_tokens", tokens);
+    }
+    if let Some(tokens) = report.output_tokens {
+        span.record("gen_ai.usage.output_tokens", tokens);
+    }
+    if let Some(reason) = &report.finish_reason {
+        span.record("gen_ai.response.finish_reasons", reason.as_str());
+    }
+}
+
+/// Runs a step's calls as one turn of the session, forwarding its events.
+async fn run_calls(
+    session: &SessionHandle,
+    text: Option<String>,
+    calls: Vec<ToolCall>,
+    failed: Vec<Option<ToolError>>,
+    sink: &EventSender,
+    signal: &CancellationToken,
+) -> Vec<ToolResult> {
+    let (step_sink, mut step_events) = crate::event::channel();
+    let turn = session.run_streamed_step(text, calls, failed, step_sink, signal.child_token());
+    tokio::pin!(turn);
+    let results = loop {
+        tokio::select! {
+            results = &mut turn => break results,
+            Some(event) = step_events.recv() => sink.send(event),
+        }
+    };
+    for event in step_events.drain() {
+        sink.send(event);
+    }
+    results
+}

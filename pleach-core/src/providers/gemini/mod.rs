@@ -1,0 +1,407 @@
+//! Google Gemini (`generateContent` / `streamGenerateContent`, Gemini API and Vertex AI):
+//! `functionDeclarations`, `functionCall` parts in whole and streamed responses, and
+//! `functionResponse` parts for results.
+//!
+//! Gemini does not always send call ids. A call without one gets a stable synthetic id:
+//! `gemini_<responseId>_<n>`, `n` counting the calls of the response from 0 (characters other
+//! than ASCII letters, digits, `_` and `-` in the response id become `_`), or `gemini_call_<n>`
+//! when the response has no id. The same response always gives the same ids.
+//!
+//! Streams: a `functionCall` with `name` and `args` is a whole call, complete at once; one with a
+//! `name` only (no `willContinue`) is a whole call without arguments (`{}`). Since Gemini 3 a call
+//! can also stream: `{name, willContinue: true}` starts it, parts with `partialArgs` (each a
+//! `jsonPath` such as `$.recipe.steps[4]` with a `stringValue`, `numberValue`, `boolValue` or
+//! `nullValue`; a string may arrive in pieces, marked `willContinue`) add values, and it ends with
+//! an empty `functionCall: {}`, or with a `partialArgs` part where neither the part nor any of its
+//! values says `willContinue`. The parser builds the arguments object itself and emits it as one
+//! `ArgumentsDelta` right before `CallEnded` (path-addressed values cannot be streamed as a prefix
+//! of the final text in general: a later path may land inside an earlier container). A candidate
+//! that finishes (`finishReason`) with a streamed call still open fails that call as incomplete.
+//! Only the first candidate is read.
+//!
+//! This file holds the tool definitions, the response's wire types, whole responses read, and
+//! results written back; the stream parser is `stream.rs`, and `partialArgs` placed by their
+//! `jsonPath` is `partial_args.rs`.
+//!
+//! ```
+//! use pleach_core::providers::{gemini::GeminiStreamParser, ProviderEvent, StreamParser};
+//!
+//! let mut parser = GeminiStreamParser::new();
+//! let chunk = |part: &str| format!(r#"{{"candidates":[{{"content":{{"role":"model","parts":[{part}]}}}}],"responseId":"r1"}}"#);
+//! let mut events = parser.feed(&chunk(r#"{"functionCall":{"name":"getWeather","willContinue":true}}"#));
+//! events.extend(parser.feed(&chunk(r#"{"functionCall":{"partialArgs":[{"jsonPath":"$.location","stringValue":"Bos","willContinue":true}],"willContinue":true}}"#)));
+//! events.extend(parser.feed(&chunk(r#"{"functionCall":{"partialArgs":[{"jsonPath":"$.location","stringValue":"ton"}],"willContinue":true}}"#)));
+//! events.extend(parser.feed(&chunk(r#"{"functionCall":{}}"#)));
+//! assert_eq!(events, [
+//!     ProviderEvent::CallStarted { key: "0".into(), id: "gemini_r1_0".into(), name: "getWeather".into() },
+//!     ProviderEvent::ArgumentsDelta { key: "0".into(), fragment: r#"{"location":"Boston"}"#.into() },
+//!     ProviderEvent::CallEnded { key: "0".into() },
+//! ]);
+//! ```
+
+mod partial_args;
+mod stream;
+
+pub use stream::GeminiStreamParser;
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::call::ToolCall;
+use crate::conversation::Message;
+use crate::error::ToolError;
+use crate::registry::ToolSource;
+use crate::tool::ToolDefinition;
+
+use super::{
+    NO_ARGUMENTS, Profile, ProfileError, ProfileProblem, ResponseError, arguments_object,
+    each_checked_definition, each_definition, error_text, grouped_messages, parse_response,
+};
+
+/// A tool's `functionDeclaration` with `parameters` in Gemini's OpenAPI subset
+/// ([`Profile::Gemini`]: `$ref`s inlined, type arrays made `nullable`, …), or every problem
+/// found. A tool without arguments gets no `parameters` (Gemini refuses an object without
+/// properties).
+///
+/// ```
+/// use pleach_core::tool;
+/// use pleach_core::providers::gemini;
+///
+/// /// Free-text search over notes.
+/// #[tool]
+/// async fn search_notes(query: String, limit: Option<u32>) -> Vec<String> {
+///     vec![query; limit.unwrap_or(1) as usize]
+/// }
+///
+/// let def = gemini::definition(&search_notes::definition()).unwrap();
+/// assert_eq!(def["name"], "search_notes");
+/// assert_eq!(def["parameters"]["properties"]["limit"]["nullable"], true);
+/// assert!(def["parameters"].get("additionalProperties").is_none());
+/// ```
+pub fn definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+    let parameters = Profile::Gemini.apply_tool(tool)?;
+    let mut declaration = json!({ "name": tool.name(), "description": tool.description() });
+    let has_properties = parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    if has_properties {
+        declaration["parameters"] = parameters;
+    }
+    Ok(declaration)
+}
+
+/// A tool's `functionDeclaration` with the JSON Schema as it is (but for bounds past 2^53, see
+/// `docs/providers.md`), in `parametersJsonSchema` (the newer field, which takes JSON Schema
+/// rather than the OpenAPI subset).
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError};
+/// let tool = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let def = pleach_core::providers::gemini::definition_json_schema(&tool);
+/// assert_eq!(def["parametersJsonSchema"], serde_json::json!({ "type": "object" }));
+/// ```
+pub fn definition_json_schema(tool: &ToolDefinition) -> Value {
+    json!({
+        "name": tool.name(),
+        "description": tool.description(),
+        "parametersJsonSchema": super::profile::sendable_numbers(tool.input_schema()),
+    })
+}
+
+/// The `tools` entry for every tool of a registry: `{"functionDeclarations": [...]}`, with
+/// [`definition`]; every problem of every tool if any.
+///
+/// ```
+/// let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
+/// let tools = pleach_core::providers::gemini::tools(&registry).unwrap();
+/// assert_eq!(tools, serde_json::json!({ "functionDeclarations": [] }));
+/// ```
+pub fn tools(registry: &dyn ToolSource) -> Result<Value, ProfileError> {
+    let declarations =
+        each_checked_definition(registry, Profile::Gemini, |t| definition(t.definition()))?;
+    Ok(json!({ "functionDeclarations": declarations }))
+}
+
+/// The `tools` entry for every tool of a registry, with [`definition_json_schema`].
+///
+/// ```
+/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// let ping = define_tool("ping", "Answers pong.")
+///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+///     .unwrap();
+/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
+/// let tools = pleach_core::providers::gemini::tools_json_schema(&registry);
+/// assert_eq!(tools["functionDeclarations"][0]["parametersJsonSchema"]["type"], "object");
+/// ```
+pub fn tools_json_schema(registry: &dyn ToolSource) -> Value {
+    json!({ "functionDeclarations": each_definition(registry, definition_json_schema) })
+}
+
+/// Characters kept in a synthetic id; others become `_`.
+fn id_char(c: char) -> char {
+    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+        c
+    } else {
+        '_'
+    }
+}
+
+/// The id of the `n`-th call of a response (see the module docs).
+///
+/// ```
+/// use pleach_core::providers::gemini::synthetic_call_id;
+/// assert_eq!(synthetic_call_id(Some("b36L/ac"), 2), "gemini_b36L_ac_2");
+/// assert_eq!(synthetic_call_id(None, 0), "gemini_call_0");
+/// ```
+pub fn synthetic_call_id(response_id: Option<&str>, n: u64) -> String {
+    match response_id.filter(|r| !r.is_empty()) {
+        Some(response) => format!(
+            "gemini_{}_{n}",
+            response.chars().map(id_char).collect::<String>()
+        ),
+        None => format!("gemini_call_{n}"),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Chunk {
+    #[serde(default)]
+    candidates: Option<Vec<Candidate>>,
+    #[serde(default)]
+    usage_metadata: Option<Value>,
+    #[serde(default)]
+    response_id: Option<String>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate {
+    #[serde(default)]
+    content: Option<Content>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Content {
+    #[serde(default)]
+    parts: Option<Vec<Part>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Part {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    thought: Option<bool>,
+    #[serde(default)]
+    function_call: Option<FunctionCall>,
+    /// Gemini 3's signature of the thought behind the part; on a `functionCall` part it must be
+    /// sent back with the call.
+    #[serde(default)]
+    thought_signature: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FunctionCall {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    args: Option<Box<RawValue>>,
+    #[serde(default)]
+    partial_args: Option<Vec<PartialArg>>,
+    #[serde(default)]
+    will_continue: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PartialArg {
+    #[serde(default)]
+    json_path: Option<String>,
+    #[serde(default)]
+    string_value: Option<String>,
+    #[serde(default)]
+    number_value: Option<serde_json::Number>,
+    #[serde(default)]
+    bool_value: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    null_value: bool,
+    #[serde(default)]
+    will_continue: Option<bool>,
+}
+
+/// `true` when the field is there at all (`nullValue` is `"NULL_VALUE"` or `null`).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(deserializer).map(|_| true)
+}
+
+/// The function calls of a whole (non-streamed) response body, from its first candidate, in
+/// order; calls without an id get [`synthetic_call_id`]s.
+///
+/// ```
+/// use pleach_core::providers::gemini;
+///
+/// let body = r#"{"candidates":[{"content":{"role":"model","parts":[
+///     {"functionCall":{"name":"weather","args":{"location":"San Francisco"}}}
+/// ]},"finishReason":"STOP"}],"responseId":"abc"}"#;
+/// let calls = gemini::tool_calls(body).unwrap();
+/// assert_eq!(calls[0].id(), "gemini_abc_0");
+/// assert_eq!(calls[0].arguments(), r#"{"location":"San Francisco"}"#);
+/// ```
+pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+    let response: Chunk = parse_response(body)?;
+    if let Some(error) = &response.error {
+        return Err(ResponseError::new(
+            "/error",
+            format!("the provider returned an error: {}", error_text(error)),
+        ));
+    }
+    let parts = response
+        .candidates
+        .into_iter()
+        .flatten()
+        .next()
+        .and_then(|c| c.content)
+        .and_then(|c| c.parts)
+        .unwrap_or_default();
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut n = 0;
+    for (i, part) in parts.into_iter().enumerate() {
+        let Some(call) = &part.function_call else {
+            continue;
+        };
+        let at = format!("/candidates/0/content/parts/{i}/functionCall");
+        let name = call.name.clone().filter(|n| !n.is_empty()).ok_or_else(|| {
+            ResponseError::new(format!("{at}/name"), "a function call has no name")
+        })?;
+        let id = call
+            .id
+            .clone()
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| synthetic_call_id(response.response_id.as_deref(), n));
+        n += 1;
+        if !seen.insert(id.clone()) {
+            return Err(ResponseError::new(
+                format!("{at}/id"),
+                format!("the call id `{id}` is used twice"),
+            ));
+        }
+        let arguments = call.args.as_ref().map_or(NO_ARGUMENTS, |raw| raw.get());
+        let signature = part.thought_signature.as_deref().unwrap_or_default();
+        out.push(ToolCall::joined(&id, &name, arguments, signature));
+    }
+    Ok(out)
+}
+
+/// The `functionResponse` part for a call's outcome: `{"output": result}`, or `{"error":
+/// message}` for a failure (the keys Gemini's documentation gives for a function's output and
+/// error).
+///
+/// ```
+/// use pleach_core::{ToolCall, ToolError};
+/// use pleach_core::providers::gemini;
+/// use serde_json::json;
+///
+/// let call = ToolCall::new("gemini_r1_0", "add", "{}");
+/// assert_eq!(
+///     gemini::tool_result(&call, &Ok(json!(3))),
+///     json!({ "functionResponse": { "id": "gemini_r1_0", "name": "add", "response": { "output": 3 } } })
+/// );
+/// let failed = gemini::tool_result(&call, &Err(ToolError::failed("boom")));
+/// assert_eq!(failed["functionResponse"]["response"], json!({ "error": "error 1008: boom" }));
+/// ```
+pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
+    let response = match outcome {
+        Ok(value) => json!({ "output": value }),
+        Err(error) => json!({ "error": error.model_text() }),
+    };
+    response_part(call.id(), call.name(), &response)
+}
+
+fn response_part(id: &str, name: &str, response: &Value) -> Value {
+    json!({ "functionResponse": { "id": id, "name": name, "response": response } })
+}
+
+/// The `model` content carrying the calls as `functionCall` parts (after a text part, if any).
+/// Arguments that are not a JSON object (a call that failed to parse) are sent as `{}`.
+///
+/// A call's [`signature`](ToolCall::signature) (the `thoughtSignature` Gemini 3 sent with it, and
+/// requires back) goes on its part, beside `functionCall`.
+///
+/// ```
+/// use pleach_core::ToolCall;
+/// use pleach_core::providers::gemini;
+/// use serde_json::json;
+///
+/// let content = gemini::assistant_message(None, &[ToolCall::new("gemini_r1_0", "add", r#"{"a":1}"#)]);
+/// assert_eq!(content, json!({ "role": "model", "parts": [
+///     { "functionCall": { "id": "gemini_r1_0", "name": "add", "args": { "a": 1 } } }
+/// ] }));
+/// ```
+pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
+    let text = content
+        .filter(|t| !t.is_empty())
+        .map(|t| json!({ "text": t }));
+    let parts: Vec<Value> = text
+        .into_iter()
+        .chain(calls.iter().map(|c| {
+            let mut part = json!({ "functionCall": { "id": c.id(), "name": c.name(), "args": arguments_object(c) } });
+            if let Some(signature) = c.signature() {
+                part["thoughtSignature"] = Value::from(signature);
+            }
+            part
+        }))
+        .collect();
+    json!({ "role": "model", "parts": parts })
+}
+
+/// A conversation as Gemini `contents`: consecutive tool results go into one `user` content of
+/// `functionResponse` parts.
+///
+/// ```
+/// use pleach_core::{Message, ToolCall};
+/// use pleach_core::providers::gemini;
+///
+/// let (a, b) = (ToolCall::new("c0", "f", "{}"), ToolCall::new("c1", "g", "{}"));
+/// let contents = gemini::messages(&[
+///     Message::User { content: "go".into() },
+///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
+///     Message::tool_result(&a, &Ok(serde_json::json!({ "n": 1 }))),
+///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
+/// ]);
+/// assert_eq!(contents.len(), 3);
+/// assert_eq!(contents[2]["parts"][0]["functionResponse"]["response"]["output"]["n"], 1);
+/// ```
+pub fn messages(conversation: &[Message]) -> Vec<Value> {
+    grouped_messages(
+        conversation,
+        |text| json!({ "role": "user", "parts": [{ "text": text }] }),
+        assistant_message,
+        |id, name, content, is_error| {
+            let response = if is_error {
+                json!({ "error": content })
+            } else {
+                let output = serde_json::from_str::<Value>(content)
+                    .unwrap_or_else(|_| Value::String(content.to_owned()));
+                json!({ "output": output })
+            };
+            response_part(id, name, &response)
+        },
+        |parts| json!({ "role": "user", "parts": parts }),
+    )
+}

@@ -1,0 +1,264 @@
+//! The runtime: [`Runtime::builder`] wires the registry, plugins, limits and timeouts
+//! ([`RuntimeBuilder`], checked when it builds); a [`Runtime`] holds the checked registry and its
+//! configuration, cheap to clone, and [`Runtime::create_session`] makes sessions from it with the
+//! TypeScript spec's `{ tools: { enabled: [...] } }` (what a session does:
+//! [`session`](crate::session)).
+//!
+//! The runtime sits above the sessions it makes: what they share of it (the registry, the
+//! configuration, the slots) is `session/shared.rs`, which this module builds and reads.
+
+mod builder;
+mod checks;
+
+pub use crate::session::shared::{Limits, OverloadPolicy};
+#[doc(hidden)]
+pub use builder::warn_no_tools;
+pub use builder::{
+    DEFAULT_APPROVAL_TIMEOUT, DEFAULT_CANCEL_GRACE, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_REPEATED_FAILURES, DEFAULT_TIMEOUT, RuntimeBuilder,
+};
+pub use checks::RuntimeError;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::batch::{BatchingStrategy, Lane, infer_batching_strategy};
+use crate::registry::ToolRegistry;
+use crate::session::shared::RuntimeInner;
+use crate::session::suggestion::suggestion;
+use crate::session::{Session, SessionError, SessionOptions, SessionTool};
+use crate::tool::UnifiedToolDefinition;
+
+/// The tool runtime: a checked registry and its configuration, from which sessions are made.
+/// Cheap to clone.
+///
+/// ```rust,standalone_crate
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use pleach_core::{tool, Runtime, SessionOptions, ToolCall};
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let runtime = Runtime::builder().build().unwrap();
+/// let session = runtime.create_session(SessionOptions::enabled(["add"])).unwrap();
+/// let results = session
+///     .run_turn(vec![ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#)])
+///     .finish()
+///     .await;
+/// assert_eq!(results[0].outcome, Ok(serde_json::json!(3)));
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Runtime {
+    inner: Arc<RuntimeInner>,
+}
+
+impl Runtime {
+    /// Starts configuring a runtime.
+    ///
+    /// ```
+    /// let runtime = pleach_core::Runtime::builder()
+    ///     .registry(pleach_core::ToolRegistryBuilder::new().build().unwrap())
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(runtime.registry().len(), 0);
+    /// ```
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// Every tool the runtime knows.
+    ///
+    /// ```
+    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    ///
+    /// let ping = define_tool("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(ping).build().unwrap())
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(runtime.registry().contains("ping"));
+    /// ```
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.inner.registry
+    }
+
+    /// Whether a new call would be refused for capacity now (1014): every slot taken under
+    /// [`OverloadPolicy::FailFast`]. A host that can say so earlier (an HTTP 503) asks this.
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn refuses_new_calls(&self) -> bool {
+        self.inner.overload == OverloadPolicy::FailFast && self.inner.in_flight.is_full()
+    }
+
+    /// The key approval interrupts are sealed with, if one was given.
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn interrupt_key(&self) -> Option<&[u8]> {
+        self.inner.safety.interrupt_key.as_deref()
+    }
+
+    /// How long a call waits for the user's approval (then 1016).
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn approval_timeout(&self) -> Duration {
+        self.inner.config.approval_timeout
+    }
+
+    /// How long a cancelled tool has to stop before its call ends without it.
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn cancel_grace(&self) -> Duration {
+        self.inner.config.cancel_grace
+    }
+
+    /// The batching strategy of the tool named `name`: a plugin's hint, else the one inferred from
+    /// its definition ([`infer_batching_strategy`]).
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{define_pleach_plugin, tool, BatchingHint, BatchingStrategy, Runtime};
+    ///
+    /// /// Sends a message.
+    /// #[tool]
+    /// async fn send_message(to: String) -> String { to }
+    ///
+    /// let plugin = define_pleach_plugin("mail")
+    ///     .contribute_batching_hints([BatchingHint::new("send_message", BatchingStrategy::Parallel)]);
+    /// let runtime = Runtime::builder().plugin(plugin).build().unwrap();
+    /// assert_eq!(runtime.batching_strategy("send_message"), Some(BatchingStrategy::Parallel));
+    /// assert_eq!(Runtime::builder().build().unwrap().batching_strategy("send_message"), Some(BatchingStrategy::Serial));
+    /// ```
+    pub fn batching_strategy(&self, name: &str) -> Option<BatchingStrategy> {
+        let tool = self.inner.registry.get(name)?;
+        Some(self.batching(tool).0)
+    }
+
+    /// Whether calls of the tool named `name` may run again when their first run's end is unknown
+    /// (a durable engine's worker died mid-call): declared with [`RuntimeBuilder::idempotent`],
+    /// else `true` for a tool that reads (its batching strategy is `Parallel`). `None` for a tool
+    /// the runtime does not know.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{tool, Runtime};
+    ///
+    /// /// Reads a counter.
+    /// #[tool]
+    /// async fn read_counter() -> u64 { 7 }
+    ///
+    /// let runtime = Runtime::builder().build().unwrap();
+    /// assert_eq!(runtime.is_idempotent("read_counter"), Some(true));
+    /// assert_eq!(runtime.is_idempotent("no_such_tool"), None);
+    /// ```
+    pub fn is_idempotent(&self, name: &str) -> Option<bool> {
+        if let Some(declared) = self.inner.config.idempotent.get(name) {
+            return Some(*declared);
+        }
+        let tool = self.inner.registry.get(name)?;
+        Some(self.batching(tool).0 == BatchingStrategy::Parallel)
+    }
+
+    /// [`validate_tool_call`](crate::validate_tool_call) against this runtime: its tools (the
+    /// registry it was built with and its plugins' tools) and its size and nesting
+    /// [`Limits`] (keyword `limits`). A valid verdict is a call a session of this
+    /// runtime with the tool enabled would run.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolCall, ToolError};
+    /// use serde_json::json;
+    ///
+    /// let fetch = define_tool("fetch_document", "Fetches a document.")
+    ///     .input_schema(json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }))
+    ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .plugin(define_pleach_plugin("docs").contribute_tools([fetch]))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(runtime.validate_tool_call(&ToolCall::new("c1", "fetch_document", r#"{"id":"a"}"#)).valid);
+    /// let verdict = runtime.validate_tool_call(&ToolCall::new("c2", "fetch_document", "{}"));
+    /// assert_eq!(verdict.errors[0].keyword, "required");
+    /// // The free function sees the active registry only, not a plugin's tools.
+    /// assert!(!pleach_core::validate_tool_call(&ToolCall::new("c3", "fetch_document", r#"{"id":"a"}"#)).valid);
+    /// ```
+    pub fn validate_tool_call(&self, call: &crate::ToolCall) -> crate::ValidationResult {
+        crate::session::pipeline::limits_verdict(call.arguments(), self.inner.config.limits)
+            .unwrap_or_else(|| crate::registry::validate_in(&self.inner.registry, call))
+    }
+
+    /// The lane `call` runs in within its step: its tool's strategy and cap (a tool the runtime
+    /// does not know fails at lookup and orders nothing).
+    pub(crate) fn lane_of(&self, call: &crate::ToolCall) -> Lane {
+        match self.inner.registry.get(call.name()) {
+            Some(tool) => {
+                let (strategy, cap) = self.batching(tool);
+                Lane::for_call(call.name(), &strategy, cap, call.arguments())
+            }
+            None => Lane::Parallel { limit: None },
+        }
+    }
+
+    /// A tool's strategy and per-tool cap: its hint's, else inferred without a cap.
+    fn batching(&self, tool: &UnifiedToolDefinition) -> (BatchingStrategy, Option<usize>) {
+        match self.inner.config.hints.get(tool.name()) {
+            Some(hint) => (hint.strategy.clone(), hint.max_concurrency),
+            None => (infer_batching_strategy(tool.definition()), None),
+        }
+    }
+
+    /// Creates a session with the tools `options` enables (the TypeScript spec's
+    /// `createSession({ tools: { enabled: [...] } })`). An unknown name is an error listing close
+    /// matches.
+    ///
+    /// ```rust,standalone_crate
+    /// use pleach_core::{Runtime, SessionOptions};
+    /// let runtime = Runtime::builder().build().unwrap();
+    /// let err = runtime.create_session(SessionOptions::enabled(["no_such_tool"])).unwrap_err();
+    /// assert!(err.to_string().contains("`no_such_tool`"));
+    /// ```
+    pub fn create_session(&self, options: SessionOptions) -> Result<Session, SessionError> {
+        let registry = &self.inner.registry;
+        let mut tools = Vec::new();
+        let mut unknown = Vec::new();
+        let enabled = options.tools.enabled;
+        if enabled.iter().any(|name| name == "*") {
+            tools.extend(registry.tools().iter().cloned());
+        }
+        for name in enabled.iter().filter(|name| *name != "*") {
+            match registry.get(name) {
+                Some(tool) => tools.push(tool.clone()),
+                None => unknown.push(name.clone()),
+            }
+        }
+        if !unknown.is_empty() {
+            let names: Vec<&str> = registry.names().collect();
+            return Err(SessionError::UnknownTools(
+                unknown
+                    .into_iter()
+                    .map(|name| {
+                        let suggestion = suggestion(&name, &names);
+                        format!("`{name}`{suggestion}")
+                    })
+                    .collect(),
+            ));
+        }
+        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        tools.dedup_by(|a, b| a.name() == b.name());
+        let config = &self.inner.config;
+        let tools = tools
+            .into_iter()
+            .map(|tool| {
+                let (strategy, max_concurrency) = self.batching(&tool);
+                SessionTool {
+                    timeout: config
+                        .tool_timeouts
+                        .get(tool.name())
+                        .copied()
+                        .unwrap_or(config.default_timeout),
+                    strategy,
+                    max_concurrency,
+                    tool,
+                }
+            })
+            .collect();
+        Ok(Session::new(self.inner.clone(), tools))
+    }
+}

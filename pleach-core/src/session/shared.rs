@@ -1,0 +1,159 @@
+//! What a runtime shares with every session it makes: the checked registry, the configuration
+//! ([`Limits`], timeouts, batching, what is recorded), safety, and the runtime-wide slots
+//! ([`OverloadPolicy`]). [`crate::runtime`] builds it and re-exports the public settings; sessions
+//! read it through their `Arc<RuntimeInner>`. It lives on the session's side so that the runtime
+//! reaches sessions and never the reverse (ARCHITECTURE.md, "Module graph").
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::batch::{BatchingConfig, BatchingHint, Slots};
+use crate::extensions::{Extensions, PersistedKind};
+use crate::registry::ToolRegistry;
+use crate::safety::FabricationDetector;
+
+/// Limits on a call's arguments, enforced before they are parsed into a value, and on its result.
+///
+/// ```
+/// let limits = pleach_core::Limits::default();
+/// assert_eq!(limits.max_argument_bytes, 1024 * 1024);
+/// assert_eq!(limits.max_argument_depth, 64);
+/// assert_eq!(limits.max_result_bytes, 8 * 1024 * 1024);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The longest arguments text accepted, in bytes (default 1 MiB).
+    pub max_argument_bytes: usize,
+    /// The deepest nesting of arrays and objects accepted (default 64).
+    pub max_argument_depth: usize,
+    /// The largest result accepted, as JSON text, in bytes (default 8 MiB): a bigger one fails
+    /// with 1002 rather than flooding the conversation and the model's context. Counted without
+    /// writing the text: exactly, except that a fractional number counts as 24 bytes and a
+    /// string's escapes are not counted.
+    pub max_result_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_argument_bytes: 1024 * 1024,
+            max_argument_depth: 64,
+            max_result_bytes: 8 * 1024 * 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// Limits with the given size and depth.
+    ///
+    /// ```
+    /// let limits = pleach_core::Limits::new(4096, 8);
+    /// assert_eq!(limits.max_argument_depth, 8);
+    /// ```
+    pub fn new(max_argument_bytes: usize, max_argument_depth: usize) -> Self {
+        Limits {
+            max_argument_bytes,
+            max_argument_depth,
+            ..Limits::default()
+        }
+    }
+
+    /// The same limits with another cap on a result's size.
+    ///
+    /// ```
+    /// let limits = pleach_core::Limits::default().with_max_result_bytes(1024);
+    /// assert_eq!(limits.max_result_bytes, 1024);
+    /// ```
+    #[must_use]
+    pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
+        self
+    }
+}
+
+/// What a call does when the runtime already runs
+/// [`RuntimeBuilder::max_in_flight`](crate::RuntimeBuilder::max_in_flight) calls.
+///
+/// ```
+/// use pleach_core::{OverloadPolicy, Runtime};
+/// let runtime = Runtime::builder().max_in_flight(64).overload_policy(OverloadPolicy::FailFast).build();
+/// # let _ = runtime;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OverloadPolicy {
+    /// Wait for a slot. Cancellation and the call's timeout still apply to the wait: a call
+    /// still waiting when its turn is cancelled fails with 1011, and one that waited its whole
+    /// timeout with 1010 (then it never ran; a call that gets its slot has its whole timeout to
+    /// run).
+    #[default]
+    Wait,
+    /// Fail at once with 1014 (`Overloaded`, recoverable): the model or the host retries later.
+    FailFast,
+}
+
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) limits: Limits,
+    pub(crate) default_timeout: Duration,
+    pub(crate) tool_timeouts: HashMap<String, Duration>,
+    /// Tools declared idempotent or not
+    /// ([`RuntimeBuilder::idempotent`](crate::RuntimeBuilder::idempotent)).
+    pub(crate) idempotent: HashMap<String, bool>,
+    pub(crate) cancel_grace: Duration,
+    pub(crate) approval_timeout: Duration,
+    pub(crate) max_repeated_failures: u32,
+    pub(crate) batching: BatchingConfig,
+    pub(crate) hints: HashMap<String, BatchingHint>,
+    /// Payloads on spans and metrics, as the host chose.
+    pub(crate) recording: super::telemetry::Recording,
+}
+
+/// The safety configuration: detectors, the interrupt key, what counts as provenance.
+pub(crate) struct Safety {
+    pub(crate) detectors: Vec<Arc<dyn FabricationDetector>>,
+    pub(crate) interrupt_key: Option<Vec<u8>>,
+    pub(crate) provenance_from_user: bool,
+}
+
+impl Safety {
+    /// The detectors covering the tool named `name`.
+    pub(super) fn detectors_for<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<dyn FabricationDetector>> + 'a {
+        self.detectors.iter().filter(move |d| d.covers(name))
+    }
+}
+
+impl fmt::Debug for Safety {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Safety")
+            .field(
+                "detectors",
+                &self.detectors.iter().map(|d| d.name()).collect::<Vec<_>>(),
+            )
+            .field(
+                "interrupt_key",
+                &self.interrupt_key.as_ref().map(|_| "<set>"),
+            )
+            .field("provenance_from_user", &self.provenance_from_user)
+            .finish()
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct RuntimeInner {
+    pub(crate) registry: ToolRegistry,
+    pub(crate) extensions: Extensions,
+    pub(crate) safety: Safety,
+    pub(crate) config: Config,
+    /// Slots for running calls, shared by every session: the runtime-wide backpressure.
+    pub(crate) in_flight: Slots,
+    pub(crate) overload: OverloadPolicy,
+    /// The session state a host may save and restore, one kind per key.
+    pub(crate) persisted: Vec<PersistedKind>,
+}

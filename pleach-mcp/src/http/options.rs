@@ -1,0 +1,305 @@
+//! [`HttpOptions`] and its builder methods: where the server listens, which origins and hosts
+//! may reach it, who may call (bearer tokens, JWTs, the protected-resource metadata), its limits,
+//! how it drains, and (feature `redis`) where its sessions are kept; the defaults
+//! (`DEFAULT_*`).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use super::JwtValidation;
+#[cfg(feature = "redis")]
+use super::RedisSessionStore;
+
+/// The largest request body taken by default: 4 MiB (rmcp's default too).
+///
+/// ```
+/// assert_eq!(pleach_mcp::http::DEFAULT_MAX_BODY_BYTES, 4 * 1024 * 1024);
+/// ```
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How long running calls may go on once draining starts, by default.
+///
+/// ```
+/// assert_eq!(pleach_mcp::http::DEFAULT_DRAIN_TIMEOUT.as_secs(), 30);
+/// ```
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How an MCP server is served over HTTP: where, to whom, and within which limits.
+///
+/// ```
+/// use std::time::Duration;
+/// use pleach_mcp::http::{HttpOptions, JwtValidation};
+///
+/// let options = HttpOptions::new("0.0.0.0:8080".parse().unwrap())
+///     .allow_origin("https://app.example.com")
+///     .allow_host("tools.example.com")
+///     .jwt(JwtValidation::new(
+///         "https://auth.example.com/.well-known/jwks.json",
+///         "https://auth.example.com/",
+///         "https://tools.example.com/mcp",
+///     ))
+///     .protected_resource("https://tools.example.com/mcp", ["https://auth.example.com/"])
+///     .max_body_bytes(1024 * 1024)
+///     .drain_timeout(Duration::from_secs(10));
+/// assert!(options.has_auth());
+/// ```
+#[derive(Clone)]
+pub struct HttpOptions {
+    pub(super) listen: SocketAddr,
+    pub(super) allowed_origins: Vec<String>,
+    pub(super) allowed_hosts: Vec<String>,
+    pub(super) tokens: Vec<String>,
+    pub(super) jwt: Option<JwtValidation>,
+    pub(super) resource: Option<String>,
+    pub(super) authorization_servers: Vec<String>,
+    pub(super) max_body_bytes: usize,
+    pub(super) drain_timeout: Duration,
+    pub(super) drain_notice: Duration,
+    pub(super) json_response: bool,
+    pub(super) insecure_no_auth: bool,
+    #[cfg(feature = "redis")]
+    pub(super) session_store: Option<RedisSessionStore>,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("listen", &self.listen)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("tokens", &format_args!("[{} hidden]", self.tokens.len()))
+            .field("jwt", &self.jwt)
+            .field("resource", &self.resource)
+            .field("authorization_servers", &self.authorization_servers)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("drain_timeout", &self.drain_timeout)
+            .field("drain_notice", &self.drain_notice)
+            .field("json_response", &self.json_response)
+            .field("insecure_no_auth", &self.insecure_no_auth)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpOptions {
+    /// Serving on `listen` ([`serve_http`](super::serve_http) binds it), with no browser origin
+    /// allowed, no way in configured, the default limits and JSON responses.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap());
+    /// assert!(!options.has_auth());
+    /// ```
+    pub fn new(listen: SocketAddr) -> HttpOptions {
+        HttpOptions {
+            listen,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            tokens: Vec::new(),
+            jwt: None,
+            resource: None,
+            authorization_servers: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            drain_notice: Duration::ZERO,
+            json_response: true,
+            insecure_no_auth: false,
+            #[cfg(feature = "redis")]
+            session_store: None,
+        }
+    }
+
+    /// Allows browser pages of `origin` (`https://app.example.com`, `http://localhost:3000`,
+    /// `http://localhost:*` for any port, or `null`). Repeatable.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .allow_origin("http://localhost:*");
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> HttpOptions {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Answers requests whose `Host` is `host` (a name, or `name:port`). Repeatable. Without
+    /// any, a server on loopback answers loopback names only (DNS rebinding), and one on
+    /// another address any `Host`.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("0.0.0.0:8080".parse().unwrap())
+    ///     .allow_host("tools.example.com");
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn allow_host(mut self, host: impl Into<String>) -> HttpOptions {
+        self.allowed_hosts.push(host.into());
+        self
+    }
+
+    /// Accepts `Authorization: Bearer <token>`. Repeatable (one per client, say, so one can be
+    /// revoked alone).
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .bearer_token("a-long-random-secret");
+    /// assert!(options.has_auth());
+    /// ```
+    #[must_use]
+    pub fn bearer_token(mut self, token: impl Into<String>) -> HttpOptions {
+        self.tokens.push(token.into());
+        self
+    }
+
+    /// Accepts JWT access tokens as `jwt` describes (besides any bearer token).
+    ///
+    /// ```
+    /// use pleach_mcp::http::{HttpOptions, JwtValidation};
+    /// let options = HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .jwt(JwtValidation::new("http://127.0.0.1:9000/jwks", "issuer", "audience"));
+    /// assert!(options.has_auth());
+    /// ```
+    #[must_use]
+    pub fn jwt(mut self, jwt: JwtValidation) -> HttpOptions {
+        self.jwt = Some(jwt);
+        self
+    }
+
+    /// What the protected-resource metadata says: this server's public URL (`resource`) and
+    /// where clients get tokens (`authorization_servers`). Without it, the metadata names
+    /// `http://<Host>/mcp` and no authorization server.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .protected_resource("https://tools.example.com/mcp", ["https://auth.example.com/"]);
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn protected_resource(
+        mut self,
+        resource: impl Into<String>,
+        authorization_servers: impl IntoIterator<Item = impl Into<String>>,
+    ) -> HttpOptions {
+        self.resource = Some(resource.into());
+        self.authorization_servers = authorization_servers.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The largest request body taken; a larger one gets 413.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .max_body_bytes(64 * 1024);
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn max_body_bytes(mut self, bytes: usize) -> HttpOptions {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// How long running calls may go on once draining starts; then they are cancelled.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .drain_timeout(std::time::Duration::from_secs(5));
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn drain_timeout(mut self, timeout: Duration) -> HttpOptions {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// How long a draining server keeps serving, with `/healthz` answering 503, before it stops
+    /// taking connections: the time a load balancer that polls health checks needs to take it out
+    /// of rotation (zero by default: a balancer that only sees refused connections, such as
+    /// nginx's passive checks, moves on at once).
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .drain_notice(std::time::Duration::from_secs(5));
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn drain_notice(mut self, notice: Duration) -> HttpOptions {
+        self.drain_notice = notice;
+        self
+    }
+
+    /// Whether a call that sends nothing before its result is answered with JSON (`true`, the
+    /// default) or always with an SSE stream. A call that reports progress is streamed either
+    /// way.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .json_response(false);
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn json_response(mut self, json: bool) -> HttpOptions {
+        self.json_response = json;
+        self
+    }
+
+    /// Serves a listener that is not on loopback with no way in configured: anyone who can
+    /// reach the port can call every tool. For a network that is itself the boundary.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("0.0.0.0:8080".parse().unwrap())
+    ///     .insecure_no_auth();
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn insecure_no_auth(mut self) -> HttpOptions {
+        self.insecure_no_auth = true;
+        self
+    }
+
+    /// Keeps MCP sessions and their persisted state in `store` (feature `redis`), so a
+    /// session survives its replica and works behind round robin. Without it the server is
+    /// stateless: each request runs in a session of its own.
+    ///
+    /// With a store, a client that starts with `initialize` (MCP before 2026-07-28) gets an
+    /// `Mcp-Session-Id`; each of its calls runs with the state the runtime persists
+    /// ([`RuntimeBuilder::persist_state`](pleach_core::RuntimeBuilder::persist_state)) restored from
+    /// the store, and what the call changed is written back before the result is sent. Such a
+    /// client is not asked to approve calls (its answer could reach another replica): a call
+    /// that needs approval fails with 1012 for it, as over stateless HTTP. There is no SSE stream
+    /// on `GET` (405): this server sends nothing outside a request. Clients of MCP 2026-07-28 have
+    /// no sessions and stay stateless.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
+    /// use pleach_mcp::http::{HttpOptions, RedisSessionStore};
+    /// let store = RedisSessionStore::connect("redis://127.0.0.1:6379/").await?;
+    /// let options = HttpOptions::new("127.0.0.1:8080".parse().unwrap()).session_store(store);
+    /// # let _ = options;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "redis")]
+    #[must_use]
+    pub fn session_store(mut self, store: RedisSessionStore) -> HttpOptions {
+        self.session_store = Some(store);
+        self
+    }
+
+    /// Whether a bearer token or a JWT check is configured.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap());
+    /// assert!(!options.has_auth());
+    /// ```
+    pub fn has_auth(&self) -> bool {
+        !self.tokens.is_empty() || self.jwt.is_some()
+    }
+
+    /// Where [`serve_http`](super::serve_http) listens.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:8080".parse().unwrap());
+    /// assert_eq!(options.listen().port(), 8080);
+    /// ```
+    pub fn listen(&self) -> SocketAddr {
+        self.listen
+    }
+}
