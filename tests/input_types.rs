@@ -1,7 +1,6 @@
 //! `#[input]` types from a crate whose `Cargo.toml` names `pleach-core` alone
 //! (`crates/input-types`): that crate building is the proof that the derives need no `serde` or
-//! `schemars` of the user's (this package's own dev-dependencies do not reach it, as they reach
-//! trybuild's cases). Here its tool reads nested values through the registry, and its schema
+//! `schemars` of the user's (this package's own dev-dependencies do not reach it). Here its tool reads nested values through the registry, and its schema
 //! says what the types say.
 
 use input_types::file_expense;

@@ -23,5 +23,4 @@ mod round_trip;
 mod runtime;
 mod stream;
 mod tools;
-mod ui;
 mod validation;

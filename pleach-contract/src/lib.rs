@@ -40,6 +40,7 @@
 
 // Examples are held to the code's standard: a warning in one fails the doc tests.
 #![doc(test(attr(deny(warnings))))]
+// Doc tests share one binary and so one tool registry: see pleach-core's `lib.rs`.
 
 pub mod call;
 pub mod error;

@@ -127,6 +127,11 @@
 
 // Examples are held to the code's standard: a warning in one fails the doc tests.
 #![doc(test(attr(deny(warnings))))]
+// Edition 2024 builds a crate's doc tests as one binary, so the `#[tool]`s they define share one
+// compile-time registry: each needs a name no other doc test of the crate uses. A doc test that
+// defines a `critical` tool (a runtime built from that registry would refuse it, uncovered) or
+// asserts on the whole registry is `standalone_crate`, a binary of its own; only those, since each
+// costs a build and a link of its own.
 
 // `#[tool]` expands to `::pleach_core::…` paths; this makes them resolve inside this crate too.
 #[allow(unused_extern_crates)] // used by macro expansions in doctests and unit tests

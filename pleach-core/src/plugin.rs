@@ -36,7 +36,7 @@ use std::sync::Arc;
 /// - `tool_timeout`: a per-tool timeout, keyed by tool name (timeouts are runtime configuration,
 ///   not a field of the tool).
 ///
-/// ```rust,standalone_crate
+/// ```rust
 /// use std::time::Duration;
 /// use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolError};
 ///

@@ -43,7 +43,7 @@
 //! repeated-failure guard (1015) counts across the connection; a refusal starts its count over.
 //! `tools/call` params that do not fit are invalid params (-32602), with the reason.
 //!
-//! ```rust,no_run,standalone_crate
+//! ```rust,no_run
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), pleach_mcp::McpError> {
 //! use pleach_core::{tool, Runtime};
 //!
@@ -64,6 +64,7 @@
 
 // Examples are held to the code's standard: a warning in one fails the doc tests.
 #![doc(test(attr(deny(warnings))))]
+// Doc tests share one binary and so one tool registry: see pleach-core's `lib.rs`.
 
 mod approval;
 #[cfg(feature = "http")]

@@ -28,17 +28,17 @@ use pleach_core::session::{Session, SessionError, SessionOptions};
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
 /// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`](super::serve_stdio).
 ///
-/// ```rust,standalone_crate
+/// ```rust
 /// use pleach_core::{tool, Runtime};
 /// use pleach_mcp::McpServer;
 ///
-/// /// Adds two integers.
+/// /// Multiplies two integers.
 /// #[tool]
-/// async fn add(a: i64, b: i64) -> i64 { a + b }
+/// async fn multiply(a: i64, b: i64) -> i64 { a * b }
 ///
 /// let server = McpServer::new(Runtime::builder().build().unwrap()).unwrap();
-/// let add = server.tools().iter().find(|t| t.name == "add").unwrap();
-/// assert_eq!(add.input_schema["required"], serde_json::json!(["a", "b"]));
+/// let multiply = server.tools().iter().find(|t| t.name == "multiply").unwrap();
+/// assert_eq!(multiply.input_schema["required"], serde_json::json!(["a", "b"]));
 /// ```
 #[derive(Clone)]
 pub struct McpServer {
@@ -184,7 +184,7 @@ impl McpServer {
 
     /// Introduces the server under another name and version in `initialize`.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// let runtime = pleach_core::Runtime::builder().build().unwrap();
     /// let server = pleach_mcp::McpServer::new(runtime).unwrap().with_implementation("acme-tools", "2.1.0");
     /// # let _ = server;

@@ -6,7 +6,7 @@
 //! Both are keyed by type, so a tool family owns its keys by owning its types: two crates cannot
 //! collide by picking the same string.
 //!
-//! ```rust,standalone_crate
+//! ```rust
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use std::sync::Mutex;
 //! use pleach_core::{tool, Runtime, SessionOptions, ToolCall, ToolContext, ToolError};

@@ -100,7 +100,7 @@ fn refuse(error: &RegistryError) -> ! {
 /// [`tool_registry()`], or every problem it has (duplicate names with both sites, tools whose
 /// definition failed).
 ///
-/// ```rust,standalone_crate
+/// ```rust
 /// let registry = pleach_core::try_tool_registry().expect("tool names are unique");
 /// # let _ = registry;
 /// ```

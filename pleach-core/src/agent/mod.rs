@@ -19,7 +19,7 @@
 //! (cut off: 1007; unreadable, duplicate, past the size limit: 1005/1006) never runs and still
 //! gets its `tool.failed` and its result message. The next request carries the results.
 //!
-//! ```rust,standalone_crate
+//! ```rust
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use std::sync::Arc;
 //! use pleach_core::agent::{AgentOptions, ReplayClient, StopReason, WireFormat};

@@ -11,7 +11,7 @@ use crate::conversation::Message;
 /// A client that replays recorded responses, one per request, in order: for tests and for
 /// demos that need no key. It records the conversation of each request.
 ///
-/// ```rust,standalone_crate
+/// ```rust
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use pleach_core::agent::{ModelClient, ModelRequest, ReplayClient, WireFormat};
 /// use pleach_core::Message;

@@ -187,17 +187,17 @@ impl Drop for EventSender {
 /// The events of a turn, as an async [`Stream`](futures_core::Stream). Ends when the turn is over
 /// and every event has been read.
 ///
-/// ```rust,standalone_crate
+/// ```rust
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall};
 ///
-/// /// Adds two integers.
+/// /// Doubles an integer.
 /// #[tool]
-/// async fn add(a: i64, b: i64) -> i64 { a + b }
+/// async fn double(n: i64) -> i64 { n * 2 }
 ///
 /// let runtime = Runtime::builder().build().unwrap();
-/// let session = runtime.create_session(SessionOptions::enabled(["add"])).unwrap();
-/// let mut turn = session.run_turn(vec![ToolCall::new("c1", "add", r#"{"a":1,"b":2}"#)]);
+/// let session = runtime.create_session(SessionOptions::enabled(["double"])).unwrap();
+/// let mut turn = session.run_turn(vec![ToolCall::new("c1", "double", r#"{"n":2}"#)]);
 /// let mut types = Vec::new();
 /// while let Some(event) = turn.events().recv().await {
 ///     types.push(event.event_type());

@@ -73,13 +73,13 @@ pub fn definition(tool: &ToolDefinition) -> Value {
 /// use pleach_core::tool;
 /// use pleach_core::providers::openai_responses;
 ///
-/// /// Adds two integers.
+/// /// Raises an integer to a power.
 /// #[tool]
-/// async fn add(a: i64, b: i64) -> i64 {
-///     a + b
+/// async fn power(base: i64, exponent: u32) -> i64 {
+///     base.pow(exponent)
 /// }
 ///
-/// let def = openai_responses::strict_definition(&add::definition()).unwrap();
+/// let def = openai_responses::strict_definition(&power::definition()).unwrap();
 /// assert_eq!(def["strict"], true);
 /// assert_eq!(def["parameters"]["additionalProperties"], false);
 /// ```

@@ -386,7 +386,7 @@ impl RuntimeBuilder {
     /// configuration (a root folder, an allowlist, an HTTP client). One value per type; a second
     /// replaces the first, and it wins over a plugin's value of the same type.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall, ToolContext};
     ///
@@ -415,7 +415,7 @@ impl RuntimeBuilder {
     /// host can keep a session's state outside the process (`pleach mcp --http --session-store`
     /// keeps the scratchpad's notes in Redis this way).
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// # use std::sync::Mutex;
     /// use pleach_core::extensions::PersistentState;
     /// use pleach_core::{Runtime, SessionOptions};
@@ -541,15 +541,15 @@ impl RuntimeBuilder {
     /// Checks everything and builds the runtime: tool names unique across the registry and the
     /// plugins (an error names both definition sites), configuration naming only existing tools.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// use pleach_core::{tool, Runtime};
     ///
-    /// /// Adds two integers.
+    /// /// Multiplies two integers.
     /// #[tool]
-    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    /// async fn multiply(a: i64, b: i64) -> i64 { a * b }
     ///
     /// let runtime = Runtime::builder().build().unwrap();
-    /// assert!(runtime.registry().contains("add"));
+    /// assert!(runtime.registry().contains("multiply"));
     /// ```
     pub fn build(self) -> Result<Runtime, RuntimeError> {
         let implicit = self.registry.is_none();

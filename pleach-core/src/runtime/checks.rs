@@ -14,7 +14,7 @@ use crate::session::suggestion::suggestion;
 
 /// Why a runtime could not be built.
 ///
-/// ```rust,standalone_crate
+/// ```rust
 /// use pleach_core::{define_pleach_plugin, Runtime, RuntimeError};
 /// use std::time::Duration;
 ///

@@ -32,18 +32,18 @@ use crate::tool::UnifiedToolDefinition;
 /// The tool runtime: a checked registry and its configuration, from which sessions are made.
 /// Cheap to clone.
 ///
-/// ```rust,standalone_crate
+/// ```rust
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall};
 ///
-/// /// Adds two integers.
+/// /// Subtracts one integer from another.
 /// #[tool]
-/// async fn add(a: i64, b: i64) -> i64 { a + b }
+/// async fn subtract(a: i64, b: i64) -> i64 { a - b }
 ///
 /// let runtime = Runtime::builder().build().unwrap();
-/// let session = runtime.create_session(SessionOptions::enabled(["add"])).unwrap();
+/// let session = runtime.create_session(SessionOptions::enabled(["subtract"])).unwrap();
 /// let results = session
-///     .run_turn(vec![ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#)])
+///     .run_turn(vec![ToolCall::new("call_1", "subtract", r#"{"a":5,"b":2}"#)])
 ///     .finish()
 ///     .await;
 /// assert_eq!(results[0].outcome, Ok(serde_json::json!(3)));
@@ -114,7 +114,7 @@ impl Runtime {
     /// The batching strategy of the tool named `name`: a plugin's hint, else the one inferred from
     /// its definition ([`infer_batching_strategy`]).
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// use pleach_core::{define_pleach_plugin, tool, BatchingHint, BatchingStrategy, Runtime};
     ///
     /// /// Sends a message.
@@ -137,7 +137,7 @@ impl Runtime {
     /// else `true` for a tool that reads (its batching strategy is `Parallel`). `None` for a tool
     /// the runtime does not know.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// use pleach_core::{tool, Runtime};
     ///
     /// /// Reads a counter.
@@ -161,7 +161,7 @@ impl Runtime {
     /// [`Limits`] (keyword `limits`). A valid verdict is a call a session of this
     /// runtime with the tool enabled would run.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolCall, ToolError};
     /// use serde_json::json;
     ///
@@ -208,7 +208,7 @@ impl Runtime {
     /// `createSession({ tools: { enabled: [...] } })`). An unknown name is an error listing close
     /// matches.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// use pleach_core::{Runtime, SessionOptions};
     /// let runtime = Runtime::builder().build().unwrap();
     /// let err = runtime.create_session(SessionOptions::enabled(["no_such_tool"])).unwrap_err();

@@ -19,7 +19,7 @@ impl Session {
     /// made for another call ([`DecisionError::FingerprintMismatch`](crate::safety::DecisionError::FingerprintMismatch)), or the edited arguments are
     /// not valid for the tool ([`DecisionError::InvalidEdit`](crate::safety::DecisionError::InvalidEdit)). The interrupt then stays pending.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall, ToolEvent, safety::ProvenanceDetector};
     ///

@@ -13,16 +13,16 @@ impl Session {
     /// Runs one call in the caller's task, without a turn: the same pipeline and error codes,
     /// no events and no conversation write-back. For hosts that dispatch calls themselves.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall};
     ///
-    /// /// Adds two integers.
+    /// /// Squares an integer.
     /// #[tool]
-    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    /// async fn square(n: i64) -> i64 { n * n }
     ///
     /// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::all()).unwrap();
-    /// let result = session.call(ToolCall::new("c1", "add", r#"{"a":2,"b":2}"#)).await;
+    /// let result = session.call(ToolCall::new("c1", "square", r#"{"n":2}"#)).await;
     /// assert_eq!(result.outcome, Ok(serde_json::json!(4)));
     /// # }
     /// ```
@@ -36,17 +36,17 @@ impl Session {
     /// call ends (its own timeout, a `select!`) stops the call there, and it still ends once:
     /// `tool.failed` with 1011, and nothing after it.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// use pleach_core::{event, tool, Runtime, SessionOptions, ToolCall};
     ///
-    /// /// Adds two integers.
+    /// /// Adds one to an integer.
     /// #[tool]
-    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    /// async fn increment(n: i64) -> i64 { n + 1 }
     ///
     /// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::all()).unwrap();
     /// let (sender, mut stream) = event::channel();
-    /// session.dispatch(ToolCall::new("c1", "add", r#"{"a":2,"b":2}"#), &sender).await;
+    /// session.dispatch(ToolCall::new("c1", "increment", r#"{"n":2}"#), &sender).await;
     /// let types: Vec<_> = stream.drain().iter().map(|e| e.event_type()).collect();
     /// assert_eq!(types, ["tool.started", "tool.completed"]);
     /// # }

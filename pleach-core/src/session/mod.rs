@@ -118,17 +118,17 @@ struct SessionInner {
 /// A conversation with a set of enabled tools. Runs turns of tool calls and keeps the
 /// conversation they write back into. Dropping the session cancels its running turns.
 ///
-/// ```rust,standalone_crate
+/// ```rust
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use pleach_core::{tool, Message, Runtime, SessionOptions, ToolCall};
 ///
 /// /// Adds two integers.
 /// #[tool]
-/// async fn add(a: i64, b: i64) -> i64 { a + b }
+/// async fn plus(a: i64, b: i64) -> i64 { a + b }
 ///
-/// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::enabled(["add"])).unwrap();
+/// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::enabled(["plus"])).unwrap();
 /// session.push_user_message("what is 1 + 2?");
-/// session.run_turn(vec![ToolCall::new("c1", "add", r#"{"a":1,"b":2}"#)]).finish().await;
+/// session.run_turn(vec![ToolCall::new("c1", "plus", r#"{"a":1,"b":2}"#)]).finish().await;
 /// let conversation = session.conversation();
 /// assert!(matches!(&conversation[2], Message::Tool { content, .. } if content == "3"));
 /// # }
@@ -191,7 +191,7 @@ pub struct ToolResult {
 impl Session {
     /// The tools this session may call, sorted by name.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// let runtime = pleach_core::Runtime::builder().build().unwrap();
     /// let session = runtime.create_session(pleach_core::SessionOptions::default()).unwrap();
     /// assert_eq!(session.tool_names().count(), 0);
@@ -203,7 +203,7 @@ impl Session {
     /// The session's `T` (see [`SessionState`](crate::extensions::SessionState)): the state its
     /// tools keep, such as a scratchpad's notes, created with `T::default()` on first use.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// let runtime = pleach_core::Runtime::builder().build().unwrap();
     /// let session = runtime.create_session(pleach_core::SessionOptions::default()).unwrap();
     /// assert_eq!(*session.state::<u32>(), 0);
@@ -260,7 +260,7 @@ impl Session {
     /// [`provenance_includes_user_messages`](crate::RuntimeBuilder::provenance_includes_user_messages)).
     /// A result the user edited counts too; the repeated-failure counts start over.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// use pleach_core::{Message, Runtime, SessionOptions, ToolCall};
     ///
     /// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::default()).unwrap();

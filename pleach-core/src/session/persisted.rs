@@ -9,7 +9,7 @@ use super::Session;
 
 /// Saved state that could not be restored: the key and why.
 ///
-/// ```rust,standalone_crate
+/// ```rust
 /// # use std::sync::Mutex;
 /// use pleach_core::extensions::PersistentState;
 /// use pleach_core::{Runtime, SessionOptions};
@@ -48,7 +48,7 @@ impl Session {
     /// [`PersistentState::KEY`](crate::extensions::PersistentState::KEY); a type nothing created yet is left out. A host keeps it and
     /// hands it to [`restore_state`](Session::restore_state) of a session elsewhere.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// # use std::sync::Mutex;
     /// use pleach_core::extensions::PersistentState;
     /// use pleach_core::{Runtime, SessionOptions};
@@ -94,7 +94,7 @@ impl Session {
     /// A value its type cannot restore ([`RestoreError`]); the values before it in key order are
     /// restored, that one and the rest are not.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// let runtime = pleach_core::Runtime::builder().build().unwrap();
     /// let session = runtime.create_session(pleach_core::SessionOptions::default()).unwrap();
     /// let mut saved = serde_json::Map::new();

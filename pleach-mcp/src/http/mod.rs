@@ -40,14 +40,14 @@
 //! server, its site and its drain `server.rs`, the checks in front of rmcp `guard.rs`, and
 //! refusals as JSON-RPC errors `refusal.rs`.
 //!
-//! ```rust,no_run,standalone_crate
+//! ```rust,no_run
 //! # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
 //! use pleach_mcp::http::{serve_http, HttpOptions};
 //! use pleach_core::{tool, Runtime};
 //!
-//! /// Adds two integers.
+//! /// Doubles an integer.
 //! #[tool]
-//! async fn add(a: i64, b: i64) -> i64 { a + b }
+//! async fn double(n: i64) -> i64 { n * 2 }
 //!
 //! let runtime = Runtime::builder().build().expect("the registry builds");
 //! let options = HttpOptions::new("127.0.0.1:8080".parse().unwrap())

@@ -30,13 +30,13 @@ use pleach_core::runtime::Runtime;
 /// [`service`](HttpServer::service) to mount the endpoint in an app of one's own, or
 /// [`serve`](HttpServer::serve) on a listener.
 ///
-/// ```rust,standalone_crate
+/// ```rust
 /// use pleach_mcp::{http::{HttpOptions, HttpServer}, McpServer};
 /// use pleach_core::{tool, Runtime};
 ///
-/// /// Adds two integers.
+/// /// Subtracts one integer from another.
 /// #[tool]
-/// async fn add(a: i64, b: i64) -> i64 { a + b }
+/// async fn subtract(a: i64, b: i64) -> i64 { a - b }
 ///
 /// let server = McpServer::new(Runtime::builder().build().unwrap()).unwrap();
 /// let http = HttpServer::new(server, HttpOptions::new("127.0.0.1:0".parse().unwrap())).unwrap();
@@ -153,7 +153,7 @@ impl HttpServer {
     /// `Router::nest_service("/mcp", …)` in an app of one's own. Origin, auth and overload are
     /// checked here. `Host` is held to loopback names unless the options allow hosts.
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// use pleach_mcp::{http::{HttpOptions, HttpServer}, McpServer};
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
@@ -169,7 +169,7 @@ impl HttpServer {
     /// The whole site: the endpoint at `/mcp`, `GET /healthz`, and the protected-resource
     /// metadata at `/.well-known/oauth-protected-resource/mcp` (and at the root form).
     ///
-    /// ```rust,standalone_crate
+    /// ```rust
     /// use pleach_mcp::{http::{HttpOptions, HttpServer}, McpServer};
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();

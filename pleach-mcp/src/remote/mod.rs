@@ -33,7 +33,7 @@
 //!   calls with 1003 without sending them, and [`RemoteServer::plugin`] gives the new list to a
 //!   runtime built afterwards.
 //!
-//! ```rust,no_run,standalone_crate
+//! ```rust,no_run
 //! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use pleach_mcp::remote::McpRemote;
 //! use pleach_core::{Runtime, SessionOptions, ToolCall};

@@ -1,5 +1,5 @@
-// Parameters are the model-facing arguments: `#[arg(description, default, min, max)]` shape each
-// property, `Option<T>` is optional, and the fn stays callable as written.
+//! Parameters are the model-facing arguments: `#[arg(description, default, min, max)]` shape each
+//! property, `Option<T>` is optional, and the fn stays callable as written.
 #![deny(warnings)]
 
 use pleach_core::{ToolContext, serde_json::json, tool};
@@ -24,7 +24,9 @@ async fn take_page(#[arg(min = 1, max = 100)] size: usize, offset: isize) -> usi
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     // `usize` and `isize` take bounds, and their schemas carry the range of the type.
-    let page = pleach_core::tool_registry().definition("take_page").unwrap();
+    let page = pleach_core::tool_registry()
+        .definition("take_page")
+        .unwrap();
     let schema = page.input_schema();
     assert_eq!(schema["properties"]["size"]["maximum"], 100);
     assert_eq!(schema["properties"]["offset"]["minimum"], isize::MIN as i64);

@@ -1,5 +1,5 @@
-// The body is emitted as written, not re-printed: inner attributes, items, labelled loops, an early
-// `return` and macros keep their meaning, whether the tool runs in place (no `.await`) or boxed.
+//! The body is emitted as written, not re-printed: inner attributes, items, labelled loops, an early
+//! `return` and macros keep their meaning, whether the tool runs in place (no `.await`) or boxed.
 #![deny(warnings)]
 
 use pleach_core::{ToolContext, serde_json::json, tool};

@@ -1,5 +1,5 @@
-// The description comes from `description = "…"` or, without it, from the doc comment (lines
-// joined, common indentation removed); the key wins over the doc comment.
+//! The description comes from `description = "…"` or, without it, from the doc comment (lines
+//! joined, common indentation removed); the key wins over the doc comment.
 #![deny(warnings)]
 
 use pleach_core::tool;

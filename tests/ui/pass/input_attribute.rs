@@ -1,14 +1,14 @@
-// `#[input]` on a type derives `Deserialize` and `JsonSchema` through pleach-core's re-exports:
-// nested types, a plain enum, documented variants, an enum with data, the type's own serde
-// attributes, a `Serialize` the user adds (served by the same `#[serde(crate = …)]`), and a
-// derive and crate attribute the user already wrote (not added twice: a second `Deserialize`
-// impl would not compile). `#[input]` on the tool's parameter, in the same file under one
-// `use pleach_core::*;`, still marks the whole input. (A crate whose `Cargo.toml` names
-// pleach-core alone is `tests/crates/input-types`: trybuild's cases also see this package's
-// `serde` and `schemars`.)
+//! `#[input]` on a type derives `Deserialize` and `JsonSchema` through pleach-core's re-exports:
+//! nested types, a plain enum, documented variants, an enum with data, the type's own serde
+//! attributes, a `Serialize` the user adds (served by the same `#[serde(crate = …)]`), and a
+//! derive and crate attribute the user already wrote (not added twice: a second `Deserialize`
+//! impl would not compile). `#[input]` on the tool's parameter, in the same file under one
+//! `use pleach_core::*;`, still marks the whole input. This package names pleach-core and tokio
+//! alone, so no `serde` or `schemars` of the user's is in reach.
 #![deny(warnings)]
 
 use pleach_core::serde::{Deserialize, Serialize};
+#[allow(clippy::wildcard_imports)] // the one glob import is part of what this case shows
 use pleach_core::*;
 
 /// A point on the map.

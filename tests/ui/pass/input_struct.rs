@@ -1,5 +1,5 @@
-// One `#[input]` parameter is the whole input: a struct deriving `Deserialize` and `JsonSchema`
-// through pleach-core's re-exports, so the user's crate depends on pleach-core alone.
+//! One `#[input]` parameter is the whole input: a struct deriving `Deserialize` and `JsonSchema`
+//! through pleach-core's re-exports, so the user's crate depends on pleach-core alone.
 #![deny(warnings)]
 
 use pleach_core::schemars::JsonSchema;

@@ -1,5 +1,5 @@
-// A tool in a nested module with `pub(crate)` visibility: registered wherever it is defined,
-// reachable by path like any item, with its handle sharing the fn's visibility.
+//! A tool in a nested module with `pub(crate)` visibility: registered wherever it is defined,
+//! reachable by path like any item, with its handle sharing the fn's visibility.
 #![deny(warnings)]
 
 mod catalog {

@@ -1,4 +1,4 @@
-// A raw-identifier parameter (`r#type`) is the property `type`: the model never sees `r#`.
+//! A raw-identifier parameter (`r#type`) is the property `type`: the model never sees `r#`.
 #![deny(warnings)]
 
 use pleach_core::{ToolContext, serde_json::json, tool};
@@ -6,6 +6,8 @@ use pleach_core::{ToolContext, serde_json::json, tool};
 /// Creates a record.
 #[tool]
 async fn create_record(r#type: String, #[arg(default = 1)] r#ref: u32) -> String {
+    // Clippy would inline these, but a format string cannot name a raw identifier.
+    #![allow(clippy::uninlined_format_args)]
     format!("{type} {ref}", type = r#type, ref = r#ref)
 }
 

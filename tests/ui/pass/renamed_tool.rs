@@ -1,4 +1,4 @@
-// `name = "…"` sets the name the model calls, different from the fn's; the fn keeps its own name.
+//! `name = "…"` sets the name the model calls, different from the fn's; the fn keeps its own name.
 #![deny(warnings)]
 
 use pleach_core::{ToolContext, serde_json::json, tool};

@@ -1,6 +1,6 @@
-// Every return form: plain `T`, `()`, and `Result<T, E>` with `ToolError` (kept as is),
-// `std::io::Error` and `String` (a 1008 failure with the error's text), also through an alias
-// (`std::io::Result<T>`). `T: JsonSchema` gives an output schema; a `Serialize`-only `T` none.
+//! Every return form: plain `T`, `()`, and `Result<T, E>` with `ToolError` (kept as is),
+//! `std::io::Error` and `String` (a 1008 failure with the error's text), also through an alias
+//! (`std::io::Result<T>`). `T: JsonSchema` gives an output schema; a `Serialize`-only `T` none.
 #![deny(warnings)]
 
 use pleach_core::serde::Serialize;

@@ -1,5 +1,5 @@
-// A `ToolContext` parameter is injected by the runtime, carries the call's id and cancellation
-// signal, and is not in the schema.
+//! A `ToolContext` parameter is injected by the runtime, carries the call's id and cancellation
+//! signal, and is not in the schema.
 #![deny(warnings)]
 
 use pleach_core::{CancellationToken, ToolContext, serde_json::json, tool};

@@ -1,4 +1,4 @@
-// `#[unified_tool]` with every key, and with none (the registry-level defaults).
+//! `#[unified_tool]` with every key, and with none (the registry-level defaults).
 #![deny(warnings)]
 
 use pleach_core::{SafetyTier, unified_tool};
