@@ -260,3 +260,15 @@ fn log_to_stderr(exporting: Option<&telemetry::Exporting>) {
         .with(exported)
         .try_init();
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    /// clap checks a command's definition (unique argument and group names, valid references)
+    /// only when it is built in a debug build: every feature set's `pleach` is built here once.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
+}

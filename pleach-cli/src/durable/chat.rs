@@ -18,8 +18,11 @@ use crate::usage::{Outcome, UsageError};
 /// How often a followed conversation's events are read.
 const POLL: Duration = Duration::from_millis(250);
 
-/// What `pleach chat --temporal` adds to a chat.
+/// What `pleach chat --temporal` adds to a chat. Flattened into `chat`'s own `Args`, so it takes
+/// no argument group of its own: clap names a derived group after its struct, and two `Args` in
+/// one command are refused when the command is built.
 #[derive(Debug, clap::Args)]
+#[group(skip)]
 pub(crate) struct Args {
     /// Runs each user turn as a durable conversation on the Temporal service at `HOST:PORT`
     /// (workers run its steps and calls: `pleach worker`).
