@@ -123,14 +123,6 @@ fn openai_call(index: u32, id: Option<&str>, name: Option<&str>, arguments: &str
 const OPENAI_END: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
 
 // ---------------------------------------------------------------------------------------------
-// A loopback HTTP/1.1 server (pleach-test-support): one reply per connection, in order; every
-// request recorded.
-
-fn stream(body: Vec<u8>) -> Reply {
-    Reply::sse(body)
-}
-
-// ---------------------------------------------------------------------------------------------
 // Running and checking.
 
 async fn run(
@@ -243,8 +235,8 @@ fn completed(events: &[ToolEvent]) -> Vec<(String, Value)> {
 #[allow(clippy::too_many_lines)] // one scenario, checked end to end: events, conversation, requests
 async fn openai_chat_runs_two_streamed_calls_writes_results_back_and_finishes() {
     let server = LoopbackServer::replying(vec![
-        stream(fixture("openai-chat", OPENAI_TWO_CALLS)),
-        stream(openai_answer("Edinburgh is mild; AAPL is at 227.52.")),
+        Reply::sse(fixture("openai-chat", OPENAI_TWO_CALLS)),
+        Reply::sse(openai_answer("Edinburgh is mild; AAPL is at 227.52.")),
     ])
     .await;
     let key = "sk-test-0123456789";
@@ -364,8 +356,8 @@ async fn openai_chat_runs_two_streamed_calls_writes_results_back_and_finishes() 
 #[tokio::test]
 async fn anthropic_runs_a_streamed_tool_use_and_sends_results_as_tool_result_blocks() {
     let server = LoopbackServer::replying(vec![
-        stream(fixture("anthropic", ANTHROPIC_TOOL_USE)),
-        stream(anthropic_answer("It is sunny in Paris.")),
+        Reply::sse(fixture("anthropic", ANTHROPIC_TOOL_USE)),
+        Reply::sse(anthropic_answer("It is sunny in Paris.")),
     ])
     .await;
     let key = "sk-ant-test-secret";
@@ -414,8 +406,8 @@ async fn anthropic_runs_a_streamed_tool_use_and_sends_results_as_tool_result_blo
 #[tokio::test]
 async fn a_call_cut_off_by_max_tokens_fails_1007_never_runs_and_has_one_result() {
     let server = LoopbackServer::replying(vec![
-        stream(fixture("anthropic", ANTHROPIC_TRUNCATED)),
-        stream(anthropic_answer(
+        Reply::sse(fixture("anthropic", ANTHROPIC_TRUNCATED)),
+        Reply::sse(anthropic_answer(
             "The file was too long; I will write it in parts.",
         )),
     ])
@@ -549,8 +541,11 @@ async fn malformed_lines_and_unknown_events_are_counted_and_the_calls_still_run(
         json!({"type":"content_block_stop","index":0}),
         json!({"type":"message_stop"}),
     ]));
-    let server =
-        LoopbackServer::replying(vec![stream(body), stream(anthropic_answer("Sunny."))]).await;
+    let server = LoopbackServer::replying(vec![
+        Reply::sse(body),
+        Reply::sse(anthropic_answer("Sunny.")),
+    ])
+    .await;
     let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", "k").unwrap();
     let session = session(None);
     let (events, outcome) = run(&session, Arc::new(client), AgentOptions::default()).await;
@@ -717,7 +712,7 @@ async fn utf8_split_across_http_chunks_is_whole_and_invalid_utf8_fails_the_open_
             chunk: 3,
             cut: None,
         },
-        stream(openai_answer("done")),
+        Reply::sse(openai_answer("done")),
     ])
     .await;
     let client = OpenAiChatClient::new(server.url(""), "m", None).unwrap();

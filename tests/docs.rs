@@ -100,18 +100,15 @@ fn architecture_md_names_every_module_of_the_mapped_crates() {
                     .to_owned(),
                 stem => stem.to_owned(),
             };
+            // `` `name` ``, `` `name/` ``, `` `name.rs` `` or a path ending in `name.rs`.
             let named = [
                 format!("`{name}`"),
-                format!("`{name}/`"),
-                format!("`{name}.rs`"),
-                format!("`{name}.rs`:"),
-                format!("`{name}/` "),
+                format!("`{name}/"),
+                format!("`{name}."),
+                format!("/{name}.rs"),
             ]
             .iter()
-            .any(|form| section.contains(form.as_str()))
-                || section.contains(&format!("`{name}."))
-                || section.contains(&format!("`{name}` "))
-                || section.contains(&format!("{name}.rs"));
+            .any(|form| section.contains(form.as_str()));
             if !named {
                 missing.insert(format!("{krate}/src/{}", relative.display()));
             }

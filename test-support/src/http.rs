@@ -5,7 +5,6 @@
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -172,11 +171,12 @@ impl LoopbackServer {
         let respond: Arc<Respond> = Arc::new(respond);
         let recorded = requests.clone();
         let task = tokio::spawn(async move {
-            let count = AtomicUsize::new(0);
             // Dropped with the task: aborting the server aborts its connections too.
             let mut connections = JoinSet::new();
-            while let Ok((stream, _)) = listener.accept().await {
-                let n = count.fetch_add(1, Ordering::Relaxed);
+            for n in 0.. {
+                let Ok((stream, _)) = listener.accept().await else {
+                    break;
+                };
                 connections.spawn(serve(stream, n, respond.clone(), recorded.clone()));
             }
         });
