@@ -172,7 +172,7 @@ async fn the_parallel_caps_are_never_exceeded() {
                 "read_record",
                 BatchingStrategy::Parallel,
             )
-            .with_max_concurrency(cap)]);
+            .max_concurrency(cap)]);
         }
         let runtime = Runtime::builder()
             .plugin(plugin)

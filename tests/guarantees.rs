@@ -97,7 +97,7 @@ fn expected(kind: &Kind) -> Result<i64, ErrorCode> {
 /// by their `ms`, panicking and adding ones serial (inferred).
 fn runtime(concurrency: usize) -> Runtime {
     let hints = define_pleach_plugin("mix").contribute_batching_hints([
-        BatchingHint::new("g_slow", BatchingStrategy::Parallel).with_max_concurrency(2),
+        BatchingHint::new("g_slow", BatchingStrategy::Parallel).max_concurrency(2),
         BatchingHint::new("g_stubborn", BatchingStrategy::Chunked { key: "ms".into() }),
     ]);
     Runtime::builder()

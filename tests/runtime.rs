@@ -290,7 +290,7 @@ async fn code_1005_arguments_not_json_or_duplicate_key() {
 #[tokio::test]
 async fn code_1006_arguments_over_the_size_or_depth_limit() {
     let runtime = Runtime::builder()
-        .limits(Limits::new(64, 3))
+        .limits(Limits::default().max_argument_bytes(64).max_argument_depth(3))
         .build()
         .expect("runtime");
     let session = runtime
@@ -464,7 +464,7 @@ async fn code_1015_also_stops_a_model_repeating_an_unknown_tool_and_a_limit_of_0
 #[tokio::test]
 async fn code_1015_also_stops_a_model_repeating_arguments_over_the_limits() {
     let session = Runtime::builder()
-        .limits(Limits::new(64, 3))
+        .limits(Limits::default().max_argument_bytes(64).max_argument_depth(3))
         .max_repeated_failures(2)
         .build()
         .expect("runtime")

@@ -117,7 +117,7 @@ impl PleachPlugin {
     /// ```
     /// use pleach_core::{define_pleach_plugin, BatchingHint, BatchingStrategy};
     /// let plugin = define_pleach_plugin("docs").contribute_batching_hints([
-    ///     BatchingHint::new("fetch_document", BatchingStrategy::Parallel).with_max_concurrency(5),
+    ///     BatchingHint::new("fetch_document", BatchingStrategy::Parallel).max_concurrency(5),
     /// ]);
     /// # let _ = plugin;
     /// ```

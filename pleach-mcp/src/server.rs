@@ -74,7 +74,7 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     /// A server for every tool of `runtime`, introducing itself as `pleach` with this crate's
-    /// version (see [`with_implementation`](McpServer::with_implementation)).
+    /// version (see [`implementation`](McpServer::implementation)).
     ///
     /// # Errors
     ///
@@ -186,16 +186,16 @@ impl McpServer {
     ///
     /// ```rust
     /// let runtime = pleach_core::Runtime::builder().build().unwrap();
-    /// let server = pleach_mcp::McpServer::new(runtime).unwrap().with_implementation("acme-tools", "2.1.0");
+    /// let server = pleach_mcp::McpServer::new(runtime).unwrap().implementation("acme-tools", "2.1.0");
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn with_implementation(mut self, name: &str, version: &str) -> McpServer {
+    pub fn implementation(mut self, name: &str, version: &str) -> McpServer {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.implementation = Implementation::new(name, version);
         } else {
             // Cloned servers share what they list; a renamed copy cannot change it under them.
-            tracing::warn!("with_implementation on a shared McpServer: name left unchanged");
+            tracing::warn!("McpServer::implementation on a shared server: name left unchanged");
         }
         self
     }

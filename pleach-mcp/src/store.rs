@@ -51,7 +51,7 @@ const REDIS_TIMEOUT: Duration = Duration::from_secs(5);
 ///
 /// let store = RedisSessionStore::connect("redis://127.0.0.1:6379/0")
 ///     .await?
-///     .with_ttl(Duration::from_secs(3600));
+///     .ttl(Duration::from_secs(3600));
 /// let options = HttpOptions::new("127.0.0.1:8080".parse().unwrap()).session_store(store);
 /// # let _ = options;
 /// # Ok(()) }
@@ -133,19 +133,20 @@ impl RedisSessionStore {
         })
     }
 
-    /// Keeps a session and its state this long after their last use (at least a second).
+    /// Keeps a session and its state this long after their last use (at least a second; default
+    /// [`DEFAULT_SESSION_TTL`], a day).
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
     /// use std::time::Duration;
     /// let store = pleach_mcp::http::RedisSessionStore::connect("redis://127.0.0.1/")
     ///     .await?
-    ///     .with_ttl(Duration::from_secs(600));
-    /// assert_eq!(store.ttl(), Duration::from_secs(600));
+    ///     .ttl(Duration::from_secs(600));
+    /// assert!(format!("{store:?}").contains("ttl: 600s"));
     /// # Ok(()) }
     /// ```
     #[must_use]
-    pub fn with_ttl(mut self, ttl: Duration) -> RedisSessionStore {
+    pub fn ttl(mut self, ttl: Duration) -> RedisSessionStore {
         self.ttl = ttl.max(Duration::from_secs(1));
         self
     }
@@ -157,27 +158,14 @@ impl RedisSessionStore {
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
     /// let store = pleach_mcp::http::RedisSessionStore::connect("redis://127.0.0.1/")
     ///     .await?
-    ///     .with_prefix("acme:tools:");
+    ///     .prefix("acme:tools:");
     /// # let _ = store;
     /// # Ok(()) }
     /// ```
     #[must_use]
-    pub fn with_prefix(mut self, prefix: impl Into<String>) -> RedisSessionStore {
+    pub fn prefix(mut self, prefix: impl Into<String>) -> RedisSessionStore {
         self.prefix = prefix.into();
         self
-    }
-
-    /// How long a session is kept after its last use.
-    ///
-    /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
-    /// use pleach_mcp::http::{RedisSessionStore, DEFAULT_SESSION_TTL};
-    /// let store = RedisSessionStore::connect("redis://127.0.0.1/").await?;
-    /// assert_eq!(store.ttl(), DEFAULT_SESSION_TTL);
-    /// # Ok(()) }
-    /// ```
-    pub fn ttl(&self) -> Duration {
-        self.ttl
     }
 
     fn session_key(&self, session_id: &str) -> String {

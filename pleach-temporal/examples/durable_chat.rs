@@ -49,7 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }],
                 ModelEndpoint::new(WireFormat::OpenAiChat, base_url, model),
             )
-            .with_options(DurableOptions::default().with_max_steps(4));
+            .options(DurableOptions::default().max_steps(4));
             client
                 .start(pleach_temporal::DEFAULT_TASK_QUEUE, None, input)
                 .await?

@@ -71,11 +71,11 @@ impl ConversationInput {
     /// ```
     /// use pleach_core::{agent::{ModelEndpoint, WireFormat}, durable::DurableOptions};
     /// let input = pleach_temporal::ConversationInput::new(Vec::new(), ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m"))
-    ///     .with_options(DurableOptions::default().with_max_steps(2));
+    ///     .options(DurableOptions::default().max_steps(2));
     /// assert_eq!(input.options.max_steps, 2);
     /// ```
     #[must_use]
-    pub fn with_options(mut self, options: DurableOptions) -> Self {
+    pub fn options(mut self, options: DurableOptions) -> Self {
         self.options = options;
         self
     }
@@ -86,11 +86,11 @@ impl ConversationInput {
     /// use std::time::Duration;
     /// use pleach_core::agent::{ModelEndpoint, WireFormat};
     /// let input = pleach_temporal::ConversationInput::new(Vec::new(), ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m"))
-    ///     .with_heartbeat_timeout(Duration::from_secs(2));
+    ///     .heartbeat_timeout(Duration::from_secs(2));
     /// assert_eq!(input.heartbeat_timeout, Duration::from_secs(2));
     /// ```
     #[must_use]
-    pub fn with_heartbeat_timeout(mut self, timeout: Duration) -> Self {
+    pub fn heartbeat_timeout(mut self, timeout: Duration) -> Self {
         self.heartbeat_timeout = timeout.max(Duration::from_secs(1));
         self
     }

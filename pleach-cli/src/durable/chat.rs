@@ -63,9 +63,9 @@ pub(crate) async fn run(
         return Err("`--temporal HOST:PORT` is missing".into());
     };
     let client = connect(target).await?;
-    let mut options = DurableOptions::default().with_max_steps(max_steps);
+    let mut options = DurableOptions::default().max_steps(max_steps);
     if let Some(expiry) = durable.approval_expiry {
-        options = options.with_approval_expiry(expiry);
+        options = options.approval_expiry(expiry);
     }
     let mut renderer = Renderer::new(json);
     let mut conversation = Vec::new();
@@ -75,7 +75,7 @@ pub(crate) async fn run(
         renderer.say("user", &line);
         conversation.push(Message::User { content: line });
         let input = ConversationInput::new(conversation.clone(), endpoint.clone())
-            .with_options(options.clone());
+            .options(options.clone());
         let id = client
             .start(&durable.task_queue, durable.id.clone(), input)
             .await

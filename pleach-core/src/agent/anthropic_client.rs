@@ -40,7 +40,7 @@ const MAX_STRICT_UNIONS: usize = 16;
 /// use pleach_core::agent::AnthropicClient;
 /// let client = AnthropicClient::new("https://api.anthropic.com", "claude-sonnet-4-5", "sk-ant-secret")
 ///     .unwrap()
-///     .with_max_tokens(1024);
+///     .max_tokens(1024);
 /// assert_eq!(client.url(), "https://api.anthropic.com/v1/messages");
 /// assert!(!format!("{client:?}").contains("sk-ant-secret"));
 /// ```
@@ -126,11 +126,11 @@ impl AnthropicClient {
     ///
     /// ```
     /// # let client = pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap();
-    /// let client = client.with_max_tokens(512);
+    /// let client = client.max_tokens(512);
     /// # drop(client);
     /// ```
     #[must_use]
-    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
         self
     }

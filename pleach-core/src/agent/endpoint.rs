@@ -58,11 +58,11 @@ impl ModelEndpoint {
     ///
     /// ```
     /// use pleach_core::agent::{ModelEndpoint, WireFormat};
-    /// let endpoint = ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m").with_strict(false);
+    /// let endpoint = ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m").strict(false);
     /// assert!(!endpoint.strict);
     /// ```
     #[must_use]
-    pub fn with_strict(mut self, strict: bool) -> Self {
+    pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
     }

@@ -8,7 +8,7 @@ use crate::session::ToolResult;
 ///
 /// ```
 /// use pleach_core::agent::AgentOptions;
-/// let options = AgentOptions::default().with_max_steps(3);
+/// let options = AgentOptions::default().max_steps(3);
 /// assert_eq!(options.max_steps, 3);
 /// assert_eq!(AgentOptions::default().max_steps, pleach_core::agent::DEFAULT_MAX_STEPS);
 /// ```
@@ -52,10 +52,10 @@ impl AgentOptions {
     /// Sets [`max_steps`](AgentOptions::max_steps).
     ///
     /// ```
-    /// assert_eq!(pleach_core::agent::AgentOptions::default().with_max_steps(1).max_steps, 1);
+    /// assert_eq!(pleach_core::agent::AgentOptions::default().max_steps(1).max_steps, 1);
     /// ```
     #[must_use]
-    pub fn with_max_steps(mut self, steps: usize) -> Self {
+    pub fn max_steps(mut self, steps: usize) -> Self {
         self.max_steps = steps;
         self
     }
@@ -63,11 +63,11 @@ impl AgentOptions {
     /// Sets [`max_response_bytes`](AgentOptions::max_response_bytes).
     ///
     /// ```
-    /// let options = pleach_core::agent::AgentOptions::default().with_max_response_bytes(1024);
+    /// let options = pleach_core::agent::AgentOptions::default().max_response_bytes(1024);
     /// assert_eq!(options.max_response_bytes, 1024);
     /// ```
     #[must_use]
-    pub fn with_max_response_bytes(mut self, bytes: usize) -> Self {
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
         self.max_response_bytes = bytes;
         self
     }

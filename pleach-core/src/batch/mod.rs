@@ -105,7 +105,7 @@ impl BatchingConfig {
 /// let hint: BatchingHint = serde_json::from_str(
 ///     r#"{ "toolName": "fetch_document", "strategy": "parallel", "maxConcurrency": 5 }"#,
 /// ).unwrap();
-/// assert_eq!(hint, BatchingHint::new("fetch_document", BatchingStrategy::Parallel).with_max_concurrency(5));
+/// assert_eq!(hint, BatchingHint::new("fetch_document", BatchingStrategy::Parallel).max_concurrency(5));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -140,11 +140,11 @@ impl BatchingHint {
     ///
     /// ```
     /// use pleach_core::{BatchingHint, BatchingStrategy};
-    /// let hint = BatchingHint::new("fetch_page", BatchingStrategy::Parallel).with_max_concurrency(4);
+    /// let hint = BatchingHint::new("fetch_page", BatchingStrategy::Parallel).max_concurrency(4);
     /// assert_eq!(hint.max_concurrency, Some(4));
     /// ```
     #[must_use]
-    pub fn with_max_concurrency(mut self, max_concurrency: usize) -> Self {
+    pub fn max_concurrency(mut self, max_concurrency: usize) -> Self {
         self.max_concurrency = Some(max_concurrency.max(1));
         self
     }

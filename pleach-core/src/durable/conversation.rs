@@ -57,11 +57,11 @@ impl DurableOptions {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let options = pleach_core::durable::DurableOptions::default().with_approval_expiry(Duration::from_secs(3600));
+    /// let options = pleach_core::durable::DurableOptions::default().approval_expiry(Duration::from_secs(3600));
     /// assert_eq!(options.approval_expiry, Some(Duration::from_secs(3600)));
     /// ```
     #[must_use]
-    pub fn with_approval_expiry(mut self, expiry: Duration) -> Self {
+    pub fn approval_expiry(mut self, expiry: Duration) -> Self {
         self.approval_expiry = Some(expiry);
         self
     }
@@ -69,10 +69,10 @@ impl DurableOptions {
     /// These options with at most `steps` model requests.
     ///
     /// ```
-    /// assert_eq!(pleach_core::durable::DurableOptions::default().with_max_steps(3).max_steps, 3);
+    /// assert_eq!(pleach_core::durable::DurableOptions::default().max_steps(3).max_steps, 3);
     /// ```
     #[must_use]
-    pub fn with_max_steps(mut self, steps: usize) -> Self {
+    pub fn max_steps(mut self, steps: usize) -> Self {
         self.max_steps = steps;
         self
     }
@@ -80,12 +80,12 @@ impl DurableOptions {
     /// These options with at most `calls` of a step running at once (`0` is taken as `1`).
     ///
     /// ```
-    /// let options = pleach_core::durable::DurableOptions::default().with_max_concurrency(4);
+    /// let options = pleach_core::durable::DurableOptions::default().max_concurrency(4);
     /// assert_eq!(options.max_concurrency, 4);
     /// ```
     #[must_use]
     #[doc(alias = "maxConcurrency")]
-    pub fn with_max_concurrency(mut self, calls: usize) -> Self {
+    pub fn max_concurrency(mut self, calls: usize) -> Self {
         self.max_concurrency = calls;
         self
     }

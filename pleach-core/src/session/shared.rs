@@ -47,28 +47,39 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// Limits with the given size and depth.
+    /// Sets the longest arguments text accepted, in bytes (default 1 MiB): a longer one fails
+    /// with 1002 before it is parsed.
     ///
     /// ```
-    /// let limits = pleach_core::Limits::new(4096, 8);
-    /// assert_eq!(limits.max_argument_depth, 8);
+    /// let limits = pleach_core::Limits::default().max_argument_bytes(4096);
+    /// assert_eq!(limits.max_argument_bytes, 4096);
     /// ```
-    pub fn new(max_argument_bytes: usize, max_argument_depth: usize) -> Self {
-        Limits {
-            max_argument_bytes,
-            max_argument_depth,
-            ..Limits::default()
-        }
+    #[must_use]
+    pub fn max_argument_bytes(mut self, bytes: usize) -> Self {
+        self.max_argument_bytes = bytes;
+        self
     }
 
-    /// The same limits with another cap on a result's size.
+    /// Sets the deepest nesting of arrays and objects accepted in arguments (default 64).
     ///
     /// ```
-    /// let limits = pleach_core::Limits::default().with_max_result_bytes(1024);
+    /// let limits = pleach_core::Limits::default().max_argument_depth(8);
+    /// assert_eq!(limits.max_argument_depth, 8);
+    /// ```
+    #[must_use]
+    pub fn max_argument_depth(mut self, depth: usize) -> Self {
+        self.max_argument_depth = depth;
+        self
+    }
+
+    /// Sets the largest result accepted, as JSON text, in bytes (default 8 MiB).
+    ///
+    /// ```
+    /// let limits = pleach_core::Limits::default().max_result_bytes(1024);
     /// assert_eq!(limits.max_result_bytes, 1024);
     /// ```
     #[must_use]
-    pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
         self.max_result_bytes = bytes;
         self
     }
