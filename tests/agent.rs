@@ -660,7 +660,15 @@ async fn arguments_past_the_size_limit_fail_1006_and_the_other_call_runs() {
         OPENAI_END.to_owned(),
     ]
     .concat();
-    let (session, events, _) = replay_openai(body, Some(Limits::default().max_argument_bytes(64).max_argument_depth(8))).await;
+    let (session, events, _) = replay_openai(
+        body,
+        Some(
+            Limits::default()
+                .max_argument_bytes(64)
+                .max_argument_depth(8),
+        ),
+    )
+    .await;
     assert_eq!(
         failure(&events, "call_big").code(),
         ErrorCode::ArgumentsTooLarge

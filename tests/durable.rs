@@ -538,11 +538,11 @@ fn what_crosses_the_seam_round_trips_as_json() {
 
 #[test]
 fn idempotency_is_declared_per_tool_the_runtime_over_a_plugin() {
-    use pleach_core::define_pleach_plugin;
+    use pleach_core::PleachPlugin;
     let runtime = Runtime::builder().build().unwrap();
     assert_eq!(runtime.is_idempotent("lookup_durable"), Some(true)); // a read
     assert_eq!(runtime.is_idempotent("write_durable"), Some(false)); // a write
-    let plugin = || define_pleach_plugin("ledger").idempotent("write_durable", true);
+    let plugin = || PleachPlugin::new("ledger").idempotent("write_durable", true);
     let declared = Runtime::builder().plugin(plugin()).build().unwrap();
     assert_eq!(declared.is_idempotent("write_durable"), Some(true));
     let overridden = Runtime::builder()

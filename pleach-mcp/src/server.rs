@@ -83,9 +83,9 @@ impl McpServer {
     ///
     /// ```
     /// use pleach_mcp::McpServer;
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let ping = define_tool("ping", "Answers pong.")
+    /// let ping = ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
@@ -204,9 +204,9 @@ impl McpServer {
     ///
     /// ```
     /// use pleach_mcp::McpServer;
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let ping = define_tool("ping", "Answers pong.")
+    /// let ping = ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()

@@ -451,8 +451,8 @@ mod tests {
     #[tokio::test]
     async fn a_slow_server_times_out() {
         let server = TestServer::start(|_| Reply::Stall).await;
-        let config = reaching(&server)
-            .limits(FetchLimits::new().timeout(Duration::from_millis(300)));
+        let config =
+            reaching(&server).limits(FetchLimits::new().timeout(Duration::from_millis(300)));
         let started = Instant::now();
         let err = failure(&server.url("/"), context(config)).await;
         assert_eq!(err.code(), ErrorCode::TimedOut);

@@ -74,8 +74,8 @@ pub(crate) async fn run(
     while let Some(line) = lines.next().await? {
         renderer.say("user", &line);
         conversation.push(Message::User { content: line });
-        let input = ConversationInput::new(conversation.clone(), endpoint.clone())
-            .options(options.clone());
+        let input =
+            ConversationInput::new(conversation.clone(), endpoint.clone()).options(options.clone());
         let id = client
             .start(&durable.task_queue, durable.id.clone(), input)
             .await

@@ -347,11 +347,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tool::define_tool;
+    use crate::tool::ToolDefinition;
     use crate::{Message, ToolError};
 
     fn tool(name: &str, schema: Value) -> UnifiedToolDefinition {
-        define_tool(name, "A test tool.")
+        ToolDefinition::builder(name, "A test tool.")
             .input_schema(schema)
             .execute_json(|value, _| async move { Ok::<_, ToolError>(value) })
             .map(UnifiedToolDefinition::from)

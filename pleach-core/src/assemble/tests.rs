@@ -93,7 +93,11 @@ fn a_call_whose_json_is_cut_off_at_its_end_signal_fails_with_1005() {
 
 #[test]
 fn bad_input_fails_its_own_call_and_no_other() {
-    let mut assembler = StreamAssembler::with_limits(Limits::default().max_argument_bytes(64).max_argument_depth(3));
+    let mut assembler = StreamAssembler::with_limits(
+        Limits::default()
+            .max_argument_bytes(64)
+            .max_argument_depth(3),
+    );
     for (key, id) in [
         ("ok", "c0"),
         ("big", "c1"),

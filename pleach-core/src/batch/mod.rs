@@ -4,10 +4,10 @@
 //! those rules with a global cap. `docs/batching.md` is the contract.
 //!
 //! ```
-//! use pleach_core::{BatchingStrategy, ToolError, define_tool, infer_batching_strategy};
+//! use pleach_core::{BatchingStrategy, ToolError, infer_batching_strategy, ToolDefinition};
 //! use serde_json::json;
 //!
-//! let write_file = define_tool("write_file", "Writes a file.")
+//! let write_file = ToolDefinition::builder("write_file", "Writes a file.")
 //!     .input_schema(json!({ "type": "object", "properties": { "path": { "type": "string" } } }))
 //!     .execute_json(|_, _| async { Ok::<_, ToolError>(json!(null)) })
 //!     .unwrap();

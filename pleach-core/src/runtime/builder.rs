@@ -13,8 +13,9 @@ use super::checks::{
     RuntimeError, check_detectors, of_plugins, own, per_tool, persisted_kinds, require_tool,
 };
 use crate::batch::{BatchingConfig, BatchingHint, Slots};
-use crate::extensions::{Extensions, PersistedKind, PersistentState};
+use crate::extensions::Extensions;
 use crate::plugin::PleachPlugin;
+use crate::plugin::settings::{SharedSettings, shared_setters};
 use crate::registry::{self, ToolRegistryBuilder, ToolSource};
 use crate::safety::FabricationDetector;
 use crate::session::shared::{Config, Limits, OverloadPolicy, RuntimeInner, Safety};
@@ -40,19 +41,15 @@ pub struct RuntimeBuilder {
     plugins: Vec<PleachPlugin>,
     limits: Limits,
     default_timeout: Option<Duration>,
-    tool_timeouts: Vec<(String, Duration)>,
-    idempotent: Vec<(String, bool)>,
     cancel_grace: Option<Duration>,
     approval_timeout: Option<Duration>,
     max_repeated_failures: Option<u32>,
     max_concurrency: Option<usize>,
     max_in_flight: Option<usize>,
     overload: OverloadPolicy,
-    extensions: Extensions,
-    detectors: Vec<Arc<dyn FabricationDetector>>,
+    settings: SharedSettings,
     interrupt_key: Option<Vec<u8>>,
     provenance_from_user: bool,
-    persisted: Vec<PersistedKind>,
     trace_payloads: Option<usize>,
     #[cfg(feature = "otel")]
     meter: Option<opentelemetry::metrics::Meter>,
@@ -65,7 +62,7 @@ impl fmt::Debug for RuntimeBuilder {
             .field("plugins", &self.plugins)
             .field("limits", &self.limits)
             .field("default_timeout", &self.default_timeout)
-            .field("tool_timeouts", &self.tool_timeouts)
+            .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
 }
@@ -111,13 +108,13 @@ pub const DEFAULT_MAX_CONCURRENCY: usize = 16;
 
 impl RuntimeBuilder {
     /// Looks tools up in `registry` instead of the active registry
-    /// ([`set_orchestrator_registry`](crate::set_orchestrator_registry), else
+    /// ([`set_active_registry`](crate::set_active_registry), else
     /// [`tool_registry()`](crate::tool_registry)).
     ///
     /// ```
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let ping = define_tool("ping", "Answers pong.")
+    /// let ping = ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
@@ -132,14 +129,14 @@ impl RuntimeBuilder {
     /// Adds a plugin: its tools join the registry, its configuration applies.
     ///
     /// ```
-    /// use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, ToolError, ToolRegistryBuilder, PleachPlugin, ToolDefinition};
     ///
-    /// let ping = define_tool("ping", "Answers pong.")
+    /// let ping = ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
     ///     .registry(ToolRegistryBuilder::new().build().unwrap())
-    ///     .plugin(define_pleach_plugin("net").contribute_tools([ping]))
+    ///     .plugin(PleachPlugin::new("net").tools([ping]))
     ///     .build()
     ///     .unwrap();
     /// assert!(runtime.registry().contains("ping"));
@@ -153,9 +150,9 @@ impl RuntimeBuilder {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{define_tool, Limits, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Limits, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let echo = define_tool("echo", "Returns its arguments.")
+    /// let echo = ToolDefinition::builder("echo", "Returns its arguments.")
     ///     .execute_json(|args, _| async move { Ok::<_, ToolError>(args) })
     ///     .unwrap();
     /// let mut limits = Limits::default();
@@ -180,9 +177,9 @@ impl RuntimeBuilder {
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// use std::time::Duration;
-    /// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let slow = define_tool("slow", "Takes a minute.")
+    /// let slow = ToolDefinition::builder("slow", "Takes a minute.")
     ///     .execute_json(|_, _| async {
     ///         tokio::time::sleep(Duration::from_secs(60)).await;
     ///         Ok::<_, ToolError>(serde_json::json!("done"))
@@ -200,50 +197,6 @@ impl RuntimeBuilder {
     /// ```
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = Some(timeout);
-        self
-    }
-
-    /// Sets the timeout of one tool, by name.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
-    ///
-    /// let fetch = define_tool("fetch", "Fetches.")
-    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
-    ///     .unwrap();
-    /// let registry = || ToolRegistryBuilder::new().register(fetch.clone()).build().unwrap();
-    /// assert!(Runtime::builder().registry(registry()).tool_timeout("fetch", Duration::from_secs(10)).build().is_ok());
-    /// // A timeout for a tool that does not exist is a configuration error.
-    /// let err = Runtime::builder().registry(registry()).tool_timeout("fetc", Duration::from_secs(10)).build();
-    /// assert!(err.is_err());
-    /// ```
-    pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
-        self.tool_timeouts.push((tool_name.into(), timeout));
-        self
-    }
-
-    /// Declares whether calls of the tool named `tool_name` may run again when their first run's
-    /// end is unknown (a durable engine's worker died while running it; `docs/durable.md`), over
-    /// any plugin's declaration. An idempotent tool's call is retried; any other's fails with 1018
-    /// ([`ErrorCode::OutcomeUnknown`](crate::ErrorCode::OutcomeUnknown)) so the model decides.
-    /// Without a declaration a tool is idempotent when it reads: its batching strategy is
-    /// `Parallel` (a read verb in its name, or a plugin's hint; [`Runtime::is_idempotent`]).
-    ///
-    /// ```
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
-    ///
-    /// let tool = |name: &str| define_tool(name, "A tool.")
-    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
-    ///     .unwrap();
-    /// let registry = ToolRegistryBuilder::new().register(tool("get_balance")).register(tool("charge_card")).register(tool("set_flag")).build().unwrap();
-    /// let runtime = Runtime::builder().registry(registry).idempotent("set_flag", true).build().unwrap();
-    /// assert_eq!(runtime.is_idempotent("get_balance"), Some(true)); // a read
-    /// assert_eq!(runtime.is_idempotent("charge_card"), Some(false)); // a write
-    /// assert_eq!(runtime.is_idempotent("set_flag"), Some(true)); // declared
-    /// ```
-    pub fn idempotent(mut self, tool_name: impl Into<String>, idempotent: bool) -> Self {
-        self.idempotent.push((tool_name.into(), idempotent));
         self
     }
 
@@ -275,10 +228,10 @@ impl RuntimeBuilder {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// use std::time::Duration;
-    /// use pleach_core::{define_tool, ErrorCode, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{ErrorCode, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
     /// use pleach_core::safety::ApprovalRequired;
     ///
-    /// let delete = define_tool("delete_expense", "Deletes an expense.")
+    /// let delete = ToolDefinition::builder("delete_expense", "Deletes an expense.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(true)) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
@@ -306,9 +259,9 @@ impl RuntimeBuilder {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let lookup = define_tool("lookup", "Finds nothing.")
+    /// let lookup = ToolDefinition::builder("lookup", "Finds nothing.")
     ///     .execute_json(|_, _| async { Err::<serde_json::Value, _>(ToolError::failed("not found")) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
@@ -382,65 +335,6 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Provides a value tools read with [`ToolContext::get`](crate::ToolContext::get): their
-    /// configuration (a root folder, an allowlist, an HTTP client). One value per type; a second
-    /// replaces the first, and it wins over a plugin's value of the same type.
-    ///
-    /// ```rust
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall, ToolContext};
-    ///
-    /// struct Currency(&'static str);
-    ///
-    /// /// Formats a price.
-    /// #[tool]
-    /// async fn price(ctx: ToolContext, cents: u64) -> String {
-    ///     let currency = ctx.get::<Currency>().map_or("USD", |c| c.0);
-    ///     format!("{}.{:02} {currency}", cents / 100, cents % 100)
-    /// }
-    ///
-    /// let runtime = Runtime::builder().provide(Currency("EUR")).build().unwrap();
-    /// let session = runtime.create_session(SessionOptions::enabled(["price"])).unwrap();
-    /// let out = session.call(ToolCall::new("c1", "price", r#"{"cents":1250}"#)).await.outcome.unwrap();
-    /// assert_eq!(out, "12.50 EUR");
-    /// # }
-    /// ```
-    pub fn provide<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
-        self.extensions.insert(value);
-        self
-    }
-
-    /// Makes the session state `T` persistent: [`Session::save_state`](crate::Session::save_state)
-    /// saves it and [`Session::restore_state`](crate::Session::restore_state) restores it, so a
-    /// host can keep a session's state outside the process (`pleach mcp --http --session-store`
-    /// keeps the scratchpad's notes in Redis this way).
-    ///
-    /// ```rust
-    /// # use std::sync::Mutex;
-    /// use pleach_core::extensions::PersistentState;
-    /// use pleach_core::{Runtime, SessionOptions};
-    ///
-    /// #[derive(Default)]
-    /// struct Seen(Mutex<Vec<String>>);
-    /// impl PersistentState for Seen {
-    ///     const KEY: &'static str = "doc_persist_state::Seen";
-    ///     fn save(&self) -> serde_json::Value { self.0.lock().unwrap().clone().into() }
-    ///     fn restore(&self, v: serde_json::Value) -> Result<(), String> {
-    ///         *self.0.lock().unwrap() = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    ///         Ok(())
-    ///     }
-    /// }
-    ///
-    /// let runtime = Runtime::builder().persist_state::<Seen>().build().unwrap();
-    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
-    /// session.state::<Seen>().0.lock().unwrap().push("report.csv".into());
-    /// assert_eq!(session.save_state()["doc_persist_state::Seen"], serde_json::json!(["report.csv"]));
-    /// ```
-    pub fn persist_state<T: PersistentState>(mut self) -> Self {
-        self.persisted.push(PersistedKind::of::<T>());
-        self
-    }
-
     /// Records each call's arguments and result on its span (`gen_ai.tool.call.arguments`,
     /// `gen_ai.tool.call.result`), each cut to `max_bytes`. Off by default: arguments and results
     /// can hold secrets and personal data, and a trace backend is seldom the place for them
@@ -476,28 +370,6 @@ impl RuntimeBuilder {
     #[cfg(feature = "otel")]
     pub fn meter(mut self, meter: opentelemetry::metrics::Meter) -> Self {
         self.meter = Some(meter);
-        self
-    }
-
-    /// Registers a fabrication detector (see [`safety`](crate::safety)): before a call to a tool
-    /// it covers runs, it inspects the arguments, and its findings route the call by the tool's
-    /// tier. Every `critical` tool must be covered by some detector, or `build` fails.
-    ///
-    /// ```rust,standalone_crate
-    /// use pleach_core::{unified_tool, Runtime, RuntimeError, safety::ProvenanceDetector};
-    ///
-    /// /// Closes an account.
-    /// #[unified_tool(safety_tier = "critical")]
-    /// async fn close_account(account_id: String) -> bool { !account_id.is_empty() }
-    ///
-    /// let err = Runtime::builder().build().unwrap_err();
-    /// assert!(matches!(err, RuntimeError::UncoveredCriticalTools(ref tools) if tools == &["close_account"]));
-    ///
-    /// let detector = ProvenanceDetector::new().guard("close_account", ["/account_id"]);
-    /// assert!(Runtime::builder().detector(detector).build().is_ok());
-    /// ```
-    pub fn detector(mut self, detector: impl FabricationDetector) -> Self {
-        self.detectors.push(Arc::new(detector));
         self
     }
 
@@ -538,6 +410,8 @@ impl RuntimeBuilder {
         self
     }
 
+    shared_setters!();
+
     /// Checks everything and builds the runtime: tool names unique across the registry and the
     /// plugins (an error names both definition sites), configuration naming only existing tools.
     ///
@@ -555,7 +429,7 @@ impl RuntimeBuilder {
         let implicit = self.registry.is_none();
         let source = match self.registry {
             Some(registry) => registry,
-            None => registry::checked_active_registry()?,
+            None => registry::try_active_registry()?,
         };
         let mut builder =
             ToolRegistryBuilder::new().register_all(source.tools().into_iter().cloned());
@@ -597,28 +471,30 @@ impl RuntimeBuilder {
         // A plugin's timeout wins over the runtime's; the runtime's idempotency over a plugin's.
         let timeouts = per_tool(
             &registry,
-            own(self.tool_timeouts).chain(of_plugins(&self.plugins, |p| &p.tool_timeouts)),
+            own(self.settings.tool_timeouts)
+                .chain(of_plugins(&self.plugins, |p| &p.settings.tool_timeouts)),
         )?;
         let idempotent = per_tool(
             &registry,
-            of_plugins(&self.plugins, |p| &p.idempotent).chain(own(self.idempotent)),
+            of_plugins(&self.plugins, |p| &p.settings.idempotent)
+                .chain(own(self.settings.idempotent)),
         )?;
 
         let detectors: Vec<Arc<dyn FabricationDetector>> = self
             .plugins
             .iter()
-            .flat_map(|plugin| plugin.detectors.iter().cloned())
-            .chain(self.detectors)
+            .flat_map(|plugin| plugin.settings.detectors.iter().cloned())
+            .chain(self.settings.detectors)
             .collect();
         check_detectors(&registry, &detectors)?;
 
-        let persisted = persisted_kinds(&self.plugins, &self.persisted);
+        let persisted = persisted_kinds(&self.plugins, &self.settings.persisted);
 
         let mut extensions = Extensions::new();
         for plugin in &self.plugins {
-            extensions.extend(&plugin.extensions);
+            extensions.extend(&plugin.settings.extensions);
         }
-        extensions.extend(&self.extensions);
+        extensions.extend(&self.settings.extensions);
 
         let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
         Ok(Runtime {

@@ -66,7 +66,7 @@ use self::connection::Connection;
 use self::listing::RemoteTool;
 use self::target::{StdioCommand, Target};
 use pleach_core::SafetyTier;
-use pleach_core::plugin::{PleachPlugin, define_pleach_plugin};
+use pleach_core::plugin::PleachPlugin;
 use pleach_core::tool::UnifiedToolDefinition;
 
 /// How long the handshake with a server may take by default.
@@ -659,9 +659,9 @@ impl RemoteServer {
             .read()
             .unwrap_or_else(PoisonError::into_inner);
         let hints: Vec<_> = listed.iter().filter_map(RemoteTool::hint).collect();
-        let mut plugin = define_pleach_plugin(format!("mcp:{}", self.label()))
-            .contribute_tools(self.tools())
-            .contribute_batching_hints(hints);
+        let mut plugin = PleachPlugin::new(format!("mcp:{}", self.label()))
+            .tools(self.tools())
+            .batching_hints(hints);
         for tool in listed.iter() {
             if let Some(idempotent) = tool.idempotent {
                 plugin = plugin.idempotent(tool.definition.name(), idempotent);
