@@ -147,6 +147,7 @@ pub mod agent;
 pub mod assemble;
 pub mod batch;
 pub mod conversation;
+pub mod defaults;
 pub mod durable;
 pub mod event;
 #[cfg(feature = "http")]

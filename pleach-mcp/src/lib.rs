@@ -67,6 +67,7 @@
 // Doc tests share one binary and so one tool registry: see pleach-core's `lib.rs`.
 
 mod approval;
+pub mod defaults;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod remote;

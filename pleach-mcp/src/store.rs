@@ -18,16 +18,7 @@ use rmcp::transport::streamable_http_server::session::store::{
 use serde_json::{Map, Value};
 
 use crate::McpError;
-
-/// How long a session and its state are kept after their last use by default: one day.
-///
-/// ```
-/// assert_eq!(pleach_mcp::http::DEFAULT_SESSION_TTL.as_secs(), 24 * 60 * 60);
-/// ```
-pub const DEFAULT_SESSION_TTL: Duration = Duration::from_hours(24);
-
-/// The key prefix by default.
-const DEFAULT_PREFIX: &str = "pleach:mcp:";
+use crate::defaults;
 
 /// How long connecting to Redis, or one command, may take before it counts as a failure.
 const REDIS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -86,7 +77,7 @@ pub(crate) struct StoreError {
 
 impl RedisSessionStore {
     /// Connects to the Redis at `url` (and checks it answers), keeping sessions for
-    /// [`DEFAULT_SESSION_TTL`] under keys starting `pleach:mcp:`.
+    /// [`defaults::SESSION_TTL`] under keys starting [`defaults::SESSION_KEY_PREFIX`].
     ///
     /// # Errors
     ///
@@ -128,13 +119,13 @@ impl RedisSessionStore {
         Ok(RedisSessionStore {
             connection,
             address,
-            prefix: DEFAULT_PREFIX.to_owned(),
-            ttl: DEFAULT_SESSION_TTL,
+            prefix: defaults::SESSION_KEY_PREFIX.to_owned(),
+            ttl: defaults::SESSION_TTL,
         })
     }
 
     /// Keeps a session and its state this long after their last use (at least a second; default
-    /// [`DEFAULT_SESSION_TTL`], a day).
+    /// [`defaults::SESSION_TTL`], a day).
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
@@ -151,8 +142,8 @@ impl RedisSessionStore {
         self
     }
 
-    /// Starts every key with `prefix` instead of `pleach:mcp:` (servers of different tools
-    /// sharing one Redis).
+    /// Starts every key with `prefix` (default [`defaults::SESSION_KEY_PREFIX`], `pleach:mcp:`):
+    /// servers of different tools sharing one Redis.
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {

@@ -29,7 +29,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "HOST:PORT")]
     temporal: Option<String>,
     /// The task queue the workers poll.
-    #[arg(long, value_name = "Q", default_value = pleach_temporal::DEFAULT_TASK_QUEUE, requires = "temporal")]
+    #[arg(long, value_name = "Q", default_value = pleach_temporal::defaults::TASK_QUEUE, requires = "temporal")]
     task_queue: String,
     /// The conversation's workflow id (default: a new one).
     #[arg(long, value_name = "ID", requires = "temporal")]

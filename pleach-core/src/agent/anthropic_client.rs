@@ -12,8 +12,6 @@ use crate::tool::UnifiedToolDefinition;
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The API version sent in `anthropic-version`.
 const API_VERSION: &str = "2023-06-01";
-/// The default `max_tokens` of a response.
-const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// Anthropic's limits on the strict schemas of one request, together ("Schema is too complex for
 /// compilation" past them): tools with `strict: true`, ...
 const MAX_STRICT_TOOLS: usize = 20;
@@ -95,7 +93,7 @@ impl AnthropicClient {
             url: http::endpoint(base_url.as_ref(), "v1/messages")?,
             model,
             api_key: api_key.into(),
-            max_tokens: DEFAULT_MAX_TOKENS,
+            max_tokens: crate::defaults::MAX_TOKENS,
             strict: true,
             fallbacks: http::StrictFallbacks::default(),
         })
@@ -122,7 +120,8 @@ impl AnthropicClient {
         AnthropicClient::new(base, model, key)
     }
 
-    /// Sets `max_tokens`, the most a response may have (default 4096).
+    /// Sets `max_tokens`, the most a response may have (default
+    /// [`defaults::MAX_TOKENS`](crate::defaults::MAX_TOKENS), 4096).
     ///
     /// ```
     /// # let client = pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap();

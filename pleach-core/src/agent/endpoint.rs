@@ -54,7 +54,7 @@ impl ModelEndpoint {
         }
     }
 
-    /// This endpoint with strict mode on or off.
+    /// Sets whether tools go in the provider's strict mode (default: on).
     ///
     /// ```
     /// use pleach_core::agent::{ModelEndpoint, WireFormat};

@@ -52,7 +52,8 @@ impl ReplayClient {
         }
     }
 
-    /// Sends each response in chunks of `bytes` (at least 1), as a network would split it.
+    /// Sends each response in chunks of `bytes` (at least 1), as a network would split it
+    /// (default: each response in one piece).
     ///
     /// ```
     /// use pleach_core::agent::{ReplayClient, WireFormat};

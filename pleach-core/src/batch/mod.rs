@@ -70,14 +70,15 @@ pub enum BatchingStrategy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BatchingConfig {
-    /// How many calls of one step run at once, at most.
+    /// How many calls of one step run at once, at most (default
+    /// [`defaults::MAX_CONCURRENCY`](crate::defaults::MAX_CONCURRENCY), 16).
     pub max_concurrency: usize,
 }
 
 impl Default for BatchingConfig {
     fn default() -> Self {
         BatchingConfig {
-            max_concurrency: 16,
+            max_concurrency: crate::defaults::MAX_CONCURRENCY,
         }
     }
 }
@@ -136,7 +137,8 @@ impl BatchingHint {
         }
     }
 
-    /// Caps the tool's concurrent calls.
+    /// Caps the tool's concurrent calls (at least 1; default: no cap of its own, only the
+    /// runtime's [`max_concurrency`](crate::RuntimeBuilder::max_concurrency)).
     ///
     /// ```
     /// use pleach_core::{BatchingHint, BatchingStrategy};

@@ -66,7 +66,8 @@ impl Worker {
         }
     }
 
-    /// The tools the conversations' sessions enable (default: all of the runtime's).
+    /// Sets the sessions' options: which tools the conversations enable (default: all of the
+    /// runtime's).
     ///
     /// ```
     /// use pleach_core::{durable::Worker, Runtime, SessionOptions, ToolRegistryBuilder};
@@ -80,7 +81,9 @@ impl Worker {
         self
     }
 
-    /// The response size cap of each model step ([`AgentOptions::max_response_bytes`]).
+    /// Sets the agent options each model step reads (default [`AgentOptions::default`]): their
+    /// response size cap; the durable loop counts steps with its own
+    /// [`DurableOptions`](super::DurableOptions).
     ///
     /// ```
     /// use pleach_core::agent::AgentOptions;

@@ -1,6 +1,7 @@
-//! [`RuntimeBuilder`] and its settings: the registry and plugins, limits, timeouts, idempotency,
-//! concurrency and overload, what tools are given and what session state persists, detectors
-//! and the interrupt key, what is recorded; the defaults (`DEFAULT_*`); and `build`, which checks
+//! [`RuntimeBuilder`] and the settings that are the runtime's alone: the registry and plugins,
+//! limits, timeouts, concurrency and overload, the interrupt key, what is recorded. The settings a
+//! plugin takes too (per-tool timeouts and idempotency, provided values, persisted state,
+//! detectors) come from `plugin/settings.rs`, and the defaults from [`defaults`]. `build` checks
 //! it all (`checks.rs`) into a [`Runtime`].
 
 use std::collections::HashMap;
@@ -13,6 +14,7 @@ use super::checks::{
     RuntimeError, check_detectors, of_plugins, own, per_tool, persisted_kinds, require_tool,
 };
 use crate::batch::{BatchingConfig, BatchingHint, Slots};
+use crate::defaults;
 use crate::extensions::Extensions;
 use crate::plugin::PleachPlugin;
 use crate::plugin::settings::{SharedSettings, shared_setters};
@@ -67,45 +69,6 @@ impl fmt::Debug for RuntimeBuilder {
     }
 }
 
-/// The default grace period between a call's signal firing and the call being dropped.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_CANCEL_GRACE, std::time::Duration::from_secs(2));
-/// ```
-pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(2);
-/// The default timeout of a call.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_TIMEOUT, std::time::Duration::from_secs(120));
-/// ```
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_mins(2);
-/// How long a call waits for the user's decision on its approval interrupt by default.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_APPROVAL_TIMEOUT, std::time::Duration::from_secs(15 * 60));
-/// ```
-pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_mins(15);
-/// How many times a call may fail recoverably with the same arguments in one user turn before
-/// the next identical call fails as not recoverable.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_MAX_REPEATED_FAILURES, 3);
-/// ```
-pub const DEFAULT_MAX_REPEATED_FAILURES: u32 = 3;
-/// How many calls run at once across all of a runtime's sessions by default.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_MAX_IN_FLIGHT, 1024);
-/// ```
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
-
-/// How many calls of one turn run at once by default.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_MAX_CONCURRENCY, 16);
-/// ```
-pub const DEFAULT_MAX_CONCURRENCY: usize = 16;
-
 impl RuntimeBuilder {
     /// Looks tools up in `registry` instead of the active registry
     /// ([`set_active_registry`](crate::set_active_registry), else
@@ -146,7 +109,8 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Sets the argument limits.
+    /// Sets the limits on a call's arguments and result (default [`Limits::default`]: the sizes
+    /// in [`defaults`]).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -172,7 +136,7 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Sets the timeout of every call without its own (default [`DEFAULT_TIMEOUT`]).
+    /// Sets the timeout of every call without its own (default [`defaults::TIMEOUT`]).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -201,7 +165,7 @@ impl RuntimeBuilder {
     }
 
     /// Sets how long a call may take to finish after its signal fires (cancellation or timeout)
-    /// before it is dropped (default [`DEFAULT_CANCEL_GRACE`]).
+    /// before it is dropped (default [`defaults::CANCEL_GRACE`]).
     ///
     /// ```
     /// use std::time::Duration;
@@ -219,7 +183,7 @@ impl RuntimeBuilder {
     }
 
     /// Sets how long a call waits for the host's decision on its approval interrupt (default
-    /// [`DEFAULT_APPROVAL_TIMEOUT`]). A call still waiting then fails with 1016
+    /// [`defaults::APPROVAL_TIMEOUT`]). A call still waiting then fails with 1016
     /// ([`ErrorCode::ApprovalTimedOut`](crate::ErrorCode::ApprovalTimedOut), not recoverable) and
     /// its interrupt can no longer be resolved. The wait holds the turn (and its task) open: for
     /// decisions that take hours, [seal](crate::Session::seal) the interrupt, let the turn end, and
@@ -253,7 +217,7 @@ impl RuntimeBuilder {
     }
 
     /// Sets how many recoverable failures with the same arguments a tool may have in one user
-    /// turn (default [`DEFAULT_MAX_REPEATED_FAILURES`]); the next identical call fails with 1015.
+    /// turn (default [`defaults::MAX_REPEATED_FAILURES`]); the next identical call fails with 1015.
     /// Only identical calls are counted and refused; 0 acts as 1 (a call that failed once is
     /// refused the next time).
     ///
@@ -280,7 +244,7 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Sets how many calls of one turn run at once (default [`DEFAULT_MAX_CONCURRENCY`]): the
+    /// Sets how many calls of one turn run at once (default [`defaults::MAX_CONCURRENCY`]): the
     /// global cap of [`BatchingConfig`]. Each tool's calls also follow its
     /// [`BatchingStrategy`](crate::BatchingStrategy).
     ///
@@ -299,7 +263,7 @@ impl RuntimeBuilder {
     }
 
     /// Caps the calls running at once across all the runtime's sessions (default
-    /// [`DEFAULT_MAX_IN_FLIGHT`]); what happens to a call beyond it is the
+    /// [`defaults::MAX_IN_FLIGHT`]); what happens to a call beyond it is the
     /// [`OverloadPolicy`].
     ///
     /// ```
@@ -374,8 +338,8 @@ impl RuntimeBuilder {
     }
 
     /// The key that seals pending approval interrupts ([`Session::seal`](crate::Session::seal)) and
-    /// checks them on [`Session::resume`](crate::Session::resume). Keep it secret: whoever has it
-    /// can forge an approval.
+    /// checks them on [`Session::resume`](crate::Session::resume) (default: none, and sealing
+    /// fails). Keep it secret: whoever has it can forge an approval.
     ///
     /// ```
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
@@ -496,7 +460,7 @@ impl RuntimeBuilder {
         }
         extensions.extend(&self.settings.extensions);
 
-        let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
+        let max_in_flight = self.max_in_flight.unwrap_or(defaults::MAX_IN_FLIGHT);
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
                 in_flight: Slots::new(max_in_flight),
@@ -511,16 +475,16 @@ impl RuntimeBuilder {
                 },
                 config: Config {
                     limits: self.limits,
-                    default_timeout: self.default_timeout.unwrap_or(DEFAULT_TIMEOUT),
+                    default_timeout: self.default_timeout.unwrap_or(defaults::TIMEOUT),
                     tool_timeouts: timeouts,
                     idempotent,
-                    cancel_grace: self.cancel_grace.unwrap_or(DEFAULT_CANCEL_GRACE),
-                    approval_timeout: self.approval_timeout.unwrap_or(DEFAULT_APPROVAL_TIMEOUT),
+                    cancel_grace: self.cancel_grace.unwrap_or(defaults::CANCEL_GRACE),
+                    approval_timeout: self.approval_timeout.unwrap_or(defaults::APPROVAL_TIMEOUT),
                     max_repeated_failures: self
                         .max_repeated_failures
-                        .unwrap_or(DEFAULT_MAX_REPEATED_FAILURES),
+                        .unwrap_or(defaults::MAX_REPEATED_FAILURES),
                     batching: BatchingConfig::new(
-                        self.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY),
+                        self.max_concurrency.unwrap_or(defaults::MAX_CONCURRENCY),
                     ),
                     hints,
                     recording: crate::session::telemetry::Recording {

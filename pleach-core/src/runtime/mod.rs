@@ -11,12 +11,9 @@ mod builder;
 mod checks;
 
 pub use crate::session::shared::{Limits, OverloadPolicy};
+pub use builder::RuntimeBuilder;
 #[doc(hidden)]
 pub use builder::warn_no_tools;
-pub use builder::{
-    DEFAULT_APPROVAL_TIMEOUT, DEFAULT_CANCEL_GRACE, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_IN_FLIGHT,
-    DEFAULT_MAX_REPEATED_FAILURES, DEFAULT_TIMEOUT, RuntimeBuilder,
-};
 pub use checks::RuntimeError;
 
 use std::sync::Arc;
