@@ -58,8 +58,9 @@
 //! | [`UnifiedToolDefinition`], [`UnifiedToolDefinition::from`] | the registry-level shape at run time |
 //! | [`ToolContext`] | `tool_call_id`, the cancellation `signal`, progress, the host's configuration and the session's state |
 //! | [`extensions`] | [`RuntimeBuilder::provide`] configuration and per-session state tools read through their context |
-//! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`ToolSource`], [`set_active_registry`] | the registry, and the trait a host implements over its own storage |
+//! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`ToolSource`], [`set_active_registry`] | the registry, and the trait a host implements over its own storage ([`registry`] says which to use when) |
 //! | [`Runtime`], [`Session`], [`Turn`], [`PleachPlugin`] | the runtime: sessions, turns of calls, plugins |
+//! | [`defaults`] | every default of this crate that is a number, a size or a duration (timeouts, concurrency, limits, agent steps) |
 //! | [`BatchingStrategy`], [`infer_batching_strategy`], [`batching_strategy_for_tool`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
 //! | [`ToolEvent`], [`EventStream`] | `tool.started` / `tool.delta` / `tool.completed` / `tool.failed` (`docs/events.md`) |
 //! | [`assemble`]: [`StreamAssembler`], [`IncrementalJson`] | streamed tool calls: argument fragments parsed as they come (linear cost), a call final only on its provider's end signal (`docs/events.md`) |

@@ -77,22 +77,17 @@ const FORBIDDEN_HEADERS: &[&str] = &[
 ///
 /// let config = HttpRequestConfig::new().allow_host("API.Example.com.").unwrap();
 /// assert_eq!(config.allowed_hosts().collect::<Vec<_>>(), ["api.example.com"]);
-/// assert_eq!(config.max_request_body_bytes, 1024 * 1024);
 ///
 /// let err = HttpRequestConfig::new().allow_host("https://api.example.com/v1").unwrap_err();
 /// assert!(err.to_string().starts_with("`https://api.example.com/v1` is not a host pattern"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct HttpRequestConfig {
     hosts: Vec<HostPattern>,
     any_host: bool,
-    /// Which addresses and ports may be reached (default: [`NetPolicy::new`], strict).
-    pub policy: NetPolicy,
-    /// The caps on response size, time and redirects (default: [`FetchLimits::new`]).
-    pub limits: FetchLimits,
-    /// The largest request body accepted, in bytes (default 1 MiB).
-    pub max_request_body_bytes: usize,
+    policy: NetPolicy,
+    limits: FetchLimits,
+    max_request_body_bytes: usize,
 }
 
 impl Default for HttpRequestConfig {
@@ -118,8 +113,11 @@ impl HttpRequestConfig {
     /// let config = HttpRequestConfig::new();
     /// assert_eq!(config.allowed_hosts().count(), 0); // every call refused until hosts are added
     /// assert!(!config.allows_any_host());
-    /// assert_eq!(config.policy, NetPolicy::new());
-    /// assert_eq!(config.limits, FetchLimits::new());
+    /// let defaults = HttpRequestConfig::new()
+    ///     .policy(NetPolicy::new())
+    ///     .limits(FetchLimits::new())
+    ///     .max_request_body_bytes(1024 * 1024);
+    /// assert_eq!(config, defaults);
     /// ```
     pub fn new() -> Self {
         HttpRequestConfig::default()
@@ -167,12 +165,11 @@ impl HttpRequestConfig {
     ///
     /// // An internal service: on the allowlist, and let through the guard at its one address.
     /// let service: SocketAddr = "10.0.0.7:8443".parse().unwrap();
-    /// let config = HttpRequestConfig::new()
-    ///     .allow_host("10.0.0.7")
-    ///     .unwrap()
-    ///     .policy(NetPolicy::new().dangerously_allow_socket_addr(service));
-    /// assert!(config.policy.permits(service));
-    /// assert!(!config.policy.permits("10.0.0.7:22".parse().unwrap()));
+    /// let policy = NetPolicy::new().dangerously_allow_socket_addr(service);
+    /// assert!(policy.permits(service));
+    /// assert!(!policy.permits("10.0.0.7:22".parse().unwrap()));
+    /// let config = HttpRequestConfig::new().allow_host("10.0.0.7").unwrap().policy(policy);
+    /// # let _ = config;
     /// ```
     #[must_use]
     pub fn policy(mut self, policy: NetPolicy) -> Self {
@@ -186,8 +183,9 @@ impl HttpRequestConfig {
     /// use pleach_tools::http_request::HttpRequestConfig;
     /// use pleach_tools::net::FetchLimits;
     ///
+    /// // A redirect is returned, not followed.
     /// let config = HttpRequestConfig::new().limits(FetchLimits::new().max_redirects(0));
-    /// assert_eq!(config.limits.max_redirects, 0); // a redirect is returned, not followed
+    /// assert_ne!(config, HttpRequestConfig::new());
     /// ```
     #[must_use]
     pub fn limits(mut self, limits: FetchLimits) -> Self {

@@ -53,16 +53,13 @@ use crate::net::{self, FetchLimits, HttpResponse, NetPolicy, Outgoing};
 /// use pleach_tools::url_fetch::UrlFetchConfig;
 ///
 /// let config = UrlFetchConfig::new().limits(FetchLimits::new().max_redirects(0));
-/// assert_eq!(config.limits.max_redirects, 0);
-/// assert_eq!(config.policy, NetPolicy::new()); // strict unless told otherwise
+/// // The policy stays the strict one unless told otherwise.
+/// assert_eq!(config, UrlFetchConfig::new().policy(NetPolicy::new()).limits(FetchLimits::new().max_redirects(0)));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct UrlFetchConfig {
-    /// Which addresses and ports may be reached (default: [`NetPolicy::new`], strict).
-    pub policy: NetPolicy,
-    /// The caps on body size, time and redirects (default: [`FetchLimits::new`]).
-    pub limits: FetchLimits,
+    policy: NetPolicy,
+    limits: FetchLimits,
 }
 
 impl UrlFetchConfig {
@@ -73,8 +70,7 @@ impl UrlFetchConfig {
     /// use pleach_tools::url_fetch::UrlFetchConfig;
     ///
     /// let config = UrlFetchConfig::new();
-    /// assert_eq!(config.policy, NetPolicy::new());
-    /// assert_eq!(config.limits, FetchLimits::new());
+    /// assert_eq!(config, UrlFetchConfig::new().policy(NetPolicy::new()).limits(FetchLimits::new()));
     /// ```
     pub fn new() -> Self {
         UrlFetchConfig::default()
@@ -114,7 +110,7 @@ impl UrlFetchConfig {
     ///
     /// let limits = FetchLimits::new().timeout(Duration::from_secs(5));
     /// let config = UrlFetchConfig::new().limits(limits);
-    /// assert_eq!(config.limits.timeout, Duration::from_secs(5));
+    /// assert_ne!(config, UrlFetchConfig::new());
     /// ```
     #[must_use]
     pub fn limits(mut self, limits: FetchLimits) -> Self {
