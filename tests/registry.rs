@@ -166,7 +166,7 @@ impl ToolSource for ListRegistry {
 }
 
 #[test]
-fn orchestrator_registry_shim_replaces_and_restores_the_active_registry() {
+fn set_active_registry_replaces_and_clear_restores_the_active_registry() {
     let call = ToolCall::new("c1", "ping", "{}");
     assert!(
         !pleach_core::validate_tool_call(&call).valid,

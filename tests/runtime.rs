@@ -873,7 +873,7 @@ async fn tools_read_the_hosts_configuration_and_keep_state_per_session() {
 async fn a_plugins_timeout_and_the_builders_idempotency_win() {
     let sleeper = ToolDefinition::builder("rt_sleeps", "Sleeps for a minute.")
         .execute_json(|_, _| async {
-            tokio::time::sleep(Duration::from_secs(60)).await;
+            tokio::time::sleep(Duration::from_mins(1)).await;
             Ok::<_, ToolError>(json!("woke"))
         })
         .expect("definition");

@@ -28,7 +28,7 @@ pub struct ModelEndpoint {
     pub base_url: String,
     /// The model to ask.
     pub model: String,
-    /// Whether tools go in the provider's strict mode where their schemas allow it.
+    /// Whether tools go in the provider's strict mode where their schemas allow it (default: on).
     #[serde(default = "strict_by_default")]
     pub strict: bool,
 }
