@@ -118,7 +118,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // A tier acts only on a finding: this policy makes one for every call of the tool.
         .detector(ApprovalRequired::tools(["delete_expense"]))
         .build()?;
-    let server = McpServer::new(runtime)?.with_implementation("expenses", "1.0.0");
+    let server = McpServer::new(runtime)?.implementation("expenses", "1.0.0");
     let tools = server.tools().len();
     let mut args = std::env::args().skip(1);
     match (args.next().as_deref(), args.next()) {

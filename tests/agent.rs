@@ -660,7 +660,15 @@ async fn arguments_past_the_size_limit_fail_1006_and_the_other_call_runs() {
         OPENAI_END.to_owned(),
     ]
     .concat();
-    let (session, events, _) = replay_openai(body, Some(Limits::new(64, 8))).await;
+    let (session, events, _) = replay_openai(
+        body,
+        Some(
+            Limits::default()
+                .max_argument_bytes(64)
+                .max_argument_depth(8),
+        ),
+    )
+    .await;
     assert_eq!(
         failure(&events, "call_big").code(),
         ErrorCode::ArgumentsTooLarge
@@ -762,7 +770,7 @@ async fn the_step_limit_stops_a_model_that_keeps_calling_tools() {
     let (events, outcome) = run(
         &session,
         client.clone(),
-        AgentOptions::default().with_max_steps(2),
+        AgentOptions::default().max_steps(2),
     )
     .await;
     assert_eq!(outcome.stop_reason, StopReason::MaxSteps);
@@ -863,9 +871,9 @@ async fn a_response_past_the_size_cap_is_cut_and_its_open_calls_fail() {
         OPENAI_END.to_owned(),
     ]
     .concat();
-    let client = ReplayClient::new(WireFormat::OpenAiChat, [body]).with_chunk_size(50);
+    let client = ReplayClient::new(WireFormat::OpenAiChat, [body]).chunk_size(50);
     let session = session(None);
-    let options = AgentOptions::default().with_max_response_bytes(300);
+    let options = AgentOptions::default().max_response_bytes(300);
     let (events, outcome) = run(&session, Arc::new(client), options).await;
     assert_eq!(
         outcome.stop_reason,

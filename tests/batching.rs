@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use pleach_core::{
-    BatchingConfig, BatchingHint, BatchingStrategy, Lane, Runtime, Session, SessionOptions,
-    ToolBatchExecutor, ToolCall, batching_strategy_for_tool, define_pleach_plugin, tool,
+    BatchingConfig, BatchingHint, BatchingStrategy, Lane, PleachPlugin, Runtime, Session,
+    SessionOptions, ToolBatchExecutor, ToolCall, batching_strategy_for_tool, tool,
 };
 
 /// What ran when: `(call id, "start" | "end", virtual ms)`.
@@ -166,13 +166,13 @@ async fn the_parallel_caps_are_never_exceeded() {
     let _one_at_a_time = SERIAL_TESTS.lock().await;
     for (global, per_tool, expected) in [(8, None, 8), (8, Some(3), 3), (2, Some(5), 2)] {
         reset();
-        let mut plugin = define_pleach_plugin("caps");
+        let mut plugin = PleachPlugin::new("caps");
         if let Some(cap) = per_tool {
-            plugin = plugin.contribute_batching_hints([BatchingHint::new(
+            plugin = plugin.batching_hints([BatchingHint::new(
                 "read_record",
                 BatchingStrategy::Parallel,
             )
-            .with_max_concurrency(cap)]);
+            .max_concurrency(cap)]);
         }
         let runtime = Runtime::builder()
             .plugin(plugin)
@@ -252,7 +252,7 @@ async fn a_hint_overrides_inference() {
     reset();
     let hinted = Runtime::builder()
         .plugin(
-            define_pleach_plugin("posts").contribute_batching_hints([BatchingHint::new(
+            PleachPlugin::new("posts").batching_hints([BatchingHint::new(
                 "publish_post",
                 BatchingStrategy::Parallel,
             )]),
@@ -742,12 +742,8 @@ async fn a_call_running_in_place_holds_its_runtime_slot_against_other_threads() 
 fn two_plugins_that_hint_one_tool_differently_are_refused_at_build() {
     let hint = |strategy| BatchingHint::new("publish_post", strategy);
     let error = Runtime::builder()
-        .plugin(
-            define_pleach_plugin("a").contribute_batching_hints([hint(BatchingStrategy::Parallel)]),
-        )
-        .plugin(
-            define_pleach_plugin("b").contribute_batching_hints([hint(BatchingStrategy::Serial)]),
-        )
+        .plugin(PleachPlugin::new("a").batching_hints([hint(BatchingStrategy::Parallel)]))
+        .plugin(PleachPlugin::new("b").batching_hints([hint(BatchingStrategy::Serial)]))
         .build()
         .expect_err("which hint holds would depend on the plugins' order");
     assert_eq!(
@@ -761,14 +757,8 @@ fn two_plugins_that_hint_one_tool_differently_are_refused_at_build() {
     // The same hint twice is no conflict.
     assert!(
         Runtime::builder()
-            .plugin(
-                define_pleach_plugin("a")
-                    .contribute_batching_hints([hint(BatchingStrategy::Parallel)])
-            )
-            .plugin(
-                define_pleach_plugin("b")
-                    .contribute_batching_hints([hint(BatchingStrategy::Parallel)])
-            )
+            .plugin(PleachPlugin::new("a").batching_hints([hint(BatchingStrategy::Parallel)]))
+            .plugin(PleachPlugin::new("b").batching_hints([hint(BatchingStrategy::Parallel)]))
             .build()
             .is_ok()
     );

@@ -95,7 +95,7 @@ struct InMemory {
 impl InMemory {
     fn new(steps: Vec<Vec<u8>>) -> InMemory {
         InMemory {
-            worker: Worker::new(runtime()).with_session_options(SessionOptions::enabled(TOOLS)),
+            worker: Worker::new(runtime()).session_options(SessionOptions::enabled(TOOLS)),
             model: ReplayClient::new(WireFormat::OpenAiChat, steps),
             events: RefCell::default(),
             decisions: RefCell::default(),
@@ -275,7 +275,7 @@ async fn a_call_starts_the_moment_a_slot_frees_not_when_the_slowest_ends() {
         ]),
         answer("Done."),
     ]);
-    let options = DurableOptions::default().with_max_concurrency(2);
+    let options = DurableOptions::default().max_concurrency(2);
     let outcome = run(&engine, &options).await;
 
     assert_eq!(outcome.stop, DurableStop::Finished);
@@ -399,7 +399,7 @@ async fn a_rejection_gives_1013_and_an_expired_approval_1016() {
 
     // Nobody decides before the expiry.
     let engine = InMemory::new(transfer());
-    let options = DurableOptions::default().with_approval_expiry(Duration::from_mins(1));
+    let options = DurableOptions::default().approval_expiry(Duration::from_mins(1));
     let outcome = run(&engine, &options).await;
     assert_eq!(
         outcome.results[0]
@@ -421,7 +421,7 @@ async fn a_model_step_that_fails_or_steps_that_run_out_stop_the_conversation() {
     assert!(matches!(&outcome.stop, DurableStop::Error(message) if message.contains("replay")));
 
     let engine = InMemory::new(mixed());
-    let outcome = run(&engine, &DurableOptions::default().with_max_steps(1)).await;
+    let outcome = run(&engine, &DurableOptions::default().max_steps(1)).await;
     assert_eq!(outcome.stop, DurableStop::MaxSteps);
     assert_eq!(outcome.results.len(), 6);
 }
@@ -538,11 +538,11 @@ fn what_crosses_the_seam_round_trips_as_json() {
 
 #[test]
 fn idempotency_is_declared_per_tool_the_runtime_over_a_plugin() {
-    use pleach_core::define_pleach_plugin;
+    use pleach_core::PleachPlugin;
     let runtime = Runtime::builder().build().unwrap();
     assert_eq!(runtime.is_idempotent("lookup_durable"), Some(true)); // a read
     assert_eq!(runtime.is_idempotent("write_durable"), Some(false)); // a write
-    let plugin = || define_pleach_plugin("ledger").idempotent("write_durable", true);
+    let plugin = || PleachPlugin::new("ledger").idempotent("write_durable", true);
     let declared = Runtime::builder().plugin(plugin()).build().unwrap();
     assert_eq!(declared.is_idempotent("write_durable"), Some(true));
     let overridden = Runtime::builder()

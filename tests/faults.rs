@@ -231,7 +231,7 @@ async fn a_hundred_megabyte_result_fails_with_1002() {
 #[tokio::test]
 async fn a_result_under_a_smaller_limit_passes_and_over_it_fails() {
     let runtime = Runtime::builder()
-        .limits(Limits::default().with_max_result_bytes(16))
+        .limits(Limits::default().max_result_bytes(16))
         .build()
         .unwrap();
     let session = runtime.create_session(SessionOptions::all()).unwrap();

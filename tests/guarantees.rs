@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use pleach_core::{
-    BatchingHint, BatchingStrategy, ErrorCode, Message, Runtime, SessionOptions, ToolCall,
-    ToolContext, ToolEvent, define_pleach_plugin, tool,
+    BatchingHint, BatchingStrategy, ErrorCode, Message, PleachPlugin, Runtime, SessionOptions,
+    ToolCall, ToolContext, ToolEvent, tool,
 };
 use proptest::prelude::*;
 
@@ -96,8 +96,8 @@ fn expected(kind: &Kind) -> Result<i64, ErrorCode> {
 /// Every strategy is in play: slow calls in parallel (at most 2 at once), stubborn ones chunked
 /// by their `ms`, panicking and adding ones serial (inferred).
 fn runtime(concurrency: usize) -> Runtime {
-    let hints = define_pleach_plugin("mix").contribute_batching_hints([
-        BatchingHint::new("g_slow", BatchingStrategy::Parallel).with_max_concurrency(2),
+    let hints = PleachPlugin::new("mix").batching_hints([
+        BatchingHint::new("g_slow", BatchingStrategy::Parallel).max_concurrency(2),
         BatchingHint::new("g_stubborn", BatchingStrategy::Chunked { key: "ms".into() }),
     ]);
     Runtime::builder()

@@ -40,7 +40,7 @@ const PLEACH_CORE_LAYERS: &[(&str, &[&str])] = &[
             "registry",
         ],
     ),
-    ("support", &["http_client", "trace_context"]),
+    ("support", &["defaults", "http_client", "trace_context"]),
     (
         "runtime",
         &[

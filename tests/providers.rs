@@ -12,8 +12,8 @@ use pleach_core::providers::{
     gemini, mcp_tools, openai_chat, openai_responses, profile::remove_strict_nulls,
 };
 use pleach_core::{
-    ErrorCode, Message, ToolCall, ToolError, ToolRegistryBuilder, UnifiedToolDefinition,
-    define_tool,
+    ErrorCode, Message, ToolCall, ToolDefinition, ToolError, ToolRegistryBuilder,
+    UnifiedToolDefinition,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -1288,7 +1288,7 @@ fn definitions_have_each_providers_shape() {
 
 #[test]
 fn registry_level_definitions() {
-    let ping = define_tool("ping", "Answers pong.")
+    let ping = ToolDefinition::builder("ping", "Answers pong.")
         .input_schema(json!({ "type": "object", "properties": {}, "additionalProperties": false }))
         .execute_json(|_, _| async { Ok::<_, ToolError>(json!("pong")) })
         .unwrap();
@@ -1498,7 +1498,7 @@ fn gemini_transforms_and_refusals_have_paths() {
 
 #[test]
 fn registry_checks_list_every_tool_and_path() {
-    let open = define_tool("open_map", "Takes a map.")
+    let open = ToolDefinition::builder("open_map", "Takes a map.")
         .input_schema(json!({
             "type": "object",
             "properties": { "labels": { "type": "object", "additionalProperties": { "type": "string" } } }
@@ -1687,7 +1687,7 @@ mod shapes {
 fn shape_tools() -> Vec<pleach_core::ToolDefinition> {
     macro_rules! tools {
         ($($shape:ident),*) => {vec![$(
-            define_tool(stringify!($shape).to_lowercase(), concat!("Takes ", stringify!($shape), "."))
+            ToolDefinition::builder(stringify!($shape).to_lowercase(), concat!("Takes ", stringify!($shape), "."))
                 .execute(|_: shapes::$shape, _| async { Ok::<_, ToolError>(()) })
                 .unwrap()
         ),*]};
@@ -2478,7 +2478,7 @@ fn recorded_streams_replayed_against_strict_definitions() {
             let (Some(Ok(recorded)), Some(name)) = (&call.result, &call.name) else {
                 continue; // the truncated stream: no arguments to replay
             };
-            let tool = define_tool(name.as_str(), "Replays a recorded call.")
+            let tool = ToolDefinition::builder(name.as_str(), "Replays a recorded call.")
                 .input_schema(recorded_shape(recorded))
                 .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
                 .unwrap();

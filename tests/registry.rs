@@ -1,10 +1,10 @@
 //! The compile-time registry: `#[tool]` fns of this binary are found by name, sorted, with their
 //! schemas; explicit registration refuses duplicate names with both sites; the TypeScript spec's
-//! `set_orchestrator_registry` shim swaps the active registry.
+//! `setOrchestratorRegistry` (`set_active_registry`) swaps the active registry.
 
 use pleach_core::{
-    SafetyTier, ToolCall, ToolContext, ToolError, ToolRegistryBuilder, ToolSource,
-    UnifiedToolDefinition, define_tool, tool, tool_registry, unified_tool,
+    SafetyTier, ToolCall, ToolContext, ToolDefinition, ToolError, ToolRegistryBuilder, ToolSource,
+    UnifiedToolDefinition, tool, tool_registry, unified_tool,
 };
 use serde_json::json;
 
@@ -100,7 +100,7 @@ async fn the_handle_and_the_registry_share_one_definition() {
 }
 
 fn ping(description: &str) -> pleach_core::ToolDefinition {
-    define_tool("ping", description)
+    ToolDefinition::builder("ping", description)
         .execute_json(|_, _| async { Ok::<_, ToolError>(json!("pong")) })
         .expect("valid definition")
 }
@@ -108,15 +108,15 @@ fn ping(description: &str) -> pleach_core::ToolDefinition {
 #[test]
 fn explicit_registration_refuses_duplicates_naming_both_sites() {
     // Two definitions of one name, at two lines.
-    let first =
-        define_tool("ping", "first").execute_json(|_, _| async { Ok::<_, ToolError>(json!(1)) });
-    let second =
-        define_tool("ping", "second").execute_json(|_, _| async { Ok::<_, ToolError>(json!(2)) });
+    let first = ToolDefinition::builder("ping", "first")
+        .execute_json(|_, _| async { Ok::<_, ToolError>(json!(1)) });
+    let second = ToolDefinition::builder("ping", "second")
+        .execute_json(|_, _| async { Ok::<_, ToolError>(json!(2)) });
     let (first, second) = (first.expect("valid"), second.expect("valid"));
     assert_ne!(
         first.site(),
         second.site(),
-        "each define_tool call records its own line"
+        "each ToolDefinition::builder call records its own line"
     );
     let err = ToolRegistryBuilder::new()
         .register(first.clone())
@@ -166,14 +166,14 @@ impl ToolSource for ListRegistry {
 }
 
 #[test]
-fn orchestrator_registry_shim_replaces_and_restores_the_active_registry() {
+fn set_active_registry_replaces_and_clear_restores_the_active_registry() {
     let call = ToolCall::new("c1", "ping", "{}");
     assert!(
         !pleach_core::validate_tool_call(&call).valid,
         "ping is not a macro tool"
     );
 
-    pleach_core::set_orchestrator_registry(ListRegistry(vec![ping("Answers pong.").into()]));
+    pleach_core::set_active_registry(ListRegistry(vec![ping("Answers pong.").into()]));
     assert!(pleach_core::validate_tool_call(&call).valid);
     assert!(pleach_core::active_registry().contains("ping"));
     assert!(
@@ -181,7 +181,7 @@ fn orchestrator_registry_shim_replaces_and_restores_the_active_registry() {
         "the shim replaces, not merges"
     );
 
-    pleach_core::clear_orchestrator_registry();
+    pleach_core::clear_active_registry();
     assert!(!pleach_core::validate_tool_call(&call).valid);
     assert!(pleach_core::active_registry().contains("add"));
 }
@@ -202,7 +202,7 @@ fn linked_tools_assertion_catches_a_missing_tool() {
 #[test]
 #[ignore = "a child process of an_empty_registry_is_said_on_stderr"]
 fn empty_registry_child() {
-    pleach_core::set_orchestrator_registry(ToolRegistryBuilder::new().build().expect("empty"));
+    pleach_core::set_active_registry(ToolRegistryBuilder::new().build().expect("empty"));
     let runtime = pleach_core::Runtime::builder()
         .build()
         .expect("an empty runtime builds");

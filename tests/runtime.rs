@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use pleach_core::{
-    BatchingHint, BatchingStrategy, ErrorCode, Limits, Message, Runtime, RuntimeError,
-    SessionOptions, ToolCall, ToolContext, ToolError, ToolEvent, ToolResult, define_pleach_plugin,
-    define_tool, event, tool,
+    BatchingHint, BatchingStrategy, ErrorCode, Limits, Message, PleachPlugin, Runtime,
+    RuntimeError, SessionOptions, ToolCall, ToolContext, ToolDefinition, ToolError, ToolEvent,
+    ToolRegistryBuilder, ToolResult, event, tool,
 };
 use serde_json::json;
 
@@ -122,12 +122,12 @@ async fn rt_gate_open() -> &'static str {
 }
 
 fn runtime() -> Runtime {
-    let liar = define_tool("rt_liar", "Promises a string, returns a number.")
+    let liar = ToolDefinition::builder("rt_liar", "Promises a string, returns a number.")
         .output_schema(json!({ "type": "string" }))
         .execute_json(|_, _| async { Ok::<_, ToolError>(json!(5)) })
         .expect("valid definition");
     Runtime::builder()
-        .plugin(parallel_tools().contribute_tools([liar]))
+        .plugin(parallel_tools().tools([liar]))
         .build()
         .expect("valid runtime")
 }
@@ -148,9 +148,8 @@ fn parallel_tools() -> pleach_core::PleachPlugin {
         "rt_hoarder",
         "rt_chatty",
     ];
-    define_pleach_plugin("test").contribute_batching_hints(
-        names.map(|name| BatchingHint::new(name, BatchingStrategy::Parallel)),
-    )
+    PleachPlugin::new("test")
+        .batching_hints(names.map(|name| BatchingHint::new(name, BatchingStrategy::Parallel)))
 }
 
 fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
@@ -173,11 +172,11 @@ fn code(result: &ToolResult) -> ErrorCode {
 
 #[test]
 fn a_duplicate_name_fails_runtime_construction_naming_both_sites() {
-    let clash = define_tool("rt_add", "Another add.")
+    let clash = ToolDefinition::builder("rt_add", "Another add.")
         .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
         .expect("valid definition");
     let err = Runtime::builder()
-        .plugin(define_pleach_plugin("clashing").contribute_tools([clash]))
+        .plugin(PleachPlugin::new("clashing").tools([clash]))
         .build()
         .expect_err("rt_add is taken");
     let RuntimeError::ToolRegistry(registry) = &err else {
@@ -290,7 +289,11 @@ async fn code_1005_arguments_not_json_or_duplicate_key() {
 #[tokio::test]
 async fn code_1006_arguments_over_the_size_or_depth_limit() {
     let runtime = Runtime::builder()
-        .limits(Limits::new(64, 3))
+        .limits(
+            Limits::default()
+                .max_argument_bytes(64)
+                .max_argument_depth(3),
+        )
         .build()
         .expect("runtime");
     let session = runtime
@@ -464,7 +467,11 @@ async fn code_1015_also_stops_a_model_repeating_an_unknown_tool_and_a_limit_of_0
 #[tokio::test]
 async fn code_1015_also_stops_a_model_repeating_arguments_over_the_limits() {
     let session = Runtime::builder()
-        .limits(Limits::new(64, 3))
+        .limits(
+            Limits::default()
+                .max_argument_bytes(64)
+                .max_argument_depth(3),
+        )
         .max_repeated_failures(2)
         .build()
         .expect("runtime")
@@ -822,7 +829,7 @@ async fn rt_labelled(ctx: ToolContext) -> Result<String, ToolError> {
 
 #[tokio::test]
 async fn tools_read_the_hosts_configuration_and_keep_state_per_session() {
-    let plugin = define_pleach_plugin("labels").provide(Label("plugin"));
+    let plugin = PleachPlugin::new("labels").provide(Label("plugin"));
     let from_plugin = Runtime::builder()
         .plugin(plugin.clone())
         .build()
@@ -858,6 +865,45 @@ async fn tools_read_the_hosts_configuration_and_keep_state_per_session() {
         .create_session(SessionOptions::enabled(["rt_labelled"]))
         .expect("session");
     assert_eq!(none.call(labelled("e")).await.outcome, Ok(json!("none 1")));
+}
+
+/// Set by a plugin and by the builder, a tool's timeout is the plugin's and its idempotency the
+/// builder's (`PleachPlugin::tool_timeout`, `RuntimeBuilder::idempotent`: one doc, both types).
+#[tokio::test(start_paused = true)]
+async fn a_plugins_timeout_and_the_builders_idempotency_win() {
+    let sleeper = ToolDefinition::builder("rt_sleeps", "Sleeps for a minute.")
+        .execute_json(|_, _| async {
+            tokio::time::sleep(Duration::from_mins(1)).await;
+            Ok::<_, ToolError>(json!("woke"))
+        })
+        .expect("definition");
+    let plugin = PleachPlugin::new("sleepy")
+        .tools([sleeper])
+        .tool_timeout("rt_sleeps", Duration::from_secs(1))
+        .idempotent("rt_sleeps", true);
+    let runtime = Runtime::builder()
+        .registry(ToolRegistryBuilder::new().build().expect("empty registry"))
+        .plugin(plugin)
+        .tool_timeout("rt_sleeps", Duration::from_secs(30))
+        .idempotent("rt_sleeps", false)
+        .build()
+        .expect("runtime");
+    assert_eq!(runtime.is_idempotent("rt_sleeps"), Some(false));
+
+    let session = runtime
+        .create_session(SessionOptions::all())
+        .expect("session");
+    let started = tokio::time::Instant::now();
+    let result = session.call(call("t1", "rt_sleeps", "{}")).await;
+    assert_eq!(
+        result.outcome.expect_err("timed out").code(),
+        ErrorCode::TimedOut
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the plugin's 1 s holds, not the builder's 30 s: {:?}",
+        started.elapsed()
+    );
 }
 
 /// Panics after waiting once, so its future is boxed and polled by the pipeline.

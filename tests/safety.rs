@@ -85,7 +85,7 @@ fn runtime() -> Runtime {
 fn builder() -> RuntimeBuilder {
     // Payments and echoes may run side by side (inferred, both would be serial): a call waiting
     // for approval then holds back no other.
-    let hints = pleach_core::define_pleach_plugin("hints").contribute_batching_hints([
+    let hints = pleach_core::PleachPlugin::new("hints").batching_hints([
         BatchingHint::new("sf_pay", BatchingStrategy::Parallel),
         BatchingHint::new("sf_echo", BatchingStrategy::Parallel),
     ]);
@@ -795,7 +795,7 @@ fn an_uncovered_critical_tool_fails_build() {
     let partial = ProvenanceDetector::new().guard("sf_pay", ["/to_account"]);
     assert!(Runtime::builder().detector(partial).build().is_err());
     // A plugin's detector does.
-    let plugin = pleach_core::define_pleach_plugin("guards").contribute_detectors([detector()]);
+    let plugin = pleach_core::PleachPlugin::new("guards").detector(detector());
     assert!(Runtime::builder().plugin(plugin).build().is_ok());
 }
 

@@ -332,7 +332,7 @@ proptest! {
             0..40,
         ),
     ) {
-        let mut assembler = StreamAssembler::with_limits(Limits::new(32, 4));
+        let mut assembler = StreamAssembler::with_limits(Limits::default().max_argument_bytes(32).max_argument_depth(4));
         let mut begun: Vec<String> = Vec::new();
         let mut ended = std::collections::HashSet::new();
         for (op, key, id, fragment) in ops {
@@ -451,7 +451,11 @@ fn an_invalid_utf8_sequence_fails_its_call_with_1005() {
 
 #[test]
 fn duplicate_ids_unknown_keys_and_limits_hurt_no_other_call() {
-    let mut assembler = StreamAssembler::with_limits(Limits::new(20, 2));
+    let mut assembler = StreamAssembler::with_limits(
+        Limits::default()
+            .max_argument_bytes(20)
+            .max_argument_depth(2),
+    );
     assembler.begin("0", "call_1", "a").unwrap();
     assert!(matches!(
         assembler.begin("1", "call_1", "b"),

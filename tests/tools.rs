@@ -89,7 +89,7 @@ mod session_tools {
     use std::time::Duration;
 
     use pleach_core::{
-        BatchingStrategy, ErrorCode, Runtime, SessionOptions, ToolCall, define_pleach_plugin,
+        BatchingStrategy, ErrorCode, PleachPlugin, Runtime, SessionOptions, ToolCall,
     };
     use pleach_tools::fs::FsConfig;
     use pleach_tools::scratchpad::Scratchpad;
@@ -185,7 +185,7 @@ mod session_tools {
         pleach_tools::link();
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("x.txt"), "from the plugin's root").unwrap();
-        let plugin = define_pleach_plugin("files").provide(FsConfig::new(root.path()).unwrap());
+        let plugin = PleachPlugin::new("files").provide(FsConfig::new(root.path()).unwrap());
         let runtime = Runtime::builder().plugin(plugin).build().unwrap();
         let session = runtime
             .create_session(SessionOptions::enabled(["fs_read"]))

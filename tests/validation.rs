@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use pleach_core::schemars::JsonSchema;
 use pleach_core::serde::{Deserialize, Serialize};
 use pleach_core::{
-    ErrorCode, ToolCall, ToolContext, ToolError, ValidationResult, define_tool, tool,
+    ErrorCode, ToolCall, ToolContext, ToolDefinition, ToolError, ValidationResult, tool,
     validate_tool_call,
 };
 use serde_json::json;
@@ -263,7 +263,7 @@ async fn defaults_apply_and_results_come_back_as_json() {
 
 #[tokio::test]
 async fn a_result_that_breaks_the_output_schema_fails_with_1002() {
-    let liar = define_tool("liar", "Promises a string, returns a number.")
+    let liar = ToolDefinition::builder("liar", "Promises a string, returns a number.")
         .output_schema(json!({ "type": "string" }))
         .execute_json(|_, _| async { Ok::<_, ToolError>(json!(5)) })
         .expect("valid definition");

@@ -63,7 +63,7 @@ impl Args {
             Provider::Openai => WireFormat::OpenAiChat,
             Provider::Anthropic => WireFormat::AnthropicMessages,
         };
-        ModelEndpoint::new(format, &self.base_url, &self.model).with_strict(!self.no_strict)
+        ModelEndpoint::new(format, &self.base_url, &self.model).strict(!self.no_strict)
     }
 }
 
@@ -92,7 +92,7 @@ pub(crate) async fn run(args: Args) -> Outcome {
         .create_session(SessionOptions::all())
         .map_err(|e| UsageError(e.to_string()))?;
     let mut renderer = Renderer::new(args.json);
-    let options = AgentOptions::default().with_max_steps(args.max_steps);
+    let options = AgentOptions::default().max_steps(args.max_steps);
 
     let mut failed = false;
     let mut lines = UserLines::new(args.message);

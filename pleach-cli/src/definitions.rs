@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use pleach_core::{DefinitionError, ToolDefinition, ToolError, define_tool};
+use pleach_core::{DefinitionError, ToolDefinition, ToolError};
 use serde_json::Value;
 
 use crate::usage::{UsageError, read_file};
@@ -62,7 +62,7 @@ pub(crate) fn read_definitions(path: &Path) -> Result<Vec<ToolDefinition>, Usage
                 )));
             }
         };
-        let definition = define_tool(name, description)
+        let definition = ToolDefinition::builder(name, description)
             .input_schema(parameters)
             .execute_json(|value, _| async move { Ok::<_, ToolError>(value) })
             .map_err(|error| UsageError(format!("{at}: {}", definition_problem(&error))))?;

@@ -224,7 +224,7 @@ fn input(model: &ModelServer, user: &str) -> ConversationInput {
     )
     // Short enough that a killed worker is noticed soon; long enough that a worker on a loaded
     // machine is not taken for dead.
-    .with_heartbeat_timeout(Duration::from_secs(5))
+    .heartbeat_timeout(Duration::from_secs(5))
 }
 
 /// A client of the server at `target`, and a conversation it started on `queue`.

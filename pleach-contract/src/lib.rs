@@ -61,14 +61,14 @@ pub use call::ToolCall;
 pub use error::{ErrorCode, ToolError};
 pub use registry::{
     RegistryError, RegistryProblem, ToolRegistry, ToolRegistryBuilder, ToolSource, active_registry,
-    clear_orchestrator_registry, set_orchestrator_registry, tool_registry, try_tool_registry,
-    validate_tool_call,
+    clear_active_registry, set_active_registry, tool_registry, try_active_registry,
+    try_tool_registry, validate_tool_call,
 };
 pub use schema::{ValidationError, ValidationResult};
 pub use tier::SafetyTier;
 pub use tool::{
     DefinitionError, DefinitionSite, ProgressSink, ToolBuilder, ToolContext, ToolDefinition,
-    ToolFuture, UnifiedToolDefinition, define_tool,
+    ToolFuture, UnifiedToolDefinition,
 };
 
 pub use pleach_macros::{input, output, tool, unified_tool};

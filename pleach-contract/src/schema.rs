@@ -7,10 +7,10 @@
 //! `absent_nulls.rs`.
 //!
 //! ```
-//! use pleach_core::{define_tool, ToolError};
+//! use pleach_core::{ToolError, ToolDefinition};
 //! use serde_json::json;
 //!
-//! let tool = define_tool("search", "Searches.")
+//! let tool = ToolDefinition::builder("search", "Searches.")
 //!     .input_schema(json!({
 //!         "type": "object",
 //!         "properties": { "limit": { "type": "integer", "maximum": 50 } },

@@ -54,12 +54,13 @@
 //! | [`input`](macro@input) (attribute) | a struct or an enum made a tool's input type: `Deserialize` and `JsonSchema` derived through pleach's re-exports |
 //! | [`output`](macro@output) (attribute) | a struct or an enum made a type a tool returns: `Serialize` and `JsonSchema` derived through pleach's re-exports |
 //! | [`unified_tool`](macro@unified_tool) | the registry-level shape (`createUnifiedTool`): adds `id`, `display_name`, `category`, `schema_key`, `safety_tier` |
-//! | [`ToolDefinition`], [`define_tool`] | the basic shape at run time, from typed code or a raw JSON Schema |
+//! | [`ToolDefinition`], [`ToolDefinition::builder`] | the basic shape at run time, from typed code or a raw JSON Schema |
 //! | [`UnifiedToolDefinition`], [`UnifiedToolDefinition::from`] | the registry-level shape at run time |
 //! | [`ToolContext`] | `tool_call_id`, the cancellation `signal`, progress, the host's configuration and the session's state |
 //! | [`extensions`] | [`RuntimeBuilder::provide`] configuration and per-session state tools read through their context |
-//! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`ToolSource`], [`set_orchestrator_registry`] | the registry, and the trait a host implements over its own storage |
-//! | [`Runtime`], [`Session`], [`Turn`], [`define_pleach_plugin`] | the runtime: sessions, turns of calls, plugins |
+//! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`ToolSource`], [`set_active_registry`] | the registry, and the trait a host implements over its own storage ([`registry`] says which to use when) |
+//! | [`Runtime`], [`Session`], [`Turn`], [`PleachPlugin`] | the runtime: sessions, turns of calls, plugins |
+//! | [`defaults`] | every default of this crate that is a number, a size or a duration (timeouts, concurrency, limits, agent steps) |
 //! | [`BatchingStrategy`], [`infer_batching_strategy`], [`batching_strategy_for_tool`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
 //! | [`ToolEvent`], [`EventStream`] | `tool.started` / `tool.delta` / `tool.completed` / `tool.failed` (`docs/events.md`) |
 //! | [`assemble`]: [`StreamAssembler`], [`IncrementalJson`] | streamed tool calls: argument fragments parsed as they come (linear cost), a call final only on its provider's end signal (`docs/events.md`) |
@@ -147,6 +148,7 @@ pub mod agent;
 pub mod assemble;
 pub mod batch;
 pub mod conversation;
+pub mod defaults;
 pub mod durable;
 pub mod event;
 #[cfg(feature = "http")]
@@ -175,10 +177,10 @@ pub use pleach_contract::{
     DefinitionError, DefinitionSite, ErrorCode, ProgressSink, RegistryError, RegistryProblem,
     SafetyTier, ToolBuilder, ToolCall, ToolContext, ToolDefinition, ToolError, ToolFuture,
     ToolRegistry, ToolRegistryBuilder, ToolSource, UnifiedToolDefinition, ValidationError,
-    ValidationResult, active_registry, clear_orchestrator_registry, define_tool,
-    set_orchestrator_registry, tool_registry, try_tool_registry, validate_tool_call,
+    ValidationResult, active_registry, clear_active_registry, set_active_registry, tool_registry,
+    try_active_registry, try_tool_registry, validate_tool_call,
 };
-pub use plugin::{PleachPlugin, define_pleach_plugin};
+pub use plugin::PleachPlugin;
 pub use runtime::{Limits, OverloadPolicy, Runtime, RuntimeBuilder, RuntimeError};
 pub use session::{
     AssistantStep, Session, SessionError, SessionOptions, ToolResult, ToolsOptions, Turn,

@@ -30,6 +30,6 @@
 
 pub use crate::{
     ErrorCode, Message, Runtime, RuntimeBuilder, SafetyTier, Session, SessionOptions, ToolCall,
-    ToolContext, ToolDefinition, ToolError, ToolEvent, ToolResult, Turn, ValidationResult,
-    define_tool, input, link_tools, output, tool, tool_registry, unified_tool, validate_tool_call,
+    ToolContext, ToolDefinition, ToolError, ToolEvent, ToolResult, Turn, ValidationResult, input,
+    link_tools, output, tool, tool_registry, unified_tool, validate_tool_call,
 };

@@ -224,7 +224,7 @@ fn key_of(shape: Shape, text: &str, span: Span, errors: &Ctxt) -> Option<Key> {
             "`{text}` is not a field of the basic tool shape (`#[tool]` takes only `name` and `description`); use `#[unified_tool({text} = …)]` for the registry-level shape"
         )
     } else if text == "batching" {
-        "`batching` is not a tool field; override the inferred strategy with a batching hint (`contribute_batching_hints` in a plugin), keyed by tool name".to_owned()
+        "`batching` is not a tool field; override the inferred strategy with a batching hint (`PleachPlugin::batching_hints`), keyed by tool name".to_owned()
     } else if matches!(text, "timeout" | "timeout_ms") {
         format!(
             "`{text}` is not a tool field; per-tool timeouts are runtime or plugin configuration, keyed by tool name"

@@ -38,6 +38,10 @@
 //! Transports: [`serve_stdio`]/[`serve`] (stdin and stdout), and `http` (Streamable HTTP,
 //! feature `http`).
 //!
+//! The defaults of every setting that is a number, a duration or a name (a remote server's
+//! connect timeout and tool cap, the HTTP server's body cap and drain time, the session store's
+//! time to live) are in [`defaults`].
+//!
 //! One server holds one session for its connection: session state (a scratchpad's notes) lasts
 //! across calls. The client keeps the conversation, so the session writes none. The
 //! repeated-failure guard (1015) counts across the connection; a refusal starts its count over.
@@ -67,6 +71,7 @@
 // Doc tests share one binary and so one tool registry: see pleach-core's `lib.rs`.
 
 mod approval;
+pub mod defaults;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod remote;

@@ -74,7 +74,7 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     /// A server for every tool of `runtime`, introducing itself as `pleach` with this crate's
-    /// version (see [`with_implementation`](McpServer::with_implementation)).
+    /// version (see [`implementation`](McpServer::implementation)).
     ///
     /// # Errors
     ///
@@ -83,9 +83,9 @@ impl McpServer {
     ///
     /// ```
     /// use pleach_mcp::McpServer;
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let ping = define_tool("ping", "Answers pong.")
+    /// let ping = ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
@@ -186,16 +186,16 @@ impl McpServer {
     ///
     /// ```rust
     /// let runtime = pleach_core::Runtime::builder().build().unwrap();
-    /// let server = pleach_mcp::McpServer::new(runtime).unwrap().with_implementation("acme-tools", "2.1.0");
+    /// let server = pleach_mcp::McpServer::new(runtime).unwrap().implementation("acme-tools", "2.1.0");
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn with_implementation(mut self, name: &str, version: &str) -> McpServer {
+    pub fn implementation(mut self, name: &str, version: &str) -> McpServer {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.implementation = Implementation::new(name, version);
         } else {
             // Cloned servers share what they list; a renamed copy cannot change it under them.
-            tracing::warn!("with_implementation on a shared McpServer: name left unchanged");
+            tracing::warn!("McpServer::implementation on a shared server: name left unchanged");
         }
         self
     }
@@ -204,9 +204,9 @@ impl McpServer {
     ///
     /// ```
     /// use pleach_mcp::McpServer;
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let ping = define_tool("ping", "Answers pong.")
+    /// let ping = ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()

@@ -59,7 +59,7 @@ pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
 /// use pleach_mcp::McpServer;
 /// use pleach_core::{Runtime, ToolRegistryBuilder};
 /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
-/// let server = McpServer::new(runtime)?.with_implementation("acme-tools", "2.1.0");
+/// let server = McpServer::new(runtime)?.implementation("acme-tools", "2.1.0");
 /// pleach_mcp::serve(server).await
 /// # }
 /// ```

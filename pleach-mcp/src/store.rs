@@ -18,16 +18,7 @@ use rmcp::transport::streamable_http_server::session::store::{
 use serde_json::{Map, Value};
 
 use crate::McpError;
-
-/// How long a session and its state are kept after their last use by default: one day.
-///
-/// ```
-/// assert_eq!(pleach_mcp::http::DEFAULT_SESSION_TTL.as_secs(), 24 * 60 * 60);
-/// ```
-pub const DEFAULT_SESSION_TTL: Duration = Duration::from_hours(24);
-
-/// The key prefix by default.
-const DEFAULT_PREFIX: &str = "pleach:mcp:";
+use crate::defaults;
 
 /// How long connecting to Redis, or one command, may take before it counts as a failure.
 const REDIS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -51,7 +42,7 @@ const REDIS_TIMEOUT: Duration = Duration::from_secs(5);
 ///
 /// let store = RedisSessionStore::connect("redis://127.0.0.1:6379/0")
 ///     .await?
-///     .with_ttl(Duration::from_secs(3600));
+///     .ttl(Duration::from_secs(3600));
 /// let options = HttpOptions::new("127.0.0.1:8080".parse().unwrap()).session_store(store);
 /// # let _ = options;
 /// # Ok(()) }
@@ -86,7 +77,7 @@ pub(crate) struct StoreError {
 
 impl RedisSessionStore {
     /// Connects to the Redis at `url` (and checks it answers), keeping sessions for
-    /// [`DEFAULT_SESSION_TTL`] under keys starting `pleach:mcp:`.
+    /// [`defaults::SESSION_TTL`] under keys starting [`defaults::SESSION_KEY_PREFIX`].
     ///
     /// # Errors
     ///
@@ -128,56 +119,44 @@ impl RedisSessionStore {
         Ok(RedisSessionStore {
             connection,
             address,
-            prefix: DEFAULT_PREFIX.to_owned(),
-            ttl: DEFAULT_SESSION_TTL,
+            prefix: defaults::SESSION_KEY_PREFIX.to_owned(),
+            ttl: defaults::SESSION_TTL,
         })
     }
 
-    /// Keeps a session and its state this long after their last use (at least a second).
+    /// Keeps a session and its state this long after their last use (at least a second; default
+    /// [`defaults::SESSION_TTL`], a day).
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
     /// use std::time::Duration;
     /// let store = pleach_mcp::http::RedisSessionStore::connect("redis://127.0.0.1/")
     ///     .await?
-    ///     .with_ttl(Duration::from_secs(600));
-    /// assert_eq!(store.ttl(), Duration::from_secs(600));
+    ///     .ttl(Duration::from_secs(600));
+    /// assert!(format!("{store:?}").contains("ttl: 600s"));
     /// # Ok(()) }
     /// ```
     #[must_use]
-    pub fn with_ttl(mut self, ttl: Duration) -> RedisSessionStore {
+    pub fn ttl(mut self, ttl: Duration) -> RedisSessionStore {
         self.ttl = ttl.max(Duration::from_secs(1));
         self
     }
 
-    /// Starts every key with `prefix` instead of `pleach:mcp:` (servers of different tools
-    /// sharing one Redis).
+    /// Starts every key with `prefix` (default [`defaults::SESSION_KEY_PREFIX`], `pleach:mcp:`):
+    /// servers of different tools sharing one Redis.
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
     /// let store = pleach_mcp::http::RedisSessionStore::connect("redis://127.0.0.1/")
     ///     .await?
-    ///     .with_prefix("acme:tools:");
+    ///     .prefix("acme:tools:");
     /// # let _ = store;
     /// # Ok(()) }
     /// ```
     #[must_use]
-    pub fn with_prefix(mut self, prefix: impl Into<String>) -> RedisSessionStore {
+    pub fn prefix(mut self, prefix: impl Into<String>) -> RedisSessionStore {
         self.prefix = prefix.into();
         self
-    }
-
-    /// How long a session is kept after its last use.
-    ///
-    /// ```rust,no_run
-    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
-    /// use pleach_mcp::http::{RedisSessionStore, DEFAULT_SESSION_TTL};
-    /// let store = RedisSessionStore::connect("redis://127.0.0.1/").await?;
-    /// assert_eq!(store.ttl(), DEFAULT_SESSION_TTL);
-    /// # Ok(()) }
-    /// ```
-    pub fn ttl(&self) -> Duration {
-        self.ttl
     }
 
     fn session_key(&self, session_id: &str) -> String {

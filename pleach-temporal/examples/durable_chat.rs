@@ -33,7 +33,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The worker runs on this task (the SDK's worker is not `Send`), beside the client.
     let worker = pleach_temporal::serve(
         target,
-        pleach_temporal::DEFAULT_TASK_QUEUE,
+        pleach_temporal::defaults::TASK_QUEUE,
         Worker::new(Runtime::builder().build()?),
         16,
         stopped,
@@ -49,9 +49,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }],
                 ModelEndpoint::new(WireFormat::OpenAiChat, base_url, model),
             )
-            .with_options(DurableOptions::default().with_max_steps(4));
+            .options(DurableOptions::default().max_steps(4));
             client
-                .start(pleach_temporal::DEFAULT_TASK_QUEUE, None, input)
+                .start(pleach_temporal::defaults::TASK_QUEUE, None, input)
                 .await?
         };
         println!("conversation {id}");

@@ -8,6 +8,8 @@ use pleach_core::durable::DurableOptions;
 use pleach_core::safety::Interrupt;
 use serde::{Deserialize, Serialize};
 
+use crate::defaults;
+
 /// The input of a [`ConversationWorkflow`](crate::ConversationWorkflow): the conversation so far
 /// (the user's message last), the model, and how the loop runs.
 ///
@@ -33,20 +35,14 @@ pub struct ConversationInput {
     #[serde(default)]
     pub options: DurableOptions,
     /// How long a worker may go silent (it heartbeats while it runs a step or a call) before its
-    /// activity counts as lost: a crashed worker is noticed this long after its last heartbeat.
+    /// activity counts as lost: a crashed worker is noticed this long after its last heartbeat
+    /// (default [`defaults::HEARTBEAT_TIMEOUT`], 10 s).
     #[serde(default = "default_heartbeat", with = "secs")]
     pub heartbeat_timeout: Duration,
 }
 
-/// The default [`ConversationInput::heartbeat_timeout`].
-///
-/// ```
-/// assert_eq!(pleach_temporal::DEFAULT_HEARTBEAT_TIMEOUT.as_secs(), 10);
-/// ```
-pub const DEFAULT_HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
-
 fn default_heartbeat() -> Duration {
-    DEFAULT_HEARTBEAT_TIMEOUT
+    defaults::HEARTBEAT_TIMEOUT
 }
 
 impl ConversationInput {
@@ -55,42 +51,44 @@ impl ConversationInput {
     /// ```
     /// use pleach_core::agent::{ModelEndpoint, WireFormat};
     /// let input = pleach_temporal::ConversationInput::new(Vec::new(), ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m"));
-    /// assert_eq!(input.heartbeat_timeout, pleach_temporal::DEFAULT_HEARTBEAT_TIMEOUT);
+    /// assert_eq!(input.heartbeat_timeout, pleach_temporal::defaults::HEARTBEAT_TIMEOUT);
     /// ```
     pub fn new(conversation: Vec<Message>, model: ModelEndpoint) -> Self {
         ConversationInput {
             conversation,
             model,
             options: DurableOptions::default(),
-            heartbeat_timeout: DEFAULT_HEARTBEAT_TIMEOUT,
+            heartbeat_timeout: defaults::HEARTBEAT_TIMEOUT,
         }
     }
 
-    /// These options.
+    /// Sets how the loop runs: steps, concurrency, approval expiry (default
+    /// [`DurableOptions::default`]).
     ///
     /// ```
     /// use pleach_core::{agent::{ModelEndpoint, WireFormat}, durable::DurableOptions};
     /// let input = pleach_temporal::ConversationInput::new(Vec::new(), ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m"))
-    ///     .with_options(DurableOptions::default().with_max_steps(2));
+    ///     .options(DurableOptions::default().max_steps(2));
     /// assert_eq!(input.options.max_steps, 2);
     /// ```
     #[must_use]
-    pub fn with_options(mut self, options: DurableOptions) -> Self {
+    pub fn options(mut self, options: DurableOptions) -> Self {
         self.options = options;
         self
     }
 
-    /// This heartbeat timeout (at least a second).
+    /// Sets how long a worker may go silent before its activity counts as lost (at least a
+    /// second; default [`defaults::HEARTBEAT_TIMEOUT`], 10 s).
     ///
     /// ```
     /// use std::time::Duration;
     /// use pleach_core::agent::{ModelEndpoint, WireFormat};
     /// let input = pleach_temporal::ConversationInput::new(Vec::new(), ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m"))
-    ///     .with_heartbeat_timeout(Duration::from_secs(2));
+    ///     .heartbeat_timeout(Duration::from_secs(2));
     /// assert_eq!(input.heartbeat_timeout, Duration::from_secs(2));
     /// ```
     #[must_use]
-    pub fn with_heartbeat_timeout(mut self, timeout: Duration) -> Self {
+    pub fn heartbeat_timeout(mut self, timeout: Duration) -> Self {
         self.heartbeat_timeout = timeout.max(Duration::from_secs(1));
         self
     }

@@ -24,17 +24,19 @@
 //! | `worker.rs` | [`serve`]: a worker process |
 //! | `client.rs` | [`DurableClient`]: start, events, status, decide, outcome |
 //! | `connection.rs` | reaching the service |
+//! | `defaults.rs` | [`defaults`]: the task queue and heartbeat timeout a host gets unless it says otherwise |
 
 mod activities;
 mod client;
 mod connection;
+pub mod defaults;
 mod input;
 mod worker;
 mod workflow;
 
 pub use client::{DurableClient, Status};
-pub use input::{ConversationInput, DEFAULT_HEARTBEAT_TIMEOUT, Waiting};
-pub use worker::{DEFAULT_TASK_QUEUE, serve};
+pub use input::{ConversationInput, Waiting};
+pub use worker::serve;
 pub use workflow::ConversationWorkflow;
 
 /// The memo key of a conversation's [`Waiting`].

@@ -11,13 +11,6 @@ use temporalio_sdk::{Runtime, WorkerOptions};
 use crate::activities::PleachActivities;
 use crate::{ConversationWorkflow, DurableError};
 
-/// The task queue workers poll and conversations start on unless told otherwise.
-///
-/// ```
-/// assert_eq!(pleach_temporal::DEFAULT_TASK_QUEUE, "pleach");
-/// ```
-pub const DEFAULT_TASK_QUEUE: &str = "pleach";
-
 /// Runs a worker for durable conversations against the Temporal service at `target` until
 /// `shutdown` resolves (then it stops polling and lets what runs finish): the conversation
 /// workflow, and model steps and calls on `worker`'s runtime. At most `max_calls` activities run

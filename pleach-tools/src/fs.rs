@@ -160,7 +160,7 @@ impl FsConfig {
         }
     }
 
-    /// Reads return at most `max` bytes (at least 1); a larger file is read in parts (`offset`,
+    /// Reads return at most `max` bytes (at least 1; default 1 MiB); a larger file is read in parts (`offset`,
     /// `length`).
     ///
     /// ```
@@ -189,7 +189,7 @@ impl FsConfig {
         self
     }
 
-    /// Writes take at most `max` bytes of content.
+    /// Writes take at most `max` bytes of content (default 1 MiB).
     ///
     /// ```
     /// use pleach_core::ToolContext;
@@ -213,7 +213,7 @@ impl FsConfig {
         self
     }
 
-    /// Listings show at most `max` entries (at least 1).
+    /// Listings show at most `max` entries (at least 1; default 1,000).
     ///
     /// ```
     /// use pleach_core::ToolContext;

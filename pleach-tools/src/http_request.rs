@@ -77,7 +77,6 @@ const FORBIDDEN_HEADERS: &[&str] = &[
 ///
 /// let config = HttpRequestConfig::new().allow_host("API.Example.com.").unwrap();
 /// assert_eq!(config.allowed_hosts().collect::<Vec<_>>(), ["api.example.com"]);
-/// assert_eq!(config.max_request_body_bytes(), 1024 * 1024);
 ///
 /// let err = HttpRequestConfig::new().allow_host("https://api.example.com/v1").unwrap_err();
 /// assert!(err.to_string().starts_with("`https://api.example.com/v1` is not a host pattern"));
@@ -114,8 +113,11 @@ impl HttpRequestConfig {
     /// let config = HttpRequestConfig::new();
     /// assert_eq!(config.allowed_hosts().count(), 0); // every call refused until hosts are added
     /// assert!(!config.allows_any_host());
-    /// assert_eq!(config.policy(), &NetPolicy::new());
-    /// assert_eq!(config.limits(), &FetchLimits::new());
+    /// let defaults = HttpRequestConfig::new()
+    ///     .policy(NetPolicy::new())
+    ///     .limits(FetchLimits::new())
+    ///     .max_request_body_bytes(1024 * 1024);
+    /// assert_eq!(config, defaults);
     /// ```
     pub fn new() -> Self {
         HttpRequestConfig::default()
@@ -154,7 +156,7 @@ impl HttpRequestConfig {
         self
     }
 
-    /// Sets which addresses and ports may be reached.
+    /// Sets which addresses and ports may be reached (default: [`NetPolicy::new`], strict).
     ///
     /// ```
     /// use std::net::SocketAddr;
@@ -163,35 +165,35 @@ impl HttpRequestConfig {
     ///
     /// // An internal service: on the allowlist, and let through the guard at its one address.
     /// let service: SocketAddr = "10.0.0.7:8443".parse().unwrap();
-    /// let config = HttpRequestConfig::new()
-    ///     .allow_host("10.0.0.7")
-    ///     .unwrap()
-    ///     .with_policy(NetPolicy::new().dangerously_allow_socket_addr(service));
-    /// assert!(config.policy().permits(service));
-    /// assert!(!config.policy().permits("10.0.0.7:22".parse().unwrap()));
+    /// let policy = NetPolicy::new().dangerously_allow_socket_addr(service);
+    /// assert!(policy.permits(service));
+    /// assert!(!policy.permits("10.0.0.7:22".parse().unwrap()));
+    /// let config = HttpRequestConfig::new().allow_host("10.0.0.7").unwrap().policy(policy);
+    /// # let _ = config;
     /// ```
     #[must_use]
-    pub fn with_policy(mut self, policy: NetPolicy) -> Self {
+    pub fn policy(mut self, policy: NetPolicy) -> Self {
         self.policy = policy;
         self
     }
 
-    /// Sets the caps on response size, time and redirects.
+    /// Sets the caps on response size, time and redirects (default: [`FetchLimits::new`]).
     ///
     /// ```
     /// use pleach_tools::http_request::HttpRequestConfig;
     /// use pleach_tools::net::FetchLimits;
     ///
-    /// let config = HttpRequestConfig::new().with_limits(FetchLimits::new().with_max_redirects(0));
-    /// assert_eq!(config.limits().max_redirects(), 0); // a redirect is returned, not followed
+    /// // A redirect is returned, not followed.
+    /// let config = HttpRequestConfig::new().limits(FetchLimits::new().max_redirects(0));
+    /// assert_ne!(config, HttpRequestConfig::new());
     /// ```
     #[must_use]
-    pub fn with_limits(mut self, limits: FetchLimits) -> Self {
+    pub fn limits(mut self, limits: FetchLimits) -> Self {
         self.limits = limits;
         self
     }
 
-    /// Sets the largest request body accepted, in bytes.
+    /// Sets the largest request body accepted, in bytes (default 1 MiB).
     ///
     /// A longer body is refused before any connection is made:
     ///
@@ -204,7 +206,7 @@ impl HttpRequestConfig {
     /// let config = HttpRequestConfig::new()
     ///     .allow_host("api.example.com")
     ///     .unwrap()
-    ///     .with_max_request_body_bytes(16);
+    ///     .max_request_body_bytes(16);
     /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
     ///
     /// let url = "https://api.example.com/notes".to_owned();
@@ -215,7 +217,7 @@ impl HttpRequestConfig {
     /// # }
     /// ```
     #[must_use]
-    pub fn with_max_request_body_bytes(mut self, bytes: usize) -> Self {
+    pub fn max_request_body_bytes(mut self, bytes: usize) -> Self {
         self.max_request_body_bytes = bytes;
         self
     }
@@ -249,46 +251,6 @@ impl HttpRequestConfig {
     /// ```
     pub fn allows_any_host(&self) -> bool {
         self.any_host
-    }
-
-    /// Which addresses and ports may be reached.
-    ///
-    /// ```
-    /// use pleach_tools::http_request::HttpRequestConfig;
-    ///
-    /// let policy = HttpRequestConfig::new().policy().clone();
-    /// assert!(!policy.permits("127.0.0.1:80".parse().unwrap())); // strict by default
-    /// assert!(policy.permits("93.184.215.14:443".parse().unwrap()));
-    /// ```
-    pub fn policy(&self) -> &NetPolicy {
-        &self.policy
-    }
-
-    /// The caps on response size, time and redirects.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use pleach_tools::http_request::HttpRequestConfig;
-    ///
-    /// let limits = HttpRequestConfig::new().limits().clone();
-    /// assert_eq!(limits.max_body_bytes(), 256 * 1024);
-    /// assert_eq!(limits.timeout(), Duration::from_secs(30));
-    /// ```
-    pub fn limits(&self) -> &FetchLimits {
-        &self.limits
-    }
-
-    /// The largest request body accepted, in bytes.
-    ///
-    /// ```
-    /// use pleach_tools::http_request::HttpRequestConfig;
-    ///
-    /// assert_eq!(HttpRequestConfig::new().max_request_body_bytes(), 1024 * 1024);
-    /// let config = HttpRequestConfig::new().with_max_request_body_bytes(4096);
-    /// assert_eq!(config.max_request_body_bytes(), 4096);
-    /// ```
-    pub fn max_request_body_bytes(&self) -> usize {
-        self.max_request_body_bytes
     }
 
     /// Whether the allowlist lets `url`'s host through (checked on every hop).
@@ -648,7 +610,7 @@ mod tests {
             policy.dangerously_allow_socket_addr(server.addr())
         });
         match HttpRequestConfig::new().allow_host("127.0.0.1") {
-            Ok(config) => config.with_policy(policy),
+            Ok(config) => config.policy(policy),
             Err(err) => panic!("{err}"),
         }
     }
@@ -996,7 +958,7 @@ mod tests {
         let message = refusal(request(args, context(config.clone())).await, &"many");
         assert_eq!(message, "`headers` has 33 entries, over the limit of 32");
 
-        let small = config.with_max_request_body_bytes(4);
+        let small = config.max_request_body_bytes(4);
         let args = json!({"method": "POST", "url": "http://127.0.0.1:9/", "body": "12345"});
         let message = refusal(request(args, context(small)).await, &"body");
         assert_eq!(

@@ -81,7 +81,7 @@
 //! tool (a plugin's hint can override it). `math` and `parse_structured` start with a read-only
 //! verb and run in parallel; `datetime` and `unit_convert` are pure too, but their names start
 //! with no verb the rules know, so they get the safe default, serial, unless a host hints them
-//! `parallel` (`contribute_batching_hints`). The `fs_*` tools and `scratchpad` are chunked on their resource (`path`, `key`):
+//! `parallel` (`PleachPlugin::batching_hints`). The `fs_*` tools and `scratchpad` are chunked on their resource (`path`, `key`):
 //! calls on one file or note keep their order, others run side by side. `text_search` only reads,
 //! but is chunked on `key` like the notes it searches (serial, the safe default, when built
 //! without `scratchpad`); a host may hint it `parallel`. `shell_exec` has side effects: serial.

@@ -88,7 +88,7 @@ impl Default for ScratchpadConfig {
 }
 
 impl ScratchpadConfig {
-    /// At most `max` notes in one session (at least 1).
+    /// At most `max` notes in one session (at least 1; default 100).
     ///
     /// ```
     /// use pleach_core::ToolContext;
@@ -116,7 +116,7 @@ impl ScratchpadConfig {
         self
     }
 
-    /// Keys of at most `max` bytes (at least 1).
+    /// Keys of at most `max` bytes (at least 1; default 128).
     ///
     /// ```
     /// use pleach_core::ToolContext;
@@ -142,7 +142,7 @@ impl ScratchpadConfig {
         self
     }
 
-    /// Notes of at most `max` bytes each.
+    /// Notes of at most `max` bytes each (default 256 KiB).
     ///
     /// ```
     /// use pleach_core::ToolContext;
@@ -168,7 +168,7 @@ impl ScratchpadConfig {
         self
     }
 
-    /// At most `max` bytes of keys and notes together in one session.
+    /// At most `max` bytes of keys and notes together in one session (default 1 MiB).
     ///
     /// ```
     /// use pleach_core::ToolContext;

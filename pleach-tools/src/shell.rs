@@ -248,7 +248,8 @@ impl ShellConfig {
         self
     }
 
-    /// The longest a call may run (at least 1 ms); a call may ask for less with `timeout_ms`.
+    /// The longest a call may run (at least 1 ms; default 30 s); a call may ask for less with
+    /// `timeout_ms`.
     ///
     /// ```
     /// use std::time::Duration;
@@ -276,7 +277,7 @@ impl ShellConfig {
         self
     }
 
-    /// How many bytes of stdout, and of stderr, a result keeps.
+    /// How many bytes of stdout, and of stderr, a result keeps (default 64 KiB).
     ///
     /// ```
     /// use pleach_core::ToolContext;

@@ -33,8 +33,8 @@
 //! use pleach_tools::url_fetch::UrlFetchConfig;
 //!
 //! let config = UrlFetchConfig::new()
-//!     .with_policy(NetPolicy::new().only_ports([80, 443]))
-//!     .with_limits(FetchLimits::new().with_max_body_bytes(64 * 1024).with_timeout(Duration::from_secs(10)));
+//!     .policy(NetPolicy::new().only_ports([80, 443]))
+//!     .limits(FetchLimits::new().max_body_bytes(64 * 1024).timeout(Duration::from_secs(10)));
 //! let runtime = Runtime::builder().provide(config).build().unwrap();
 //! # let _ = runtime;
 //! ```
@@ -52,9 +52,9 @@ use crate::net::{self, FetchLimits, HttpResponse, NetPolicy, Outgoing};
 /// use pleach_tools::net::{FetchLimits, NetPolicy};
 /// use pleach_tools::url_fetch::UrlFetchConfig;
 ///
-/// let config = UrlFetchConfig::new().with_limits(FetchLimits::new().with_max_redirects(0));
-/// assert_eq!(config.limits().max_redirects(), 0);
-/// assert_eq!(config.policy(), &NetPolicy::new()); // strict unless told otherwise
+/// let config = UrlFetchConfig::new().limits(FetchLimits::new().max_redirects(0));
+/// // The policy stays the strict one unless told otherwise.
+/// assert_eq!(config, UrlFetchConfig::new().policy(NetPolicy::new()).limits(FetchLimits::new().max_redirects(0)));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UrlFetchConfig {
@@ -70,14 +70,13 @@ impl UrlFetchConfig {
     /// use pleach_tools::url_fetch::UrlFetchConfig;
     ///
     /// let config = UrlFetchConfig::new();
-    /// assert_eq!(config.policy(), &NetPolicy::new());
-    /// assert_eq!(config.limits(), &FetchLimits::new());
+    /// assert_eq!(config, UrlFetchConfig::new().policy(NetPolicy::new()).limits(FetchLimits::new()));
     /// ```
     pub fn new() -> Self {
         UrlFetchConfig::default()
     }
 
-    /// Sets which addresses and ports may be reached.
+    /// Sets which addresses and ports may be reached (default: [`NetPolicy::new`], strict).
     ///
     /// The port is checked before any name is resolved, so this call is refused offline:
     ///
@@ -88,7 +87,7 @@ impl UrlFetchConfig {
     /// use pleach_tools::url_fetch::{UrlFetchConfig, url_fetch};
     ///
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let config = UrlFetchConfig::new().with_policy(NetPolicy::new().only_ports([443]));
+    /// let config = UrlFetchConfig::new().policy(NetPolicy::new().only_ports([443]));
     /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
     ///
     /// let err = url_fetch(ctx, "http://example.com/".to_owned()).await.unwrap_err();
@@ -97,50 +96,26 @@ impl UrlFetchConfig {
     /// # }
     /// ```
     #[must_use]
-    pub fn with_policy(mut self, policy: NetPolicy) -> Self {
+    pub fn policy(mut self, policy: NetPolicy) -> Self {
         self.policy = policy;
         self
     }
 
-    /// Sets the caps on body size, time and redirects.
+    /// Sets the caps on body size, time and redirects (default: [`FetchLimits::new`]).
     ///
     /// ```
     /// use std::time::Duration;
     /// use pleach_tools::net::FetchLimits;
     /// use pleach_tools::url_fetch::UrlFetchConfig;
     ///
-    /// let limits = FetchLimits::new().with_timeout(Duration::from_secs(5));
-    /// let config = UrlFetchConfig::new().with_limits(limits);
-    /// assert_eq!(config.limits().timeout(), Duration::from_secs(5));
+    /// let limits = FetchLimits::new().timeout(Duration::from_secs(5));
+    /// let config = UrlFetchConfig::new().limits(limits);
+    /// assert_ne!(config, UrlFetchConfig::new());
     /// ```
     #[must_use]
-    pub fn with_limits(mut self, limits: FetchLimits) -> Self {
+    pub fn limits(mut self, limits: FetchLimits) -> Self {
         self.limits = limits;
         self
-    }
-
-    /// Which addresses and ports may be reached.
-    ///
-    /// ```
-    /// use pleach_tools::url_fetch::UrlFetchConfig;
-    ///
-    /// let policy = UrlFetchConfig::new().policy().clone();
-    /// assert!(!policy.permits("169.254.169.254:80".parse().unwrap())); // the cloud metadata service
-    /// assert!(policy.permits("93.184.215.14:443".parse().unwrap()));
-    /// ```
-    pub fn policy(&self) -> &NetPolicy {
-        &self.policy
-    }
-
-    /// The caps on body size, time and redirects.
-    ///
-    /// ```
-    /// use pleach_tools::url_fetch::UrlFetchConfig;
-    ///
-    /// assert_eq!(UrlFetchConfig::new().limits().max_redirects(), 5);
-    /// ```
-    pub fn limits(&self) -> &FetchLimits {
-        &self.limits
     }
 }
 
@@ -201,7 +176,7 @@ mod tests {
 
     /// A config that reaches exactly `server`.
     fn reaching(server: &TestServer) -> UrlFetchConfig {
-        UrlFetchConfig::new().with_policy(server.policy())
+        UrlFetchConfig::new().policy(server.policy())
     }
 
     async fn fetch(url: &str, ctx: ToolContext) -> Result<Value, ToolError> {
@@ -336,14 +311,14 @@ mod tests {
     #[tokio::test]
     async fn the_body_is_cut_at_the_cap() {
         let server = TestServer::start(|_| Reply::Endless).await;
-        let config = reaching(&server).with_limits(FetchLimits::new().with_max_body_bytes(100_000));
+        let config = reaching(&server).limits(FetchLimits::new().max_body_bytes(100_000));
         let out = fetched(&server.url("/big"), context(config)).await;
         assert_eq!(out["truncated"], true);
         assert_eq!(out["body"].as_str().map(str::len), Some(100_000));
 
         // A body exactly at the cap is whole.
         let exact = TestServer::start(|_| Reply::ok("text/plain", "x".repeat(1000))).await;
-        let config = reaching(&exact).with_limits(FetchLimits::new().with_max_body_bytes(1000));
+        let config = reaching(&exact).limits(FetchLimits::new().max_body_bytes(1000));
         let out = fetched(&exact.url("/"), context(config)).await;
         assert_eq!(out["truncated"], false);
         assert_eq!(out["body"].as_str().map(str::len), Some(1000));
@@ -353,7 +328,7 @@ mod tests {
     async fn a_character_cut_by_the_cap_is_dropped() {
         // "é" is two bytes; a cap of 4 cuts the second "é" in half.
         let server = TestServer::start(|_| Reply::ok("text/plain", "aééé")).await;
-        let config = reaching(&server).with_limits(FetchLimits::new().with_max_body_bytes(4));
+        let config = reaching(&server).limits(FetchLimits::new().max_body_bytes(4));
         let out = fetched(&server.url("/"), context(config)).await;
         assert_eq!(out["body"], "aé");
         assert_eq!(out["body_encoding"], "text");
@@ -451,7 +426,7 @@ mod tests {
         assert_eq!(server.requests().len(), 6);
 
         // With redirects off, the redirect is the answer.
-        let config = reaching(&server).with_limits(FetchLimits::new().with_max_redirects(0));
+        let config = reaching(&server).limits(FetchLimits::new().max_redirects(0));
         let out = fetched(&server.url("/"), context(config)).await;
         assert_eq!(out["status"], 302);
         assert_eq!(out["headers"]["location"], "/again");
@@ -472,8 +447,8 @@ mod tests {
     #[tokio::test]
     async fn a_slow_server_times_out() {
         let server = TestServer::start(|_| Reply::Stall).await;
-        let config = reaching(&server)
-            .with_limits(FetchLimits::new().with_timeout(Duration::from_millis(300)));
+        let config =
+            reaching(&server).limits(FetchLimits::new().timeout(Duration::from_millis(300)));
         let started = Instant::now();
         let err = failure(&server.url("/"), context(config)).await;
         assert_eq!(err.code(), ErrorCode::TimedOut);
@@ -509,7 +484,7 @@ mod tests {
             Err(err) => panic!("{err}"),
         };
         let config =
-            UrlFetchConfig::new().with_policy(NetPolicy::new().dangerously_allow_socket_addr(addr));
+            UrlFetchConfig::new().policy(NetPolicy::new().dangerously_allow_socket_addr(addr));
         let err = failure(&format!("http://{addr}/"), context(config)).await;
         assert_eq!(err.code(), ErrorCode::ToolFailed);
         assert!(

@@ -29,7 +29,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "HOST:PORT")]
     temporal: Option<String>,
     /// The task queue the workers poll.
-    #[arg(long, value_name = "Q", default_value = pleach_temporal::DEFAULT_TASK_QUEUE, requires = "temporal")]
+    #[arg(long, value_name = "Q", default_value = pleach_temporal::defaults::TASK_QUEUE, requires = "temporal")]
     task_queue: String,
     /// The conversation's workflow id (default: a new one).
     #[arg(long, value_name = "ID", requires = "temporal")]
@@ -63,9 +63,9 @@ pub(crate) async fn run(
         return Err("`--temporal HOST:PORT` is missing".into());
     };
     let client = connect(target).await?;
-    let mut options = DurableOptions::default().with_max_steps(max_steps);
+    let mut options = DurableOptions::default().max_steps(max_steps);
     if let Some(expiry) = durable.approval_expiry {
-        options = options.with_approval_expiry(expiry);
+        options = options.approval_expiry(expiry);
     }
     let mut renderer = Renderer::new(json);
     let mut conversation = Vec::new();
@@ -74,8 +74,8 @@ pub(crate) async fn run(
     while let Some(line) = lines.next().await? {
         renderer.say("user", &line);
         conversation.push(Message::User { content: line });
-        let input = ConversationInput::new(conversation.clone(), endpoint.clone())
-            .with_options(options.clone());
+        let input =
+            ConversationInput::new(conversation.clone(), endpoint.clone()).options(options.clone());
         let id = client
             .start(&durable.task_queue, durable.id.clone(), input)
             .await

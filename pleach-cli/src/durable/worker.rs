@@ -14,7 +14,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "HOST:PORT", env = "TEMPORAL_ADDRESS", default_value = super::DEFAULT_ADDRESS)]
     temporal: String,
     /// The task queue to poll.
-    #[arg(long, value_name = "Q", default_value = pleach_temporal::DEFAULT_TASK_QUEUE)]
+    #[arg(long, value_name = "Q", default_value = pleach_temporal::defaults::TASK_QUEUE)]
     task_queue: String,
     /// Most model steps and calls run at once.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]

@@ -106,7 +106,7 @@ pub(crate) async fn run(args: &HttpArgs, host: &HostArgs) -> Result<ExitCode, Us
             .await
             .map_err(|error| UsageError(error.to_string()))?;
         if let Some(ttl) = args.session_ttl {
-            store = store.with_ttl(ttl);
+            store = store.ttl(ttl);
         }
         options = options.session_store(store);
     }

@@ -9,9 +9,9 @@ use crate::tool::{DefinitionError, DefinitionSite, UnifiedToolDefinition};
 /// a second tool with a taken name is an error naming both definition sites, never an overwrite.
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
 ///
-/// let make = || define_tool("ping", "Answers pong.")
+/// let make = || ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let err = ToolRegistryBuilder::new().register(make()).register(make()).build().unwrap_err();
@@ -37,8 +37,8 @@ impl ToolRegistryBuilder {
     /// Adds a tool (a [`ToolDefinition`](crate::ToolDefinition) or a [`UnifiedToolDefinition`]).
     ///
     /// ```
-    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder, UnifiedToolDefinition};
-    /// let tool = |name: &str| define_tool(name, "A tool.")
+    /// use pleach_core::{ToolError, ToolRegistryBuilder, UnifiedToolDefinition, ToolDefinition};
+    /// let tool = |name: &str| ToolDefinition::builder(name, "A tool.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
     ///     .unwrap();
     /// let registry = ToolRegistryBuilder::new()
@@ -74,8 +74,8 @@ impl ToolRegistryBuilder {
     /// Checks the names and builds the registry.
     ///
     /// ```
-    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-    /// let ping = || define_tool("ping", "Answers pong.")
+    /// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+    /// let ping = || ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// assert!(ToolRegistryBuilder::new().register(ping()).build().is_ok());
@@ -119,8 +119,8 @@ impl RegistryError {
     /// Every problem found.
     ///
     /// ```
-    /// use pleach_core::{define_tool, RegistryProblem, ToolError, ToolRegistryBuilder};
-    /// let ping = || define_tool("ping", "Answers pong.")
+    /// use pleach_core::{RegistryProblem, ToolError, ToolRegistryBuilder, ToolDefinition};
+    /// let ping = || ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let err = ToolRegistryBuilder::new().register(ping()).register(ping()).build().unwrap_err();

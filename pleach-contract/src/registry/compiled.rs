@@ -1,5 +1,5 @@
 //! The compile-time registry: the linkme slice every `#[tool]` lands in, [`tool_registry()`] built
-//! from it once, and the active registry a host can swap in ([`set_orchestrator_registry`]).
+//! from it once, and the active registry a host can swap in ([`set_active_registry`]).
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
@@ -57,7 +57,8 @@ fn compiled() -> &'static Compiled {
 }
 
 /// The registry of every `#[tool]` and `#[unified_tool]` linked into this binary, built on first
-/// use: sorted by name, schemas generated and validators compiled once.
+/// use: sorted by name, schemas generated and validators compiled once. The TypeScript spec's
+/// `toolRegistry`, filled by the macros rather than by `register` calls.
 ///
 /// # Panics
 ///
@@ -78,6 +79,7 @@ fn compiled() -> &'static Compiled {
 ///
 /// assert!(pleach_core::tool_registry().contains("multiply"));
 /// ```
+#[doc(alias = "toolRegistry")]
 #[track_caller]
 pub fn tool_registry() -> &'static ToolRegistry {
     let compiled = compiled();
@@ -114,38 +116,45 @@ pub fn try_tool_registry() -> Result<&'static ToolRegistry, &'static RegistryErr
 
 static ACTIVE: RwLock<Option<Arc<dyn ToolSource>>> = RwLock::new(None);
 
-/// Installs `registry` as the active registry, in place of [`tool_registry()`]: the TypeScript
-/// spec's `setOrchestratorRegistry` shim for hosts mid-migration.
-/// [`validate_tool_call`](crate::validate_tool_call) and the runtime's default look tools up in the
-/// active registry.
+/// Installs `registry` as the process's active registry, in place of [`tool_registry()`]: the
+/// TypeScript spec's `setOrchestratorRegistry`, for hosts whose tools live in storage of their
+/// own (a [`ToolSource`]). The free [`validate_tool_call`](crate::validate_tool_call) and a
+/// runtime built without [`RuntimeBuilder::registry`] look tools up in the active registry. A
+/// host that builds its runtimes itself says which tools each has with `RuntimeBuilder::registry`
+/// or a plugin's `tools` instead: nothing global to install or clear.
+///
+/// [`RuntimeBuilder::registry`]: https://docs.rs/pleach-core/latest/pleach_core/struct.RuntimeBuilder.html#method.registry
 ///
 /// ```
-/// use pleach_core::{active_registry, define_tool, set_orchestrator_registry, ToolError, ToolRegistryBuilder};
+/// use pleach_core::{active_registry, set_active_registry, ToolError, ToolRegistryBuilder, ToolDefinition};
 ///
-/// let ping = define_tool("ping", "Answers pong.")
+/// let ping = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
-/// set_orchestrator_registry(ToolRegistryBuilder::new().register(ping).build().unwrap());
+/// set_active_registry(ToolRegistryBuilder::new().register(ping).build().unwrap());
 /// assert!(active_registry().contains("ping"));
-/// pleach_core::clear_orchestrator_registry();
+/// pleach_core::clear_active_registry();
 /// ```
-pub fn set_orchestrator_registry(registry: impl ToolSource + 'static) {
+#[doc(alias = "setOrchestratorRegistry")]
+#[doc(alias = "set_orchestrator_registry")]
+pub fn set_active_registry(registry: impl ToolSource + 'static) {
     *ACTIVE.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(registry));
 }
 
-/// Removes the registry installed by [`set_orchestrator_registry`]; [`tool_registry()`] is active
+/// Removes the registry installed by [`set_active_registry`]; [`tool_registry()`] is active
 /// again.
 ///
 /// ```
-/// pleach_core::clear_orchestrator_registry();
+/// pleach_core::clear_active_registry();
 /// assert_eq!(pleach_core::active_registry().len(), pleach_core::tool_registry().len());
 /// ```
-pub fn clear_orchestrator_registry() {
+pub fn clear_active_registry() {
     *ACTIVE.write().unwrap_or_else(PoisonError::into_inner) = None;
 }
 
-/// The active registry: the one installed by [`set_orchestrator_registry`], else
-/// [`tool_registry()`].
+/// The active registry: the one installed by [`set_active_registry`], else
+/// [`tool_registry()`]. [`try_active_registry`] returns the compile-time registry's problems as an
+/// error instead of panicking.
 ///
 /// # Panics
 ///
@@ -172,7 +181,7 @@ pub fn active_registry() -> Arc<dyn ToolSource> {
     compiled.registry.clone()
 }
 
-/// The registry installed by [`set_orchestrator_registry`], if any.
+/// The registry installed by [`set_active_registry`], if any.
 fn installed_registry() -> Option<Arc<dyn ToolSource>> {
     ACTIVE
         .read()
@@ -180,9 +189,20 @@ fn installed_registry() -> Option<Arc<dyn ToolSource>> {
         .clone()
 }
 
-/// The active registry for a runtime: the installed one, else the compile-time one provided it
-/// has no problems (a runtime never starts on a silently chosen duplicate).
-pub fn checked_active_registry() -> Result<Arc<dyn ToolSource>, RegistryError> {
+/// [`active_registry()`], or the compile-time registry's problems (duplicate names with both
+/// sites, tools whose definition failed) when no registry is installed: what a runtime built
+/// without a registry of its own starts from, so that it never starts on a silently chosen
+/// duplicate.
+///
+/// # Errors
+///
+/// The compile-time registry's problems, as [`try_tool_registry`] returns them.
+///
+/// ```
+/// let registry = pleach_core::try_active_registry().expect("tool names are unique");
+/// # let _ = registry;
+/// ```
+pub fn try_active_registry() -> Result<Arc<dyn ToolSource>, RegistryError> {
     if let Some(registry) = installed_registry() {
         return Ok(registry);
     }

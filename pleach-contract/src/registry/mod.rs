@@ -1,7 +1,6 @@
 //! The tool registry: the compile-time slice every `#[tool]` lands in, [`tool_registry()`] built
 //! from it once, explicit registration with [`ToolRegistryBuilder`], the [`ToolSource`] trait
-//! both implement, the TypeScript spec's [`set_orchestrator_registry`] shim, and
-//! [`validate_tool_call`].
+//! both implement, the process's active registry, and [`validate_tool_call`].
 //!
 //! | file | owns |
 //! | --- | --- |
@@ -10,10 +9,19 @@
 //! | `compiled.rs` | the linkme slice, [`tool_registry()`], the active registry |
 //! | `validate.rs` | [`validate_tool_call`]: a call checked against the active registry |
 //!
-//! ```
-//! use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+//! Which to use when:
 //!
-//! let ping = define_tool("ping", "Answers pong.")
+//! | to | use |
+//! | --- | --- |
+//! | read the `#[tool]`s linked into the binary (a test, a listing) | [`tool_registry()`]; [`try_tool_registry`] returns a duplicate name as an error instead of panicking |
+//! | give one runtime its tools | `RuntimeBuilder::registry` (a [`ToolRegistryBuilder`]'s registry or any [`ToolSource`]) or a plugin's `tools`; without either a runtime takes the active registry |
+//! | swap the tools of the whole process (the TypeScript spec's `setOrchestratorRegistry`) | [`set_active_registry`], undone by [`clear_active_registry`]; read with [`active_registry()`] or [`try_active_registry`] |
+//! | make CI fail when a crate's tools are not linked | [`assert_tools_linked`] in a test |
+//!
+//! ```
+//! use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+//!
+//! let ping = ToolDefinition::builder("ping", "Answers pong.")
 //!     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 //!     .unwrap();
 //! let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
@@ -28,10 +36,10 @@ mod validate;
 
 pub use builder::{RegistryError, RegistryProblem, ToolRegistryBuilder};
 #[doc(hidden)]
-pub use compiled::{TOOLS, ToolEntry, checked_active_registry};
+pub use compiled::{TOOLS, ToolEntry};
 pub use compiled::{
-    active_registry, assert_tools_linked, clear_orchestrator_registry, set_orchestrator_registry,
-    tool_registry, try_tool_registry,
+    active_registry, assert_tools_linked, clear_active_registry, set_active_registry,
+    tool_registry, try_active_registry, try_tool_registry,
 };
 #[doc(hidden)]
 pub use validate::validate_in;
@@ -44,8 +52,8 @@ use crate::tool::{ToolDefinition, UnifiedToolDefinition};
 /// [`contains`](ToolSource::contains) and [`len`](ToolSource::len) here).
 ///
 /// [`ToolRegistry`] implements it (the compile-time one from [`tool_registry()`] and the ones from
-/// [`ToolRegistryBuilder`]); a host mid-migration can implement it over its own storage and install
-/// it with [`set_orchestrator_registry`].
+/// [`ToolRegistryBuilder`]); a host can implement it over its own storage and give it to a runtime
+/// (`RuntimeBuilder::registry`) or install it for the whole process with [`set_active_registry`].
 ///
 /// ```
 /// use pleach_core::{ToolSource, UnifiedToolDefinition};
@@ -130,9 +138,9 @@ pub trait ToolSource: Send + Sync {
 /// A checked set of tools with unique names, sorted by name.
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
 ///
-/// let ping = define_tool("ping", "Answers pong.")
+/// let ping = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
@@ -189,8 +197,8 @@ impl ToolRegistry {
     /// The tools' names, sorted.
     ///
     /// ```
-    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-    /// let tool = |name: &str| define_tool(name, "A tool.")
+    /// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+    /// let tool = |name: &str| ToolDefinition::builder(name, "A tool.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
     ///     .unwrap();
     /// let registry = ToolRegistryBuilder::new().register(tool("b")).register(tool("a")).build().unwrap();
@@ -229,8 +237,8 @@ impl ToolRegistry {
     /// The basic definition of the tool named `name`.
     ///
     /// ```
-    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-    /// let ping = define_tool("ping", "Answers pong.")
+    /// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+    /// let ping = ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();

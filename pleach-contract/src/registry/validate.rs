@@ -5,16 +5,16 @@ use crate::call::ToolCall;
 use crate::schema::{KEYWORD_UNKNOWN_TOOL, ValidationError, ValidationResult};
 
 /// Checks a call against the active registry's tool (see
-/// [`set_orchestrator_registry`](crate::set_orchestrator_registry)), without running it: the
+/// [`set_active_registry`](crate::set_active_registry)), without running it: the
 /// tool exists, the arguments are JSON with no duplicate key, and they satisfy the input schema.
 /// It knows no runtime: a session also applies its runtime's [`Limits`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.Limits.html) (size and
 /// nesting, 1006) and enabled tools, so a valid verdict does not promise those.
 ///
 /// ```
-/// use pleach_core::{define_tool, set_orchestrator_registry, validate_tool_call, ToolCall, ToolError, ToolRegistryBuilder};
+/// use pleach_core::{set_active_registry, validate_tool_call, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
 /// use serde_json::json;
 ///
-/// let search = define_tool("search_corpus", "Free-text search.")
+/// let search = ToolDefinition::builder("search_corpus", "Free-text search.")
 ///     .input_schema(json!({
 ///         "type": "object",
 ///         "properties": { "query": { "type": "string", "minLength": 1 } },
@@ -22,7 +22,7 @@ use crate::schema::{KEYWORD_UNKNOWN_TOOL, ValidationError, ValidationResult};
 ///     }))
 ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
 ///     .unwrap();
-/// set_orchestrator_registry(ToolRegistryBuilder::new().register(search).build().unwrap());
+/// set_active_registry(ToolRegistryBuilder::new().register(search).build().unwrap());
 ///
 /// assert!(validate_tool_call(&ToolCall::new("c1", "search_corpus", r#"{"query":"rust"}"#)).valid);
 ///

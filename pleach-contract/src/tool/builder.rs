@@ -1,5 +1,5 @@
-//! [`define_tool`] and [`ToolBuilder`]: a tool defined at run time, from typed code or a raw
-//! JSON Schema (the TypeScript spec's `defineTool`).
+//! [`ToolDefinition::builder`] and [`ToolBuilder`]: a tool defined at run time, from typed code
+//! or a raw JSON Schema (the TypeScript spec's `defineTool`).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -14,62 +14,66 @@ use super::{DefinitionError, DefinitionSite, Started, ToolContext, ToolDefinitio
 use crate::error::ToolError;
 use crate::schema;
 
-/// Starts a tool definition at run time: the Rust form of the TypeScript spec's `defineTool`.
-///
-/// Finish it with [`ToolBuilder::execute`] (typed input and output: the schemas are derived) or
-/// [`ToolBuilder::execute_json`] (JSON in, JSON out, for tools whose schema comes from
-/// configuration or another system). The call site is recorded for error messages.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use pleach_core::{define_tool, input, ToolContext, ToolError};
-/// use serde::Serialize;
-/// use schemars::JsonSchema;
-///
-/// #[input]
-/// struct SearchInput {
-///     /// Free-text query.
-///     query: String,
-///     #[schemars(range(min = 1, max = 50))]
-///     #[serde(default = "ten")]
-///     limit: u32,
-/// }
-/// fn ten() -> u32 { 10 }
-///
-/// #[derive(Serialize, JsonSchema)]
-/// struct SearchOutput { results: Vec<String> }
-///
-/// let search = define_tool("search_corpus", "Free-text search over the host corpus.")
-///     .execute(|input: SearchInput, _ctx: ToolContext| async move {
-///         let results = (0..input.limit.min(2)).map(|i| format!("{} #{i}", input.query)).collect();
-///         Ok::<_, ToolError>(SearchOutput { results })
-///     })
-///     .unwrap();
-///
-/// assert_eq!(search.input_schema()["required"], serde_json::json!(["query"]));
-/// let out = search.call(r#"{"query":"rust"}"#, ToolContext::new("c1")).await.unwrap();
-/// assert_eq!(out["results"][1], "rust #1");
-/// let err = search.call(r#"{"query":"rust","limit":80}"#, ToolContext::new("c2")).await.unwrap_err();
-/// assert_eq!(err.path(), Some("/limit"));
-/// # }
-/// ```
-#[track_caller]
-pub fn define_tool(name: impl Into<String>, description: impl Into<String>) -> ToolBuilder {
-    ToolBuilder {
-        name: name.into(),
-        description: description.into(),
-        input_schema: None,
-        output_schema: None,
-        site: DefinitionSite::caller(),
+impl ToolDefinition {
+    /// Starts a tool definition at run time: the Rust form of the TypeScript spec's `defineTool`.
+    ///
+    /// Finish it with [`ToolBuilder::execute`] (typed input and output: the schemas are derived)
+    /// or [`ToolBuilder::execute_json`] (JSON in, JSON out, for tools whose schema comes from
+    /// configuration or another system). The call site is recorded for error messages.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{input, ToolContext, ToolError, ToolDefinition};
+    /// use serde::Serialize;
+    /// use schemars::JsonSchema;
+    ///
+    /// #[input]
+    /// struct SearchInput {
+    ///     /// Free-text query.
+    ///     query: String,
+    ///     #[schemars(range(min = 1, max = 50))]
+    ///     #[serde(default = "ten")]
+    ///     limit: u32,
+    /// }
+    /// fn ten() -> u32 { 10 }
+    ///
+    /// #[derive(Serialize, JsonSchema)]
+    /// struct SearchOutput { results: Vec<String> }
+    ///
+    /// let search = ToolDefinition::builder("search_corpus", "Free-text search over the host corpus.")
+    ///     .execute(|input: SearchInput, _ctx: ToolContext| async move {
+    ///         let results = (0..input.limit.min(2)).map(|i| format!("{} #{i}", input.query)).collect();
+    ///         Ok::<_, ToolError>(SearchOutput { results })
+    ///     })
+    ///     .unwrap();
+    ///
+    /// assert_eq!(search.input_schema()["required"], serde_json::json!(["query"]));
+    /// let out = search.call(r#"{"query":"rust"}"#, ToolContext::new("c1")).await.unwrap();
+    /// assert_eq!(out["results"][1], "rust #1");
+    /// let err = search.call(r#"{"query":"rust","limit":80}"#, ToolContext::new("c2")).await.unwrap_err();
+    /// assert_eq!(err.path(), Some("/limit"));
+    /// # }
+    /// ```
+    #[doc(alias = "defineTool")]
+    #[doc(alias = "define_tool")]
+    #[track_caller]
+    pub fn builder(name: impl Into<String>, description: impl Into<String>) -> ToolBuilder {
+        ToolBuilder {
+            name: name.into(),
+            description: description.into(),
+            input_schema: None,
+            output_schema: None,
+            site: DefinitionSite::caller(),
+        }
     }
 }
 
-/// A tool definition under construction; see [`define_tool`].
+/// A tool definition under construction; see [`ToolDefinition::builder`].
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError};
+/// use pleach_core::{ToolError, ToolDefinition};
 ///
-/// let builder = define_tool("ping", "Answers pong.");
+/// let builder = ToolDefinition::builder("ping", "Answers pong.");
 /// let ping = builder
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
@@ -91,7 +95,7 @@ impl ToolBuilder {
     /// input must still deserialize from every value it accepts.
     ///
     /// ```
-    /// let def = pleach_core::define_tool("t", "A tool.")
+    /// let def = pleach_core::ToolDefinition::builder("t", "A tool.")
     ///     .input_schema(serde_json::json!({ "type": "object" }))
     ///     .execute_json(|v, _| async move { Ok::<_, pleach_core::ToolError>(v) })
     ///     .unwrap();
@@ -105,7 +109,7 @@ impl ToolBuilder {
     /// Sets the output JSON Schema; results are validated against it (1002 on failure).
     ///
     /// ```
-    /// let def = pleach_core::define_tool("t", "A tool.")
+    /// let def = pleach_core::ToolDefinition::builder("t", "A tool.")
     ///     .output_schema(serde_json::json!({ "type": "string" }))
     ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!("ok")) })
     ///     .unwrap();
@@ -117,12 +121,12 @@ impl ToolBuilder {
     }
 
     /// Names where the tool comes from in errors (a duplicate name, a refused schema) instead of
-    /// the line that called [`define_tool`]: for tools made from a description found elsewhere,
+    /// the line that called [`ToolDefinition::builder`]: for tools made from a description found elsewhere,
     /// such as an MCP server's listing.
     ///
     /// ```
-    /// use pleach_core::{define_tool, DefinitionSite, ToolError};
-    /// let error = define_tool("has space", "x")
+    /// use pleach_core::{DefinitionSite, ToolError, ToolDefinition};
+    /// let error = ToolDefinition::builder("has space", "x")
     ///     .defined_at(DefinitionSite::elsewhere("the MCP server `files`"))
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::Value::Null) })
     ///     .unwrap_err();
@@ -138,10 +142,10 @@ impl ToolBuilder {
     /// The arguments text is deserialized straight into `I`.
     ///
     /// ```
-    /// use pleach_core::{define_tool, input, ToolError};
+    /// use pleach_core::{input, ToolError, ToolDefinition};
     /// #[input]
     /// struct Input { a: i64, b: i64 }
-    /// let add = define_tool("add", "Adds.")
+    /// let add = ToolDefinition::builder("add", "Adds.")
     ///     .execute(|i: Input, _| async move { Ok::<_, ToolError>(i.a + i.b) })
     ///     .unwrap();
     /// assert_eq!(add.output_schema().unwrap()["type"], "integer");
@@ -192,10 +196,10 @@ impl ToolBuilder {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{define_tool, ToolContext, ToolError};
+    /// use pleach_core::{ToolContext, ToolError, ToolDefinition};
     /// use serde_json::json;
     ///
-    /// let def = define_tool("search", "Searches.")
+    /// let def = ToolDefinition::builder("search", "Searches.")
     ///     .input_schema(json!({
     ///         "type": "object",
     ///         "properties": {

@@ -21,7 +21,7 @@ use crate::schema::{self, CompiledSchema, ValidationResult};
 pub(crate) enum Invoke {
     /// A `#[tool]` fn's generated entry point: called directly.
     Generated(InvokeFn),
-    /// A closure built at run time ([`define_tool`]).
+    /// A closure built at run time ([`ToolDefinition::builder`](super::ToolDefinition::builder)).
     Closure(Arc<InvokeClosure>),
 }
 
@@ -48,11 +48,11 @@ impl Invoke {
 /// refuses that the schema allows (`1.0` for an integer, say) shows up here.
 pub(crate) type Check = Arc<dyn Fn(&str) -> Result<(), ToolError> + Send + Sync + 'static>;
 
-/// Where a tool was defined: the `#[tool]` fn, or the `define_tool` call. Duplicate-name errors
+/// Where a tool was defined: the `#[tool]` fn, or the `ToolDefinition::builder` call. Duplicate-name errors
 /// name both sites.
 ///
 /// ```
-/// let def = pleach_core::define_tool("noop", "Does nothing.")
+/// let def = pleach_core::ToolDefinition::builder("noop", "Does nothing.")
 ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::Value::Null) })
 ///     .unwrap();
 /// assert!(def.site().file().ends_with(".rs"));
@@ -142,7 +142,7 @@ impl fmt::Display for DefinitionSite {
 /// Why a tool definition was refused.
 ///
 /// ```
-/// let err = pleach_core::define_tool("has space", "x")
+/// let err = pleach_core::ToolDefinition::builder("has space", "x")
 ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::Value::Null) })
 ///     .unwrap_err();
 /// assert!(err.to_string().contains("`has space`"));
@@ -187,15 +187,15 @@ pub enum DefinitionError {
 /// The basic tool shape: name, description, input schema, optional output schema, and the code.
 ///
 /// Built by `#[tool]` (through the fn's handle, `my_tool::definition()`) or at run time by
-/// [`define_tool`](crate::define_tool). Cloning is cheap (one `Arc`). The schemas are compiled into validators when the
+/// [`ToolDefinition::builder`]. Cloning is cheap (one `Arc`). The schemas are compiled into validators when the
 /// definition is built, once.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use pleach_core::{define_tool, ToolContext, ToolError};
+/// use pleach_core::{ToolContext, ToolError, ToolDefinition};
 /// use serde_json::json;
 ///
-/// let echo = define_tool("echo", "Returns its input.")
+/// let echo = ToolDefinition::builder("echo", "Returns its input.")
 ///     .input_schema(json!({
 ///         "type": "object",
 ///         "properties": { "text": { "type": "string" } },
@@ -332,7 +332,7 @@ impl ToolDefinition {
     /// The name the model emits in `tool_calls[].name`.
     ///
     /// ```
-    /// let ping = pleach_core::define_tool("ping", "Answers pong.")
+    /// let ping = pleach_core::ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// assert_eq!(ping.name(), "ping");
@@ -345,7 +345,7 @@ impl ToolDefinition {
     /// What the tool does, for the model.
     ///
     /// ```
-    /// let ping = pleach_core::define_tool("ping", "Answers pong.")
+    /// let ping = pleach_core::ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// assert_eq!(ping.description(), "Answers pong.");
@@ -359,7 +359,7 @@ impl ToolDefinition {
     /// ```
     /// use serde_json::json;
     ///
-    /// let ping = pleach_core::define_tool("ping", "Answers pong.")
+    /// let ping = pleach_core::ToolDefinition::builder("ping", "Answers pong.")
     ///     .input_schema(json!({ "type": "object", "properties": { "n": { "type": "integer" } } }))
     ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(json!("pong")) })
     ///     .unwrap();
@@ -374,7 +374,7 @@ impl ToolDefinition {
     /// ```
     /// use serde_json::json;
     ///
-    /// let ping = pleach_core::define_tool("ping", "Answers pong.")
+    /// let ping = pleach_core::ToolDefinition::builder("ping", "Answers pong.")
     ///     .output_schema(json!({ "type": "string" }))
     ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(json!("pong")) })
     ///     .unwrap();
@@ -387,10 +387,10 @@ impl ToolDefinition {
     /// Where the tool was defined.
     ///
     /// ```
-    /// let ping = pleach_core::define_tool("ping", "Answers pong.")
+    /// let ping = pleach_core::ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
-    /// assert!(ping.site().line() > 0); // where `define_tool` was called
+    /// assert!(ping.site().line() > 0); // where `ToolDefinition::builder` was called
     /// ```
     pub fn site(&self) -> &DefinitionSite {
         &self.inner.site
@@ -400,7 +400,7 @@ impl ToolDefinition {
     /// duplicate keys, then the schema. Every violation comes with a JSON pointer and a keyword.
     ///
     /// ```
-    /// let def = pleach_core::define_tool("t", "A tool.")
+    /// let def = pleach_core::ToolDefinition::builder("t", "A tool.")
     ///     .input_schema(serde_json::json!({
     ///         "type": "object",
     ///         "properties": { "n": { "type": "integer", "maximum": 5 } }
@@ -454,12 +454,12 @@ impl ToolDefinition {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{define_tool, input, ToolContext, ToolError};
+    /// use pleach_core::{input, ToolContext, ToolError, ToolDefinition};
     ///
     /// #[input]
     /// struct Add { a: i64, b: i64 }
     ///
-    /// let add = define_tool("add", "Adds two integers.")
+    /// let add = ToolDefinition::builder("add", "Adds two integers.")
     ///     .execute(|input: Add, _ctx| async move { Ok::<_, ToolError>(input.a + input.b) })
     ///     .unwrap();
     /// let sum = add.call(r#"{"a":1,"b":2}"#, ToolContext::new("call_1")).await.unwrap();
@@ -631,7 +631,7 @@ pub(super) fn top_level_defaults(schema: &Value) -> Vec<(String, Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::define_tool;
+    use crate::tool::ToolDefinition;
 
     #[test]
     fn names_follow_the_provider_rule() {
@@ -644,7 +644,7 @@ mod tests {
 
     #[test]
     fn input_schema_must_be_an_object() {
-        let err = define_tool("t", "d")
+        let err = ToolDefinition::builder("t", "d")
             .input_schema(serde_json::json!({ "type": "string" }))
             .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
             .unwrap_err();
@@ -656,7 +656,7 @@ mod tests {
 
     #[test]
     fn invalid_schema_is_refused_at_definition() {
-        let err = define_tool("t", "d")
+        let err = ToolDefinition::builder("t", "d")
             .input_schema(
                 serde_json::json!({ "type": "object", "properties": { "a": { "type": 5 } } }),
             )
@@ -667,7 +667,7 @@ mod tests {
 
     #[test]
     fn remote_refs_are_never_fetched() {
-        let err = define_tool("t", "d")
+        let err = ToolDefinition::builder("t", "d")
             .input_schema(serde_json::json!({
                 "type": "object",
                 "properties": { "a": { "$ref": "http://127.0.0.1:9/schema.json" } }
@@ -682,7 +682,7 @@ mod tests {
 
     #[test]
     fn empty_description_is_refused() {
-        let err = define_tool("t", "  ")
+        let err = ToolDefinition::builder("t", "  ")
             .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
             .unwrap_err();
         assert!(matches!(err, DefinitionError::EmptyDescription { .. }));

@@ -1,19 +1,19 @@
 //! The tool contract: [`ToolDefinition`] (the basic shape), [`UnifiedToolDefinition`] (the
 //! registry-level shape), [`ToolContext`] (what a tool receives besides its input),
-//! [`define_tool`] and [`UnifiedToolDefinition::from`].
+//! [`ToolDefinition::builder`] and [`UnifiedToolDefinition::from`].
 //!
 //! | file | owns |
 //! | --- | --- |
 //! | `context.rs` | [`ToolContext`] and the [`ProgressSink`] a runtime hands it |
 //! | `definition.rs` | [`ToolDefinition`]: checks, compiled schemas, running one call |
-//! | `builder.rs` | [`define_tool`] and [`ToolBuilder`]: definitions made at run time |
+//! | `builder.rs` | [`ToolDefinition::builder`] and [`ToolBuilder`]: definitions made at run time |
 //! | `unified.rs` | [`UnifiedToolDefinition`]: id, display name, category, schema key, tier |
 //!
 //! ```
-//! use pleach_core::{define_tool, SafetyTier, ToolError, UnifiedToolDefinition};
+//! use pleach_core::{SafetyTier, ToolError, UnifiedToolDefinition, ToolDefinition};
 //! use serde_json::json;
 //!
-//! let lookup = define_tool("lookup_order", "Finds an order by id.")
+//! let lookup = ToolDefinition::builder("lookup_order", "Finds an order by id.")
 //!     .input_schema(json!({
 //!         "type": "object",
 //!         "properties": { "id": { "type": "string" } },
@@ -31,7 +31,7 @@ mod context;
 mod definition;
 mod unified;
 
-pub use builder::{ToolBuilder, define_tool};
+pub use builder::ToolBuilder;
 pub use context::{ProgressSink, ToolContext};
 pub use definition::{DefinitionError, DefinitionSite, ToolDefinition, is_valid_tool_name};
 pub(crate) use definition::{DefinitionParts, Invoke};

@@ -14,9 +14,9 @@ use crate::tier::SafetyTier;
 /// `CamelCase` + `Input`, no safety tier.
 ///
 /// ```
-/// use pleach_core::{define_tool, SafetyTier, ToolError, UnifiedToolDefinition};
+/// use pleach_core::{SafetyTier, ToolError, UnifiedToolDefinition, ToolDefinition};
 ///
-/// let lookup = define_tool("dangerous_lookup", "Looks up an account.")
+/// let lookup = ToolDefinition::builder("dangerous_lookup", "Looks up an account.")
 ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
 ///     .unwrap();
 /// let unified = UnifiedToolDefinition::from(lookup.clone())
@@ -72,7 +72,7 @@ impl UnifiedToolDefinition {
     /// Sets the registry id.
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// let tool = pleach_core::UnifiedToolDefinition::from(def).with_id("payments.wire");
     /// assert_eq!(tool.id(), "payments.wire");
     /// ```
@@ -85,7 +85,7 @@ impl UnifiedToolDefinition {
     /// Sets the name shown to people.
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// let tool = pleach_core::UnifiedToolDefinition::from(def).with_display_name("Wire transfer");
     /// assert_eq!(tool.display_name(), "Wire transfer");
     /// ```
@@ -98,7 +98,7 @@ impl UnifiedToolDefinition {
     /// Sets the category (`"analysis"`, `"filesystem"`, …).
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// let tool = pleach_core::UnifiedToolDefinition::from(def).with_category("payments");
     /// assert_eq!(tool.category(), "payments");
     /// ```
@@ -111,7 +111,7 @@ impl UnifiedToolDefinition {
     /// Sets the key of the input schema in the host's schema catalog.
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// let tool = pleach_core::UnifiedToolDefinition::from(def).with_schema_key("WireInput");
     /// assert_eq!(tool.schema_key(), "WireInput");
     /// ```
@@ -124,7 +124,7 @@ impl UnifiedToolDefinition {
     /// Sets the safety tier (see [`SafetyTier`]).
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// use pleach_core::SafetyTier;
     /// let tool = pleach_core::UnifiedToolDefinition::from(def).with_safety_tier(SafetyTier::Critical);
     /// assert_eq!(tool.safety_tier(), Some(SafetyTier::Critical));
@@ -138,7 +138,7 @@ impl UnifiedToolDefinition {
     /// The basic definition.
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// let tool = pleach_core::UnifiedToolDefinition::from(def);
     /// assert_eq!(tool.definition().description(), "Sends money.");
     /// ```
@@ -150,7 +150,7 @@ impl UnifiedToolDefinition {
     /// The tool's name (the definition's).
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).name(), "wire_transfer");
     /// ```
     #[inline]
@@ -161,7 +161,7 @@ impl UnifiedToolDefinition {
     /// The registry id.
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).id(), "wire_transfer"); // the name by default
     /// ```
     pub fn id(&self) -> &str {
@@ -171,7 +171,7 @@ impl UnifiedToolDefinition {
     /// The name shown to people.
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).display_name(), "Wire Transfer");
     /// ```
     pub fn display_name(&self) -> &str {
@@ -181,7 +181,7 @@ impl UnifiedToolDefinition {
     /// The category.
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).category(), "general");
     /// ```
     pub fn category(&self) -> &str {
@@ -191,7 +191,7 @@ impl UnifiedToolDefinition {
     /// The key of the input schema in the host's schema catalog.
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).schema_key(), "WireTransferInput");
     /// ```
     pub fn schema_key(&self) -> &str {
@@ -201,7 +201,7 @@ impl UnifiedToolDefinition {
     /// The safety tier, if set.
     ///
     /// ```
-    /// # let def = pleach_core::define_tool("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
+    /// # let def = pleach_core::ToolDefinition::builder("wire_transfer", "Sends money.").execute_json(|_, _| async { Ok::<_, pleach_core::ToolError>(serde_json::json!(null)) }).unwrap();
     /// assert_eq!(pleach_core::UnifiedToolDefinition::from(def).safety_tier(), None);
     /// ```
     #[inline]

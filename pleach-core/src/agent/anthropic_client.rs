@@ -12,8 +12,6 @@ use crate::tool::UnifiedToolDefinition;
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The API version sent in `anthropic-version`.
 const API_VERSION: &str = "2023-06-01";
-/// The default `max_tokens` of a response.
-const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// Anthropic's limits on the strict schemas of one request, together ("Schema is too complex for
 /// compilation" past them): tools with `strict: true`, ...
 const MAX_STRICT_TOOLS: usize = 20;
@@ -40,7 +38,7 @@ const MAX_STRICT_UNIONS: usize = 16;
 /// use pleach_core::agent::AnthropicClient;
 /// let client = AnthropicClient::new("https://api.anthropic.com", "claude-sonnet-4-5", "sk-ant-secret")
 ///     .unwrap()
-///     .with_max_tokens(1024);
+///     .max_tokens(1024);
 /// assert_eq!(client.url(), "https://api.anthropic.com/v1/messages");
 /// assert!(!format!("{client:?}").contains("sk-ant-secret"));
 /// ```
@@ -95,7 +93,7 @@ impl AnthropicClient {
             url: http::endpoint(base_url.as_ref(), "v1/messages")?,
             model,
             api_key: api_key.into(),
-            max_tokens: DEFAULT_MAX_TOKENS,
+            max_tokens: crate::defaults::MAX_TOKENS,
             strict: true,
             fallbacks: http::StrictFallbacks::default(),
         })
@@ -122,15 +120,16 @@ impl AnthropicClient {
         AnthropicClient::new(base, model, key)
     }
 
-    /// Sets `max_tokens`, the most a response may have (default 4096).
+    /// Sets `max_tokens`, the most a response may have (default
+    /// [`defaults::MAX_TOKENS`](crate::defaults::MAX_TOKENS), 4096).
     ///
     /// ```
     /// # let client = pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap();
-    /// let client = client.with_max_tokens(512);
+    /// let client = client.max_tokens(512);
     /// # drop(client);
     /// ```
     #[must_use]
-    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
         self
     }
@@ -347,11 +346,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tool::define_tool;
+    use crate::tool::ToolDefinition;
     use crate::{Message, ToolError};
 
     fn tool(name: &str, schema: Value) -> UnifiedToolDefinition {
-        define_tool(name, "A test tool.")
+        ToolDefinition::builder(name, "A test tool.")
             .input_schema(schema)
             .execute_json(|value, _| async move { Ok::<_, ToolError>(value) })
             .map(UnifiedToolDefinition::from)

@@ -28,7 +28,7 @@ pub struct ModelEndpoint {
     pub base_url: String,
     /// The model to ask.
     pub model: String,
-    /// Whether tools go in the provider's strict mode where their schemas allow it.
+    /// Whether tools go in the provider's strict mode where their schemas allow it (default: on).
     #[serde(default = "strict_by_default")]
     pub strict: bool,
 }
@@ -54,15 +54,15 @@ impl ModelEndpoint {
         }
     }
 
-    /// This endpoint with strict mode on or off.
+    /// Sets whether tools go in the provider's strict mode (default: on).
     ///
     /// ```
     /// use pleach_core::agent::{ModelEndpoint, WireFormat};
-    /// let endpoint = ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m").with_strict(false);
+    /// let endpoint = ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m").strict(false);
     /// assert!(!endpoint.strict);
     /// ```
     #[must_use]
-    pub fn with_strict(mut self, strict: bool) -> Self {
+    pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
     }

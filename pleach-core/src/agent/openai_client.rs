@@ -210,11 +210,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tool::{UnifiedToolDefinition, define_tool};
+    use crate::tool::{ToolDefinition, UnifiedToolDefinition};
     use crate::{Message, ToolError};
 
     fn tool(name: &str, schema: Value) -> UnifiedToolDefinition {
-        define_tool(name, "A test tool.")
+        ToolDefinition::builder(name, "A test tool.")
             .input_schema(schema)
             .execute_json(|value, _| async move { Ok::<_, ToolError>(value) })
             .map(UnifiedToolDefinition::from)

@@ -2,72 +2,62 @@
 //! each step's [`StepReport`] and the run's [`AgentOutcome`].
 
 use super::client::ModelError;
+use crate::defaults;
 use crate::session::ToolResult;
 
-/// How an agent run goes.
+/// How an agent run goes. Read the settings as fields; set them with the setter of the same
+/// name.
 ///
 /// ```
 /// use pleach_core::agent::AgentOptions;
-/// let options = AgentOptions::default().with_max_steps(3);
+/// let options = AgentOptions::default().max_steps(3);
 /// assert_eq!(options.max_steps, 3);
-/// assert_eq!(AgentOptions::default().max_steps, pleach_core::agent::DEFAULT_MAX_STEPS);
+/// assert_eq!(AgentOptions::default().max_steps, pleach_core::defaults::MAX_STEPS);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AgentOptions {
     /// How many requests to the model at most (each step is one request and the calls it
-    /// makes). Reached with calls still being made, the run stops with
-    /// [`StopReason::MaxSteps`].
+    /// makes; default [`defaults::MAX_STEPS`], 16). Reached with calls still being made, the run
+    /// stops with [`StopReason::MaxSteps`].
     pub max_steps: usize,
-    /// How many bytes one response may have; past it the response is cut off there (its open
-    /// calls fail as incomplete) and the run stops with [`ModelError::TooLarge`].
+    /// How many bytes one response may have (default [`defaults::MAX_RESPONSE_BYTES`], 32 MiB);
+    /// past it the response is cut off there (its open calls fail as incomplete) and the run
+    /// stops with [`ModelError::TooLarge`].
     pub max_response_bytes: usize,
 }
-
-/// The default [`AgentOptions::max_steps`].
-///
-/// ```
-/// assert_eq!(pleach_core::agent::AgentOptions::default().max_steps, pleach_core::agent::DEFAULT_MAX_STEPS);
-/// ```
-pub const DEFAULT_MAX_STEPS: usize = 16;
-
-/// The default [`AgentOptions::max_response_bytes`]: 32 MiB.
-///
-/// ```
-/// use pleach_core::agent::{AgentOptions, DEFAULT_MAX_RESPONSE_BYTES};
-/// assert_eq!(AgentOptions::default().max_response_bytes, DEFAULT_MAX_RESPONSE_BYTES);
-/// ```
-pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 
 impl Default for AgentOptions {
     fn default() -> Self {
         AgentOptions {
-            max_steps: DEFAULT_MAX_STEPS,
-            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_steps: defaults::MAX_STEPS,
+            max_response_bytes: defaults::MAX_RESPONSE_BYTES,
         }
     }
 }
 
 impl AgentOptions {
-    /// Sets [`max_steps`](AgentOptions::max_steps).
+    /// Sets how many requests to the model a run makes at most (default
+    /// [`defaults::MAX_STEPS`], 16).
     ///
     /// ```
-    /// assert_eq!(pleach_core::agent::AgentOptions::default().with_max_steps(1).max_steps, 1);
+    /// assert_eq!(pleach_core::agent::AgentOptions::default().max_steps(1).max_steps, 1);
     /// ```
     #[must_use]
-    pub fn with_max_steps(mut self, steps: usize) -> Self {
+    pub fn max_steps(mut self, steps: usize) -> Self {
         self.max_steps = steps;
         self
     }
 
-    /// Sets [`max_response_bytes`](AgentOptions::max_response_bytes).
+    /// Sets how many bytes one response may have (default [`defaults::MAX_RESPONSE_BYTES`],
+    /// 32 MiB).
     ///
     /// ```
-    /// let options = pleach_core::agent::AgentOptions::default().with_max_response_bytes(1024);
+    /// let options = pleach_core::agent::AgentOptions::default().max_response_bytes(1024);
     /// assert_eq!(options.max_response_bytes, 1024);
     /// ```
     #[must_use]
-    pub fn with_max_response_bytes(mut self, bytes: usize) -> Self {
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
         self.max_response_bytes = bytes;
         self
     }

@@ -16,7 +16,7 @@ use crate::conversation::Message;
 /// use pleach_core::agent::{ModelClient, ModelRequest, ReplayClient, WireFormat};
 /// use pleach_core::Message;
 ///
-/// let client = ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]).with_chunk_size(3);
+/// let client = ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]).chunk_size(3);
 /// let conversation = [Message::User { content: "hi".into() }];
 /// let response = client.send(ModelRequest::new(&conversation, &[])).await.unwrap();
 /// assert_eq!(client.requests()[0], conversation);
@@ -52,15 +52,16 @@ impl ReplayClient {
         }
     }
 
-    /// Sends each response in chunks of `bytes` (at least 1), as a network would split it.
+    /// Sends each response in chunks of `bytes` (at least 1), as a network would split it
+    /// (default: each response in one piece).
     ///
     /// ```
     /// use pleach_core::agent::{ReplayClient, WireFormat};
-    /// let client = ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]).with_chunk_size(1);
+    /// let client = ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]).chunk_size(1);
     /// # drop(client);
     /// ```
     #[must_use]
-    pub fn with_chunk_size(mut self, bytes: usize) -> Self {
+    pub fn chunk_size(mut self, bytes: usize) -> Self {
         self.chunk_size = Some(bytes.max(1));
         self
     }

@@ -189,7 +189,7 @@ impl Session {
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
     /// let session = runtime.create_session(SessionOptions::default()).unwrap();
     /// session.push_user_message("The capital of France?");
-    /// let outcome = session.run_agent(Arc::new(client), AgentOptions::default().with_max_steps(4)).finish().await;
+    /// let outcome = session.run_agent(Arc::new(client), AgentOptions::default().max_steps(4)).finish().await;
     /// assert_eq!(outcome.final_text.as_deref(), Some("Paris."));
     /// assert!(matches!(&session.conversation()[1], Message::Assistant { content: Some(text), .. } if text == "Paris."));
     /// # }

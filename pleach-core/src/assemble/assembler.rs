@@ -30,7 +30,7 @@ use crate::runtime::Limits;
 /// use pleach_core::assemble::{StreamAssembler, StreamError};
 /// use pleach_core::{ErrorCode, Limits, ToolEvent};
 ///
-/// let mut assembler = StreamAssembler::with_limits(Limits::new(16, 64));
+/// let mut assembler = StreamAssembler::with_limits(Limits::default().max_argument_bytes(16));
 /// assembler.begin("a", "call_a", "search").unwrap();
 /// assembler.begin("b", "call_b", "search").unwrap();
 /// let delta = assembler.push("a", r#"{"q":"x"}"#).unwrap();
@@ -128,7 +128,7 @@ impl StreamAssembler {
     /// use pleach_core::assemble::StreamAssembler;
     /// use pleach_core::{ErrorCode, Limits};
     ///
-    /// let mut assembler = StreamAssembler::with_limits(Limits::new(1024, 2));
+    /// let mut assembler = StreamAssembler::with_limits(Limits::default().max_argument_bytes(1024).max_argument_depth(2));
     /// assembler.begin("0", "c1", "nested").unwrap();
     /// assembler.push("0", r#"{"a":"#).unwrap();
     /// let err = assembler.push("0", r#"{"b":[]}}"#).unwrap_err();

@@ -93,7 +93,11 @@ fn a_call_whose_json_is_cut_off_at_its_end_signal_fails_with_1005() {
 
 #[test]
 fn bad_input_fails_its_own_call_and_no_other() {
-    let mut assembler = StreamAssembler::with_limits(Limits::new(64, 3));
+    let mut assembler = StreamAssembler::with_limits(
+        Limits::default()
+            .max_argument_bytes(64)
+            .max_argument_depth(3),
+    );
     for (key, id) in [
         ("ok", "c0"),
         ("big", "c1"),
@@ -134,7 +138,7 @@ fn bad_input_fails_its_own_call_and_no_other() {
 
 #[test]
 fn the_size_limit_counts_bytes_up_to_and_including_the_limit() {
-    let mut assembler = StreamAssembler::with_limits(Limits::new(8, 64));
+    let mut assembler = StreamAssembler::with_limits(Limits::default().max_argument_bytes(8));
     assembler.begin("0", "c0", "t").unwrap();
     assembler.push("0", r#"{"a":"#).unwrap();
     assembler.push("0", "\"\"}").unwrap(); // exactly 8 bytes

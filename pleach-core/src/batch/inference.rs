@@ -66,10 +66,10 @@ const RESOURCE_KEYS: &[&str] = &[
 /// [`Serial`]: BatchingStrategy::Serial
 ///
 /// ```
-/// use pleach_core::{define_tool, infer_batching_strategy, BatchingStrategy, ToolError};
+/// use pleach_core::{infer_batching_strategy, BatchingStrategy, ToolError, ToolDefinition};
 /// use serde_json::json;
 ///
-/// let tool = |name: &str, schema| define_tool(name, "A tool.")
+/// let tool = |name: &str, schema| ToolDefinition::builder(name, "A tool.")
 ///     .input_schema(schema)
 ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
 ///     .unwrap();
@@ -104,7 +104,7 @@ pub fn infer_batching_strategy(definition: &ToolDefinition) -> BatchingStrategy 
 }
 
 /// The strategy of the tool named `name` in the active registry (see
-/// [`set_orchestrator_registry`](crate::set_orchestrator_registry)), by inference. A runtime also
+/// [`set_active_registry`](crate::set_active_registry)), by inference. A runtime also
 /// applies its plugins' hints: [`Runtime::batching_strategy`](crate::Runtime::batching_strategy).
 ///
 /// ```

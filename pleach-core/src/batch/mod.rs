@@ -4,10 +4,10 @@
 //! those rules with a global cap. `docs/batching.md` is the contract.
 //!
 //! ```
-//! use pleach_core::{BatchingStrategy, ToolError, define_tool, infer_batching_strategy};
+//! use pleach_core::{BatchingStrategy, ToolError, infer_batching_strategy, ToolDefinition};
 //! use serde_json::json;
 //!
-//! let write_file = define_tool("write_file", "Writes a file.")
+//! let write_file = ToolDefinition::builder("write_file", "Writes a file.")
 //!     .input_schema(json!({ "type": "object", "properties": { "path": { "type": "string" } } }))
 //!     .execute_json(|_, _| async { Ok::<_, ToolError>(json!(null)) })
 //!     .unwrap();
@@ -70,14 +70,15 @@ pub enum BatchingStrategy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BatchingConfig {
-    /// How many calls of one step run at once, at most.
+    /// How many calls of one step run at once, at most (default
+    /// [`defaults::MAX_CONCURRENCY`](crate::defaults::MAX_CONCURRENCY), 16).
     pub max_concurrency: usize,
 }
 
 impl Default for BatchingConfig {
     fn default() -> Self {
         BatchingConfig {
-            max_concurrency: 16,
+            max_concurrency: crate::defaults::MAX_CONCURRENCY,
         }
     }
 }
@@ -105,7 +106,7 @@ impl BatchingConfig {
 /// let hint: BatchingHint = serde_json::from_str(
 ///     r#"{ "toolName": "fetch_document", "strategy": "parallel", "maxConcurrency": 5 }"#,
 /// ).unwrap();
-/// assert_eq!(hint, BatchingHint::new("fetch_document", BatchingStrategy::Parallel).with_max_concurrency(5));
+/// assert_eq!(hint, BatchingHint::new("fetch_document", BatchingStrategy::Parallel).max_concurrency(5));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -136,15 +137,16 @@ impl BatchingHint {
         }
     }
 
-    /// Caps the tool's concurrent calls.
+    /// Caps the tool's concurrent calls (at least 1; default: no cap of its own, only the
+    /// runtime's [`max_concurrency`](crate::RuntimeBuilder::max_concurrency)).
     ///
     /// ```
     /// use pleach_core::{BatchingHint, BatchingStrategy};
-    /// let hint = BatchingHint::new("fetch_page", BatchingStrategy::Parallel).with_max_concurrency(4);
+    /// let hint = BatchingHint::new("fetch_page", BatchingStrategy::Parallel).max_concurrency(4);
     /// assert_eq!(hint.max_concurrency, Some(4));
     /// ```
     #[must_use]
-    pub fn with_max_concurrency(mut self, max_concurrency: usize) -> Self {
+    pub fn max_concurrency(mut self, max_concurrency: usize) -> Self {
         self.max_concurrency = Some(max_concurrency.max(1));
         self
     }

@@ -14,11 +14,13 @@ use super::wire::failure;
 use super::{Approval, CallOutcome, CallRequest, Engine, ModelStep, PlannedCall};
 use crate::batch::{BatchingConfig, Lane, Schedule};
 use crate::conversation::Message;
+use crate::defaults;
 use crate::error::{ErrorCode, ToolError};
 use crate::safety::{Decision, Interrupt};
 use crate::session::ToolResult;
 
-/// How a durable conversation runs.
+/// How a durable conversation runs. Read the settings as fields; set them with the setter of the
+/// same name.
 ///
 /// ```
 /// let options: pleach_core::durable::DurableOptions = serde_json::from_str(r#"{ "maxSteps": 4 }"#).unwrap();
@@ -29,9 +31,11 @@ use crate::session::ToolResult;
 #[serde(rename_all = "camelCase", default)]
 #[non_exhaustive]
 pub struct DurableOptions {
-    /// How many model requests at most ([`AgentOptions::max_steps`](crate::agent::AgentOptions::max_steps)).
+    /// How many model requests at most, as an agent run's
+    /// ([`AgentOptions`](crate::agent::AgentOptions); default [`defaults::MAX_STEPS`], 16).
     pub max_steps: usize,
-    /// How many calls of a step run at once ([`BatchingConfig::max_concurrency`]).
+    /// How many calls of a step run at once, as a turn's ([`BatchingConfig`]; default
+    /// [`defaults::MAX_CONCURRENCY`], 16).
     pub max_concurrency: usize,
     /// How long an approval interrupt waits before its call fails with 1016; `None`: for ever.
     #[serde(with = "secs")]
@@ -44,8 +48,8 @@ pub struct DurableOptions {
 impl Default for DurableOptions {
     fn default() -> Self {
         DurableOptions {
-            max_steps: crate::agent::AgentOptions::default().max_steps,
-            max_concurrency: BatchingConfig::default().max_concurrency,
+            max_steps: defaults::MAX_STEPS,
+            max_concurrency: defaults::MAX_CONCURRENCY,
             approval_expiry: None,
             trace_context: BTreeMap::new(),
         }
@@ -53,39 +57,42 @@ impl Default for DurableOptions {
 }
 
 impl DurableOptions {
-    /// These options with an approval expiry.
+    /// Sets how long an approval interrupt waits before its call fails with 1016 (default: for
+    /// ever).
     ///
     /// ```
     /// use std::time::Duration;
-    /// let options = pleach_core::durable::DurableOptions::default().with_approval_expiry(Duration::from_secs(3600));
+    /// let options = pleach_core::durable::DurableOptions::default().approval_expiry(Duration::from_secs(3600));
     /// assert_eq!(options.approval_expiry, Some(Duration::from_secs(3600)));
     /// ```
     #[must_use]
-    pub fn with_approval_expiry(mut self, expiry: Duration) -> Self {
+    pub fn approval_expiry(mut self, expiry: Duration) -> Self {
         self.approval_expiry = Some(expiry);
         self
     }
 
-    /// These options with at most `steps` model requests.
+    /// Sets how many model requests the conversation makes at most (default
+    /// [`defaults::MAX_STEPS`], 16).
     ///
     /// ```
-    /// assert_eq!(pleach_core::durable::DurableOptions::default().with_max_steps(3).max_steps, 3);
+    /// assert_eq!(pleach_core::durable::DurableOptions::default().max_steps(3).max_steps, 3);
     /// ```
     #[must_use]
-    pub fn with_max_steps(mut self, steps: usize) -> Self {
+    pub fn max_steps(mut self, steps: usize) -> Self {
         self.max_steps = steps;
         self
     }
 
-    /// These options with at most `calls` of a step running at once (`0` is taken as `1`).
+    /// Sets how many calls of a step run at once (`0` is taken as `1`; default
+    /// [`defaults::MAX_CONCURRENCY`], 16).
     ///
     /// ```
-    /// let options = pleach_core::durable::DurableOptions::default().with_max_concurrency(4);
+    /// let options = pleach_core::durable::DurableOptions::default().max_concurrency(4);
     /// assert_eq!(options.max_concurrency, 4);
     /// ```
     #[must_use]
     #[doc(alias = "maxConcurrency")]
-    pub fn with_max_concurrency(mut self, calls: usize) -> Self {
+    pub fn max_concurrency(mut self, calls: usize) -> Self {
         self.max_concurrency = calls;
         self
     }

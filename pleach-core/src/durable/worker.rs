@@ -66,31 +66,34 @@ impl Worker {
         }
     }
 
-    /// The tools the conversations' sessions enable (default: all of the runtime's).
+    /// Sets the sessions' options: which tools the conversations enable (default: all of the
+    /// runtime's).
     ///
     /// ```
     /// use pleach_core::{durable::Worker, Runtime, SessionOptions, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
-    /// let worker = Worker::new(runtime).with_session_options(SessionOptions::enabled(["math"]));
+    /// let worker = Worker::new(runtime).session_options(SessionOptions::enabled(["math"]));
     /// assert!(format!("{worker:?}").contains(r#"enabled: ["math"]"#));
     /// ```
     #[must_use]
-    pub fn with_session_options(mut self, options: SessionOptions) -> Self {
+    pub fn session_options(mut self, options: SessionOptions) -> Self {
         self.session = options;
         self
     }
 
-    /// The response size cap of each model step ([`AgentOptions::max_response_bytes`]).
+    /// Sets the agent options each model step reads (default [`AgentOptions::default`]): their
+    /// response size cap; the durable loop counts steps with its own
+    /// [`DurableOptions`](super::DurableOptions).
     ///
     /// ```
     /// use pleach_core::agent::AgentOptions;
     /// use pleach_core::{durable::Worker, Runtime, ToolRegistryBuilder};
     /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
-    /// let worker = Worker::new(runtime).with_agent_options(AgentOptions::default().with_max_response_bytes(1 << 20));
+    /// let worker = Worker::new(runtime).agent_options(AgentOptions::default().max_response_bytes(1 << 20));
     /// assert!(format!("{worker:?}").contains("max_response_bytes: 1048576"));
     /// ```
     #[must_use]
-    pub fn with_agent_options(mut self, options: AgentOptions) -> Self {
+    pub fn agent_options(mut self, options: AgentOptions) -> Self {
         self.agent = options;
         self
     }

@@ -47,10 +47,10 @@ use super::{
 /// checked against [`Profile::Anthropic`].
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError};
+/// use pleach_core::{ToolError, ToolDefinition};
 /// use pleach_core::providers::anthropic;
 ///
-/// let tool = define_tool("ping", "Answers pong.")
+/// let tool = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// assert_eq!(anthropic::definition(&tool).unwrap(), serde_json::json!({
@@ -105,8 +105,8 @@ pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProb
 /// [`definition`] for every tool of a registry; every problem of every tool if any.
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-/// let ping = define_tool("ping", "Answers pong.")
+/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+/// let ping = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();

@@ -26,11 +26,11 @@ use super::{Profile, ProfileError, ProfileProblem, each_checked_definition};
 /// [`Profile::Mcp`].
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, UnifiedToolDefinition};
+/// use pleach_core::{ToolError, UnifiedToolDefinition, ToolDefinition};
 /// use pleach_core::providers::mcp_tools;
 /// use serde_json::json;
 ///
-/// let tool = define_tool("get_user", "Looks a user up.")
+/// let tool = ToolDefinition::builder("get_user", "Looks a user up.")
 ///     .output_schema(json!({ "type": "object", "properties": { "name": { "type": "string" } } }))
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(json!({ "name": "Ada" })) })
 ///     .unwrap();
@@ -61,8 +61,8 @@ pub fn definition(tool: &UnifiedToolDefinition) -> Result<Value, Vec<ProfileProb
 /// Every tool of a registry as `tools/list` lists them; every problem of every tool if any.
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-/// let ping = define_tool("ping", "Answers pong.")
+/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+/// let ping = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();

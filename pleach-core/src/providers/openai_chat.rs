@@ -49,10 +49,10 @@ use super::{
 /// 2^53, see `docs/providers.md`), `"strict": false`.
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError};
+/// use pleach_core::{ToolError, ToolDefinition};
 /// use pleach_core::providers::openai_chat;
 ///
-/// let tool = define_tool("ping", "Answers pong.")
+/// let tool = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let def = openai_chat::definition(&tool);
@@ -94,8 +94,8 @@ pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProb
 /// [`definition`] for every tool of a registry.
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-/// let ping = define_tool("ping", "Answers pong.")
+/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+/// let ping = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
@@ -109,8 +109,8 @@ pub fn definitions(registry: &dyn ToolSource) -> Vec<Value> {
 /// [`strict_definition`] for every tool of a registry; every problem of every tool if any.
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-/// let any = define_tool("any_input", "Takes any object.")
+/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+/// let any = ToolDefinition::builder("any_input", "Takes any object.")
 ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(any).build().unwrap();

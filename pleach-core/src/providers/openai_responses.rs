@@ -44,10 +44,10 @@ use super::{
 /// the Responses API takes function tools as strict when the field is left out).
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError};
+/// use pleach_core::{ToolError, ToolDefinition};
 /// use pleach_core::providers::openai_responses;
 ///
-/// let tool = define_tool("ping", "Answers pong.")
+/// let tool = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let def = openai_responses::definition(&tool);
@@ -91,8 +91,8 @@ pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProb
 /// [`definition`] for every tool of a registry.
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-/// let ping = define_tool("ping", "Answers pong.")
+/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+/// let ping = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();

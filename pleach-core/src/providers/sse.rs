@@ -21,13 +21,7 @@
 
 use std::mem;
 
-/// The longest line (or event) accepted by default: 8 MiB. A stream that sends more without a
-/// line break is refused rather than buffered without end.
-///
-/// ```
-/// assert_eq!(pleach_core::providers::sse::DEFAULT_MAX_EVENT_BYTES, 8 << 20);
-/// ```
-pub const DEFAULT_MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
+use crate::defaults::MAX_EVENT_BYTES;
 
 /// One Server-Sent Event: its `event:` name, if any, and its `data:` lines joined with `\n`.
 ///
@@ -221,14 +215,15 @@ impl Default for SseFramer {
 }
 
 impl SseFramer {
-    /// A framer with the default size limit ([`DEFAULT_MAX_EVENT_BYTES`]).
+    /// A framer with the default size limit ([`MAX_EVENT_BYTES`], 8 MiB). A stream that sends more
+    /// without a line break is refused rather than buffered without end.
     ///
     /// ```
     /// let framer = pleach_core::providers::sse::SseFramer::new();
     /// # drop(framer);
     /// ```
     pub fn new() -> Self {
-        SseFramer::with_max_event_bytes(DEFAULT_MAX_EVENT_BYTES)
+        SseFramer::with_max_event_bytes(MAX_EVENT_BYTES)
     }
 
     /// A framer that refuses lines and events longer than `max` bytes.
@@ -405,14 +400,15 @@ impl Default for JsonLines {
 }
 
 impl JsonLines {
-    /// A reader with the default size limit ([`DEFAULT_MAX_EVENT_BYTES`]).
+    /// A reader with the default size limit ([`MAX_EVENT_BYTES`], 8 MiB). A stream that sends
+    /// more without a line break is refused rather than buffered without end.
     ///
     /// ```
     /// let lines = pleach_core::providers::sse::JsonLines::new();
     /// # drop(lines);
     /// ```
     pub fn new() -> Self {
-        JsonLines::with_max_event_bytes(DEFAULT_MAX_EVENT_BYTES)
+        JsonLines::with_max_event_bytes(MAX_EVENT_BYTES)
     }
 
     /// A reader that refuses lines longer than `max` bytes.

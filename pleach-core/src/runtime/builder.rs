@@ -1,6 +1,7 @@
-//! [`RuntimeBuilder`] and its settings: the registry and plugins, limits, timeouts, idempotency,
-//! concurrency and overload, what tools are given and what session state persists, detectors
-//! and the interrupt key, what is recorded; the defaults (`DEFAULT_*`); and `build`, which checks
+//! [`RuntimeBuilder`] and the settings that are the runtime's alone: the registry and plugins,
+//! limits, timeouts, concurrency and overload, the interrupt key, what is recorded. The settings a
+//! plugin takes too (per-tool timeouts and idempotency, provided values, persisted state,
+//! detectors) come from `plugin/settings.rs`, and the defaults from [`defaults`]. `build` checks
 //! it all (`checks.rs`) into a [`Runtime`].
 
 use std::collections::HashMap;
@@ -13,8 +14,10 @@ use super::checks::{
     RuntimeError, check_detectors, of_plugins, own, per_tool, persisted_kinds, require_tool,
 };
 use crate::batch::{BatchingConfig, BatchingHint, Slots};
-use crate::extensions::{Extensions, PersistedKind, PersistentState};
+use crate::defaults;
+use crate::extensions::Extensions;
 use crate::plugin::PleachPlugin;
+use crate::plugin::settings::{SharedSettings, shared_setters};
 use crate::registry::{self, ToolRegistryBuilder, ToolSource};
 use crate::safety::FabricationDetector;
 use crate::session::shared::{Config, Limits, OverloadPolicy, RuntimeInner, Safety};
@@ -40,19 +43,15 @@ pub struct RuntimeBuilder {
     plugins: Vec<PleachPlugin>,
     limits: Limits,
     default_timeout: Option<Duration>,
-    tool_timeouts: Vec<(String, Duration)>,
-    idempotent: Vec<(String, bool)>,
     cancel_grace: Option<Duration>,
     approval_timeout: Option<Duration>,
     max_repeated_failures: Option<u32>,
     max_concurrency: Option<usize>,
     max_in_flight: Option<usize>,
     overload: OverloadPolicy,
-    extensions: Extensions,
-    detectors: Vec<Arc<dyn FabricationDetector>>,
+    settings: SharedSettings,
     interrupt_key: Option<Vec<u8>>,
     provenance_from_user: bool,
-    persisted: Vec<PersistedKind>,
     trace_payloads: Option<usize>,
     #[cfg(feature = "otel")]
     meter: Option<opentelemetry::metrics::Meter>,
@@ -65,59 +64,20 @@ impl fmt::Debug for RuntimeBuilder {
             .field("plugins", &self.plugins)
             .field("limits", &self.limits)
             .field("default_timeout", &self.default_timeout)
-            .field("tool_timeouts", &self.tool_timeouts)
+            .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
 }
 
-/// The default grace period between a call's signal firing and the call being dropped.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_CANCEL_GRACE, std::time::Duration::from_secs(2));
-/// ```
-pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(2);
-/// The default timeout of a call.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_TIMEOUT, std::time::Duration::from_secs(120));
-/// ```
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_mins(2);
-/// How long a call waits for the user's decision on its approval interrupt by default.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_APPROVAL_TIMEOUT, std::time::Duration::from_secs(15 * 60));
-/// ```
-pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_mins(15);
-/// How many times a call may fail recoverably with the same arguments in one user turn before
-/// the next identical call fails as not recoverable.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_MAX_REPEATED_FAILURES, 3);
-/// ```
-pub const DEFAULT_MAX_REPEATED_FAILURES: u32 = 3;
-/// How many calls run at once across all of a runtime's sessions by default.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_MAX_IN_FLIGHT, 1024);
-/// ```
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
-
-/// How many calls of one turn run at once by default.
-///
-/// ```
-/// assert_eq!(pleach_core::runtime::DEFAULT_MAX_CONCURRENCY, 16);
-/// ```
-pub const DEFAULT_MAX_CONCURRENCY: usize = 16;
-
 impl RuntimeBuilder {
     /// Looks tools up in `registry` instead of the active registry
-    /// ([`set_orchestrator_registry`](crate::set_orchestrator_registry), else
+    /// ([`set_active_registry`](crate::set_active_registry), else
     /// [`tool_registry()`](crate::tool_registry)).
     ///
     /// ```
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let ping = define_tool("ping", "Answers pong.")
+    /// let ping = ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
@@ -132,14 +92,14 @@ impl RuntimeBuilder {
     /// Adds a plugin: its tools join the registry, its configuration applies.
     ///
     /// ```
-    /// use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, ToolError, ToolRegistryBuilder, PleachPlugin, ToolDefinition};
     ///
-    /// let ping = define_tool("ping", "Answers pong.")
+    /// let ping = ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
     ///     .registry(ToolRegistryBuilder::new().build().unwrap())
-    ///     .plugin(define_pleach_plugin("net").contribute_tools([ping]))
+    ///     .plugin(PleachPlugin::new("net").tools([ping]))
     ///     .build()
     ///     .unwrap();
     /// assert!(runtime.registry().contains("ping"));
@@ -149,13 +109,14 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Sets the argument limits.
+    /// Sets the limits on a call's arguments and result (default [`Limits::default`]: the sizes
+    /// in [`defaults`]).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{define_tool, Limits, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Limits, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let echo = define_tool("echo", "Returns its arguments.")
+    /// let echo = ToolDefinition::builder("echo", "Returns its arguments.")
     ///     .execute_json(|args, _| async move { Ok::<_, ToolError>(args) })
     ///     .unwrap();
     /// let mut limits = Limits::default();
@@ -175,14 +136,14 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Sets the timeout of every call without its own (default [`DEFAULT_TIMEOUT`]).
+    /// Sets the timeout of every call without its own (default [`defaults::TIMEOUT`]).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// use std::time::Duration;
-    /// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let slow = define_tool("slow", "Takes a minute.")
+    /// let slow = ToolDefinition::builder("slow", "Takes a minute.")
     ///     .execute_json(|_, _| async {
     ///         tokio::time::sleep(Duration::from_secs(60)).await;
     ///         Ok::<_, ToolError>(serde_json::json!("done"))
@@ -203,52 +164,8 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Sets the timeout of one tool, by name.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
-    ///
-    /// let fetch = define_tool("fetch", "Fetches.")
-    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
-    ///     .unwrap();
-    /// let registry = || ToolRegistryBuilder::new().register(fetch.clone()).build().unwrap();
-    /// assert!(Runtime::builder().registry(registry()).tool_timeout("fetch", Duration::from_secs(10)).build().is_ok());
-    /// // A timeout for a tool that does not exist is a configuration error.
-    /// let err = Runtime::builder().registry(registry()).tool_timeout("fetc", Duration::from_secs(10)).build();
-    /// assert!(err.is_err());
-    /// ```
-    pub fn tool_timeout(mut self, tool_name: impl Into<String>, timeout: Duration) -> Self {
-        self.tool_timeouts.push((tool_name.into(), timeout));
-        self
-    }
-
-    /// Declares whether calls of the tool named `tool_name` may run again when their first run's
-    /// end is unknown (a durable engine's worker died while running it; `docs/durable.md`), over
-    /// any plugin's declaration. An idempotent tool's call is retried; any other's fails with 1018
-    /// ([`ErrorCode::OutcomeUnknown`](crate::ErrorCode::OutcomeUnknown)) so the model decides.
-    /// Without a declaration a tool is idempotent when it reads: its batching strategy is
-    /// `Parallel` (a read verb in its name, or a plugin's hint; [`Runtime::is_idempotent`]).
-    ///
-    /// ```
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
-    ///
-    /// let tool = |name: &str| define_tool(name, "A tool.")
-    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(null)) })
-    ///     .unwrap();
-    /// let registry = ToolRegistryBuilder::new().register(tool("get_balance")).register(tool("charge_card")).register(tool("set_flag")).build().unwrap();
-    /// let runtime = Runtime::builder().registry(registry).idempotent("set_flag", true).build().unwrap();
-    /// assert_eq!(runtime.is_idempotent("get_balance"), Some(true)); // a read
-    /// assert_eq!(runtime.is_idempotent("charge_card"), Some(false)); // a write
-    /// assert_eq!(runtime.is_idempotent("set_flag"), Some(true)); // declared
-    /// ```
-    pub fn idempotent(mut self, tool_name: impl Into<String>, idempotent: bool) -> Self {
-        self.idempotent.push((tool_name.into(), idempotent));
-        self
-    }
-
     /// Sets how long a call may take to finish after its signal fires (cancellation or timeout)
-    /// before it is dropped (default [`DEFAULT_CANCEL_GRACE`]).
+    /// before it is dropped (default [`defaults::CANCEL_GRACE`]).
     ///
     /// ```
     /// use std::time::Duration;
@@ -266,7 +183,7 @@ impl RuntimeBuilder {
     }
 
     /// Sets how long a call waits for the host's decision on its approval interrupt (default
-    /// [`DEFAULT_APPROVAL_TIMEOUT`]). A call still waiting then fails with 1016
+    /// [`defaults::APPROVAL_TIMEOUT`]). A call still waiting then fails with 1016
     /// ([`ErrorCode::ApprovalTimedOut`](crate::ErrorCode::ApprovalTimedOut), not recoverable) and
     /// its interrupt can no longer be resolved. The wait holds the turn (and its task) open: for
     /// decisions that take hours, [seal](crate::Session::seal) the interrupt, let the turn end, and
@@ -275,10 +192,10 @@ impl RuntimeBuilder {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// use std::time::Duration;
-    /// use pleach_core::{define_tool, ErrorCode, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{ErrorCode, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
     /// use pleach_core::safety::ApprovalRequired;
     ///
-    /// let delete = define_tool("delete_expense", "Deletes an expense.")
+    /// let delete = ToolDefinition::builder("delete_expense", "Deletes an expense.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!(true)) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
@@ -300,15 +217,15 @@ impl RuntimeBuilder {
     }
 
     /// Sets how many recoverable failures with the same arguments a tool may have in one user
-    /// turn (default [`DEFAULT_MAX_REPEATED_FAILURES`]); the next identical call fails with 1015.
+    /// turn (default [`defaults::MAX_REPEATED_FAILURES`]); the next identical call fails with 1015.
     /// Only identical calls are counted and refused; 0 acts as 1 (a call that failed once is
     /// refused the next time).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let lookup = define_tool("lookup", "Finds nothing.")
+    /// let lookup = ToolDefinition::builder("lookup", "Finds nothing.")
     ///     .execute_json(|_, _| async { Err::<serde_json::Value, _>(ToolError::failed("not found")) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
@@ -327,7 +244,7 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Sets how many calls of one turn run at once (default [`DEFAULT_MAX_CONCURRENCY`]): the
+    /// Sets how many calls of one turn run at once (default [`defaults::MAX_CONCURRENCY`]): the
     /// global cap of [`BatchingConfig`]. Each tool's calls also follow its
     /// [`BatchingStrategy`](crate::BatchingStrategy).
     ///
@@ -346,7 +263,7 @@ impl RuntimeBuilder {
     }
 
     /// Caps the calls running at once across all the runtime's sessions (default
-    /// [`DEFAULT_MAX_IN_FLIGHT`]); what happens to a call beyond it is the
+    /// [`defaults::MAX_IN_FLIGHT`]); what happens to a call beyond it is the
     /// [`OverloadPolicy`].
     ///
     /// ```
@@ -379,65 +296,6 @@ impl RuntimeBuilder {
     /// ```
     pub fn overload_policy(mut self, policy: OverloadPolicy) -> Self {
         self.overload = policy;
-        self
-    }
-
-    /// Provides a value tools read with [`ToolContext::get`](crate::ToolContext::get): their
-    /// configuration (a root folder, an allowlist, an HTTP client). One value per type; a second
-    /// replaces the first, and it wins over a plugin's value of the same type.
-    ///
-    /// ```rust
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{tool, Runtime, SessionOptions, ToolCall, ToolContext};
-    ///
-    /// struct Currency(&'static str);
-    ///
-    /// /// Formats a price.
-    /// #[tool]
-    /// async fn price(ctx: ToolContext, cents: u64) -> String {
-    ///     let currency = ctx.get::<Currency>().map_or("USD", |c| c.0);
-    ///     format!("{}.{:02} {currency}", cents / 100, cents % 100)
-    /// }
-    ///
-    /// let runtime = Runtime::builder().provide(Currency("EUR")).build().unwrap();
-    /// let session = runtime.create_session(SessionOptions::enabled(["price"])).unwrap();
-    /// let out = session.call(ToolCall::new("c1", "price", r#"{"cents":1250}"#)).await.outcome.unwrap();
-    /// assert_eq!(out, "12.50 EUR");
-    /// # }
-    /// ```
-    pub fn provide<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
-        self.extensions.insert(value);
-        self
-    }
-
-    /// Makes the session state `T` persistent: [`Session::save_state`](crate::Session::save_state)
-    /// saves it and [`Session::restore_state`](crate::Session::restore_state) restores it, so a
-    /// host can keep a session's state outside the process (`pleach mcp --http --session-store`
-    /// keeps the scratchpad's notes in Redis this way).
-    ///
-    /// ```rust
-    /// # use std::sync::Mutex;
-    /// use pleach_core::extensions::PersistentState;
-    /// use pleach_core::{Runtime, SessionOptions};
-    ///
-    /// #[derive(Default)]
-    /// struct Seen(Mutex<Vec<String>>);
-    /// impl PersistentState for Seen {
-    ///     const KEY: &'static str = "doc_persist_state::Seen";
-    ///     fn save(&self) -> serde_json::Value { self.0.lock().unwrap().clone().into() }
-    ///     fn restore(&self, v: serde_json::Value) -> Result<(), String> {
-    ///         *self.0.lock().unwrap() = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    ///         Ok(())
-    ///     }
-    /// }
-    ///
-    /// let runtime = Runtime::builder().persist_state::<Seen>().build().unwrap();
-    /// let session = runtime.create_session(SessionOptions::default()).unwrap();
-    /// session.state::<Seen>().0.lock().unwrap().push("report.csv".into());
-    /// assert_eq!(session.save_state()["doc_persist_state::Seen"], serde_json::json!(["report.csv"]));
-    /// ```
-    pub fn persist_state<T: PersistentState>(mut self) -> Self {
-        self.persisted.push(PersistedKind::of::<T>());
         self
     }
 
@@ -479,31 +337,9 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Registers a fabrication detector (see [`safety`](crate::safety)): before a call to a tool
-    /// it covers runs, it inspects the arguments, and its findings route the call by the tool's
-    /// tier. Every `critical` tool must be covered by some detector, or `build` fails.
-    ///
-    /// ```rust,standalone_crate
-    /// use pleach_core::{unified_tool, Runtime, RuntimeError, safety::ProvenanceDetector};
-    ///
-    /// /// Closes an account.
-    /// #[unified_tool(safety_tier = "critical")]
-    /// async fn close_account(account_id: String) -> bool { !account_id.is_empty() }
-    ///
-    /// let err = Runtime::builder().build().unwrap_err();
-    /// assert!(matches!(err, RuntimeError::UncoveredCriticalTools(ref tools) if tools == &["close_account"]));
-    ///
-    /// let detector = ProvenanceDetector::new().guard("close_account", ["/account_id"]);
-    /// assert!(Runtime::builder().detector(detector).build().is_ok());
-    /// ```
-    pub fn detector(mut self, detector: impl FabricationDetector) -> Self {
-        self.detectors.push(Arc::new(detector));
-        self
-    }
-
     /// The key that seals pending approval interrupts ([`Session::seal`](crate::Session::seal)) and
-    /// checks them on [`Session::resume`](crate::Session::resume). Keep it secret: whoever has it
-    /// can forge an approval.
+    /// checks them on [`Session::resume`](crate::Session::resume) (default: none, and sealing
+    /// fails). Keep it secret: whoever has it can forge an approval.
     ///
     /// ```
     /// use pleach_core::{Runtime, ToolRegistryBuilder};
@@ -538,6 +374,8 @@ impl RuntimeBuilder {
         self
     }
 
+    shared_setters!();
+
     /// Checks everything and builds the runtime: tool names unique across the registry and the
     /// plugins (an error names both definition sites), configuration naming only existing tools.
     ///
@@ -555,7 +393,7 @@ impl RuntimeBuilder {
         let implicit = self.registry.is_none();
         let source = match self.registry {
             Some(registry) => registry,
-            None => registry::checked_active_registry()?,
+            None => registry::try_active_registry()?,
         };
         let mut builder =
             ToolRegistryBuilder::new().register_all(source.tools().into_iter().cloned());
@@ -597,30 +435,32 @@ impl RuntimeBuilder {
         // A plugin's timeout wins over the runtime's; the runtime's idempotency over a plugin's.
         let timeouts = per_tool(
             &registry,
-            own(self.tool_timeouts).chain(of_plugins(&self.plugins, |p| &p.tool_timeouts)),
+            own(self.settings.tool_timeouts)
+                .chain(of_plugins(&self.plugins, |p| &p.settings.tool_timeouts)),
         )?;
         let idempotent = per_tool(
             &registry,
-            of_plugins(&self.plugins, |p| &p.idempotent).chain(own(self.idempotent)),
+            of_plugins(&self.plugins, |p| &p.settings.idempotent)
+                .chain(own(self.settings.idempotent)),
         )?;
 
         let detectors: Vec<Arc<dyn FabricationDetector>> = self
             .plugins
             .iter()
-            .flat_map(|plugin| plugin.detectors.iter().cloned())
-            .chain(self.detectors)
+            .flat_map(|plugin| plugin.settings.detectors.iter().cloned())
+            .chain(self.settings.detectors)
             .collect();
         check_detectors(&registry, &detectors)?;
 
-        let persisted = persisted_kinds(&self.plugins, &self.persisted);
+        let persisted = persisted_kinds(&self.plugins, &self.settings.persisted);
 
         let mut extensions = Extensions::new();
         for plugin in &self.plugins {
-            extensions.extend(&plugin.extensions);
+            extensions.extend(&plugin.settings.extensions);
         }
-        extensions.extend(&self.extensions);
+        extensions.extend(&self.settings.extensions);
 
-        let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
+        let max_in_flight = self.max_in_flight.unwrap_or(defaults::MAX_IN_FLIGHT);
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
                 in_flight: Slots::new(max_in_flight),
@@ -635,16 +475,16 @@ impl RuntimeBuilder {
                 },
                 config: Config {
                     limits: self.limits,
-                    default_timeout: self.default_timeout.unwrap_or(DEFAULT_TIMEOUT),
+                    default_timeout: self.default_timeout.unwrap_or(defaults::TIMEOUT),
                     tool_timeouts: timeouts,
                     idempotent,
-                    cancel_grace: self.cancel_grace.unwrap_or(DEFAULT_CANCEL_GRACE),
-                    approval_timeout: self.approval_timeout.unwrap_or(DEFAULT_APPROVAL_TIMEOUT),
+                    cancel_grace: self.cancel_grace.unwrap_or(defaults::CANCEL_GRACE),
+                    approval_timeout: self.approval_timeout.unwrap_or(defaults::APPROVAL_TIMEOUT),
                     max_repeated_failures: self
                         .max_repeated_failures
-                        .unwrap_or(DEFAULT_MAX_REPEATED_FAILURES),
+                        .unwrap_or(defaults::MAX_REPEATED_FAILURES),
                     batching: BatchingConfig::new(
-                        self.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY),
+                        self.max_concurrency.unwrap_or(defaults::MAX_CONCURRENCY),
                     ),
                     hints,
                     recording: crate::session::telemetry::Recording {

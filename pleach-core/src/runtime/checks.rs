@@ -15,10 +15,10 @@ use crate::session::suggestion::suggestion;
 /// Why a runtime could not be built.
 ///
 /// ```rust
-/// use pleach_core::{define_pleach_plugin, Runtime, RuntimeError};
+/// use pleach_core::{Runtime, RuntimeError, PleachPlugin};
 /// use std::time::Duration;
 ///
-/// let typo = define_pleach_plugin("ops").tool_timeout("serch_corpus", Duration::from_secs(1));
+/// let typo = PleachPlugin::new("ops").tool_timeout("serch_corpus", Duration::from_secs(1));
 /// let err = Runtime::builder()
 ///     .registry(pleach_core::ToolRegistryBuilder::new().build().unwrap())
 ///     .plugin(typo)
@@ -142,7 +142,7 @@ pub(super) fn persisted_kinds(
     let mut persisted: Vec<PersistedKind> = Vec::new();
     let named = plugins
         .iter()
-        .flat_map(|plugin| plugin.persisted.iter())
+        .flat_map(|plugin| plugin.settings.persisted.iter())
         .chain(host);
     for kind in named {
         if !persisted.iter().any(|known| known.key() == kind.key()) {

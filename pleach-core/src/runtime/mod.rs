@@ -11,12 +11,9 @@ mod builder;
 mod checks;
 
 pub use crate::session::shared::{Limits, OverloadPolicy};
+pub use builder::RuntimeBuilder;
 #[doc(hidden)]
 pub use builder::warn_no_tools;
-pub use builder::{
-    DEFAULT_APPROVAL_TIMEOUT, DEFAULT_CANCEL_GRACE, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_IN_FLIGHT,
-    DEFAULT_MAX_REPEATED_FAILURES, DEFAULT_TIMEOUT, RuntimeBuilder,
-};
 pub use checks::RuntimeError;
 
 use std::sync::Arc;
@@ -71,9 +68,9 @@ impl Runtime {
     /// Every tool the runtime knows.
     ///
     /// ```
-    /// use pleach_core::{define_tool, Runtime, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let ping = define_tool("ping", "Answers pong.")
+    /// let ping = ToolDefinition::builder("ping", "Answers pong.")
     ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
@@ -115,14 +112,14 @@ impl Runtime {
     /// its definition ([`infer_batching_strategy`]).
     ///
     /// ```rust
-    /// use pleach_core::{define_pleach_plugin, tool, BatchingHint, BatchingStrategy, Runtime};
+    /// use pleach_core::{tool, BatchingHint, BatchingStrategy, Runtime, PleachPlugin};
     ///
     /// /// Sends a message.
     /// #[tool]
     /// async fn send_message(to: String) -> String { to }
     ///
-    /// let plugin = define_pleach_plugin("mail")
-    ///     .contribute_batching_hints([BatchingHint::new("send_message", BatchingStrategy::Parallel)]);
+    /// let plugin = PleachPlugin::new("mail")
+    ///     .batching_hints([BatchingHint::new("send_message", BatchingStrategy::Parallel)]);
     /// let runtime = Runtime::builder().plugin(plugin).build().unwrap();
     /// assert_eq!(runtime.batching_strategy("send_message"), Some(BatchingStrategy::Parallel));
     /// assert_eq!(Runtime::builder().build().unwrap().batching_strategy("send_message"), Some(BatchingStrategy::Serial));
@@ -162,15 +159,15 @@ impl Runtime {
     /// runtime with the tool enabled would run.
     ///
     /// ```rust
-    /// use pleach_core::{define_pleach_plugin, define_tool, Runtime, ToolCall, ToolError};
+    /// use pleach_core::{Runtime, ToolCall, ToolError, PleachPlugin, ToolDefinition};
     /// use serde_json::json;
     ///
-    /// let fetch = define_tool("fetch_document", "Fetches a document.")
+    /// let fetch = ToolDefinition::builder("fetch_document", "Fetches a document.")
     ///     .input_schema(json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }))
     ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
-    ///     .plugin(define_pleach_plugin("docs").contribute_tools([fetch]))
+    ///     .plugin(PleachPlugin::new("docs").tools([fetch]))
     ///     .build()
     ///     .unwrap();
     /// assert!(runtime.validate_tool_call(&ToolCall::new("c1", "fetch_document", r#"{"id":"a"}"#)).valid);

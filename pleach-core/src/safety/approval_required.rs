@@ -28,10 +28,10 @@ use crate::call::ToolCall;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolEvent, ToolRegistryBuilder};
+/// use pleach_core::{Runtime, SessionOptions, ToolCall, ToolError, ToolEvent, ToolRegistryBuilder, ToolDefinition};
 /// use pleach_core::safety::ApprovalRequired;
 ///
-/// let delete = define_tool("delete_expense", "Deletes an expense.")
+/// let delete = ToolDefinition::builder("delete_expense", "Deletes an expense.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!({ "deleted": true })) })
 ///     .unwrap();
 /// let runtime = Runtime::builder()

@@ -2,7 +2,7 @@
 //!
 //! A host registers [`FabricationDetector`]s (with
 //! [`RuntimeBuilder::detector`](crate::RuntimeBuilder::detector) or a plugin's
-//! [`contribute_detectors`](crate::PleachPlugin::contribute_detectors)). Before a call to a tool a
+//! [`detector`](crate::PleachPlugin::detector)). Before a call to a tool a
 //! detector covers runs, the detector inspects its arguments against the turn's [`Provenance`];
 //! each [`Finding`] routes the call by the tool's [`SafetyTier`]:
 //!
@@ -226,7 +226,7 @@ pub(crate) fn uncovered_message(uncovered: &[String]) -> String {
     let names: Vec<String> = uncovered.iter().map(|n| format!("`{n}`")).collect();
     format!(
         "critical tools not covered by any fabrication detector: {}; register a detector that \
-         covers each (RuntimeBuilder::detector or a plugin's contribute_detectors), or lower its tier",
+         covers each (RuntimeBuilder::detector or PleachPlugin::detector), or lower its tier",
         names.join(", ")
     )
 }

@@ -16,9 +16,9 @@
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+//! use pleach_core::{Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
 //!
-//! let echo = define_tool("echo", "Returns its arguments.")
+//! let echo = ToolDefinition::builder("echo", "Returns its arguments.")
 //!     .execute_json(|args, _| async move { Ok::<_, ToolError>(args) })
 //!     .unwrap();
 //! let runtime = Runtime::builder()

@@ -10,26 +10,31 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::batch::{BatchingConfig, BatchingHint, Slots};
+use crate::defaults;
 use crate::extensions::{Extensions, PersistedKind};
 use crate::registry::ToolRegistry;
 use crate::safety::FabricationDetector;
 
 /// Limits on a call's arguments, enforced before they are parsed into a value, and on its result.
+/// Read them as fields; set them with the setter of the same name.
 ///
 /// ```
-/// let limits = pleach_core::Limits::default();
+/// let limits = pleach_core::Limits::default().max_argument_depth(8);
 /// assert_eq!(limits.max_argument_bytes, 1024 * 1024);
-/// assert_eq!(limits.max_argument_depth, 64);
+/// assert_eq!(limits.max_argument_depth, 8);
 /// assert_eq!(limits.max_result_bytes, 8 * 1024 * 1024);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
-    /// The longest arguments text accepted, in bytes (default 1 MiB).
+    /// The longest arguments text accepted, in bytes (default [`defaults::MAX_ARGUMENT_BYTES`],
+    /// 1 MiB).
     pub max_argument_bytes: usize,
-    /// The deepest nesting of arrays and objects accepted (default 64).
+    /// The deepest nesting of arrays and objects accepted (default
+    /// [`defaults::MAX_ARGUMENT_DEPTH`], 64).
     pub max_argument_depth: usize,
-    /// The largest result accepted, as JSON text, in bytes (default 8 MiB): a bigger one fails
+    /// The largest result accepted, as JSON text, in bytes (default [`defaults::MAX_RESULT_BYTES`],
+    /// 8 MiB): a bigger one fails
     /// with 1002 rather than flooding the conversation and the model's context. Counted without
     /// writing the text: exactly, except that a fractional number counts as 24 bytes and a
     /// string's escapes are not counted.
@@ -39,36 +44,49 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_argument_bytes: 1024 * 1024,
-            max_argument_depth: 64,
-            max_result_bytes: 8 * 1024 * 1024,
+            max_argument_bytes: defaults::MAX_ARGUMENT_BYTES,
+            max_argument_depth: defaults::MAX_ARGUMENT_DEPTH,
+            max_result_bytes: defaults::MAX_RESULT_BYTES,
         }
     }
 }
 
 impl Limits {
-    /// Limits with the given size and depth.
+    /// Sets the longest arguments text accepted, in bytes (default
+    /// [`defaults::MAX_ARGUMENT_BYTES`], 1 MiB): a longer one fails before it is parsed.
     ///
     /// ```
-    /// let limits = pleach_core::Limits::new(4096, 8);
-    /// assert_eq!(limits.max_argument_depth, 8);
+    /// let limits = pleach_core::Limits::default().max_argument_bytes(4096);
+    /// assert_eq!(limits.max_argument_bytes, 4096);
     /// ```
-    pub fn new(max_argument_bytes: usize, max_argument_depth: usize) -> Self {
-        Limits {
-            max_argument_bytes,
-            max_argument_depth,
-            ..Limits::default()
-        }
+    #[must_use]
+    pub fn max_argument_bytes(mut self, bytes: usize) -> Self {
+        self.max_argument_bytes = bytes;
+        self
     }
 
-    /// The same limits with another cap on a result's size.
+    /// Sets the deepest nesting of arrays and objects accepted in arguments (default
+    /// [`defaults::MAX_ARGUMENT_DEPTH`], 64).
     ///
     /// ```
-    /// let limits = pleach_core::Limits::default().with_max_result_bytes(1024);
+    /// let limits = pleach_core::Limits::default().max_argument_depth(8);
+    /// assert_eq!(limits.max_argument_depth, 8);
+    /// ```
+    #[must_use]
+    pub fn max_argument_depth(mut self, depth: usize) -> Self {
+        self.max_argument_depth = depth;
+        self
+    }
+
+    /// Sets the largest result accepted, as JSON text, in bytes (default
+    /// [`defaults::MAX_RESULT_BYTES`], 8 MiB).
+    ///
+    /// ```
+    /// let limits = pleach_core::Limits::default().max_result_bytes(1024);
     /// assert_eq!(limits.max_result_bytes, 1024);
     /// ```
     #[must_use]
-    pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
         self.max_result_bytes = bytes;
         self
     }

@@ -66,9 +66,9 @@ impl Session {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
-    /// let echo = define_tool("echo", "Returns its arguments.")
+    /// let echo = ToolDefinition::builder("echo", "Returns its arguments.")
     ///     .execute_json(|args, _| async move { Ok::<_, ToolError>(args) })
     ///     .unwrap();
     /// let runtime = Runtime::builder()
@@ -361,10 +361,10 @@ impl Turn {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use pleach_core::{define_tool, Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{Runtime, SessionOptions, ToolCall, ToolError, ToolRegistryBuilder, ToolDefinition};
     ///
     /// // A tool that waits until its call is cancelled.
-    /// let wait = define_tool("wait", "Waits for its signal.")
+    /// let wait = ToolDefinition::builder("wait", "Waits for its signal.")
     ///     .execute_json(|_, ctx| async move {
     ///         ctx.signal.cancelled().await;
     ///         Err::<serde_json::Value, _>(ToolError::failed("stopped"))

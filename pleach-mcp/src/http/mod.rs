@@ -69,9 +69,9 @@ mod server;
 use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "redis")]
-pub use crate::store::{DEFAULT_SESSION_TTL, RedisSessionStore};
+pub use crate::store::RedisSessionStore;
 pub use jwt::JwtValidation;
-pub use options::{DEFAULT_DRAIN_TIMEOUT, DEFAULT_MAX_BODY_BYTES, HttpOptions};
+pub use options::HttpOptions;
 pub use server::{HttpServer, serve_http, shutdown_signal};
 
 use self::auth::Authenticator;

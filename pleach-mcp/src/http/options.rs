@@ -1,7 +1,7 @@
 //! [`HttpOptions`] and its builder methods: where the server listens, which origins and hosts
 //! may reach it, who may call (bearer tokens, JWTs, the protected-resource metadata), its limits,
-//! how it drains, and (feature `redis`) where its sessions are kept; the defaults
-//! (`DEFAULT_*`).
+//! how it drains, and (feature `redis`) where its sessions are kept. The defaults are in
+//! [`defaults`](crate::defaults).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -9,20 +9,7 @@ use std::time::Duration;
 use super::JwtValidation;
 #[cfg(feature = "redis")]
 use super::RedisSessionStore;
-
-/// The largest request body taken by default: 4 MiB (rmcp's default too).
-///
-/// ```
-/// assert_eq!(pleach_mcp::http::DEFAULT_MAX_BODY_BYTES, 4 * 1024 * 1024);
-/// ```
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-
-/// How long running calls may go on once draining starts, by default.
-///
-/// ```
-/// assert_eq!(pleach_mcp::http::DEFAULT_DRAIN_TIMEOUT.as_secs(), 30);
-/// ```
-pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::defaults;
 
 /// How an MCP server is served over HTTP: where, to whom, and within which limits.
 ///
@@ -97,8 +84,8 @@ impl HttpOptions {
             jwt: None,
             resource: None,
             authorization_servers: Vec::new(),
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            max_body_bytes: defaults::MAX_BODY_BYTES,
+            drain_timeout: defaults::DRAIN_TIMEOUT,
             drain_notice: Duration::ZERO,
             json_response: true,
             insecure_no_auth: false,
@@ -184,7 +171,8 @@ impl HttpOptions {
         self
     }
 
-    /// The largest request body taken; a larger one gets 413.
+    /// The largest request body taken (default [`defaults::MAX_BODY_BYTES`], 4 MiB); a larger one
+    /// gets 413.
     ///
     /// ```
     /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
@@ -197,7 +185,8 @@ impl HttpOptions {
         self
     }
 
-    /// How long running calls may go on once draining starts; then they are cancelled.
+    /// How long running calls may go on once draining starts (default
+    /// [`defaults::DRAIN_TIMEOUT`], 30 s); then they are cancelled.
     ///
     /// ```
     /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())

@@ -219,7 +219,7 @@ fn definition(
     let called = Arc::clone(connection);
     let remote = remote_name.to_owned();
     let listed = names.clone();
-    let mut builder = pleach_core::tool::define_tool(name.clone(), description)
+    let mut builder = pleach_core::tool::ToolDefinition::builder(name.clone(), description)
         .defined_at(DefinitionSite::elsewhere(format!(
             "the MCP server `{label}` (its tool `{remote_name}`)"
         )))

@@ -65,23 +65,10 @@ use std::time::Duration;
 use self::connection::Connection;
 use self::listing::RemoteTool;
 use self::target::{StdioCommand, Target};
+use crate::defaults;
 use pleach_core::SafetyTier;
-use pleach_core::plugin::{PleachPlugin, define_pleach_plugin};
+use pleach_core::plugin::PleachPlugin;
 use pleach_core::tool::UnifiedToolDefinition;
-
-/// How long the handshake with a server may take by default.
-///
-/// ```
-/// assert_eq!(pleach_mcp::remote::DEFAULT_CONNECT_TIMEOUT.as_secs(), 30);
-/// ```
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How many tools of one server are used by default; the rest are skipped with a warning.
-///
-/// ```
-/// assert_eq!(pleach_mcp::remote::DEFAULT_MAX_TOOLS, 1000);
-/// ```
-pub const DEFAULT_MAX_TOOLS: usize = 1000;
 
 /// Where an MCP server is and how its tools join a runtime; [`connect`](McpRemote::connect)
 /// to use them.
@@ -244,13 +231,13 @@ impl McpRemote {
         McpRemote {
             target,
             label: None,
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            connect_timeout: defaults::CONNECT_TIMEOUT,
             overrides: Overrides {
                 prefix: None,
                 default_tier: None,
                 destructive_tier: SafetyTier::Standard,
                 tiers: Vec::new(),
-                max_tools: DEFAULT_MAX_TOOLS,
+                max_tools: defaults::MAX_TOOLS,
             },
         }
     }
@@ -393,7 +380,7 @@ impl McpRemote {
     }
 
     /// How long starting the server and the handshake may take (default
-    /// [`DEFAULT_CONNECT_TIMEOUT`]); also bounds each reconnection.
+    /// [`defaults::CONNECT_TIMEOUT`], 30 s); also bounds each reconnection.
     ///
     /// ```
     /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"])
@@ -406,7 +393,7 @@ impl McpRemote {
         self
     }
 
-    /// Uses at most `max` of the server's tools (default [`DEFAULT_MAX_TOOLS`]); the rest are
+    /// Uses at most `max` of the server's tools (default [`defaults::MAX_TOOLS`], 1000); the rest are
     /// skipped with a warning. A model chooses poorly among thousands, and providers cap how
     /// many tools a request may carry.
     ///
@@ -659,9 +646,9 @@ impl RemoteServer {
             .read()
             .unwrap_or_else(PoisonError::into_inner);
         let hints: Vec<_> = listed.iter().filter_map(RemoteTool::hint).collect();
-        let mut plugin = define_pleach_plugin(format!("mcp:{}", self.label()))
-            .contribute_tools(self.tools())
-            .contribute_batching_hints(hints);
+        let mut plugin = PleachPlugin::new(format!("mcp:{}", self.label()))
+            .tools(self.tools())
+            .batching_hints(hints);
         for tool in listed.iter() {
             if let Some(idempotent) = tool.idempotent {
                 plugin = plugin.idempotent(tool.definition.name(), idempotent);

@@ -17,18 +17,19 @@ use url::Url;
 use super::guard::{self, Checked, shorten};
 use super::policy::NetPolicy;
 
-/// The caps on one call of a network tool: body size, time, redirects.
+/// The caps on one call of a network tool: body size, time, redirects. Given to a tool's
+/// configuration ([`UrlFetchConfig::limits`](crate::url_fetch::UrlFetchConfig::limits),
+/// [`HttpRequestConfig::limits`](crate::http_request::HttpRequestConfig::limits)).
 ///
 /// ```
 /// use std::time::Duration;
 /// use pleach_tools::net::FetchLimits;
 ///
 /// let limits = FetchLimits::new()
-///     .with_max_body_bytes(64 * 1024)
-///     .with_timeout(Duration::from_secs(10))
-///     .with_max_redirects(2);
-/// assert_eq!(limits.max_body_bytes(), 65_536);
-/// assert_eq!(limits.connect_timeout(), Duration::from_secs(10)); // the default
+///     .max_body_bytes(64 * 1024)
+///     .timeout(Duration::from_secs(10))
+///     .max_redirects(2);
+/// assert_ne!(limits, FetchLimits::new());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchLimits {
@@ -57,107 +58,73 @@ impl FetchLimits {
     /// use pleach_tools::net::FetchLimits;
     ///
     /// let limits = FetchLimits::new();
-    /// assert_eq!(limits.max_body_bytes(), 256 * 1024);
-    /// assert_eq!(limits.timeout(), Duration::from_secs(30));
-    /// assert_eq!(limits.connect_timeout(), Duration::from_secs(10));
-    /// assert_eq!(limits.max_redirects(), 5);
+    /// assert_eq!(limits, FetchLimits::default());
+    /// assert_eq!(
+    ///     limits,
+    ///     FetchLimits::new()
+    ///         .max_body_bytes(256 * 1024)
+    ///         .timeout(Duration::from_secs(30))
+    ///         .connect_timeout(Duration::from_secs(10))
+    ///         .max_redirects(5)
+    /// );
     /// ```
     pub fn new() -> Self {
         FetchLimits::default()
     }
 
-    /// Sets the most body bytes read. A longer body is cut there and the result says
-    /// `truncated: true`; the rest is never read.
+    /// Sets the most body bytes read (default 256 KiB). A longer body is cut there and the result
+    /// says `truncated: true`; the rest is never read.
     ///
     /// ```
-    /// let limits = pleach_tools::net::FetchLimits::new().with_max_body_bytes(64 * 1024);
-    /// assert_eq!(limits.max_body_bytes(), 65_536);
+    /// let limits = pleach_tools::net::FetchLimits::new().max_body_bytes(64 * 1024);
+    /// assert!(format!("{limits:?}").contains("max_body_bytes: 65536"));
     /// ```
     #[must_use]
-    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
         self
     }
 
-    /// Sets the time the whole call may take: resolution, every redirect hop and the body.
-    /// Past it the call fails with code 1010.
+    /// Sets the time the whole call may take (default 30 s): resolution, every redirect hop and
+    /// the body. Past it the call fails with code 1010. The time to connect is capped apart
+    /// ([`connect_timeout`](Self::connect_timeout)).
     ///
     /// ```
     /// use std::time::Duration;
     ///
-    /// let limits = pleach_tools::net::FetchLimits::new().with_timeout(Duration::from_secs(5));
-    /// assert_eq!(limits.timeout(), Duration::from_secs(5));
-    /// assert_eq!(limits.connect_timeout(), Duration::from_secs(10)); // set on its own
+    /// let limits = pleach_tools::net::FetchLimits::new().timeout(Duration::from_secs(5));
+    /// assert!(format!("{limits:?}").contains("timeout: 5s"));
     /// ```
     #[must_use]
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+    pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }
 
-    /// Sets the time one connection (TCP and TLS) may take to set up.
+    /// Sets the time one connection (TCP and TLS) may take to set up (default 10 s).
     ///
     /// ```
     /// use std::time::Duration;
     ///
-    /// let limits = pleach_tools::net::FetchLimits::new().with_connect_timeout(Duration::from_secs(3));
-    /// assert_eq!(limits.connect_timeout(), Duration::from_secs(3));
-    /// assert_eq!(limits.timeout(), Duration::from_secs(30)); // the whole call's limit is unchanged
+    /// let limits = pleach_tools::net::FetchLimits::new().connect_timeout(Duration::from_secs(3));
+    /// assert!(format!("{limits:?}").contains("connect_timeout: 3s"));
     /// ```
     #[must_use]
-    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
     }
 
-    /// Sets how many redirects are followed; 0 returns the redirect response itself.
+    /// Sets how many redirects are followed (default 5); 0 returns the redirect response itself.
     ///
     /// ```
-    /// let limits = pleach_tools::net::FetchLimits::new().with_max_redirects(0);
-    /// assert_eq!(limits.max_redirects(), 0);
+    /// let limits = pleach_tools::net::FetchLimits::new().max_redirects(0);
+    /// assert!(format!("{limits:?}").contains("max_redirects: 0"));
     /// ```
     #[must_use]
-    pub fn with_max_redirects(mut self, redirects: u32) -> Self {
+    pub fn max_redirects(mut self, redirects: u32) -> Self {
         self.max_redirects = redirects;
         self
-    }
-
-    /// The most body bytes read.
-    ///
-    /// ```
-    /// assert_eq!(pleach_tools::net::FetchLimits::new().max_body_bytes(), 262_144);
-    /// ```
-    pub fn max_body_bytes(&self) -> usize {
-        self.max_body_bytes
-    }
-
-    /// The time the whole call may take.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(pleach_tools::net::FetchLimits::new().timeout(), Duration::from_secs(30));
-    /// ```
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    /// The time one connection may take to set up.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(pleach_tools::net::FetchLimits::new().connect_timeout(), Duration::from_secs(10));
-    /// ```
-    pub fn connect_timeout(&self) -> Duration {
-        self.connect_timeout
-    }
-
-    /// How many redirects are followed.
-    ///
-    /// ```
-    /// assert_eq!(pleach_tools::net::FetchLimits::new().max_redirects(), 5);
-    /// ```
-    pub fn max_redirects(&self) -> u32 {
-        self.max_redirects
     }
 }
 

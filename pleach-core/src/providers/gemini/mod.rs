@@ -99,8 +99,8 @@ pub fn definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
 /// rather than the OpenAPI subset).
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError};
-/// let tool = define_tool("ping", "Answers pong.")
+/// use pleach_core::{ToolError, ToolDefinition};
+/// let tool = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let def = pleach_core::providers::gemini::definition_json_schema(&tool);
@@ -131,8 +131,8 @@ pub fn tools(registry: &dyn ToolSource) -> Result<Value, ProfileError> {
 /// The `tools` entry for every tool of a registry, with [`definition_json_schema`].
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-/// let ping = define_tool("ping", "Answers pong.")
+/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+/// let ping = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();

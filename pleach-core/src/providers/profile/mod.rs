@@ -123,10 +123,10 @@ impl Profile {
     /// Checks a tool's name against this profile's rule and transforms its input schema.
     ///
     /// ```
-    /// use pleach_core::{define_tool, ToolError};
+    /// use pleach_core::{ToolError, ToolDefinition};
     /// use pleach_core::providers::Profile;
     ///
-    /// let tool = define_tool("echo", "Returns its input.")
+    /// let tool = ToolDefinition::builder("echo", "Returns its input.")
     ///     .input_schema(serde_json::json!({ "type": "object", "properties": { "text": { "type": "string" } } }))
     ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
     ///     .unwrap();
@@ -218,10 +218,10 @@ impl fmt::Display for ProfileProblem {
 /// Every problem of a set of tools for a profile, by tool name.
 ///
 /// ```
-/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
 /// use pleach_core::providers::{check_registry, Profile};
 ///
-/// let open = define_tool("open_ended", "Takes anything.")
+/// let open = ToolDefinition::builder("open_ended", "Takes anything.")
 ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(open).build().unwrap();
@@ -244,8 +244,8 @@ impl ProfileError {
     ///
     /// ```
     /// use pleach_core::providers::{check_registry, Profile};
-    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-    /// let any = define_tool("any_input", "Takes anything.")
+    /// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+    /// let any = ToolDefinition::builder("any_input", "Takes anything.")
     ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
     ///     .unwrap();
     /// let registry = ToolRegistryBuilder::new().register(any).build().unwrap();
@@ -260,10 +260,10 @@ impl ProfileError {
     /// Every problem, with the name of its tool (see [`ProfileError::profile`] for an example).
     ///
     /// ```
-    /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
+    /// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
     /// use pleach_core::providers::{Profile, check_registry};
     ///
-    /// let any = define_tool("any_input", "Takes anything.")
+    /// let any = ToolDefinition::builder("any_input", "Takes anything.")
     ///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
     ///     .unwrap();
     /// let registry = ToolRegistryBuilder::new().register(any).build().unwrap();
@@ -296,8 +296,8 @@ impl fmt::Display for ProfileError {
 ///
 /// ```
 /// use pleach_core::providers::{check_registry, Profile};
-/// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
-/// let ping = define_tool("ping", "Answers pong.")
+/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+/// let ping = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
