@@ -59,7 +59,7 @@ const PLEACH_CORE_LAYERS: &[(&str, &[&str])] = &[
 
 /// Every crate of the workspace with a `src/` folder; `every_crate_is_checked` holds the list to
 /// the folders that exist.
-const CRATES: &[&str] = &[
+pub(crate) const CRATES: &[&str] = &[
     "pleach-suggest",
     "pleach-macros",
     "pleach-contract",
