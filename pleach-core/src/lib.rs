@@ -60,7 +60,7 @@
 //! | [`extensions`] | [`RuntimeBuilder::provide`] configuration and per-session state tools read through their context |
 //! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`ToolSource`], [`set_orchestrator_registry`] | the registry, and the trait a host implements over its own storage |
 //! | [`Runtime`], [`Session`], [`Turn`], [`define_pleach_plugin`] | the runtime: sessions, turns of calls, plugins |
-//! | [`BatchingStrategy`], [`infer_batching_strategy`], [`batching_strategy_for_tool`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
+//! | [`BatchingStrategy`], [`infer_batching_strategy`], [`Runtime::batching_strategy`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
 //! | [`ToolEvent`], [`EventStream`] | `tool.started` / `tool.delta` / `tool.completed` / `tool.failed` (`docs/events.md`) |
 //! | [`assemble`]: [`StreamAssembler`], [`IncrementalJson`] | streamed tool calls: argument fragments parsed as they come (linear cost), a call final only on its provider's end signal (`docs/events.md`) |
 //! | [`Message`] | the conversation a session writes results back into |
@@ -167,7 +167,7 @@ pub use assemble::{
 };
 pub use batch::{
     BatchingConfig, BatchingHint, BatchingStrategy, Lane, Semaphore, ToolBatchExecutor,
-    batching_strategy_for_tool, infer_batching_strategy,
+    infer_batching_strategy,
 };
 pub use conversation::Message;
 pub use event::{EventSender, EventStream, ToolEvent};
