@@ -268,14 +268,12 @@ struct ExportedMacros(Vec<String>);
 
 impl Visit<'_> for ExportedMacros {
     fn visit_item_macro(&mut self, item: &ItemMacro) {
-        if item
+        let exported = item
             .attrs
             .iter()
-            .any(|attr| attr.path().is_ident("macro_export"))
-        {
-            if let Some(ident) = &item.ident {
-                self.0.push(ident.to_string());
-            }
+            .any(|attr| attr.path().is_ident("macro_export"));
+        if let (true, Some(ident)) = (exported, &item.ident) {
+            self.0.push(ident.to_string());
         }
     }
 }
