@@ -4,7 +4,7 @@
 //! [`RuntimeBuilder::detector`](crate::RuntimeBuilder::detector) or a plugin's
 //! [`contribute_detectors`](crate::PleachPlugin::contribute_detectors)). Before a call to a tool a
 //! detector covers runs, the detector inspects its arguments against the turn's [`Provenance`];
-//! each [`Finding`] routes the call by the tool's [`SafetyTier`](crate::tier::SafetyTier):
+//! each [`Finding`] routes the call by the tool's [`SafetyTier`]:
 //!
 //! | tier | a finding means |
 //! | --- | --- |
