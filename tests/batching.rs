@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pleach_core::{
     BatchingConfig, BatchingHint, BatchingStrategy, Lane, PleachPlugin, Runtime, Session,
-    SessionOptions, ToolBatchExecutor, ToolCall, batching_strategy_for_tool, tool,
+    SessionOptions, ToolBatchExecutor, ToolCall, tool,
 };
 
 /// What ran when: `(call id, "start" | "end", virtual ms)`.
@@ -119,16 +119,17 @@ async fn run(runtime: &Runtime, calls: Vec<ToolCall>) -> Vec<String> {
 
 #[test]
 fn inference_follows_the_documented_rules() {
+    let runtime = Runtime::builder().build().expect("runtime");
     assert_eq!(
-        batching_strategy_for_tool("read_record"),
+        runtime.batching_strategy("read_record"),
         Some(BatchingStrategy::Parallel)
     );
     assert_eq!(
-        batching_strategy_for_tool("commit_ledger"),
+        runtime.batching_strategy("commit_ledger"),
         Some(BatchingStrategy::Serial)
     );
     assert_eq!(
-        batching_strategy_for_tool("update_file"),
+        runtime.batching_strategy("update_file"),
         Some(BatchingStrategy::Chunked { key: "path".into() })
     );
 }

@@ -52,7 +52,7 @@ fn the_error_code_table_matches_error_code() {
     );
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap_or_else(|err| panic!("{}: {err}", dir.display())) {
         let path = entry.expect("a folder entry").path();
         if path.is_dir() {

@@ -19,6 +19,7 @@ mod mcp_remote;
 mod mcp_sessions;
 mod module_graph;
 mod providers;
+mod public_api;
 mod round_trip;
 mod runtime;
 mod stream;

@@ -59,7 +59,8 @@ const PLEACH_CORE_LAYERS: &[(&str, &[&str])] = &[
 
 /// Every crate of the workspace with a `src/` folder; `every_crate_is_checked` holds the list to
 /// the folders that exist.
-const CRATES: &[&str] = &[
+pub(crate) const CRATES: &[&str] = &[
+    "pleach-suggest",
     "pleach-macros",
     "pleach-contract",
     "pleach-core",
@@ -433,6 +434,7 @@ macro_rules! acyclic {
 }
 
 acyclic! {
+    pleach_suggest_imports_one_way: "pleach-suggest",
     pleach_macros_imports_one_way: "pleach-macros",
     pleach_contract_imports_one_way: "pleach-contract",
     pleach_core_imports_one_way: "pleach-core",

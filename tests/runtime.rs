@@ -266,6 +266,19 @@ async fn code_1003_unknown_tool_suggests_a_close_name() {
 }
 
 #[tokio::test]
+async fn code_1003_for_a_huge_name_compares_it_with_no_tool() {
+    // A model can send a name of any length: the "did you mean" search must not cost its
+    // length times each tool name's.
+    let name = format!("rt_{}", "x".repeat(1_000_000));
+    let started = std::time::Instant::now();
+    let result = one(&name, "{}").await;
+    let error = result.outcome.expect_err("unknown");
+    assert_eq!(error.code(), ErrorCode::UnknownTool);
+    assert!(!error.message().contains("did you mean"));
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
 async fn code_1004_tool_not_enabled() {
     let session = runtime()
         .create_session(SessionOptions::enabled(["rt_fails"]))

@@ -21,8 +21,6 @@
 //! assert_eq!((verdict.errors[0].path.as_str(), verdict.errors[0].keyword.as_str()), ("/limit", "maximum"));
 //! ```
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, ToolError};
@@ -108,8 +106,14 @@ impl ValidationResult {
 ///     message: "5 is not of type \"string\"".into(),
 /// };
 /// assert_eq!(e.to_string(), "at `/query`: 5 is not of type \"string\" (type)");
+/// let whole = pleach_core::ValidationError { path: String::new(), ..e };
+/// assert_eq!(whole.to_string(), "at the top level: 5 is not of type \"string\" (type)");
+///
+/// // An error like any other: `?` turns it into a `Box<dyn Error>`.
+/// let _boxed: Box<dyn std::error::Error + Send + Sync> = whole.into();
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{}: {message} ({keyword})", located(.path))]
 pub struct ValidationError {
     /// JSON pointer to the offending value.
     pub path: String,
@@ -119,13 +123,12 @@ pub struct ValidationError {
     pub message: String,
 }
 
-impl fmt::Display for ValidationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "at the top level: {} ({})", self.message, self.keyword)
-        } else {
-            write!(f, "at `{}`: {} ({})", self.path, self.message, self.keyword)
-        }
+/// Where a violation is, for its message: `` at `/query` ``, or `at the top level`.
+fn located(path: &str) -> String {
+    if path.is_empty() {
+        "at the top level".to_owned()
+    } else {
+        format!("at `{path}`")
     }
 }
 

@@ -61,7 +61,7 @@
 //! | [`tool_registry()`], [`ToolRegistry`], [`ToolRegistryBuilder`], [`ToolSource`], [`set_active_registry`] | the registry, and the trait a host implements over its own storage ([`registry`] says which to use when) |
 //! | [`Runtime`], [`Session`], [`Turn`], [`PleachPlugin`] | the runtime: sessions, turns of calls, plugins |
 //! | [`defaults`] | every default of this crate that is a number, a size or a duration (timeouts, concurrency, limits, agent steps) |
-//! | [`BatchingStrategy`], [`infer_batching_strategy`], [`batching_strategy_for_tool`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
+//! | [`BatchingStrategy`], [`infer_batching_strategy`], [`Runtime::batching_strategy`], [`ToolBatchExecutor`], [`Semaphore`] | batching: serial / parallel / chunked (`docs/batching.md`) |
 //! | [`ToolEvent`], [`EventStream`] | `tool.started` / `tool.delta` / `tool.completed` / `tool.failed` (`docs/events.md`) |
 //! | [`assemble`]: [`StreamAssembler`], [`IncrementalJson`] | streamed tool calls: argument fragments parsed as they come (linear cost), a call final only on its provider's end signal (`docs/events.md`) |
 //! | [`Message`] | the conversation a session writes results back into |
@@ -169,7 +169,7 @@ pub use assemble::{
 };
 pub use batch::{
     BatchingConfig, BatchingHint, BatchingStrategy, Lane, Semaphore, ToolBatchExecutor,
-    batching_strategy_for_tool, infer_batching_strategy,
+    infer_batching_strategy,
 };
 pub use conversation::Message;
 pub use event::{EventSender, EventStream, ToolEvent};

@@ -2,6 +2,7 @@
 //! tier is a [`SafetyTier`], a literal bound its number). A key or value that cannot be read is an
 //! error here; rules between values are `check`'s.
 
+use pleach_suggest::closest;
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::parse::Parser;
@@ -231,7 +232,7 @@ fn key_of(shape: Shape, text: &str, span: Span, errors: &Ctxt) -> Option<Key> {
         )
     } else {
         let everything = Key::ALL.map(Key::text);
-        match did_you_mean(text, &everything).and_then(Key::from_text) {
+        match closest(text, everything).and_then(Key::from_text) {
             Some(near) if near.in_shape(shape) => format!(
                 "unknown key `{text}` for `{}`; did you mean `{}`?",
                 shape.attribute(),
@@ -264,7 +265,7 @@ fn safety_tier(literal: &LitStr, errors: &Ctxt) -> Option<Tier> {
             span: literal.span(),
         });
     }
-    let hint = match did_you_mean(&text, &SafetyTier::ALL.map(SafetyTier::text)) {
+    let hint = match closest(&text, SafetyTier::ALL.map(SafetyTier::text)) {
         Some(near) => format!("; did you mean `{near}`?"),
         None => String::new(),
     };
@@ -406,7 +407,7 @@ pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttrs, errors:
             "min" => into.min.replace(ArgValue::new(&nv.value)).is_some(),
             "max" => into.max.replace(ArgValue::new(&nv.value)).is_some(),
             _ => {
-                let hint = match did_you_mean(&key, ARG_KEYS) {
+                let hint = match closest(&key, ARG_KEYS.iter().copied()) {
                     Some(near) => format!("did you mean `{near}`?"),
                     None => "expected one of `description`, `default`, `min`, `max`".to_owned(),
                 };
@@ -443,82 +444,5 @@ fn literal_number(expr: &Expr) -> Option<f64> {
         }) => literal_number(expr).map(|n| -n),
         Expr::Paren(inner) => literal_number(&inner.expr),
         _ => None,
-    }
-}
-
-/// The closest of `candidates` to `word`, if it is close enough to be a typo, or else the one it
-/// abbreviates or spells out (`maximum` → `max`, `desc` → `description`: JSON Schema's and other
-/// libraries' spellings of our keys).
-fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let typo = candidates
-        .iter()
-        .map(|c| (edit_distance(word, c), *c))
-        .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c);
-    typo.or_else(|| {
-        candidates.iter().copied().find(|c| {
-            let (short, long) = if c.len() <= word.len() {
-                (*c, word)
-            } else {
-                (word, *c)
-            };
-            short.len() >= 3 && long.starts_with(short)
-        })
-    })
-}
-
-/// Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent
-/// transpositions (`nmae` → `name`) cost one each.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn suggestions_catch_typos_only() {
-        assert_eq!(did_you_mean("nmae", &["name", "description"]), Some("name"));
-        assert_eq!(
-            did_you_mean("safty_tier", &["safety_tier", "id"]),
-            Some("safety_tier")
-        );
-        assert_eq!(
-            did_you_mean("critcal", &SafetyTier::ALL.map(SafetyTier::text)),
-            Some("critical")
-        );
-        assert_eq!(did_you_mean("zzz", &["name", "description"]), None);
-        assert_eq!(did_you_mean("retries", &["name", "description"]), None);
-    }
-
-    #[test]
-    fn suggestions_catch_other_spellings() {
-        assert_eq!(did_you_mean("maximum", ARG_KEYS), Some("max"));
-        assert_eq!(did_you_mean("minimum", ARG_KEYS), Some("min"));
-        assert_eq!(did_you_mean("desc", ARG_KEYS), Some("description"));
-        assert_eq!(did_you_mean("de", ARG_KEYS), None);
     }
 }

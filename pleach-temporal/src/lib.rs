@@ -47,6 +47,7 @@ pub(crate) const MEMO_WAITING: &str = "pleach.waiting";
 /// ```
 /// let error = pleach_temporal::DurableError::Refused("no call `c9` is waiting".into());
 /// assert_eq!(error.to_string(), "refused: no call `c9` is waiting");
+/// let _boxed: Box<dyn std::error::Error + Send + Sync> = error.into(); // what `?` does
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -1,10 +1,8 @@
-//! [`infer_batching_strategy`]: a tool's strategy from its name and input schema, and the active
-//! registry's tools looked up by name.
+//! [`infer_batching_strategy`]: a tool's strategy from its name and input schema.
 
 use serde_json::Value;
 
 use super::BatchingStrategy;
-use crate::registry;
 use crate::tool::ToolDefinition;
 
 /// Name prefixes of tools that only read: their calls can run side by side.
@@ -101,26 +99,4 @@ pub fn infer_batching_strategy(definition: &ToolDefinition) -> BatchingStrategy 
         }
     }
     BatchingStrategy::Serial
-}
-
-/// The strategy of the tool named `name` in the active registry (see
-/// [`set_active_registry`](crate::set_active_registry)), by inference. A runtime also
-/// applies its plugins' hints: [`Runtime::batching_strategy`](crate::Runtime::batching_strategy).
-///
-/// ```
-/// use pleach_core::{batching_strategy_for_tool, tool, BatchingStrategy};
-///
-/// /// Looks a word up.
-/// #[tool]
-/// async fn lookup_word(word: String) -> String { word }
-///
-/// assert_eq!(batching_strategy_for_tool("lookup_word"), Some(BatchingStrategy::Parallel));
-/// assert_eq!(batching_strategy_for_tool("no_such_tool"), None);
-/// ```
-#[doc(alias = "getBatchingStrategyForTool")]
-#[doc(alias = "get_batching_strategy_for_tool")]
-pub fn batching_strategy_for_tool(name: &str) -> Option<BatchingStrategy> {
-    registry::active_registry()
-        .get(name)
-        .map(|tool| infer_batching_strategy(tool.definition()))
 }

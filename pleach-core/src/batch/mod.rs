@@ -26,7 +26,7 @@ mod inference;
 mod scheduler;
 mod semaphore;
 
-pub use inference::{batching_strategy_for_tool, infer_batching_strategy};
+pub use inference::infer_batching_strategy;
 pub(crate) use scheduler::{Schedule, Step, on_multi_thread_runtime, run_scheduled};
 pub use semaphore::Semaphore;
 pub(crate) use semaphore::{Slot, Slots};

@@ -109,7 +109,10 @@ impl Runtime {
     }
 
     /// The batching strategy of the tool named `name`: a plugin's hint, else the one inferred from
-    /// its definition ([`infer_batching_strategy`]).
+    /// its definition ([`infer_batching_strategy`]). `None` for a tool the runtime does not know.
+    /// The TypeScript spec's `getBatchingStrategyForTool` looks the name up in the active
+    /// registry; a runtime's tools are the registry it was built with (the active one unless
+    /// [`RuntimeBuilder::registry`] says otherwise) and its plugins' tools.
     ///
     /// ```rust
     /// use pleach_core::{tool, BatchingHint, BatchingStrategy, Runtime, PleachPlugin};
@@ -123,7 +126,10 @@ impl Runtime {
     /// let runtime = Runtime::builder().plugin(plugin).build().unwrap();
     /// assert_eq!(runtime.batching_strategy("send_message"), Some(BatchingStrategy::Parallel));
     /// assert_eq!(Runtime::builder().build().unwrap().batching_strategy("send_message"), Some(BatchingStrategy::Serial));
+    /// assert_eq!(runtime.batching_strategy("no_such_tool"), None);
     /// ```
+    #[doc(alias = "getBatchingStrategyForTool")]
+    #[doc(alias = "get_batching_strategy_for_tool")]
     pub fn batching_strategy(&self, name: &str) -> Option<BatchingStrategy> {
         let tool = self.inner.registry.get(name)?;
         Some(self.batching(tool).0)

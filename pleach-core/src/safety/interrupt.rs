@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{Finding, KnownValue, SafetyTier};
+use super::{Finding, KnownValue};
 use crate::call::ToolCall;
 use crate::schema::{self, ValidationResult};
+use crate::tier::SafetyTier;
 
 /// A call waiting for the user: what the model asked for, why it was flagged, and what the turn
 /// has seen that comes closest (the ground-truth panel).

@@ -41,8 +41,6 @@ mod approval_required;
 mod interrupt;
 mod provenance;
 
-pub use pleach_contract::tier::{ParseSafetyTierError, SafetyTier};
-
 pub use approval_required::ApprovalRequired;
 #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
 pub use interrupt::fingerprint;
@@ -55,6 +53,7 @@ use serde_json::Value;
 
 use crate::call::ToolCall;
 use crate::registry::ToolSource;
+use crate::tier::SafetyTier;
 
 /// One flagged argument: where it is, what it holds, and why it looks fabricated.
 ///

@@ -15,9 +15,8 @@ use super::{SessionInner, SessionTool, cancelled_error};
 use crate::call::ToolCall;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, ToolEvent};
-use crate::safety::{
-    Action, Decision, DecisionError, Finding, GroundTruth, Interrupt, Provenance, SafetyTier,
-};
+use crate::safety::{Action, Decision, DecisionError, Finding, GroundTruth, Interrupt, Provenance};
+use crate::tier::SafetyTier;
 use crate::tool::ToolDefinition;
 
 /// How many known values a ground-truth panel shows per finding.

@@ -1,11 +1,8 @@
-//! "Did you mean": the nearest known name to one that is not known.
+//! "Did you mean" for an unknown tool name, worded for the runtime's messages; the rule is
+//! pleach-suggest's, shared with the macros and the catalog.
 
 /// `; did you mean `x`?` for the closest of `names`, or nothing.
 pub(crate) fn suggestion(name: &str, names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|candidate| (strsim::damerau_levenshtein(name, candidate), *candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.len().max(name.len()) / 3).max(1))
-        .min()
-        .map_or_else(String::new, |(_, near)| format!("; did you mean `{near}`?"))
+    pleach_suggest::closest(name, names.iter().copied())
+        .map_or_else(String::new, |near| format!("; did you mean `{near}`?"))
 }
