@@ -21,7 +21,9 @@
 //!
 //! This file holds the profile API: [`Profile`] and what it finds ([`ProfileProblem`],
 //! [`ProfileError`]), the registry checks and [`remove_strict_nulls`]. The transforms the profiles
-//! share are `transform.rs`; each strict dialect's own conversion has its file.
+//! share are `transform.rs`; the two strict dialects go through one walker (`strict.rs`), each
+//! with its rules in its own file (`openai_strict.rs`, `anthropic_strict.rs`); Gemini's
+//! conversion to its OpenAPI subset is `gemini.rs`.
 //!
 //! ```
 //! use pleach_core::providers::Profile;
@@ -56,6 +58,7 @@ use crate::tool::ToolDefinition;
 mod anthropic_strict;
 mod gemini;
 mod openai_strict;
+mod strict;
 mod transform;
 
 pub(crate) use transform::{sendable_numbers, standard_formats_only};
