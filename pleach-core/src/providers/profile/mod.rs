@@ -218,7 +218,9 @@ impl fmt::Display for ProfileProblem {
     }
 }
 
-/// Every problem of a set of tools for a profile, by tool name.
+/// Every problem of a set of tools for a profile, by tool name: what
+/// [`check_registry`] and the registry forms of a
+/// [`ProviderFormat`](crate::providers::ProviderFormat) find.
 ///
 /// ```
 /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
@@ -234,16 +236,17 @@ impl fmt::Display for ProfileProblem {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ProfileError {
-    profile: Profile,
+    profile: Option<Profile>,
     problems: Vec<(String, ProfileProblem)>,
 }
 
 impl ProfileError {
-    pub(crate) fn new(profile: Profile, problems: Vec<(String, ProfileProblem)>) -> Self {
+    pub(crate) fn new(profile: Option<Profile>, problems: Vec<(String, ProfileProblem)>) -> Self {
         ProfileError { profile, problems }
     }
 
-    /// The profile checked.
+    /// The profile checked; `None` when the tools went through none (a format without strict
+    /// mode asked for strict definitions).
     ///
     /// ```
     /// use pleach_core::providers::{check_registry, Profile};
@@ -253,10 +256,10 @@ impl ProfileError {
     ///     .unwrap();
     /// let registry = ToolRegistryBuilder::new().register(any).build().unwrap();
     /// let err = check_registry(&registry, Profile::OpenAiStrict).unwrap_err();
-    /// assert_eq!(err.profile(), Profile::OpenAiStrict);
+    /// assert_eq!(err.profile(), Some(Profile::OpenAiStrict));
     /// assert_eq!(err.problems()[0].1.path, "");
     /// ```
-    pub fn profile(&self) -> Profile {
+    pub fn profile(&self) -> Option<Profile> {
         self.profile
     }
 
@@ -283,11 +286,14 @@ impl fmt::Display for ProfileError {
         let tools: BTreeSet<&str> = self.problems.iter().map(|(t, _)| t.as_str()).collect();
         write!(
             f,
-            "{} problem(s) in {} tool(s) for the {} profile:",
+            "{} problem(s) in {} tool(s)",
             self.problems.len(),
-            tools.len(),
-            self.profile
+            tools.len()
         )?;
+        if let Some(profile) = self.profile {
+            write!(f, " for the {profile} profile")?;
+        }
+        f.write_str(":")?;
         for (tool, problem) in &self.problems {
             write!(f, "\n  tool `{tool}` {problem}")?;
         }
@@ -316,7 +322,7 @@ pub fn check_registry(registry: &dyn ToolSource, profile: Profile) -> Result<(),
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(ProfileError::new(profile, problems))
+        Err(ProfileError::new(Some(profile), problems))
     }
 }
 
