@@ -30,6 +30,7 @@ use crate::tool::{ToolDefinition, UnifiedToolDefinition};
 /// use pleach_core::{define_tool, ToolError, ToolRegistryBuilder};
 ///
 /// let ping = define_tool("ping", "Answers pong.")
+///     .input_schema(serde_json::json!({ "type": "object", "properties": {} }))
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();

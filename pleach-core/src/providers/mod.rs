@@ -74,6 +74,7 @@ use serde_json::Value;
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
+use crate::tool::ToolDefinition;
 
 pub mod anthropic;
 mod calls;
@@ -637,6 +638,16 @@ fn arguments_text(call: &ToolCall) -> &str {
     match serde_json::from_str::<Value>(call.arguments()) {
         Ok(Value::Object(_)) => call.arguments(),
         _ => "{}",
+    }
+}
+
+/// The `parameters` OpenAI's formats send for a tool (Chat Completions and Responses): in strict
+/// mode through [`Profile::OpenAiStrict`], else the schema as it is (but for bounds past 2^53).
+fn openai_parameters(tool: &ToolDefinition, strict: bool) -> Result<Value, Vec<ProfileProblem>> {
+    if strict {
+        Profile::OpenAiStrict.apply_tool(tool)
+    } else {
+        Ok(profile::sendable_numbers(tool.input_schema()))
     }
 }
 

@@ -40,8 +40,8 @@ use crate::tool::ToolDefinition;
 use super::calls::CallTable;
 use super::{
     Profile, ProfileProblem, ProviderEvent, ProviderFormat, ResponseError, StreamParser,
-    StreamProblem, end_of_stream, error_text, lost_event, parse_event, parse_response,
-    provider_error, result_text, usage_event,
+    StreamProblem, end_of_stream, error_text, lost_event, openai_parameters, parse_event,
+    parse_response, provider_error, result_text, usage_event,
 };
 
 /// OpenAI Chat Completions as a [`ProviderFormat`]: `{"type":"function","function":{…}}`
@@ -90,11 +90,7 @@ impl ProviderFormat for OpenAiChat {
     /// assert_eq!(def["function"]["strict"], false);
     /// ```
     fn definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
-        Ok(wrap(
-            tool,
-            &super::profile::sendable_numbers(tool.input_schema()),
-            false,
-        ))
+        openai_parameters(tool, false).map(|parameters| wrap(tool, &parameters, false))
     }
 
     /// The definition in strict mode: the schema through [`Profile::OpenAiStrict`],
@@ -115,8 +111,7 @@ impl ProviderFormat for OpenAiChat {
     /// assert_eq!(def["function"]["parameters"]["required"], serde_json::json!(["limit", "query"]));
     /// ```
     fn strict_definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
-        let parameters = Profile::OpenAiStrict.apply_tool(tool)?;
-        Ok(wrap(tool, &parameters, true))
+        openai_parameters(tool, true).map(|parameters| wrap(tool, &parameters, true))
     }
 
     /// The tool calls of a whole response body, from its first choice, in order.

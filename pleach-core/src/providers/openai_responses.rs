@@ -35,8 +35,8 @@ use super::calls::CallTable;
 use super::{
     NO_ARGUMENTS, Profile, ProfileProblem, ProviderEvent, ProviderFormat, ResponseError,
     StreamParser, StreamProblem, end_of_stream, error_text, lost_event,
-    no_arguments_as_empty_object, parse_event, parse_response, provider_error, result_text,
-    usage_event,
+    no_arguments_as_empty_object, openai_parameters, parse_event, parse_response, provider_error,
+    result_text, usage_event,
 };
 
 /// The OpenAI Responses API as a [`ProviderFormat`]: flat function definitions (`"strict"`
@@ -88,11 +88,7 @@ impl ProviderFormat for OpenAiResponses {
     /// }));
     /// ```
     fn definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
-        Ok(wrap(
-            tool,
-            &super::profile::sendable_numbers(tool.input_schema()),
-            false,
-        ))
+        openai_parameters(tool, false).map(|parameters| wrap(tool, &parameters, false))
     }
 
     /// The definition in strict mode ([`Profile::OpenAiStrict`]), or every problem found.
@@ -112,8 +108,7 @@ impl ProviderFormat for OpenAiResponses {
     /// assert_eq!(def["parameters"]["additionalProperties"], false);
     /// ```
     fn strict_definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
-        let parameters = Profile::OpenAiStrict.apply_tool(tool)?;
-        Ok(wrap(tool, &parameters, true))
+        openai_parameters(tool, true).map(|parameters| wrap(tool, &parameters, true))
     }
 
     /// The function calls of a whole response body: its `function_call` output items, in order,
