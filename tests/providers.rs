@@ -7,9 +7,13 @@ use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
+use pleach_core::providers::anthropic::{self, Anthropic};
+use pleach_core::providers::gemini::{self, Gemini, GeminiJsonSchema};
+use pleach_core::providers::openai_chat::{self, OpenAiChat};
+use pleach_core::providers::openai_responses::{self, OpenAiResponses};
 use pleach_core::providers::{
-    Decoder, Profile, ProviderEvent, StreamParser, StreamProblem, anthropic, check_registry,
-    gemini, mcp_tools, openai_chat, openai_responses, profile::remove_strict_nulls,
+    Decoder, Profile, ProviderEvent, ProviderFormat, StreamParser, StreamProblem, check_registry,
+    mcp_tools, profile::remove_strict_nulls,
 };
 use pleach_core::{
     ErrorCode, Message, ToolCall, ToolDefinition, ToolError, ToolRegistryBuilder,
@@ -1097,13 +1101,14 @@ fn no_input_makes_a_parser_panic() {
 
 #[test]
 fn whole_responses_give_calls_in_order() {
-    let chat = openai_chat::tool_calls(
-        r#"{"choices":[{"message":{"tool_calls":[
+    let chat = OpenAiChat
+        .tool_calls(
+            r#"{"choices":[{"message":{"tool_calls":[
             {"id":"call_1","type":"function","function":{"name":"a","arguments":"{\"x\":1}"}},
             {"id":"call_2","type":"function","function":{"name":"b","arguments":{"y":2}}}
         ]}}]}"#,
-    )
-    .unwrap();
+        )
+        .unwrap();
     assert_eq!(
         chat,
         [
@@ -1112,7 +1117,7 @@ fn whole_responses_give_calls_in_order() {
         ]
     );
 
-    let anthropic = anthropic::tool_calls(
+    let anthropic = Anthropic.tool_calls(
         r#"{"type":"message","content":[{"type":"tool_use","id":"toolu_1","name":"a","input":{"b": 2, "a": 1}}]}"#,
     )
     .unwrap();
@@ -1122,13 +1127,13 @@ fn whole_responses_give_calls_in_order() {
         "the provider's text, key order kept"
     );
 
-    let responses = openai_responses::tool_calls(
+    let responses = OpenAiResponses.tool_calls(
         r#"{"output":[{"type":"function_call","id":"fc_1","call_id":"call_9","name":"a","arguments":"{}"}]}"#,
     )
     .unwrap();
     assert_eq!(responses, [ToolCall::new("call_9", "a", "{}")]);
 
-    let gemini = gemini::tool_calls(
+    let gemini = Gemini.tool_calls(
         r#"{"candidates":[{"content":{"parts":[{"text":"ok"},{"functionCall":{"name":"a","args":{"x":1}}},{"functionCall":{"name":"b"}},{"functionCall":{"id":"given","name":"c","args":{}}}]}}]}"#,
     )
     .unwrap();
@@ -1155,21 +1160,24 @@ fn whole_responses_give_a_call_without_arguments_an_empty_object() {
         let body = format!(
             r#"{{"choices":[{{"message":{{"tool_calls":[{{"id":"c1","type":"function","function":{function}}}]}}}}]}}"#
         );
-        let calls = openai_chat::tool_calls(&body).unwrap();
+        let calls = OpenAiChat.tool_calls(&body).unwrap();
         assert_eq!(calls, [ToolCall::new("c1", "a", "{}")], "{function}");
     }
     for item in [
         r#"{"type":"function_call","call_id":"c1","name":"a"}"#,
         r#"{"type":"function_call","call_id":"c1","name":"a","arguments":""}"#,
     ] {
-        let calls = openai_responses::tool_calls(&format!(r#"{{"output":[{item}]}}"#)).unwrap();
+        let calls = OpenAiResponses
+            .tool_calls(&format!(r#"{{"output":[{item}]}}"#))
+            .unwrap();
         assert_eq!(calls, [ToolCall::new("c1", "a", "{}")], "{item}");
     }
-    let calls =
-        anthropic::tool_calls(r#"{"content":[{"type":"tool_use","id":"c1","name":"a"}]}"#).unwrap();
+    let calls = Anthropic
+        .tool_calls(r#"{"content":[{"type":"tool_use","id":"c1","name":"a"}]}"#)
+        .unwrap();
     assert_eq!(calls, [ToolCall::new("c1", "a", "{}")]);
     // Arguments that are there are kept as sent, blank or not.
-    let blank = openai_chat::tool_calls(
+    let blank = OpenAiChat.tool_calls(
         r#"{"choices":[{"message":{"tool_calls":[{"id":"c1","function":{"name":"a","arguments":" "}}]}}]}"#,
     )
     .unwrap();
@@ -1178,18 +1186,20 @@ fn whole_responses_give_a_call_without_arguments_an_empty_object() {
 
 #[test]
 fn whole_responses_refuse_broken_calls_with_a_path() {
-    let err = openai_chat::tool_calls(
+    let err = OpenAiChat.tool_calls(
         r#"{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"a","arguments":"{}"}},{"id":"c","function":{"name":"b","arguments":"{}"}}]}}]}"#,
     )
     .unwrap_err();
     assert_eq!(err.path, "/choices/0/message/tool_calls/1/id");
-    let err = anthropic::tool_calls(r#"{"content":[{"type":"tool_use","id":"t","input":{}}]}"#)
+    let err = Anthropic
+        .tool_calls(r#"{"content":[{"type":"tool_use","id":"t","input":{}}]}"#)
         .unwrap_err();
     assert_eq!(err.path, "/content/0/name");
-    let err =
-        openai_responses::tool_calls(r#"{"error":{"message":"quota"},"output":[]}"#).unwrap_err();
+    let err = OpenAiResponses
+        .tool_calls(r#"{"error":{"message":"quota"},"output":[]}"#)
+        .unwrap_err();
     assert!(err.to_string().contains("quota"));
-    assert!(gemini::tool_calls("{").is_err());
+    assert!(Gemini.tool_calls("{").is_err());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1201,7 +1211,7 @@ fn definitions_have_each_providers_shape() {
     let schema = tool.input_schema().clone();
 
     assert_eq!(
-        openai_chat::definition(&tool),
+        OpenAiChat.definition(&tool).unwrap(),
         json!({ "type": "function", "function": {
             "name": "search_corpus",
             "description": "Free-text search over the host corpus.",
@@ -1220,7 +1230,7 @@ fn definitions_have_each_providers_shape() {
         "additionalProperties": false
     });
     assert_eq!(
-        openai_chat::strict_definition(&tool).unwrap()["function"],
+        OpenAiChat.strict_definition(&tool).unwrap()["function"],
         json!({
             "name": "search_corpus",
             "description": "Free-text search over the host corpus.",
@@ -1229,7 +1239,7 @@ fn definitions_have_each_providers_shape() {
         })
     );
     assert_eq!(
-        openai_responses::strict_definition(&tool).unwrap(),
+        OpenAiResponses.strict_definition(&tool).unwrap(),
         json!({
             "type": "function",
             "name": "search_corpus",
@@ -1239,7 +1249,7 @@ fn definitions_have_each_providers_shape() {
         })
     );
     assert_eq!(
-        anthropic::definition(&tool).unwrap(),
+        Anthropic.definition(&tool).unwrap(),
         json!({
             "name": "search_corpus",
             "description": "Free-text search over the host corpus.",
@@ -1247,7 +1257,7 @@ fn definitions_have_each_providers_shape() {
         })
     );
     assert_eq!(
-        gemini::definition(&tool).unwrap(),
+        Gemini.definition(&tool).unwrap(),
         json!({
             "name": "search_corpus",
             "description": "Free-text search over the host corpus.",
@@ -1263,7 +1273,7 @@ fn definitions_have_each_providers_shape() {
         })
     );
     assert_eq!(
-        gemini::definition_json_schema(&tool)["parametersJsonSchema"],
+        GeminiJsonSchema.definition(&tool).unwrap()["parametersJsonSchema"],
         schema
     );
     let listed = mcp_tools::definition(&UnifiedToolDefinition::from(tool)).unwrap();
@@ -1297,12 +1307,12 @@ fn registry_level_definitions() {
         .register(search_corpus::definition())
         .build()
         .unwrap();
-    assert_eq!(openai_chat::strict_definitions(&registry).unwrap().len(), 2);
-    assert_eq!(openai_responses::definitions(&registry).len(), 2);
-    assert_eq!(anthropic::definitions(&registry).unwrap().len(), 2);
+    assert_eq!(OpenAiChat.strict_definitions(&registry).unwrap().len(), 2);
+    assert_eq!(OpenAiResponses.definitions(&registry).unwrap().len(), 2);
+    assert_eq!(Anthropic.definitions(&registry).unwrap().len(), 2);
     assert_eq!(mcp_tools::definitions(&registry).unwrap().len(), 2);
-    let gemini = gemini::tools(&registry).unwrap();
-    let declarations = gemini["functionDeclarations"].as_array().unwrap();
+    let gemini = Gemini.request_tools(Gemini.definitions(&registry).unwrap());
+    let declarations = gemini[0]["functionDeclarations"].as_array().unwrap();
     assert_eq!(declarations[0]["name"], "ping");
     assert!(
         declarations[0].get("parameters").is_none(),
@@ -2127,7 +2137,7 @@ fn every_definition_sent_keeps_its_providers_published_rules() {
         check(
             name,
             Profile::OpenAiStrict,
-            openai_chat::strict_definition(definition).map(|sent| {
+            OpenAiChat.strict_definition(definition).map(|sent| {
                 assert_eq!(sent["function"]["strict"], true);
                 openai_strict_violations(&sent["function"]["parameters"])
             }),
@@ -2135,7 +2145,7 @@ fn every_definition_sent_keeps_its_providers_published_rules() {
         check(
             name,
             Profile::Gemini,
-            gemini::definition(definition).map(|sent| {
+            Gemini.definition(definition).map(|sent| {
                 // No `parameters` is a function without arguments.
                 sent.get("parameters")
                     .map(gemini_violations)
@@ -2145,7 +2155,8 @@ fn every_definition_sent_keeps_its_providers_published_rules() {
         check(
             name,
             Profile::Anthropic,
-            anthropic::definition(definition)
+            Anthropic
+                .definition(definition)
                 .map(|sent| anthropic_violations(&sent["input_schema"])),
         );
         check(
@@ -2168,14 +2179,14 @@ fn every_definition_sent_keeps_its_providers_published_rules() {
         check(
             name,
             Profile::AnthropicStrict,
-            anthropic::strict_definition(definition).map(|sent| {
+            Anthropic.strict_definition(definition).map(|sent| {
                 assert_eq!(sent["strict"], true);
                 anthropic_strict_violations(&sent["input_schema"])
             }),
         );
         // Without strict mode, OpenAI takes the schema as it is: still an object at the root.
         assert_eq!(
-            openai_chat::definition(definition)["function"]["parameters"]["type"],
+            OpenAiChat.definition(definition).unwrap()["function"]["parameters"]["type"],
             "object",
             "{name}"
         );
@@ -2213,7 +2224,7 @@ fn results_and_assistant_messages_in_each_format() {
     // The cut-off arguments go back as `{}` in every format (its result says what happened):
     // servers that parse the history (vLLM) refuse a conversation holding broken JSON.
     assert_eq!(
-        openai_chat::messages(&conversation),
+        OpenAiChat.messages(&conversation),
         [
             json!({ "role": "user", "content": "add" }),
             json!({ "role": "assistant", "content": "Adding.", "tool_calls": [
@@ -2225,7 +2236,7 @@ fn results_and_assistant_messages_in_each_format() {
         ]
     );
     assert_eq!(
-        openai_responses::messages(&conversation),
+        OpenAiResponses.messages(&conversation),
         [
             json!({ "role": "user", "content": "add" }),
             json!({ "role": "assistant", "content": "Adding." }),
@@ -2236,7 +2247,7 @@ fn results_and_assistant_messages_in_each_format() {
         ]
     );
     assert_eq!(
-        anthropic::messages(&conversation),
+        Anthropic.messages(&conversation),
         [
             json!({ "role": "user", "content": "add" }),
             json!({ "role": "assistant", "content": [
@@ -2251,7 +2262,7 @@ fn results_and_assistant_messages_in_each_format() {
         ]
     );
     assert_eq!(
-        gemini::messages(&conversation),
+        Gemini.messages(&conversation),
         [
             json!({ "role": "user", "parts": [{ "text": "add" }] }),
             json!({ "role": "model", "parts": [
@@ -2268,20 +2279,20 @@ fn results_and_assistant_messages_in_each_format() {
 
     // The single-result helpers agree with the conversation forms.
     assert_eq!(
-        openai_chat::tool_result(&ok_call, &ok),
-        openai_chat::messages(&conversation)[2]
+        OpenAiChat.tool_result(&ok_call, &ok),
+        OpenAiChat.messages(&conversation)[2]
     );
     assert_eq!(
-        anthropic::tool_result(&bad_call, &failed),
-        anthropic::messages(&conversation)[2]["content"][1]
+        Anthropic.tool_result(&bad_call, &failed),
+        Anthropic.messages(&conversation)[2]["content"][1]
     );
     assert_eq!(
-        gemini::tool_result(&ok_call, &ok),
-        gemini::messages(&conversation)[2]["parts"][0]
+        Gemini.tool_result(&ok_call, &ok),
+        Gemini.messages(&conversation)[2]["parts"][0]
     );
     assert_eq!(
-        openai_responses::tool_result(&bad_call, &failed),
-        openai_responses::messages(&conversation)[5]
+        OpenAiResponses.tool_result(&bad_call, &failed),
+        OpenAiResponses.messages(&conversation)[5]
     );
     assert_eq!(mcp_tools::call_tool_result(&failed)["isError"], true);
     assert_eq!(mcp_tools::call_tool_result(&ok)["content"][0]["text"], "3");
@@ -2357,7 +2368,7 @@ fn gemini_thought_signatures_reach_the_call_and_go_back_with_it() {
             }
         }
         let calls: Vec<ToolCall> = assembler.finish().into_iter().map(|c| c.call).collect();
-        let content = gemini::assistant_message(None, &calls);
+        let content = Gemini.assistant_messages(None, &calls).remove(0);
         let sent: Vec<Option<String>> = content["parts"]
             .as_array()
             .unwrap()
@@ -2375,7 +2386,7 @@ fn gemini_signatures_of_whole_responses_and_saved_conversations() {
         {"functionCall":{"name":"a","args":{"x":1}},"thoughtSignature":"c2lnLWE="},
         {"functionCall":{"name":"b","args":{}}}
     ]},"finishReason":"STOP"}],"responseId":"r1"}"#;
-    let calls = gemini::tool_calls(body).unwrap();
+    let calls = Gemini.tool_calls(body).unwrap();
     assert_eq!(calls[0].signature(), Some("c2lnLWE="));
     assert_eq!(calls[0].arguments(), r#"{"x":1}"#);
     assert_eq!(calls[1].signature(), None);
@@ -2396,7 +2407,7 @@ fn gemini_signatures_of_whole_responses_and_saved_conversations() {
     let reloaded: Vec<pleach_core::Message> =
         serde_json::from_str(&serde_json::to_string(&with_result).unwrap()).unwrap();
     assert_eq!(reloaded, with_result);
-    let contents = gemini::messages(&loaded);
+    let contents = Gemini.messages(&loaded);
     assert_eq!(contents[0]["parts"][0]["thoughtSignature"], "c2lnLWE=");
     assert!(contents[0]["parts"][1].get("thoughtSignature").is_none());
     // An edit of the arguments keeps it; events do not carry it.
@@ -2482,7 +2493,8 @@ fn recorded_streams_replayed_against_strict_definitions() {
                 .input_schema(recorded_shape(recorded))
                 .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
                 .unwrap();
-            let strict = openai_chat::strict_definition(&tool)
+            let strict = OpenAiChat
+                .strict_definition(&tool)
                 .unwrap_or_else(|p| panic!("{file}: {p:?}"))["function"]["parameters"]
                 .clone();
             let sent_schema = jsonschema::validator_for(&strict).unwrap();
@@ -2516,7 +2528,7 @@ fn a_strict_null_in_a_replayed_openai_stream_is_read_as_absent() {
     let tool = pleach_core::tool_registry()
         .definition("datetime")
         .expect("the catalog is linked");
-    let strict = openai_chat::strict_definition(tool).unwrap();
+    let strict = OpenAiChat.strict_definition(tool).unwrap();
     let parameters = &strict["function"]["parameters"];
     assert_eq!(
         parameters["properties"]["time_zone"]["type"],

@@ -12,8 +12,11 @@
 
 use std::collections::BTreeMap;
 
+use pleach_core::providers::anthropic::Anthropic;
+use pleach_core::providers::gemini::Gemini;
+use pleach_core::providers::openai_chat::OpenAiChat;
 use pleach_core::providers::profile::remove_strict_nulls;
-use pleach_core::providers::{Profile, anthropic, gemini, mcp_tools, openai_chat};
+use pleach_core::providers::{Profile, ProviderFormat, mcp_tools};
 use pleach_core::{
     ErrorCode, Runtime, SessionOptions, ToolCall, ToolContext, ToolDefinition,
     UnifiedToolDefinition, input, tool, tool_registry,
@@ -213,17 +216,22 @@ const SENT: [Sent; 6] = [
 /// `tests/providers.rs`).
 fn sent_schema(tool: &ToolDefinition, sent: Sent) -> Option<Value> {
     match sent {
-        Sent::OpenAiStrict => openai_chat::strict_definition(tool)
+        Sent::OpenAiStrict => OpenAiChat
+            .strict_definition(tool)
             .ok()
             .map(|d| d["function"]["parameters"].clone()),
-        Sent::OpenAiPlain => Some(openai_chat::definition(tool)["function"]["parameters"].clone()),
-        Sent::Anthropic => anthropic::definition(tool)
+        Sent::OpenAiPlain => {
+            Some(OpenAiChat.definition(tool).unwrap()["function"]["parameters"].clone())
+        }
+        Sent::Anthropic => Anthropic
+            .definition(tool)
             .ok()
             .map(|d| d["input_schema"].clone()),
-        Sent::AnthropicStrict => anthropic::strict_definition(tool)
+        Sent::AnthropicStrict => Anthropic
+            .strict_definition(tool)
             .ok()
             .map(|d| d["input_schema"].clone()),
-        Sent::Gemini => gemini::definition(tool).ok().map(|d| {
+        Sent::Gemini => Gemini.definition(tool).ok().map(|d| {
             d.get("parameters")
                 .cloned()
                 .unwrap_or_else(|| json!({ "type": "object", "properties": {} }))
@@ -588,7 +596,7 @@ fn arguments_valid_under_every_sent_schema_mean_what_the_types_say() {
 #[tokio::test]
 async fn a_strict_null_is_absent_and_an_options_null_is_none() {
     let tool = rt_order::definition();
-    let strict = openai_chat::strict_definition(&tool).unwrap();
+    let strict = OpenAiChat.strict_definition(&tool).unwrap();
     let sent = &strict["function"]["parameters"];
     assert_eq!(
         sent["properties"]["currency"]["type"],

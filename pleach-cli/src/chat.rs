@@ -6,11 +6,14 @@
 
 use std::process::ExitCode;
 
+use clap::ValueEnum;
+
 use pleach_core::SessionOptions;
 use pleach_core::agent::{AgentOptions, ModelEndpoint, StopReason, WireFormat};
 
 use crate::chat_turns::{TurnEnd, UserLines};
 use crate::host::HostArgs;
+use crate::provider::Provider;
 use crate::render::Renderer;
 use crate::usage::{Outcome, UsageError};
 
@@ -25,8 +28,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "M")]
     model: String,
     /// The API's wire format.
-    #[arg(long, value_enum, default_value = "openai")]
-    provider: Provider,
+    #[arg(long, value_enum, default_value = "openai-chat")]
+    provider: ChatProvider,
     /// One message instead of reading lines from stdin.
     #[arg(long, value_name = "TEXT")]
     message: Option<String>,
@@ -47,23 +50,32 @@ pub(crate) struct Args {
     host: HostArgs,
 }
 
-/// The APIs `pleach chat` talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Provider {
-    /// OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp's server, Ollama, `OpenRouter`).
-    Openai,
-    /// Anthropic Messages.
-    Anthropic,
+/// The wire formats `pleach chat` has a client for: two of [`Provider`]'s, spelled as it spells
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ChatProvider(WireFormat);
+
+impl ValueEnum for ChatProvider {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            ChatProvider(WireFormat::OpenAiChat),
+            ChatProvider(WireFormat::AnthropicMessages),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        match self.0 {
+            WireFormat::OpenAiChat => Provider::OpenaiChat.to_possible_value(),
+            WireFormat::AnthropicMessages => Provider::Anthropic.to_possible_value(),
+            _ => None,
+        }
+    }
 }
 
 impl Args {
     /// The endpoint the flags name, its tools in the provider's strict mode unless `--no-strict`.
     fn endpoint(&self) -> ModelEndpoint {
-        let format = match self.provider {
-            Provider::Openai => WireFormat::OpenAiChat,
-            Provider::Anthropic => WireFormat::AnthropicMessages,
-        };
-        ModelEndpoint::new(format, &self.base_url, &self.model).strict(!self.no_strict)
+        ModelEndpoint::new(self.provider.0, &self.base_url, &self.model).strict(!self.no_strict)
     }
 }
 

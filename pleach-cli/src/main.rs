@@ -7,12 +7,12 @@
 //! | --- | --- |
 //! | `pleach demo [--json]` | a scripted conversation (a bundled model transcript, no key) through the runtime |
 //! | `pleach list [--json]` | the registry: name, safety tier, batching strategy, description |
-//! | `pleach schema NAME\|--all [--provider P]` | a tool's definition as a provider sees it |
-//! | `pleach schema --tools DEFS.json [NAME] [--provider P]` | tool definitions from a file (OpenAI's format, or any `validate --tools` reads) converted to a provider's |
+//! | `pleach schema NAME\|--all [--provider P [--strict]]` | a tool's definition as a provider sees it (in its strict mode with `--strict`) |
+//! | `pleach schema --tools DEFS.json [NAME] [--provider P [--strict]]` | tool definitions from a file (OpenAI's format, or any `validate --tools` reads) converted to a provider's |
 //! | `pleach validate [--tools DEFS.json] [--calls CALLS.jsonl]` | checks calls against definitions, one verdict a line |
 //! | `pleach call NAME --args JSON` | one call through the full runtime; its events |
 //! | `pleach replay --provider P FILE` | a recorded provider stream through assembly and dispatch |
-//! | `pleach chat --base-url URL --model M [--provider openai\|anthropic] [--no-strict]` | the agent loop against a real endpoint, key from the environment; tools in the provider's strict mode unless `--no-strict` |
+//! | `pleach chat --base-url URL --model M [--provider openai-chat\|anthropic] [--no-strict]` | the agent loop against a real endpoint, key from the environment; tools in the provider's strict mode unless `--no-strict` |
 //! | `pleach mcp [--http ADDR …]` | serves the registry over MCP on stdio, or over Streamable HTTP at `http://ADDR/mcp` |
 //! | `pleach worker\|approve\|status`, `pleach chat --temporal HOST:PORT …` | (feature `temporal`) durable conversations on Temporal: `docs/durable.md` |
 //!
@@ -21,7 +21,7 @@
 //! pleach demo --json                            # the same as NDJSON events
 //! pleach list
 //! pleach schema math --provider anthropic
-//! pleach schema --all --provider openai-strict
+//! pleach schema --all --provider openai-chat --strict
 //! pleach schema --tools tools.json --provider gemini
 //! echo '{"name":"math","arguments":{"expression":"6*7"}}' | pleach validate
 //! pleach validate --tools tools.json --calls calls.jsonl
@@ -87,6 +87,7 @@ mod duration;
 mod host;
 mod list;
 mod mcp;
+mod provider;
 mod remote;
 mod render;
 mod replay;

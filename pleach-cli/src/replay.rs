@@ -5,12 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use pleach_core::assemble::StreamError;
-use pleach_core::providers::{
-    Decoder, ProviderEvent, StreamParser, anthropic, gemini, openai_chat, openai_responses,
-};
+use pleach_core::providers::{Decoder, ProviderEvent, StreamParser};
 use pleach_core::{Session, SessionOptions, StreamAssembler, ToolCall, ToolError, ToolEvent};
 
 use crate::host::HostArgs;
+use crate::provider::Provider;
 use crate::render::Renderer;
 use crate::usage::{Outcome, UsageError, read_file};
 
@@ -27,19 +26,6 @@ pub(crate) struct Args {
     json: bool,
     #[command(flatten)]
     host: HostArgs,
-}
-
-/// The streams `pleach replay` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Provider {
-    /// OpenAI Chat Completions (and compatible providers).
-    OpenaiChat,
-    /// OpenAI Responses.
-    OpenaiResponses,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Gemini `streamGenerateContent`.
-    Gemini,
 }
 
 /// Whether the recording is Server-Sent Events (its first line is a field or a comment) rather
@@ -212,12 +198,7 @@ fn readable(events: &[ProviderEvent], skipped: usize, file: &Path) -> Result<(),
 /// The provider's events of a recording, framed as its content says, and how many events the
 /// parser skipped as unknown.
 fn decode(provider: Provider, bytes: &[u8]) -> (Vec<ProviderEvent>, usize) {
-    let parser: Box<dyn StreamParser> = match provider {
-        Provider::OpenaiChat => Box::new(openai_chat::ChatStreamParser::new()),
-        Provider::OpenaiResponses => Box::new(openai_responses::ResponsesStreamParser::new()),
-        Provider::Anthropic => Box::new(anthropic::MessagesStreamParser::new()),
-        Provider::Gemini => Box::new(gemini::GeminiStreamParser::new()),
-    };
+    let parser = provider.format().stream_parser();
     let mut decoder = if is_sse(bytes) {
         Decoder::sse(parser)
     } else {

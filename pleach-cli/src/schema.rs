@@ -3,11 +3,14 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use pleach_core::providers::{anthropic, gemini, mcp_tools, openai_chat};
+use clap::ValueEnum;
+use clap::builder::PossibleValue;
+use pleach_core::providers::{ProfileProblem, mcp_tools};
 use pleach_core::{ToolDefinition, UnifiedToolDefinition};
 use serde_json::{Value, json};
 
 use crate::definitions::read_definitions;
+use crate::provider::Provider;
 use crate::usage::{Outcome, UsageError};
 
 /// What `pleach schema` was asked.
@@ -21,7 +24,10 @@ pub(crate) struct Args {
     all: bool,
     /// The provider format; without it, pleach's own: name, description, input and output schemas.
     #[arg(long, value_enum)]
-    provider: Option<Provider>,
+    provider: Option<Target>,
+    /// The provider format's strict mode (the schema transformed for it, `strict: true`).
+    #[arg(long, requires = "provider")]
+    strict: bool,
     /// Converts the tools of a file instead of the registry's: a JSON list in any format
     /// `validate --tools` reads (OpenAI's function tools among them); every tool, as a JSON
     /// array in the file's order, unless a NAME picks one.
@@ -29,21 +35,89 @@ pub(crate) struct Args {
     tools: Option<PathBuf>,
 }
 
-/// The formats `pleach schema` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Provider {
-    /// OpenAI function tool (Chat Completions).
-    Openai,
-    /// OpenAI function tool with `strict: true` (the schema transformed for strict mode).
-    OpenaiStrict,
-    /// Anthropic Messages tool.
-    Anthropic,
-    /// Anthropic Messages tool with `strict: true` (the schema transformed for strict tool use).
-    AnthropicStrict,
-    /// Gemini function declaration.
-    Gemini,
+/// The formats `pleach schema` prints: a model API's, or MCP's `tools/list` entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// A model API's tool definition.
+    Model(Provider),
     /// MCP `tools/list` entry.
     Mcp,
+    /// A model API's strict definition, as spelled before `--strict`: `openai-strict`,
+    /// `anthropic-strict` (hidden; kept so scripts go on working).
+    Strict(Provider),
+}
+
+impl ValueEnum for Target {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            Target::Model(Provider::OpenaiChat),
+            Target::Model(Provider::OpenaiResponses),
+            Target::Model(Provider::Anthropic),
+            Target::Model(Provider::Gemini),
+            Target::Mcp,
+            Target::Strict(Provider::OpenaiChat),
+            Target::Strict(Provider::Anthropic),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        match self {
+            Target::Model(provider) => provider.to_possible_value(),
+            Target::Mcp => Some(PossibleValue::new("mcp").help("MCP `tools/list` entry")),
+            Target::Strict(Provider::OpenaiChat) => {
+                Some(PossibleValue::new("openai-strict").hide(true))
+            }
+            Target::Strict(Provider::Anthropic) => {
+                Some(PossibleValue::new("anthropic-strict").hide(true))
+            }
+            Target::Strict(_) => None,
+        }
+    }
+}
+
+/// What a tool is printed as.
+#[derive(Debug, Clone, Copy)]
+enum Form {
+    /// pleach's own: name, description, input and output schemas.
+    Own,
+    /// A model API's definition, strict or not.
+    Model { provider: Provider, strict: bool },
+    /// MCP's `tools/list` entry.
+    Mcp,
+}
+
+impl Form {
+    /// The form `--provider` and `--strict` ask for, or why they cannot go together.
+    fn of(target: Option<Target>, strict: bool) -> Result<Form, UsageError> {
+        let form = match target {
+            None => Form::Own,
+            Some(Target::Mcp) if strict => {
+                return Err(UsageError(
+                    "`--strict` is a model API's strict mode; MCP has none".into(),
+                ));
+            }
+            Some(Target::Mcp) => Form::Mcp,
+            Some(Target::Model(provider)) => Form::Model { provider, strict },
+            Some(Target::Strict(provider)) => Form::Model {
+                provider,
+                strict: true,
+            },
+        };
+        if let Form::Model {
+            provider,
+            strict: true,
+        } = form
+            && provider.format().strict_profile().is_none()
+        {
+            let name = provider
+                .to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_owned());
+            return Err(UsageError(format!(
+                "`{name}` has no strict mode; leave out `--strict`"
+            )));
+        }
+        Ok(form)
+    }
 }
 
 /// Prints the tools asked for, or every problem that keeps the format from expressing them.
@@ -52,16 +126,18 @@ pub(crate) fn run(args: Args) -> Outcome {
         name,
         all,
         provider,
+        strict,
         tools,
     } = args;
+    let form = Form::of(provider, strict)?;
     match tools {
-        Some(path) => of_file(&path, name.as_deref(), provider),
-        None => of_registry(name.as_deref(), all, provider),
+        Some(path) => of_file(&path, name.as_deref(), form),
+        None => of_registry(name.as_deref(), all, form),
     }
 }
 
 /// `pleach schema NAME|--all`: the registry's tools.
-fn of_registry(name: Option<&str>, all: bool, provider: Option<Provider>) -> Outcome {
+fn of_registry(name: Option<&str>, all: bool, form: Form) -> Outcome {
     let registry = pleach_core::tool_registry();
     let tools: Vec<&UnifiedToolDefinition> = if all {
         registry.tools().iter().collect()
@@ -76,11 +152,11 @@ fn of_registry(name: Option<&str>, all: bool, provider: Option<Provider>) -> Out
         };
         vec![tool]
     };
-    print_schemas(&tools, all, provider)
+    print_schemas(&tools, all, form)
 }
 
 /// `pleach schema --tools DEFS.json`: the tools of a file, every one or the one named.
-fn of_file(path: &Path, name: Option<&str>, provider: Option<Provider>) -> Outcome {
+fn of_file(path: &Path, name: Option<&str>, form: Form) -> Outcome {
     let tools: Vec<UnifiedToolDefinition> = read_definitions(path)?
         .into_iter()
         .map(UnifiedToolDefinition::from)
@@ -99,20 +175,16 @@ fn of_file(path: &Path, name: Option<&str>, provider: Option<Provider>) -> Outco
             vec![tool]
         }
     };
-    print_schemas(&chosen, name.is_none(), provider)
+    print_schemas(&chosen, name.is_none(), form)
 }
 
-/// Prints `tools` in `provider`'s format (a JSON array if `as_list`), or, when the format cannot
-/// express one of them, every problem of every tool on stderr and nothing on stdout (exit 1).
-fn print_schemas(
-    tools: &[&UnifiedToolDefinition],
-    as_list: bool,
-    provider: Option<Provider>,
-) -> Outcome {
+/// Prints `tools` in `form` (a JSON array if `as_list`), or, when the format cannot express one
+/// of them, every problem of every tool on stderr and nothing on stdout (exit 1).
+fn print_schemas(tools: &[&UnifiedToolDefinition], as_list: bool, form: Form) -> Outcome {
     let mut described = Vec::new();
     let mut problems = Vec::new();
     for tool in tools {
-        match describe(tool, provider) {
+        match describe(tool, form) {
             Ok(value) => described.push(value),
             Err(found) => {
                 problems.extend(found.into_iter().map(|p| format!("{}: {p}", tool.name())));
@@ -137,20 +209,17 @@ fn print_schemas(
     Ok(ExitCode::SUCCESS)
 }
 
-/// One tool in one format; the problems when the format cannot express its schema.
-fn describe(
-    tool: &UnifiedToolDefinition,
-    provider: Option<Provider>,
-) -> Result<Value, Vec<String>> {
+/// One tool in one form; the problems when the format cannot express its schema.
+fn describe(tool: &UnifiedToolDefinition, form: Form) -> Result<Value, Vec<String>> {
     let definition: &ToolDefinition = tool.definition();
-    let problems = |found: Vec<pleach_core::providers::ProfileProblem>| {
+    let problems = |found: Vec<ProfileProblem>| {
         found
             .into_iter()
             .map(|p| format!("at `{}`: {} ({})", p.path, p.message, p.keyword))
             .collect::<Vec<_>>()
     };
-    match provider {
-        None => {
+    match form {
+        Form::Own => {
             let mut out = json!({
                 "name": tool.name(),
                 "description": definition.description(),
@@ -161,16 +230,18 @@ fn describe(
             }
             Ok(out)
         }
-        Some(Provider::Openai) => Ok(openai_chat::definition(definition)),
-        Some(Provider::OpenaiStrict) => {
-            openai_chat::strict_definition(definition).map_err(problems)
-        }
-        Some(Provider::Anthropic) => anthropic::definition(definition).map_err(problems),
-        Some(Provider::AnthropicStrict) => {
-            anthropic::strict_definition(definition).map_err(problems)
-        }
-        Some(Provider::Gemini) => gemini::definition(definition).map_err(problems),
-        Some(Provider::Mcp) => mcp_tools::definition(tool)
+        Form::Model {
+            provider,
+            strict: false,
+        } => provider.format().definition(definition).map_err(problems),
+        Form::Model {
+            provider,
+            strict: true,
+        } => provider
+            .format()
+            .strict_definition(definition)
+            .map_err(problems),
+        Form::Mcp => mcp_tools::definition(tool)
             .map(|mut listed| {
                 if let Some(tier) = tool.safety_tier() {
                     listed["annotations"] = tier.mcp_annotations();

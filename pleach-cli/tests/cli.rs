@@ -247,6 +247,82 @@ const CALLS: &[&str] = &[
     r#"{"name": "ping", "arguments": {"anything": [1, 2]}}"#,
 ];
 
+/// `--provider` is spelled the same by `schema`, `replay` and `chat`; the spellings from before
+/// (`openai`, `openai-strict`, `anthropic-strict`) still work and mean the same.
+#[test]
+fn provider_spellings_are_one_set_and_the_old_ones_still_work() {
+    let printed = |args: &[&str]| -> Value {
+        let mut all = vec!["schema", "math"];
+        all.extend(args);
+        let output = pleach(&all);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        serde_json::from_str(&stdout(&output)).unwrap()
+    };
+    let chat = printed(&["--provider", "openai-chat"]);
+    assert_eq!(chat["function"]["strict"], false);
+    assert_eq!(printed(&["--provider", "openai"]), chat);
+    let strict = printed(&["--provider", "openai-chat", "--strict"]);
+    assert_eq!(strict["function"]["strict"], true);
+    assert_eq!(printed(&["--provider", "openai-strict"]), strict);
+    let anthropic_strict = printed(&["--provider", "anthropic", "--strict"]);
+    assert_eq!(anthropic_strict["strict"], true);
+    assert_eq!(
+        printed(&["--provider", "anthropic-strict"]),
+        anthropic_strict
+    );
+    let responses = printed(&["--provider", "openai-responses", "--strict"]);
+    assert_eq!(responses["name"], "math");
+    assert_eq!(responses["strict"], true);
+
+    // A format without strict mode, `--strict` without a format: the user's mistake, exit 2.
+    for args in [
+        &["schema", "math", "--provider", "gemini", "--strict"][..],
+        &["schema", "math", "--provider", "mcp", "--strict"],
+        &["schema", "math", "--strict"],
+    ] {
+        let output = pleach(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert_eq!(stdout(&output), "", "{args:?}");
+    }
+    assert!(
+        stderr(&pleach(&[
+            "schema",
+            "math",
+            "--provider",
+            "gemini",
+            "--strict"
+        ]))
+        .contains("`gemini` has no strict mode")
+    );
+
+    // The same names in every command's help; the old ones are not advertised.
+    for command in ["schema", "replay", "chat"] {
+        let help = stdout(&pleach(&[command, "--help"]));
+        assert!(help.contains("openai-chat"), "{command}: {help}");
+        assert!(help.contains("anthropic"), "{command}: {help}");
+        assert!(!help.contains("openai-strict"), "{command}: {help}");
+    }
+    // `chat` has clients for two of them: the others are refused before any request.
+    let gemini_chat = pleach(&[
+        "chat",
+        "--provider",
+        "gemini",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--model",
+        "m",
+        "--message",
+        "hi",
+    ]);
+    assert_eq!(gemini_chat.status.code(), Some(2));
+    assert!(stderr(&gemini_chat).contains("openai-chat"));
+}
+
 /// Two tools in OpenAI's function format: one every provider can take, one (a map of labels)
 /// strict mode and Gemini cannot express.
 const TWO_TOOLS: &str = r#"[

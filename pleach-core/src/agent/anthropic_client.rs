@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use super::http;
 use super::{BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, WireFormat};
-use crate::providers::anthropic;
-use crate::tool::UnifiedToolDefinition;
+use crate::providers::ProviderFormat;
+use crate::providers::anthropic::Anthropic;
 
 /// The default base URL of [`AnthropicClient::from_env`].
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -174,61 +174,20 @@ impl AnthropicClient {
             "model": self.model,
             "max_tokens": self.max_tokens,
             "stream": true,
-            "messages": anthropic::messages(request.conversation),
+            "messages": Anthropic.messages(request.conversation),
         });
         if !request.tools.is_empty() {
-            let mut tools = Vec::new();
-            let mut problems = Vec::new();
             let mut budget = StrictBudget::default();
-            for tool in request.tools {
-                match anthropic::definition(tool.definition()) {
-                    Ok(definition) => {
-                        let strict = if self.strict {
-                            self.strict_definition(tool, &mut budget)
-                        } else {
-                            None
-                        };
-                        tools.push(strict.unwrap_or(definition));
-                    }
-                    Err(found) => problems.extend(
-                        found
-                            .iter()
-                            .map(|problem| format!("`{}` {problem}", tool.name())),
-                    ),
-                }
-            }
-            if !problems.is_empty() {
-                return Err(ModelError::Config(format!(
-                    "tools the Anthropic API cannot take: {}",
-                    problems.join("; ")
-                )));
-            }
-            body["tools"] = Value::Array(tools);
+            body["tools"] = http::request_tools(
+                &Anthropic,
+                "Anthropic API",
+                request.tools,
+                self.strict,
+                &self.fallbacks,
+                |strict| budget.take(&strict["input_schema"]),
+            )?;
         }
         Ok(body)
-    }
-
-    /// The tool's strict definition, if strict mode can express its schema and the request's
-    /// strict schemas stay within Anthropic's limits with it; else `None`, and a warning says why.
-    fn strict_definition(
-        &self,
-        tool: &UnifiedToolDefinition,
-        budget: &mut StrictBudget,
-    ) -> Option<Value> {
-        let strict = match anthropic::strict_definition(tool.definition()) {
-            Ok(strict) => strict,
-            Err(problems) => {
-                self.fallbacks.warn_problems(tool.name(), &problems);
-                return None;
-            }
-        };
-        match budget.take(&strict["input_schema"]) {
-            Ok(()) => Some(strict),
-            Err(why) => {
-                self.fallbacks.warn(tool.name(), &why);
-                None
-            }
-        }
     }
 }
 
@@ -346,7 +305,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tool::ToolDefinition;
+    use crate::tool::{ToolDefinition, UnifiedToolDefinition};
     use crate::{Message, ToolError};
 
     fn tool(name: &str, schema: Value) -> UnifiedToolDefinition {

@@ -7,6 +7,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::conversation::Message;
+use crate::providers::ProviderFormat;
+use crate::providers::anthropic::Anthropic;
+use crate::providers::openai_chat::OpenAiChat;
 use crate::tool::UnifiedToolDefinition;
 
 /// A boxed future that can be sent between threads: what [`ModelClient`] and [`ResponseBody`]
@@ -19,7 +22,8 @@ use crate::tool::UnifiedToolDefinition;
 /// ```
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Which provider's streaming format a response is in: it picks the stream parser.
+/// Which provider's streaming format a response is in: it picks the stream parser, through its
+/// [`provider_format`](WireFormat::provider_format).
 ///
 /// ```
 /// use pleach_core::agent::WireFormat;
@@ -37,6 +41,26 @@ pub enum WireFormat {
     /// Anthropic Messages server-sent events.
     #[serde(rename = "anthropic")]
     AnthropicMessages,
+}
+
+impl WireFormat {
+    /// The provider format this is: what reads the response's stream (and what the model
+    /// clients write requests with).
+    ///
+    /// ```
+    /// use pleach_core::agent::WireFormat;
+    /// use pleach_core::providers::{Decoder, ProviderEvent};
+    ///
+    /// let mut decoder = Decoder::sse(WireFormat::AnthropicMessages.provider_format().stream_parser());
+    /// let events = decoder.feed(b"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n");
+    /// assert_eq!(events, [ProviderEvent::Text { delta: "Hi".into() }]);
+    /// ```
+    pub fn provider_format(self) -> &'static dyn ProviderFormat {
+        match self {
+            WireFormat::OpenAiChat => &OpenAiChat,
+            WireFormat::AnthropicMessages => &Anthropic,
+        }
+    }
 }
 
 /// What a model is asked in one step: the conversation so far and the tools it may call.

@@ -6,8 +6,11 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
+use serde_json::Value;
+
 use super::{BoxFuture, ModelError, ModelResponse, ResponseBody, WireFormat};
-use crate::providers::ProfileProblem;
+use crate::providers::{ProfileProblem, ProviderFormat};
+use crate::tool::UnifiedToolDefinition;
 
 /// How long to wait for a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -204,6 +207,70 @@ impl StrictFallbacks {
                 problems.join("; ")
             ),
         );
+    }
+}
+
+/// A request's `tools` value for `tools` in `format`: each tool in strict mode when `strict` is on,
+/// strict mode can express its schema and `fits` takes its strict definition (a request's limits
+/// on strict schemas together); else its plain definition, with a warning saying why. The tools
+/// whose plain definition the format refuses are one error naming every problem.
+pub(super) fn request_tools(
+    format: &dyn ProviderFormat,
+    api: &str,
+    tools: &[UnifiedToolDefinition],
+    strict: bool,
+    fallbacks: &StrictFallbacks,
+    mut fits: impl FnMut(&Value) -> Result<(), String>,
+) -> Result<Value, ModelError> {
+    let mut definitions = Vec::new();
+    let mut problems = Vec::new();
+    for tool in tools {
+        match format.definition(tool.definition()) {
+            Ok(plain) => {
+                let strict = if strict {
+                    strict_definition(format, tool, fallbacks, &mut fits)
+                } else {
+                    None
+                };
+                definitions.push(strict.unwrap_or(plain));
+            }
+            Err(found) => problems.extend(
+                found
+                    .iter()
+                    .map(|problem| format!("`{}` {problem}", tool.name())),
+            ),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ModelError::Config(format!(
+            "tools the {api} cannot take: {}",
+            problems.join("; ")
+        )));
+    }
+    Ok(format.request_tools(definitions))
+}
+
+/// The tool's strict definition, if strict mode can express its schema and `fits` takes it; else
+/// `None`, and a warning says why.
+fn strict_definition(
+    format: &dyn ProviderFormat,
+    tool: &UnifiedToolDefinition,
+    fallbacks: &StrictFallbacks,
+    fits: &mut impl FnMut(&Value) -> Result<(), String>,
+) -> Option<Value> {
+    let strict = match format.strict_definition(tool.definition()) {
+        Ok(strict) => strict,
+        Err(problems) => {
+            fallbacks.warn_problems(tool.name(), &problems);
+            return None;
+        }
+    };
+    match fits(&strict) {
+        Ok(()) => Some(strict),
+        Err(why) => {
+            fallbacks.warn(tool.name(), &why);
+            None
+        }
     }
 }
 

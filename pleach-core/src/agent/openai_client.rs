@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::http;
 use super::{BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, WireFormat};
-use crate::providers::openai_chat;
-use crate::tool::ToolDefinition;
+use crate::providers::ProviderFormat;
+use crate::providers::openai_chat::OpenAiChat;
 
 /// The default base URL of [`OpenAiChatClient::from_env`].
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -152,32 +152,23 @@ impl OpenAiChatClient {
     }
 
     /// The request body for `request`.
-    fn body(&self, request: &ModelRequest<'_>) -> Value {
+    fn body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
         let mut body = json!({
             "model": self.model,
             "stream": true,
-            "messages": openai_chat::messages(request.conversation),
+            "messages": OpenAiChat.messages(request.conversation),
         });
         if !request.tools.is_empty() {
-            let tools: Vec<Value> = request
-                .tools
-                .iter()
-                .map(|tool| self.definition(tool.definition()))
-                .collect();
-            body["tools"] = Value::Array(tools);
+            body["tools"] = http::request_tools(
+                &OpenAiChat,
+                "Chat Completions API",
+                request.tools,
+                self.strict,
+                &self.fallbacks,
+                |_| Ok(()),
+            )?;
         }
-        body
-    }
-
-    /// A tool's definition: strict when the client is and the schema allows it.
-    fn definition(&self, tool: &ToolDefinition) -> Value {
-        if !self.strict {
-            return openai_chat::definition(tool);
-        }
-        openai_chat::strict_definition(tool).unwrap_or_else(|problems| {
-            self.fallbacks.warn_problems(tool.name(), &problems);
-            openai_chat::definition(tool)
-        })
+        Ok(body)
     }
 }
 
@@ -194,8 +185,11 @@ impl ModelClient for OpenAiChatClient {
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self.body(&request).to_string().into_bytes();
+        let body = self
+            .body(&request)
+            .map(|body| body.to_string().into_bytes());
         Box::pin(async move {
+            let body = body?;
             let mut headers = HeaderMap::new();
             if let Some(key) = &self.api_key {
                 http::secret_header(&mut headers, "authorization", &format!("Bearer {key}"))?;
@@ -247,7 +241,7 @@ mod tests {
         }];
         let request = ModelRequest::new(&conversation, &tools);
         let client = OpenAiChatClient::new("http://127.0.0.1:1/v1", "m", None).unwrap();
-        let body = client.body(&request);
+        let body = client.body(&request).unwrap();
         let (tag, search) = (&body["tools"][0]["function"], &body["tools"][1]["function"]);
         assert_eq!(tag["strict"], false);
         assert_eq!(&tag["parameters"], tools[0].definition().input_schema());
@@ -255,7 +249,7 @@ mod tests {
         assert_eq!(search["parameters"]["required"], json!(["limit", "query"]));
         assert_eq!(search["parameters"]["additionalProperties"], false);
 
-        let body = client.strict(false).body(&request);
+        let body = client.strict(false).body(&request).unwrap();
         assert_eq!(body["tools"][1]["function"]["strict"], false);
         assert_eq!(
             &body["tools"][1]["function"]["parameters"],

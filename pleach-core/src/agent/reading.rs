@@ -6,14 +6,12 @@ use std::collections::HashMap;
 
 use tokio_util::sync::CancellationToken;
 
-use super::client::{ModelError, ModelResponse, WireFormat};
+use super::client::{ModelError, ModelResponse};
 use super::options::{AgentOptions, StepReport};
 use crate::assemble::{StreamAssembler, StreamError};
 use crate::call::ToolCall;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, ToolEvent};
-use crate::providers::anthropic::MessagesStreamParser;
-use crate::providers::openai_chat::ChatStreamParser;
 use crate::providers::{Decoder, ProviderEvent, StreamParser, StreamProblem};
 use crate::session::SessionHandle;
 
@@ -38,7 +36,7 @@ pub(crate) async fn read_response(
 ) -> (Step, Option<ModelError>) {
     let ModelResponse { format, mut body } = response;
     let mut reading = Reading {
-        decoder: AnyDecoder::new(format),
+        decoder: Decoder::sse(format.provider_format().stream_parser()),
         assembler: StreamAssembler::with_limits(session.limits()),
         text: String::new(),
         report: StepReport::default(),
@@ -92,7 +90,7 @@ pub(crate) async fn read_response(
     // An error the provider reported in a response it had begun breaks it off like a dropped
     // connection: its text is no answer, and the run stops with the error.
     let broke = broke.or(provider_error.map(ModelError::Provider));
-    report.skipped_events = decoder.skipped();
+    report.skipped_events = decoder.parser().skipped();
     let (calls, failed) = assembler
         .finish()
         .into_iter()
@@ -129,7 +127,7 @@ fn cancelled_before_running() -> ToolError {
 
 /// The state of a response being read.
 struct Reading<'a> {
-    decoder: AnyDecoder,
+    decoder: Decoder<Box<dyn StreamParser + Send>>,
     assembler: StreamAssembler,
     text: String,
     report: StepReport,
@@ -250,44 +248,6 @@ impl Reading<'_> {
                 }
             }
             _ => self.report.refused.push(error.message().to_owned()),
-        }
-    }
-}
-
-/// The stream decoder of a format.
-enum AnyDecoder {
-    Chat(Decoder<ChatStreamParser>),
-    Anthropic(Decoder<MessagesStreamParser>),
-}
-
-impl AnyDecoder {
-    fn new(format: WireFormat) -> Self {
-        match format {
-            WireFormat::OpenAiChat => AnyDecoder::Chat(Decoder::sse(ChatStreamParser::new())),
-            WireFormat::AnthropicMessages => {
-                AnyDecoder::Anthropic(Decoder::sse(MessagesStreamParser::new()))
-            }
-        }
-    }
-
-    fn feed(&mut self, bytes: &[u8]) -> Vec<ProviderEvent> {
-        match self {
-            AnyDecoder::Chat(decoder) => decoder.feed(bytes),
-            AnyDecoder::Anthropic(decoder) => decoder.feed(bytes),
-        }
-    }
-
-    fn finish(&mut self) -> Vec<ProviderEvent> {
-        match self {
-            AnyDecoder::Chat(decoder) => decoder.finish(),
-            AnyDecoder::Anthropic(decoder) => decoder.finish(),
-        }
-    }
-
-    fn skipped(&self) -> usize {
-        match self {
-            AnyDecoder::Chat(decoder) => decoder.parser().skipped(),
-            AnyDecoder::Anthropic(decoder) => decoder.parser().skipped(),
         }
     }
 }

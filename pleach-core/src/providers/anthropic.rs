@@ -32,89 +32,175 @@ use serde_json::{Value, json};
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
-use crate::registry::ToolSource;
 use crate::tool::ToolDefinition;
 
 use super::calls::CallTable;
 use super::{
-    NO_ARGUMENTS, Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError,
-    StreamParser, StreamProblem, arguments_object, each_checked_definition, end_of_stream,
-    error_text, grouped_messages, lost_event, parse_event, parse_response, provider_error,
-    result_text, usage_event,
+    NO_ARGUMENTS, Profile, ProfileProblem, ProviderEvent, ProviderFormat, ResponseError,
+    StreamParser, StreamProblem, arguments_object, end_of_stream, error_text, grouped_messages,
+    lost_event, parse_event, parse_response, provider_error, result_text, usage_event,
 };
 
-/// A tool's definition for the Messages API: `{name, description, input_schema}`, the schema
-/// checked against [`Profile::Anthropic`].
+/// The Anthropic Messages API as a [`ProviderFormat`]: `{name, description, input_schema}`
+/// definitions through [`Profile::Anthropic`] (strict tool use through
+/// [`Profile::AnthropicStrict`]), `tool_use` blocks in whole and streamed responses
+/// ([`MessagesStreamParser`]), `tool_result` blocks for results.
 ///
 /// ```
-/// use pleach_core::{ToolError, ToolDefinition};
-/// use pleach_core::providers::anthropic;
+/// use pleach_core::providers::{anthropic::Anthropic, ProviderFormat};
+/// use pleach_core::{Message, ToolCall};
 ///
-/// let tool = ToolDefinition::builder("ping", "Answers pong.")
-///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
-///     .unwrap();
-/// assert_eq!(anthropic::definition(&tool).unwrap(), serde_json::json!({
-///     "name": "ping",
-///     "description": "Answers pong.",
-///     "input_schema": { "type": "object" }
-/// }));
+/// let (a, b) = (ToolCall::new("toolu_1", "f", "{}"), ToolCall::new("toolu_2", "g", "{}"));
+/// let messages = Anthropic.messages(&[
+///     Message::User { content: "go".into() },
+///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
+///     Message::tool_result(&a, &Ok(serde_json::json!(1))),
+///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
+/// ]);
+/// // A turn's results go in one `user` message, as the API requires.
+/// assert_eq!(messages.len(), 3);
+/// assert_eq!(messages[2]["content"].as_array().unwrap().len(), 2);
 /// ```
-pub fn definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
-    let input_schema = Profile::Anthropic.apply_tool(tool)?;
-    Ok(json!({
-        "name": tool.name(),
-        "description": tool.description(),
-        "input_schema": input_schema,
-    }))
-}
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Anthropic;
 
-/// A tool's definition for strict tool use: the schema through [`Profile::AnthropicStrict`]
-/// (every object closed, the constraints strict mode cannot hold moved into descriptions) and
-/// `"strict": true`; or every problem that profile finds.
-///
-/// ```
-/// use pleach_core::tool;
-/// use pleach_core::providers::anthropic;
-///
-/// /// Finds messages.
-/// #[tool]
-/// async fn find_messages(query: String, #[arg(default = 10, min = 1, max = 50)] limit: u32) -> Vec<String> {
-///     vec![query; limit as usize]
-/// }
-///
-/// let def = anthropic::strict_definition(&find_messages::definition()).unwrap();
-/// assert_eq!(def["strict"], true);
-/// let schema = &def["input_schema"];
-/// assert_eq!(schema["additionalProperties"], false);
-/// // Optional stays optional (Anthropic's strict mode has no need of nulls) …
-/// assert_eq!(schema["required"], serde_json::json!(["query"]));
-/// // … and the bounds strict mode cannot hold are told in the description.
-/// assert!(schema["properties"]["limit"].get("maximum").is_none());
-/// assert!(schema["properties"]["limit"]["description"].as_str().unwrap().contains("maximum: 50"));
-/// ```
-pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
-    let input_schema = Profile::AnthropicStrict.apply_tool(tool)?;
-    Ok(json!({
-        "name": tool.name(),
-        "description": tool.description(),
-        "input_schema": input_schema,
-        "strict": true,
-    }))
-}
+impl ProviderFormat for Anthropic {
+    fn profile(&self) -> Option<Profile> {
+        Some(Profile::Anthropic)
+    }
 
-/// [`definition`] for every tool of a registry; every problem of every tool if any.
-///
-/// ```
-/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
-/// let ping = ToolDefinition::builder("ping", "Answers pong.")
-///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
-///     .unwrap();
-/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
-/// let tools = pleach_core::providers::anthropic::definitions(&registry).unwrap();
-/// assert_eq!(tools[0]["name"], "ping");
-/// ```
-pub fn definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError> {
-    each_checked_definition(registry, Profile::Anthropic, |t| definition(t.definition()))
+    fn strict_profile(&self) -> Option<Profile> {
+        Some(Profile::AnthropicStrict)
+    }
+
+    /// The definition: `{name, description, input_schema}`, the schema checked against
+    /// [`Profile::Anthropic`].
+    ///
+    /// ```
+    /// use pleach_core::{ToolError, ToolDefinition};
+    /// use pleach_core::providers::{anthropic::Anthropic, ProviderFormat};
+    ///
+    /// let tool = ToolDefinition::builder("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// assert_eq!(Anthropic.definition(&tool).unwrap(), serde_json::json!({
+    ///     "name": "ping",
+    ///     "description": "Answers pong.",
+    ///     "input_schema": { "type": "object" }
+    /// }));
+    /// ```
+    fn definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        let input_schema = Profile::Anthropic.apply_tool(tool)?;
+        Ok(json!({
+            "name": tool.name(),
+            "description": tool.description(),
+            "input_schema": input_schema,
+        }))
+    }
+
+    /// The definition for strict tool use: the schema through [`Profile::AnthropicStrict`]
+    /// (every object closed, the constraints strict mode cannot hold moved into descriptions)
+    /// and `"strict": true`; or every problem that profile finds.
+    ///
+    /// ```
+    /// use pleach_core::tool;
+    /// use pleach_core::providers::{anthropic::Anthropic, ProviderFormat};
+    ///
+    /// /// Finds messages.
+    /// #[tool]
+    /// async fn find_messages(query: String, #[arg(default = 10, min = 1, max = 50)] limit: u32) -> Vec<String> {
+    ///     vec![query; limit as usize]
+    /// }
+    ///
+    /// let def = Anthropic.strict_definition(&find_messages::definition()).unwrap();
+    /// assert_eq!(def["strict"], true);
+    /// let schema = &def["input_schema"];
+    /// assert_eq!(schema["additionalProperties"], false);
+    /// // Optional stays optional (Anthropic's strict mode has no need of nulls) …
+    /// assert_eq!(schema["required"], serde_json::json!(["query"]));
+    /// // … and the bounds strict mode cannot hold are told in the description.
+    /// assert!(schema["properties"]["limit"].get("maximum").is_none());
+    /// assert!(schema["properties"]["limit"]["description"].as_str().unwrap().contains("maximum: 50"));
+    /// ```
+    fn strict_definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        let input_schema = Profile::AnthropicStrict.apply_tool(tool)?;
+        Ok(json!({
+            "name": tool.name(),
+            "description": tool.description(),
+            "input_schema": input_schema,
+            "strict": true,
+        }))
+    }
+
+    /// The tool calls of a whole response body: its `tool_use` blocks, in order, the `input`
+    /// object's JSON text as it was sent.
+    ///
+    /// ```
+    /// use pleach_core::providers::{anthropic::Anthropic, ProviderFormat};
+    ///
+    /// let body = r#"{"type":"message","role":"assistant","content":[
+    ///     {"type":"text","text":"Let me check."},
+    ///     {"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city": "Paris"}}
+    /// ],"stop_reason":"tool_use"}"#;
+    /// let calls = Anthropic.tool_calls(body).unwrap();
+    /// assert_eq!(calls[0].arguments(), r#"{"city": "Paris"}"#);
+    /// ```
+    fn tool_calls(&self, body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+        tool_calls(body)
+    }
+
+    /// The `tool_result` content block for a call's outcome (`is_error` set for a failure).
+    ///
+    /// ```
+    /// use pleach_core::{ToolCall, ToolError};
+    /// use pleach_core::providers::{anthropic::Anthropic, ProviderFormat};
+    /// use serde_json::json;
+    ///
+    /// let call = ToolCall::new("toolu_1", "get_weather", "{}");
+    /// assert_eq!(
+    ///     Anthropic.tool_result(&call, &Err(ToolError::failed("no such city"))),
+    ///     json!({ "type": "tool_result", "tool_use_id": "toolu_1", "content": "error 1008: no such city", "is_error": true })
+    /// );
+    /// ```
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
+        let (content, is_error) = result_text(outcome);
+        result_block(call.id(), &content, is_error)
+    }
+
+    /// One assistant message carrying the calls as `tool_use` blocks (after a text block, if
+    /// any). Arguments that are not a JSON object (a call that failed to parse) are sent as `{}`.
+    ///
+    /// ```
+    /// use pleach_core::ToolCall;
+    /// use pleach_core::providers::{anthropic::Anthropic, ProviderFormat};
+    /// use serde_json::json;
+    ///
+    /// let m = Anthropic.assistant_messages(Some("Checking."), &[ToolCall::new("toolu_1", "get_weather", r#"{"city":"Paris"}"#)]);
+    /// assert_eq!(m, [json!({ "role": "assistant", "content": [
+    ///     { "type": "text", "text": "Checking." },
+    ///     { "type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": { "city": "Paris" } }
+    /// ] })]);
+    /// ```
+    fn assistant_messages(&self, content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
+        vec![assistant_message(content, calls)]
+    }
+
+    /// A conversation as Messages API `messages`: consecutive tool results go into one `user`
+    /// message, as the API requires (all results of an assistant turn in the next user turn; see
+    /// [`Anthropic`] for an example).
+    fn messages(&self, conversation: &[Message]) -> Vec<Value> {
+        grouped_messages(
+            conversation,
+            |text| json!({ "role": "user", "content": text }),
+            assistant_message,
+            |id, _name, content, is_error| result_block(id, content, is_error),
+            |blocks| json!({ "role": "user", "content": blocks }),
+        )
+    }
+
+    fn stream_parser(&self) -> Box<dyn StreamParser + Send> {
+        Box::new(MessagesStreamParser::new())
+    }
 }
 
 #[derive(Deserialize)]
@@ -139,20 +225,8 @@ struct Response {
     error: Option<Value>,
 }
 
-/// The tool calls of a whole (non-streamed) response body: its `tool_use` blocks, in order, the
-/// `input` object's JSON text as it was sent.
-///
-/// ```
-/// use pleach_core::providers::anthropic;
-///
-/// let body = r#"{"type":"message","role":"assistant","content":[
-///     {"type":"text","text":"Let me check."},
-///     {"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city": "Paris"}}
-/// ],"stop_reason":"tool_use"}"#;
-/// let calls = anthropic::tool_calls(body).unwrap();
-/// assert_eq!(calls[0].arguments(), r#"{"city": "Paris"}"#);
-/// ```
-pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+/// The tool calls of a whole response body (see [`Anthropic::tool_calls`]).
+fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     let response: Response = parse_response(body)?;
     if response.kind.as_deref() == Some("error") {
         let message = response
@@ -388,43 +462,12 @@ impl StreamParser for MessagesStreamParser {
     }
 }
 
-/// The `tool_result` content block for a call's outcome (`is_error` set for a failure).
-///
-/// ```
-/// use pleach_core::{ToolCall, ToolError};
-/// use pleach_core::providers::anthropic;
-/// use serde_json::json;
-///
-/// let call = ToolCall::new("toolu_1", "get_weather", "{}");
-/// assert_eq!(
-///     anthropic::tool_result(&call, &Err(ToolError::failed("no such city"))),
-///     json!({ "type": "tool_result", "tool_use_id": "toolu_1", "content": "error 1008: no such city", "is_error": true })
-/// );
-/// ```
-pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
-    let (content, is_error) = result_text(outcome);
-    result_block(call.id(), &content, is_error)
-}
-
 fn result_block(id: &str, content: &str, is_error: bool) -> Value {
     json!({ "type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error })
 }
 
 /// The assistant message carrying the calls as `tool_use` blocks (after a text block, if any).
-/// Arguments that are not a JSON object (a call that failed to parse) are sent as `{}`.
-///
-/// ```
-/// use pleach_core::ToolCall;
-/// use pleach_core::providers::anthropic;
-/// use serde_json::json;
-///
-/// let m = anthropic::assistant_message(Some("Checking."), &[ToolCall::new("toolu_1", "get_weather", r#"{"city":"Paris"}"#)]);
-/// assert_eq!(m, json!({ "role": "assistant", "content": [
-///     { "type": "text", "text": "Checking." },
-///     { "type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": { "city": "Paris" } }
-/// ] }));
-/// ```
-pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
+fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
     let text = content
         .filter(|t| !t.is_empty())
         .map(|t| json!({ "type": "text", "text": t }));
@@ -435,31 +478,4 @@ pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
         }))
         .collect();
     json!({ "role": "assistant", "content": blocks })
-}
-
-/// A conversation as Messages API `messages`: consecutive tool results go into one `user`
-/// message, as the API requires (all results of an assistant turn in the next user turn).
-///
-/// ```
-/// use pleach_core::{Message, ToolCall};
-/// use pleach_core::providers::anthropic;
-///
-/// let (a, b) = (ToolCall::new("toolu_1", "f", "{}"), ToolCall::new("toolu_2", "g", "{}"));
-/// let messages = anthropic::messages(&[
-///     Message::User { content: "go".into() },
-///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
-///     Message::tool_result(&a, &Ok(serde_json::json!(1))),
-///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
-/// ]);
-/// assert_eq!(messages.len(), 3);
-/// assert_eq!(messages[2]["content"].as_array().unwrap().len(), 2);
-/// ```
-pub fn messages(conversation: &[Message]) -> Vec<Value> {
-    grouped_messages(
-        conversation,
-        |text| json!({ "role": "user", "content": text }),
-        assistant_message,
-        |id, _name, content, is_error| result_block(id, content, is_error),
-        |blocks| json!({ "role": "user", "content": blocks }),
-    )
 }

@@ -1,5 +1,9 @@
 //! Model Context Protocol: tools as `tools/list` lists them, and `tools/call` results.
 //!
+//! MCP is not a model API: a client lists the tools and calls them, but sends no model's calls
+//! and keeps its own conversation, so there are no calls to read and no messages to write. This
+//! form is therefore free functions, not a [`ProviderFormat`](super::ProviderFormat).
+//!
 //! MCP carries `title` (the registry's display name) beside the name, and an `outputSchema` only
 //! for tools whose output is an object: MCP's `structuredContent` is a JSON object, so an output
 //! schema of another type is left out (the result still goes back as text).
@@ -19,7 +23,8 @@ use crate::error::ToolError;
 use crate::registry::ToolSource;
 use crate::tool::UnifiedToolDefinition;
 
-use super::{Profile, ProfileError, ProfileProblem, each_checked_definition};
+use super::format::each_definition;
+use super::{Profile, ProfileError, ProfileProblem};
 
 /// A tool as MCP's `tools/list` describes it: `name`, `title`, `description`, `inputSchema`, and
 /// `outputSchema` when the output is an object. The input schema is checked against
@@ -70,7 +75,7 @@ pub fn definition(tool: &UnifiedToolDefinition) -> Result<Value, Vec<ProfileProb
 /// assert_eq!(tools[0]["title"], "Ping");
 /// ```
 pub fn definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError> {
-    each_checked_definition(registry, Profile::Mcp, definition)
+    each_definition(registry, Some(Profile::Mcp), definition)
 }
 
 /// A `tools/call` result: the result as text in a `text` content block (a string as itself, any

@@ -1,13 +1,18 @@
 //! Providers: tool definitions serialized for each LLM API, their tool calls (whole and streamed)
 //! read into canonical calls, and results written back in their message formats.
 //!
-//! | module | definitions | whole responses | streams | write-back |
-//! | --- | --- | --- | --- | --- |
-//! | [`openai_chat`] | `{"type":"function","function":{…}}` | `choices[0].message.tool_calls` | [`ChatStreamParser`](openai_chat::ChatStreamParser) | `role: tool` |
-//! | [`openai_responses`] | `{"type":"function", name, …}` | `output[]` `function_call` items | [`ResponsesStreamParser`](openai_responses::ResponsesStreamParser) | `function_call_output` |
-//! | [`anthropic`] | `{name, description, input_schema}` | `content[]` `tool_use` blocks | [`MessagesStreamParser`](anthropic::MessagesStreamParser) | `tool_result` blocks |
-//! | [`gemini`] | `functionDeclarations` | `parts[].functionCall` | [`GeminiStreamParser`](gemini::GeminiStreamParser) | `functionResponse` parts |
-//! | [`mcp_tools`] | `{name, description, inputSchema, …}` | — | — | `CallToolResult` |
+//! Each model API's wire format is a unit struct implementing [`ProviderFormat`]: tool
+//! definitions (plain and strict, one tool or a registry), the request's `tools` value, calls read
+//! out of a whole response, results and the conversation written back, and a fresh stream parser.
+//! Pick one at run time as a `&dyn ProviderFormat`.
+//!
+//! | module | format | definitions | whole responses | streams | write-back |
+//! | --- | --- | --- | --- | --- | --- |
+//! | [`openai_chat`] | [`OpenAiChat`](openai_chat::OpenAiChat) | `{"type":"function","function":{…}}` | `choices[0].message.tool_calls` | [`ChatStreamParser`](openai_chat::ChatStreamParser) | `role: tool` |
+//! | [`openai_responses`] | [`OpenAiResponses`](openai_responses::OpenAiResponses) | `{"type":"function", name, …}` | `output[]` `function_call` items | [`ResponsesStreamParser`](openai_responses::ResponsesStreamParser) | `function_call_output` |
+//! | [`anthropic`] | [`Anthropic`](anthropic::Anthropic) | `{name, description, input_schema}` | `content[]` `tool_use` blocks | [`MessagesStreamParser`](anthropic::MessagesStreamParser) | `tool_result` blocks |
+//! | [`gemini`] | [`Gemini`](gemini::Gemini), [`GeminiJsonSchema`](gemini::GeminiJsonSchema) | `functionDeclarations` | `parts[].functionCall` | [`GeminiStreamParser`](gemini::GeminiStreamParser) | `functionResponse` parts |
+//! | [`mcp_tools`] | — (not a model API: free functions) | `{name, description, inputSchema, …}` | — | — | `CallToolResult` |
 //!
 //! [`profile`] holds the schema profiles (OpenAI strict, Gemini, Anthropic, Anthropic strict, MCP) as checked
 //! transforms with path-level problems, and [`assert_registry_fits`] for tests.
@@ -69,11 +74,11 @@ use serde_json::Value;
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
-use crate::registry::ToolSource;
-use crate::tool::{ToolDefinition, UnifiedToolDefinition};
+use crate::tool::ToolDefinition;
 
 pub mod anthropic;
 mod calls;
+mod format;
 pub mod gemini;
 pub mod mcp_tools;
 pub mod openai_chat;
@@ -81,6 +86,7 @@ pub mod openai_responses;
 pub mod profile;
 pub mod sse;
 
+pub use format::ProviderFormat;
 pub use profile::{Profile, ProfileError, ProfileProblem, assert_registry_fits, check_registry};
 
 use calls::CallTable;
@@ -315,15 +321,11 @@ pub trait StreamParser {
 /// A boxed parser is a parser: pick the provider at run time with one [`Decoder`] type.
 ///
 /// ```
-/// use pleach_core::providers::{anthropic, openai_chat, Decoder, StreamParser};
+/// use pleach_core::providers::{anthropic::Anthropic, openai_chat::OpenAiChat, Decoder, ProviderFormat};
 ///
 /// let anthropic_stream = false;
-/// let parser: Box<dyn StreamParser> = if anthropic_stream {
-///     Box::new(anthropic::MessagesStreamParser::new())
-/// } else {
-///     Box::new(openai_chat::ChatStreamParser::new())
-/// };
-/// let mut decoder = Decoder::json_lines(parser);
+/// let format: &dyn ProviderFormat = if anthropic_stream { &Anthropic } else { &OpenAiChat };
+/// let mut decoder = Decoder::json_lines(format.stream_parser());
 /// assert!(decoder.finish().is_empty());
 /// ```
 impl<P: StreamParser + ?Sized> StreamParser for Box<P> {
@@ -482,7 +484,8 @@ impl<P: StreamParser> Decoder<P> {
 /// response) and what.
 ///
 /// ```
-/// let err = pleach_core::providers::openai_chat::tool_calls("not json").unwrap_err();
+/// use pleach_core::providers::{openai_chat::OpenAiChat, ProviderFormat};
+/// let err = OpenAiChat.tool_calls("not json").unwrap_err();
 /// assert_eq!(err.path, "");
 /// assert!(err.to_string().starts_with("the response is not JSON"));
 /// ```
@@ -638,38 +641,13 @@ fn arguments_text(call: &ToolCall) -> &str {
     }
 }
 
-/// The definitions of every tool of a registry, by one format.
-fn each_definition(registry: &dyn ToolSource, f: impl Fn(&ToolDefinition) -> Value) -> Vec<Value> {
-    registry
-        .tools()
-        .into_iter()
-        .map(|tool| f(tool.definition()))
-        .collect()
-}
-
-/// The definitions of every tool of a registry, by a format that can refuse a tool; every
-/// refusal of every tool is reported.
-fn each_checked_definition(
-    registry: &dyn ToolSource,
-    profile: Profile,
-    f: impl Fn(&UnifiedToolDefinition) -> Result<Value, Vec<ProfileProblem>>,
-) -> Result<Vec<Value>, ProfileError> {
-    let mut definitions = Vec::new();
-    let mut problems = Vec::new();
-    for tool in registry.tools() {
-        match f(tool) {
-            Ok(definition) => definitions.push(definition),
-            Err(found) => problems.extend(
-                found
-                    .into_iter()
-                    .map(|problem| (tool.name().to_owned(), problem)),
-            ),
-        }
-    }
-    if problems.is_empty() {
-        Ok(definitions)
+/// The `parameters` OpenAI's formats send for a tool (Chat Completions and Responses): in strict
+/// mode through [`Profile::OpenAiStrict`], else the schema as it is (but for bounds past 2^53).
+fn openai_parameters(tool: &ToolDefinition, strict: bool) -> Result<Value, Vec<ProfileProblem>> {
+    if strict {
+        Profile::OpenAiStrict.apply_tool(tool)
     } else {
-        Err(ProfileError::new(profile, problems))
+        Ok(profile::sendable_numbers(tool.input_schema()))
     }
 }
 

@@ -35,92 +35,164 @@ use serde_json::{Value, json};
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
-use crate::registry::ToolSource;
 use crate::tool::ToolDefinition;
 
 use super::calls::CallTable;
 use super::{
-    Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError, StreamParser,
-    StreamProblem, each_checked_definition, each_definition, end_of_stream, error_text, lost_event,
-    parse_event, parse_response, provider_error, result_text, usage_event,
+    Profile, ProfileProblem, ProviderEvent, ProviderFormat, ResponseError, StreamParser,
+    StreamProblem, end_of_stream, error_text, lost_event, openai_parameters, parse_event,
+    parse_response, provider_error, result_text, usage_event,
 };
 
-/// A tool's definition for Chat Completions, not strict: the schema as it is (but for bounds past
-/// 2^53, see `docs/providers.md`), `"strict": false`.
+/// OpenAI Chat Completions as a [`ProviderFormat`]: `{"type":"function","function":{…}}`
+/// definitions (strict mode through [`Profile::OpenAiStrict`]), `tool_calls` in whole and
+/// streamed responses ([`ChatStreamParser`]), `tool` messages for results.
 ///
 /// ```
-/// use pleach_core::{ToolError, ToolDefinition};
-/// use pleach_core::providers::openai_chat;
+/// use pleach_core::providers::{openai_chat::OpenAiChat, ProviderFormat};
+/// use pleach_core::{Message, ToolCall};
 ///
-/// let tool = ToolDefinition::builder("ping", "Answers pong.")
-///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
-///     .unwrap();
-/// let def = openai_chat::definition(&tool);
-/// assert_eq!(def["type"], "function");
-/// assert_eq!(def["function"]["name"], "ping");
-/// assert_eq!(def["function"]["parameters"], serde_json::json!({ "type": "object" }));
-/// assert_eq!(def["function"]["strict"], false);
+/// let call = ToolCall::new("call_1", "ping", "{}");
+/// let messages = OpenAiChat.messages(&[
+///     Message::User { content: "ping?".into() },
+///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
+///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
+/// ]);
+/// assert_eq!(messages[2]["role"], "tool");
+/// assert_eq!(messages[2]["content"], "\"pong\"");
 /// ```
-pub fn definition(tool: &ToolDefinition) -> Value {
-    wrap(
-        tool,
-        &super::profile::sendable_numbers(tool.input_schema()),
-        false,
-    )
-}
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct OpenAiChat;
 
-/// A tool's definition for Chat Completions in strict mode: the schema through
-/// [`Profile::OpenAiStrict`], `"strict": true`; or every problem that profile finds.
-///
-/// ```
-/// use pleach_core::tool;
-/// use pleach_core::providers::openai_chat;
-///
-/// /// Free-text search.
-/// #[tool]
-/// async fn search(query: String, limit: Option<u32>) -> Vec<String> {
-///     vec![query; limit.unwrap_or(1) as usize]
-/// }
-///
-/// let def = openai_chat::strict_definition(&search::definition()).unwrap();
-/// assert_eq!(def["function"]["strict"], true);
-/// assert_eq!(def["function"]["parameters"]["required"], serde_json::json!(["limit", "query"]));
-/// ```
-pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
-    let parameters = Profile::OpenAiStrict.apply_tool(tool)?;
-    Ok(wrap(tool, &parameters, true))
-}
+impl ProviderFormat for OpenAiChat {
+    fn profile(&self) -> Option<Profile> {
+        None
+    }
 
-/// [`definition`] for every tool of a registry.
-///
-/// ```
-/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
-/// let ping = ToolDefinition::builder("ping", "Answers pong.")
-///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
-///     .unwrap();
-/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
-/// let tools = pleach_core::providers::openai_chat::definitions(&registry);
-/// assert_eq!(tools[0]["function"]["name"], "ping");
-/// ```
-pub fn definitions(registry: &dyn ToolSource) -> Vec<Value> {
-    each_definition(registry, definition)
-}
+    fn strict_profile(&self) -> Option<Profile> {
+        Some(Profile::OpenAiStrict)
+    }
 
-/// [`strict_definition`] for every tool of a registry; every problem of every tool if any.
-///
-/// ```
-/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
-/// let any = ToolDefinition::builder("any_input", "Takes any object.")
-///     .execute_json(|v, _| async move { Ok::<_, ToolError>(v) })
-///     .unwrap();
-/// let registry = ToolRegistryBuilder::new().register(any).build().unwrap();
-/// let err = pleach_core::providers::openai_chat::strict_definitions(&registry).unwrap_err();
-/// assert_eq!(err.problems()[0].0, "any_input");
-/// ```
-pub fn strict_definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError> {
-    each_checked_definition(registry, Profile::OpenAiStrict, |t| {
-        strict_definition(t.definition())
-    })
+    /// The definition, not strict: the schema as it is (but for bounds past 2^53, see
+    /// `docs/providers.md`), `"strict": false`. Never refused.
+    ///
+    /// ```
+    /// use pleach_core::{ToolError, ToolDefinition};
+    /// use pleach_core::providers::{openai_chat::OpenAiChat, ProviderFormat};
+    ///
+    /// let tool = ToolDefinition::builder("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// let def = OpenAiChat.definition(&tool).unwrap();
+    /// assert_eq!(def["type"], "function");
+    /// assert_eq!(def["function"]["name"], "ping");
+    /// assert_eq!(def["function"]["parameters"], serde_json::json!({ "type": "object" }));
+    /// assert_eq!(def["function"]["strict"], false);
+    /// ```
+    fn definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        openai_parameters(tool, false).map(|parameters| wrap(tool, &parameters, false))
+    }
+
+    /// The definition in strict mode: the schema through [`Profile::OpenAiStrict`],
+    /// `"strict": true`; or every problem that profile finds.
+    ///
+    /// ```
+    /// use pleach_core::tool;
+    /// use pleach_core::providers::{openai_chat::OpenAiChat, ProviderFormat};
+    ///
+    /// /// Free-text search.
+    /// #[tool]
+    /// async fn search(query: String, limit: Option<u32>) -> Vec<String> {
+    ///     vec![query; limit.unwrap_or(1) as usize]
+    /// }
+    ///
+    /// let def = OpenAiChat.strict_definition(&search::definition()).unwrap();
+    /// assert_eq!(def["function"]["strict"], true);
+    /// assert_eq!(def["function"]["parameters"]["required"], serde_json::json!(["limit", "query"]));
+    /// ```
+    fn strict_definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        openai_parameters(tool, true).map(|parameters| wrap(tool, &parameters, true))
+    }
+
+    /// The tool calls of a whole response body, from its first choice, in order.
+    ///
+    /// `arguments` is normally a string of JSON; an object (some compatible servers send one) is
+    /// taken as its JSON text, and arguments left out, `null` or `""` as `{}`. A call without an
+    /// id or a name, or an id used twice, is an error.
+    ///
+    /// ```
+    /// use pleach_core::providers::{openai_chat::OpenAiChat, ProviderFormat};
+    ///
+    /// let body = r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[
+    ///     {"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\":1,\"b\":2}"}}
+    /// ]},"finish_reason":"tool_calls"}]}"#;
+    /// let calls = OpenAiChat.tool_calls(body).unwrap();
+    /// assert_eq!(calls[0].id(), "call_1");
+    /// assert_eq!(calls[0].arguments(), r#"{"a":1,"b":2}"#);
+    /// ```
+    fn tool_calls(&self, body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+        tool_calls(body)
+    }
+
+    /// The `tool` message for a call's outcome: the result as JSON text, or
+    /// `error <code>: <message>`.
+    ///
+    /// ```
+    /// use pleach_core::{ToolCall, ToolError};
+    /// use pleach_core::providers::{openai_chat::OpenAiChat, ProviderFormat};
+    /// use serde_json::json;
+    ///
+    /// let call = ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#);
+    /// assert_eq!(
+    ///     OpenAiChat.tool_result(&call, &Ok(json!(3))),
+    ///     json!({ "role": "tool", "tool_call_id": "call_1", "content": "3" })
+    /// );
+    /// let failed = OpenAiChat.tool_result(&call, &Err(ToolError::failed("boom")));
+    /// assert_eq!(failed["content"], "error 1008: boom");
+    /// ```
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
+        let (content, _) = result_text(outcome);
+        tool_message(call.id(), &content)
+    }
+
+    /// One assistant message carrying the calls (and text, if any).
+    ///
+    /// ```
+    /// use pleach_core::ToolCall;
+    /// use pleach_core::providers::{openai_chat::OpenAiChat, ProviderFormat};
+    /// use serde_json::json;
+    ///
+    /// let m = OpenAiChat.assistant_messages(None, &[ToolCall::new("call_1", "ping", "{}")]);
+    /// assert_eq!(m, [json!({
+    ///     "role": "assistant",
+    ///     "content": null,
+    ///     "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "ping", "arguments": "{}" } }]
+    /// })]);
+    /// ```
+    fn assistant_messages(&self, content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
+        vec![assistant_message(content, calls)]
+    }
+
+    /// A conversation as Chat Completions `messages` (see [`OpenAiChat`] for an example).
+    fn messages(&self, conversation: &[Message]) -> Vec<Value> {
+        conversation
+            .iter()
+            .map(|message| match message {
+                Message::User { content } => json!({ "role": "user", "content": content }),
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                } => assistant_message(content.as_deref(), tool_calls),
+                Message::Tool {
+                    tool_call, content, ..
+                } => tool_message(tool_call.id(), content),
+            })
+            .collect()
+    }
+
+    fn stream_parser(&self) -> Box<dyn StreamParser + Send> {
+        Box::new(ChatStreamParser::new())
+    }
 }
 
 fn wrap(tool: &ToolDefinition, parameters: &Value, strict: bool) -> Value {
@@ -171,22 +243,8 @@ struct ResponseFunction {
     arguments: Option<Box<RawValue>>,
 }
 
-/// The tool calls of a whole (non-streamed) response body, from its first choice, in order.
-///
-/// `arguments` is normally a string of JSON; an object (some compatible servers send one) is
-/// taken as its JSON text, and arguments left out, `null` or `""` as `{}`. A call without an id or a name, or an id used twice, is an error.
-///
-/// ```
-/// use pleach_core::providers::openai_chat;
-///
-/// let body = r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[
-///     {"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\":1,\"b\":2}"}}
-/// ]},"finish_reason":"tool_calls"}]}"#;
-/// let calls = openai_chat::tool_calls(body).unwrap();
-/// assert_eq!(calls[0].id(), "call_1");
-/// assert_eq!(calls[0].arguments(), r#"{"a":1,"b":2}"#);
-/// ```
-pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+/// The tool calls of a whole response body (see [`OpenAiChat::tool_calls`]).
+fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     let response: Response = parse_response(body)?;
     if let Some(error) = &response.error {
         return Err(ResponseError::new(
@@ -543,45 +601,12 @@ impl StreamParser for ChatStreamParser {
     }
 }
 
-/// The `tool` message for a call's outcome: the result as JSON text, or `error <code>: <message>`.
-///
-/// ```
-/// use pleach_core::{ToolCall, ToolError};
-/// use pleach_core::providers::openai_chat;
-/// use serde_json::json;
-///
-/// let call = ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#);
-/// assert_eq!(
-///     openai_chat::tool_result(&call, &Ok(json!(3))),
-///     json!({ "role": "tool", "tool_call_id": "call_1", "content": "3" })
-/// );
-/// let failed = openai_chat::tool_result(&call, &Err(ToolError::failed("boom")));
-/// assert_eq!(failed["content"], "error 1008: boom");
-/// ```
-pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
-    let (content, _) = result_text(outcome);
-    tool_message(call.id(), &content)
-}
-
 fn tool_message(id: &str, content: &str) -> Value {
     json!({ "role": "tool", "tool_call_id": id, "content": content })
 }
 
 /// The assistant message carrying the calls (and text, if any).
-///
-/// ```
-/// use pleach_core::ToolCall;
-/// use pleach_core::providers::openai_chat;
-/// use serde_json::json;
-///
-/// let m = openai_chat::assistant_message(None, &[ToolCall::new("call_1", "ping", "{}")]);
-/// assert_eq!(m, json!({
-///     "role": "assistant",
-///     "content": null,
-///     "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "ping", "arguments": "{}" } }]
-/// }));
-/// ```
-pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
+fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
     let mut message = json!({ "role": "assistant", "content": content });
     if !calls.is_empty() {
         message["tool_calls"] = calls
@@ -596,36 +621,4 @@ pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
             .collect();
     }
     message
-}
-
-/// A conversation as Chat Completions `messages`.
-///
-/// ```
-/// use pleach_core::{Message, ToolCall};
-/// use pleach_core::providers::openai_chat;
-///
-/// let call = ToolCall::new("call_1", "ping", "{}");
-/// let conversation = [
-///     Message::User { content: "ping?".into() },
-///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
-///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
-/// ];
-/// let messages = openai_chat::messages(&conversation);
-/// assert_eq!(messages[2]["role"], "tool");
-/// assert_eq!(messages[2]["content"], "\"pong\"");
-/// ```
-pub fn messages(conversation: &[Message]) -> Vec<Value> {
-    conversation
-        .iter()
-        .map(|message| match message {
-            Message::User { content } => json!({ "role": "user", "content": content }),
-            Message::Assistant {
-                content,
-                tool_calls,
-            } => assistant_message(content.as_deref(), tool_calls),
-            Message::Tool {
-                tool_call, content, ..
-            } => tool_message(tool_call.id(), content),
-        })
-        .collect()
 }

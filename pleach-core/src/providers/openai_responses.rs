@@ -29,90 +29,165 @@ use serde_json::{Value, json};
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
-use crate::registry::ToolSource;
 use crate::tool::ToolDefinition;
 
 use super::calls::CallTable;
 use super::{
-    NO_ARGUMENTS, Profile, ProfileError, ProfileProblem, ProviderEvent, ResponseError,
-    StreamParser, StreamProblem, each_checked_definition, each_definition, end_of_stream,
-    error_text, lost_event, no_arguments_as_empty_object, parse_event, parse_response,
-    provider_error, result_text, usage_event,
+    NO_ARGUMENTS, Profile, ProfileProblem, ProviderEvent, ProviderFormat, ResponseError,
+    StreamParser, StreamProblem, end_of_stream, error_text, lost_event,
+    no_arguments_as_empty_object, openai_parameters, parse_event, parse_response, provider_error,
+    result_text, usage_event,
 };
 
-/// A tool's definition for the Responses API, not strict (`"strict": false` is sent explicitly:
-/// the Responses API takes function tools as strict when the field is left out).
+/// The OpenAI Responses API as a [`ProviderFormat`]: flat function definitions (`"strict"`
+/// always sent: the API takes a function as strict when the field is left out; strict mode
+/// through [`Profile::OpenAiStrict`]), `function_call` output items in whole and streamed
+/// responses ([`ResponsesStreamParser`]), `function_call_output` input items for results.
 ///
 /// ```
-/// use pleach_core::{ToolError, ToolDefinition};
-/// use pleach_core::providers::openai_responses;
+/// use pleach_core::providers::{openai_responses::OpenAiResponses, ProviderFormat};
+/// use pleach_core::{Message, ToolCall};
 ///
-/// let tool = ToolDefinition::builder("ping", "Answers pong.")
-///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
-///     .unwrap();
-/// let def = openai_responses::definition(&tool);
-/// assert_eq!(def, serde_json::json!({
-///     "type": "function",
-///     "name": "ping",
-///     "description": "Answers pong.",
-///     "parameters": { "type": "object" },
-///     "strict": false
-/// }));
+/// let call = ToolCall::new("call_1", "ping", "{}");
+/// let input = OpenAiResponses.messages(&[
+///     Message::User { content: "ping?".into() },
+///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
+///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
+/// ]);
+/// assert_eq!(input.len(), 3);
+/// assert_eq!(input[2]["type"], "function_call_output");
 /// ```
-pub fn definition(tool: &ToolDefinition) -> Value {
-    wrap(
-        tool,
-        &super::profile::sendable_numbers(tool.input_schema()),
-        false,
-    )
-}
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct OpenAiResponses;
 
-/// A tool's definition in strict mode ([`Profile::OpenAiStrict`]), or every problem found.
-///
-/// ```
-/// use pleach_core::tool;
-/// use pleach_core::providers::openai_responses;
-///
-/// /// Raises an integer to a power.
-/// #[tool]
-/// async fn power(base: i64, exponent: u32) -> i64 {
-///     base.pow(exponent)
-/// }
-///
-/// let def = openai_responses::strict_definition(&power::definition()).unwrap();
-/// assert_eq!(def["strict"], true);
-/// assert_eq!(def["parameters"]["additionalProperties"], false);
-/// ```
-pub fn strict_definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
-    let parameters = Profile::OpenAiStrict.apply_tool(tool)?;
-    Ok(wrap(tool, &parameters, true))
-}
+impl ProviderFormat for OpenAiResponses {
+    fn profile(&self) -> Option<Profile> {
+        None
+    }
 
-/// [`definition`] for every tool of a registry.
-///
-/// ```
-/// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
-/// let ping = ToolDefinition::builder("ping", "Answers pong.")
-///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
-///     .unwrap();
-/// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
-/// let tools = pleach_core::providers::openai_responses::definitions(&registry);
-/// assert_eq!(tools[0]["name"], "ping");
-/// ```
-pub fn definitions(registry: &dyn ToolSource) -> Vec<Value> {
-    each_definition(registry, definition)
-}
+    fn strict_profile(&self) -> Option<Profile> {
+        Some(Profile::OpenAiStrict)
+    }
 
-/// [`strict_definition`] for every tool of a registry; every problem of every tool if any.
-///
-/// ```
-/// let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
-/// assert!(pleach_core::providers::openai_responses::strict_definitions(&registry).unwrap().is_empty());
-/// ```
-pub fn strict_definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError> {
-    each_checked_definition(registry, Profile::OpenAiStrict, |t| {
-        strict_definition(t.definition())
-    })
+    /// The definition, not strict (`"strict": false` is sent explicitly: the Responses API
+    /// takes function tools as strict when the field is left out). Never refused.
+    ///
+    /// ```
+    /// use pleach_core::{ToolError, ToolDefinition};
+    /// use pleach_core::providers::{openai_responses::OpenAiResponses, ProviderFormat};
+    ///
+    /// let tool = ToolDefinition::builder("ping", "Answers pong.")
+    ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
+    ///     .unwrap();
+    /// assert_eq!(OpenAiResponses.definition(&tool).unwrap(), serde_json::json!({
+    ///     "type": "function",
+    ///     "name": "ping",
+    ///     "description": "Answers pong.",
+    ///     "parameters": { "type": "object" },
+    ///     "strict": false
+    /// }));
+    /// ```
+    fn definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        openai_parameters(tool, false).map(|parameters| wrap(tool, &parameters, false))
+    }
+
+    /// The definition in strict mode ([`Profile::OpenAiStrict`]), or every problem found.
+    ///
+    /// ```
+    /// use pleach_core::tool;
+    /// use pleach_core::providers::{openai_responses::OpenAiResponses, ProviderFormat};
+    ///
+    /// /// Raises an integer to a power.
+    /// #[tool]
+    /// async fn power(base: i64, exponent: u32) -> i64 {
+    ///     base.pow(exponent)
+    /// }
+    ///
+    /// let def = OpenAiResponses.strict_definition(&power::definition()).unwrap();
+    /// assert_eq!(def["strict"], true);
+    /// assert_eq!(def["parameters"]["additionalProperties"], false);
+    /// ```
+    fn strict_definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        openai_parameters(tool, true).map(|parameters| wrap(tool, &parameters, true))
+    }
+
+    /// The function calls of a whole response body: its `function_call` output items, in order,
+    /// each as a [`ToolCall`] whose id is the item's `call_id`.
+    ///
+    /// ```
+    /// use pleach_core::providers::{openai_responses::OpenAiResponses, ProviderFormat};
+    ///
+    /// let body = r#"{"status":"completed","output":[
+    ///     {"type":"reasoning","id":"rs_1","summary":[]},
+    ///     {"type":"function_call","id":"fc_1","call_id":"call_1","name":"add","arguments":"{\"a\":1}","status":"completed"}
+    /// ]}"#;
+    /// let calls = OpenAiResponses.tool_calls(body).unwrap();
+    /// assert_eq!(calls.len(), 1);
+    /// assert_eq!(calls[0].id(), "call_1");
+    /// ```
+    fn tool_calls(&self, body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+        tool_calls(body)
+    }
+
+    /// The `function_call_output` input item for a call's outcome.
+    ///
+    /// ```
+    /// use pleach_core::ToolCall;
+    /// use pleach_core::providers::{openai_responses::OpenAiResponses, ProviderFormat};
+    /// use serde_json::json;
+    ///
+    /// let call = ToolCall::new("call_1", "add", "{}");
+    /// assert_eq!(
+    ///     OpenAiResponses.tool_result(&call, &Ok(json!(3))),
+    ///     json!({ "type": "function_call_output", "call_id": "call_1", "output": "3" })
+    /// );
+    /// ```
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
+        let (output, _) = result_text(outcome);
+        output_item(call.id(), &output)
+    }
+
+    /// The input items of an assistant turn: its text as an assistant message (if any), then
+    /// one `function_call` item per call.
+    ///
+    /// ```
+    /// use pleach_core::ToolCall;
+    /// use pleach_core::providers::{openai_responses::OpenAiResponses, ProviderFormat};
+    /// use serde_json::json;
+    ///
+    /// let items = OpenAiResponses.assistant_messages(Some("Checking."), &[ToolCall::new("call_1", "ping", "{}")]);
+    /// assert_eq!(items[0], json!({ "role": "assistant", "content": "Checking." }));
+    /// assert_eq!(items[1], json!({ "type": "function_call", "call_id": "call_1", "name": "ping", "arguments": "{}" }));
+    /// ```
+    fn assistant_messages(&self, content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
+        assistant_items(content, calls)
+    }
+
+    /// A conversation as Responses API `input` items (see [`OpenAiResponses`] for an example).
+    fn messages(&self, conversation: &[Message]) -> Vec<Value> {
+        let mut items = Vec::new();
+        for message in conversation {
+            match message {
+                Message::User { content } => {
+                    items.push(json!({ "role": "user", "content": content }));
+                }
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                } => {
+                    items.extend(assistant_items(content.as_deref(), tool_calls));
+                }
+                Message::Tool {
+                    tool_call, content, ..
+                } => items.push(output_item(tool_call.id(), content)),
+            }
+        }
+        items
+    }
+
+    fn stream_parser(&self) -> Box<dyn StreamParser + Send> {
+        Box::new(ResponsesStreamParser::new())
+    }
 }
 
 fn wrap(tool: &ToolDefinition, parameters: &Value, strict: bool) -> Value {
@@ -147,21 +222,8 @@ struct Response {
     error: Option<Value>,
 }
 
-/// The function calls of a whole (non-streamed) response body: its `function_call` output items,
-/// in order, each as a [`ToolCall`] whose id is the item's `call_id`.
-///
-/// ```
-/// use pleach_core::providers::openai_responses;
-///
-/// let body = r#"{"status":"completed","output":[
-///     {"type":"reasoning","id":"rs_1","summary":[]},
-///     {"type":"function_call","id":"fc_1","call_id":"call_1","name":"add","arguments":"{\"a\":1}","status":"completed"}
-/// ]}"#;
-/// let calls = openai_responses::tool_calls(body).unwrap();
-/// assert_eq!(calls.len(), 1);
-/// assert_eq!(calls[0].id(), "call_1");
-/// ```
-pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+/// The function calls of a whole response body (see [`OpenAiResponses::tool_calls`]).
+fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     let response: Response = parse_response(body)?;
     if let Some(error) = response.error.as_ref().filter(|e| !e.is_null()) {
         return Err(ResponseError::new(
@@ -470,41 +532,13 @@ impl StreamParser for ResponsesStreamParser {
     }
 }
 
-/// The `function_call_output` input item for a call's outcome.
-///
-/// ```
-/// use pleach_core::ToolCall;
-/// use pleach_core::providers::openai_responses;
-/// use serde_json::json;
-///
-/// let call = ToolCall::new("call_1", "add", "{}");
-/// assert_eq!(
-///     openai_responses::tool_result(&call, &Ok(json!(3))),
-///     json!({ "type": "function_call_output", "call_id": "call_1", "output": "3" })
-/// );
-/// ```
-pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
-    let (output, _) = result_text(outcome);
-    output_item(call.id(), &output)
-}
-
 fn output_item(call_id: &str, output: &str) -> Value {
     json!({ "type": "function_call_output", "call_id": call_id, "output": output })
 }
 
 /// The input items of an assistant turn: its text as an assistant message (if any), then one
 /// `function_call` item per call.
-///
-/// ```
-/// use pleach_core::ToolCall;
-/// use pleach_core::providers::openai_responses;
-/// use serde_json::json;
-///
-/// let items = openai_responses::assistant_items(Some("Checking."), &[ToolCall::new("call_1", "ping", "{}")]);
-/// assert_eq!(items[0], json!({ "role": "assistant", "content": "Checking." }));
-/// assert_eq!(items[1], json!({ "type": "function_call", "call_id": "call_1", "name": "ping", "arguments": "{}" }));
-/// ```
-pub fn assistant_items(content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
+fn assistant_items(content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
     let text = content
         .filter(|t| !t.is_empty())
         .map(|t| json!({ "role": "assistant", "content": t }));
@@ -513,38 +547,4 @@ pub fn assistant_items(content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> 
             json!({ "type": "function_call", "call_id": c.id(), "name": c.name(), "arguments": super::arguments_text(c) })
         }))
         .collect()
-}
-
-/// A conversation as Responses API `input` items.
-///
-/// ```
-/// use pleach_core::{Message, ToolCall};
-/// use pleach_core::providers::openai_responses;
-///
-/// let call = ToolCall::new("call_1", "ping", "{}");
-/// let input = openai_responses::messages(&[
-///     Message::User { content: "ping?".into() },
-///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
-///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
-/// ]);
-/// assert_eq!(input.len(), 3);
-/// assert_eq!(input[2]["type"], "function_call_output");
-/// ```
-pub fn messages(conversation: &[Message]) -> Vec<Value> {
-    let mut items = Vec::new();
-    for message in conversation {
-        match message {
-            Message::User { content } => items.push(json!({ "role": "user", "content": content })),
-            Message::Assistant {
-                content,
-                tool_calls,
-            } => {
-                items.extend(assistant_items(content.as_deref(), tool_calls));
-            }
-            Message::Tool {
-                tool_call, content, ..
-            } => items.push(output_item(tool_call.id(), content)),
-        }
-    }
-    items
 }

@@ -19,9 +19,10 @@
 //! that finishes (`finishReason`) with a streamed call still open fails that call as incomplete.
 //! Only the first candidate is read.
 //!
-//! This file holds the tool definitions, the response's wire types, whole responses read, and
-//! results written back; the stream parser is `stream.rs`, and `partialArgs` placed by their
-//! `jsonPath` is `partial_args.rs`.
+//! This file holds the formats ([`Gemini`], and [`GeminiJsonSchema`] for tools sent in JSON
+//! Schema), the response's wire types, whole responses read, and results written back; the
+//! stream parser is `stream.rs`, and `partialArgs` placed by their `jsonPath` is
+//! `partial_args.rs`.
 //!
 //! ```
 //! use pleach_core::providers::{gemini::GeminiStreamParser, ProviderEvent, StreamParser};
@@ -53,94 +54,251 @@ use serde_json::{Value, json};
 use crate::call::ToolCall;
 use crate::conversation::Message;
 use crate::error::ToolError;
-use crate::registry::ToolSource;
 use crate::tool::ToolDefinition;
 
+use super::format::no_strict_mode;
 use super::{
-    NO_ARGUMENTS, Profile, ProfileError, ProfileProblem, ResponseError, arguments_object,
-    each_checked_definition, each_definition, error_text, grouped_messages, parse_response,
+    NO_ARGUMENTS, Profile, ProfileProblem, ProviderFormat, ResponseError, StreamParser,
+    arguments_object, error_text, grouped_messages, parse_response,
 };
 
-/// A tool's `functionDeclaration` with `parameters` in Gemini's OpenAPI subset
-/// ([`Profile::Gemini`]: `$ref`s inlined, type arrays made `nullable`, …), or every problem
-/// found. A tool without arguments gets no `parameters` (Gemini refuses an object without
-/// properties).
+/// Gemini as a [`ProviderFormat`]: `functionDeclarations` with `parameters` in Gemini's OpenAPI
+/// subset ([`Profile::Gemini`]), `functionCall` parts in whole and streamed responses
+/// ([`GeminiStreamParser`]), `functionResponse` parts for results. Gemini has no strict mode:
+/// [`strict_profile`](ProviderFormat::strict_profile) is `None` and
+/// [`strict_definition`](ProviderFormat::strict_definition) refuses every tool, saying so.
+/// [`GeminiJsonSchema`] is the same format with the JSON Schema sent as it is.
 ///
 /// ```
-/// use pleach_core::tool;
-/// use pleach_core::providers::gemini;
+/// use pleach_core::providers::{gemini::Gemini, ProviderFormat};
+/// use pleach_core::{Message, ToolCall};
 ///
-/// /// Free-text search over notes.
-/// #[tool]
-/// async fn search_notes(query: String, limit: Option<u32>) -> Vec<String> {
-///     vec![query; limit.unwrap_or(1) as usize]
-/// }
-///
-/// let def = gemini::definition(&search_notes::definition()).unwrap();
-/// assert_eq!(def["name"], "search_notes");
-/// assert_eq!(def["parameters"]["properties"]["limit"]["nullable"], true);
-/// assert!(def["parameters"].get("additionalProperties").is_none());
+/// let (a, b) = (ToolCall::new("c0", "f", "{}"), ToolCall::new("c1", "g", "{}"));
+/// let contents = Gemini.messages(&[
+///     Message::User { content: "go".into() },
+///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
+///     Message::tool_result(&a, &Ok(serde_json::json!({ "n": 1 }))),
+///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
+/// ]);
+/// // A turn's results go in one `user` content of `functionResponse` parts.
+/// assert_eq!(contents.len(), 3);
+/// assert_eq!(contents[2]["parts"][0]["functionResponse"]["response"]["output"]["n"], 1);
 /// ```
-pub fn definition(tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
-    let parameters = Profile::Gemini.apply_tool(tool)?;
-    let mut declaration = json!({ "name": tool.name(), "description": tool.description() });
-    let has_properties = parameters
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| !p.is_empty());
-    if has_properties {
-        declaration["parameters"] = parameters;
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Gemini;
+
+impl ProviderFormat for Gemini {
+    fn profile(&self) -> Option<Profile> {
+        Some(Profile::Gemini)
     }
-    Ok(declaration)
+
+    fn strict_profile(&self) -> Option<Profile> {
+        None
+    }
+
+    /// A tool's `functionDeclaration` with `parameters` in Gemini's OpenAPI subset
+    /// ([`Profile::Gemini`]: `$ref`s inlined, type arrays made `nullable`, …), or every problem
+    /// found. A tool without arguments gets no `parameters` (Gemini refuses an object without
+    /// properties).
+    ///
+    /// ```
+    /// use pleach_core::tool;
+    /// use pleach_core::providers::{gemini::Gemini, ProviderFormat};
+    ///
+    /// /// Free-text search over notes.
+    /// #[tool]
+    /// async fn search_notes(query: String, limit: Option<u32>) -> Vec<String> {
+    ///     vec![query; limit.unwrap_or(1) as usize]
+    /// }
+    ///
+    /// let def = Gemini.definition(&search_notes::definition()).unwrap();
+    /// assert_eq!(def["name"], "search_notes");
+    /// assert_eq!(def["parameters"]["properties"]["limit"]["nullable"], true);
+    /// assert!(def["parameters"].get("additionalProperties").is_none());
+    /// ```
+    fn definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        let parameters = Profile::Gemini.apply_tool(tool)?;
+        let mut declaration = json!({ "name": tool.name(), "description": tool.description() });
+        let has_properties = parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty());
+        if has_properties {
+            declaration["parameters"] = parameters;
+        }
+        Ok(declaration)
+    }
+
+    /// Gemini has no strict mode: one problem saying so, for every tool.
+    fn strict_definition(&self, _tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        Err(no_strict_mode("Gemini"))
+    }
+
+    /// One tool of `functionDeclarations`: `[{"functionDeclarations": [...]}]`.
+    ///
+    /// ```
+    /// use pleach_core::providers::{gemini::Gemini, ProviderFormat};
+    ///
+    /// let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
+    /// let tools = Gemini.request_tools(Gemini.definitions(&registry).unwrap());
+    /// assert_eq!(tools, serde_json::json!([{ "functionDeclarations": [] }]));
+    /// ```
+    fn request_tools(&self, definitions: Vec<Value>) -> Value {
+        json!([{ "functionDeclarations": definitions }])
+    }
+
+    /// The function calls of a whole response body, from its first candidate, in order; calls
+    /// without an id get [`synthetic_call_id`]s.
+    ///
+    /// ```
+    /// use pleach_core::providers::{gemini::Gemini, ProviderFormat};
+    ///
+    /// let body = r#"{"candidates":[{"content":{"role":"model","parts":[
+    ///     {"functionCall":{"name":"weather","args":{"location":"San Francisco"}}}
+    /// ]},"finishReason":"STOP"}],"responseId":"abc"}"#;
+    /// let calls = Gemini.tool_calls(body).unwrap();
+    /// assert_eq!(calls[0].id(), "gemini_abc_0");
+    /// assert_eq!(calls[0].arguments(), r#"{"location":"San Francisco"}"#);
+    /// ```
+    fn tool_calls(&self, body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+        tool_calls(body)
+    }
+
+    /// The `functionResponse` part for a call's outcome: `{"output": result}`, or `{"error":
+    /// message}` for a failure (the keys Gemini's documentation gives for a function's output and
+    /// error).
+    ///
+    /// ```
+    /// use pleach_core::{ToolCall, ToolError};
+    /// use pleach_core::providers::{gemini::Gemini, ProviderFormat};
+    /// use serde_json::json;
+    ///
+    /// let call = ToolCall::new("gemini_r1_0", "add", "{}");
+    /// assert_eq!(
+    ///     Gemini.tool_result(&call, &Ok(json!(3))),
+    ///     json!({ "functionResponse": { "id": "gemini_r1_0", "name": "add", "response": { "output": 3 } } })
+    /// );
+    /// let failed = Gemini.tool_result(&call, &Err(ToolError::failed("boom")));
+    /// assert_eq!(failed["functionResponse"]["response"], json!({ "error": "error 1008: boom" }));
+    /// ```
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
+        let response = match outcome {
+            Ok(value) => json!({ "output": value }),
+            Err(error) => json!({ "error": error.model_text() }),
+        };
+        response_part(call.id(), call.name(), &response)
+    }
+
+    /// The `model` content carrying the calls as `functionCall` parts (after a text part, if
+    /// any). Arguments that are not a JSON object (a call that failed to parse) are sent as `{}`.
+    ///
+    /// A call's [`signature`](ToolCall::signature) (the `thoughtSignature` Gemini 3 sent with it,
+    /// and requires back) goes on its part, beside `functionCall`.
+    ///
+    /// ```
+    /// use pleach_core::ToolCall;
+    /// use pleach_core::providers::{gemini::Gemini, ProviderFormat};
+    /// use serde_json::json;
+    ///
+    /// let content = Gemini.assistant_messages(None, &[ToolCall::new("gemini_r1_0", "add", r#"{"a":1}"#)]);
+    /// assert_eq!(content, [json!({ "role": "model", "parts": [
+    ///     { "functionCall": { "id": "gemini_r1_0", "name": "add", "args": { "a": 1 } } }
+    /// ] })]);
+    /// ```
+    fn assistant_messages(&self, content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
+        vec![assistant_message(content, calls)]
+    }
+
+    /// A conversation as Gemini `contents`: consecutive tool results go into one `user` content
+    /// of `functionResponse` parts (see [`Gemini`] for an example).
+    fn messages(&self, conversation: &[Message]) -> Vec<Value> {
+        grouped_messages(
+            conversation,
+            |text| json!({ "role": "user", "parts": [{ "text": text }] }),
+            assistant_message,
+            |id, name, content, is_error| {
+                let response = if is_error {
+                    json!({ "error": content })
+                } else {
+                    let output = serde_json::from_str::<Value>(content)
+                        .unwrap_or_else(|_| Value::String(content.to_owned()));
+                    json!({ "output": output })
+                };
+                response_part(id, name, &response)
+            },
+            |parts| json!({ "role": "user", "parts": parts }),
+        )
+    }
+
+    fn stream_parser(&self) -> Box<dyn StreamParser + Send> {
+        Box::new(GeminiStreamParser::new())
+    }
 }
 
-/// A tool's `functionDeclaration` with the JSON Schema as it is (but for bounds past 2^53, see
-/// `docs/providers.md`), in `parametersJsonSchema` (the newer field, which takes JSON Schema
-/// rather than the OpenAPI subset).
-///
-/// ```
-/// use pleach_core::{ToolError, ToolDefinition};
-/// let tool = ToolDefinition::builder("ping", "Answers pong.")
-///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
-///     .unwrap();
-/// let def = pleach_core::providers::gemini::definition_json_schema(&tool);
-/// assert_eq!(def["parametersJsonSchema"], serde_json::json!({ "type": "object" }));
-/// ```
-pub fn definition_json_schema(tool: &ToolDefinition) -> Value {
-    json!({
-        "name": tool.name(),
-        "description": tool.description(),
-        "parametersJsonSchema": super::profile::sendable_numbers(tool.input_schema()),
-    })
-}
-
-/// The `tools` entry for every tool of a registry: `{"functionDeclarations": [...]}`, with
-/// [`definition`]; every problem of every tool if any.
-///
-/// ```
-/// let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
-/// let tools = pleach_core::providers::gemini::tools(&registry).unwrap();
-/// assert_eq!(tools, serde_json::json!({ "functionDeclarations": [] }));
-/// ```
-pub fn tools(registry: &dyn ToolSource) -> Result<Value, ProfileError> {
-    let declarations =
-        each_checked_definition(registry, Profile::Gemini, |t| definition(t.definition()))?;
-    Ok(json!({ "functionDeclarations": declarations }))
-}
-
-/// The `tools` entry for every tool of a registry, with [`definition_json_schema`].
+/// Gemini with each tool's JSON Schema as it is (but for bounds past 2^53, see
+/// `docs/providers.md`) in `parametersJsonSchema`, the newer field that takes JSON Schema rather
+/// than the OpenAPI subset: no tool is refused. Calls, results, messages and streams are
+/// [`Gemini`]'s.
 ///
 /// ```
 /// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
+/// use pleach_core::providers::{gemini::GeminiJsonSchema, ProviderFormat};
+///
 /// let ping = ToolDefinition::builder("ping", "Answers pong.")
 ///     .execute_json(|_, _| async { Ok::<_, ToolError>(serde_json::json!("pong")) })
 ///     .unwrap();
+/// assert_eq!(GeminiJsonSchema.definition(&ping).unwrap()["parametersJsonSchema"], serde_json::json!({ "type": "object" }));
 /// let registry = ToolRegistryBuilder::new().register(ping).build().unwrap();
-/// let tools = pleach_core::providers::gemini::tools_json_schema(&registry);
-/// assert_eq!(tools["functionDeclarations"][0]["parametersJsonSchema"]["type"], "object");
+/// let tools = GeminiJsonSchema.request_tools(GeminiJsonSchema.definitions(&registry).unwrap());
+/// assert_eq!(tools[0]["functionDeclarations"][0]["parametersJsonSchema"]["type"], "object");
 /// ```
-pub fn tools_json_schema(registry: &dyn ToolSource) -> Value {
-    json!({ "functionDeclarations": each_definition(registry, definition_json_schema) })
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct GeminiJsonSchema;
+
+impl ProviderFormat for GeminiJsonSchema {
+    fn profile(&self) -> Option<Profile> {
+        None
+    }
+
+    fn strict_profile(&self) -> Option<Profile> {
+        None
+    }
+
+    fn definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        Ok(json!({
+            "name": tool.name(),
+            "description": tool.description(),
+            "parametersJsonSchema": super::profile::sendable_numbers(tool.input_schema()),
+        }))
+    }
+
+    fn strict_definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        Gemini.strict_definition(tool)
+    }
+
+    fn request_tools(&self, definitions: Vec<Value>) -> Value {
+        Gemini.request_tools(definitions)
+    }
+
+    fn tool_calls(&self, body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+        Gemini.tool_calls(body)
+    }
+
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
+        Gemini.tool_result(call, outcome)
+    }
+
+    fn assistant_messages(&self, content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
+        Gemini.assistant_messages(content, calls)
+    }
+
+    fn messages(&self, conversation: &[Message]) -> Vec<Value> {
+        Gemini.messages(conversation)
+    }
+
+    fn stream_parser(&self) -> Box<dyn StreamParser + Send> {
+        Gemini.stream_parser()
+    }
 }
 
 /// Characters kept in a synthetic id; others become `_`.
@@ -249,20 +407,8 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error>
     serde::de::IgnoredAny::deserialize(deserializer).map(|_| true)
 }
 
-/// The function calls of a whole (non-streamed) response body, from its first candidate, in
-/// order; calls without an id get [`synthetic_call_id`]s.
-///
-/// ```
-/// use pleach_core::providers::gemini;
-///
-/// let body = r#"{"candidates":[{"content":{"role":"model","parts":[
-///     {"functionCall":{"name":"weather","args":{"location":"San Francisco"}}}
-/// ]},"finishReason":"STOP"}],"responseId":"abc"}"#;
-/// let calls = gemini::tool_calls(body).unwrap();
-/// assert_eq!(calls[0].id(), "gemini_abc_0");
-/// assert_eq!(calls[0].arguments(), r#"{"location":"San Francisco"}"#);
-/// ```
-pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+/// The function calls of a whole response body (see [`Gemini::tool_calls`]).
+fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     let response: Chunk = parse_response(body)?;
     if let Some(error) = &response.error {
         return Err(ResponseError::new(
@@ -308,52 +454,13 @@ pub fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     Ok(out)
 }
 
-/// The `functionResponse` part for a call's outcome: `{"output": result}`, or `{"error":
-/// message}` for a failure (the keys Gemini's documentation gives for a function's output and
-/// error).
-///
-/// ```
-/// use pleach_core::{ToolCall, ToolError};
-/// use pleach_core::providers::gemini;
-/// use serde_json::json;
-///
-/// let call = ToolCall::new("gemini_r1_0", "add", "{}");
-/// assert_eq!(
-///     gemini::tool_result(&call, &Ok(json!(3))),
-///     json!({ "functionResponse": { "id": "gemini_r1_0", "name": "add", "response": { "output": 3 } } })
-/// );
-/// let failed = gemini::tool_result(&call, &Err(ToolError::failed("boom")));
-/// assert_eq!(failed["functionResponse"]["response"], json!({ "error": "error 1008: boom" }));
-/// ```
-pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
-    let response = match outcome {
-        Ok(value) => json!({ "output": value }),
-        Err(error) => json!({ "error": error.model_text() }),
-    };
-    response_part(call.id(), call.name(), &response)
-}
-
 fn response_part(id: &str, name: &str, response: &Value) -> Value {
     json!({ "functionResponse": { "id": id, "name": name, "response": response } })
 }
 
-/// The `model` content carrying the calls as `functionCall` parts (after a text part, if any).
-/// Arguments that are not a JSON object (a call that failed to parse) are sent as `{}`.
-///
-/// A call's [`signature`](ToolCall::signature) (the `thoughtSignature` Gemini 3 sent with it, and
-/// requires back) goes on its part, beside `functionCall`.
-///
-/// ```
-/// use pleach_core::ToolCall;
-/// use pleach_core::providers::gemini;
-/// use serde_json::json;
-///
-/// let content = gemini::assistant_message(None, &[ToolCall::new("gemini_r1_0", "add", r#"{"a":1}"#)]);
-/// assert_eq!(content, json!({ "role": "model", "parts": [
-///     { "functionCall": { "id": "gemini_r1_0", "name": "add", "args": { "a": 1 } } }
-/// ] }));
-/// ```
-pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
+/// The `model` content carrying the calls as `functionCall` parts (after a text part, if any),
+/// each with its signature.
+fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
     let text = content
         .filter(|t| !t.is_empty())
         .map(|t| json!({ "text": t }));
@@ -368,40 +475,4 @@ pub fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
         }))
         .collect();
     json!({ "role": "model", "parts": parts })
-}
-
-/// A conversation as Gemini `contents`: consecutive tool results go into one `user` content of
-/// `functionResponse` parts.
-///
-/// ```
-/// use pleach_core::{Message, ToolCall};
-/// use pleach_core::providers::gemini;
-///
-/// let (a, b) = (ToolCall::new("c0", "f", "{}"), ToolCall::new("c1", "g", "{}"));
-/// let contents = gemini::messages(&[
-///     Message::User { content: "go".into() },
-///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
-///     Message::tool_result(&a, &Ok(serde_json::json!({ "n": 1 }))),
-///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
-/// ]);
-/// assert_eq!(contents.len(), 3);
-/// assert_eq!(contents[2]["parts"][0]["functionResponse"]["response"]["output"]["n"], 1);
-/// ```
-pub fn messages(conversation: &[Message]) -> Vec<Value> {
-    grouped_messages(
-        conversation,
-        |text| json!({ "role": "user", "parts": [{ "text": text }] }),
-        assistant_message,
-        |id, name, content, is_error| {
-            let response = if is_error {
-                json!({ "error": content })
-            } else {
-                let output = serde_json::from_str::<Value>(content)
-                    .unwrap_or_else(|_| Value::String(content.to_owned()));
-                json!({ "output": output })
-            };
-            response_part(id, name, &response)
-        },
-        |parts| json!({ "role": "user", "parts": parts }),
-    )
 }

@@ -21,7 +21,9 @@
 //!
 //! This file holds the profile API: [`Profile`] and what it finds ([`ProfileProblem`],
 //! [`ProfileError`]), the registry checks and [`remove_strict_nulls`]. The transforms the profiles
-//! share are `transform.rs`; each strict dialect's own conversion has its file.
+//! share are `transform.rs`; the two strict dialects go through one walker (`strict.rs`), each
+//! with its rules in its own file (`openai_strict.rs`, `anthropic_strict.rs`); Gemini's
+//! conversion to its OpenAPI subset is `gemini.rs`.
 //!
 //! ```
 //! use pleach_core::providers::Profile;
@@ -56,6 +58,7 @@ use crate::tool::ToolDefinition;
 mod anthropic_strict;
 mod gemini;
 mod openai_strict;
+mod strict;
 mod transform;
 
 pub(crate) use transform::{sendable_numbers, standard_formats_only};
@@ -215,7 +218,9 @@ impl fmt::Display for ProfileProblem {
     }
 }
 
-/// Every problem of a set of tools for a profile, by tool name.
+/// Every problem of a set of tools for a profile, by tool name: what
+/// [`check_registry`] and the registry forms of a
+/// [`ProviderFormat`](crate::providers::ProviderFormat) find.
 ///
 /// ```
 /// use pleach_core::{ToolError, ToolRegistryBuilder, ToolDefinition};
@@ -231,16 +236,17 @@ impl fmt::Display for ProfileProblem {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ProfileError {
-    profile: Profile,
+    profile: Option<Profile>,
     problems: Vec<(String, ProfileProblem)>,
 }
 
 impl ProfileError {
-    pub(crate) fn new(profile: Profile, problems: Vec<(String, ProfileProblem)>) -> Self {
+    pub(crate) fn new(profile: Option<Profile>, problems: Vec<(String, ProfileProblem)>) -> Self {
         ProfileError { profile, problems }
     }
 
-    /// The profile checked.
+    /// The profile checked; `None` when the tools went through none (a format without strict
+    /// mode asked for strict definitions).
     ///
     /// ```
     /// use pleach_core::providers::{check_registry, Profile};
@@ -250,10 +256,10 @@ impl ProfileError {
     ///     .unwrap();
     /// let registry = ToolRegistryBuilder::new().register(any).build().unwrap();
     /// let err = check_registry(&registry, Profile::OpenAiStrict).unwrap_err();
-    /// assert_eq!(err.profile(), Profile::OpenAiStrict);
+    /// assert_eq!(err.profile(), Some(Profile::OpenAiStrict));
     /// assert_eq!(err.problems()[0].1.path, "");
     /// ```
-    pub fn profile(&self) -> Profile {
+    pub fn profile(&self) -> Option<Profile> {
         self.profile
     }
 
@@ -280,11 +286,14 @@ impl fmt::Display for ProfileError {
         let tools: BTreeSet<&str> = self.problems.iter().map(|(t, _)| t.as_str()).collect();
         write!(
             f,
-            "{} problem(s) in {} tool(s) for the {} profile:",
+            "{} problem(s) in {} tool(s)",
             self.problems.len(),
-            tools.len(),
-            self.profile
+            tools.len()
         )?;
+        if let Some(profile) = self.profile {
+            write!(f, " for the {profile} profile")?;
+        }
+        f.write_str(":")?;
         for (tool, problem) in &self.problems {
             write!(f, "\n  tool `{tool}` {problem}")?;
         }
@@ -313,7 +322,7 @@ pub fn check_registry(registry: &dyn ToolSource, profile: Profile) -> Result<(),
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(ProfileError::new(profile, problems))
+        Err(ProfileError::new(Some(profile), problems))
     }
 }
 
