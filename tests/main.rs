@@ -14,6 +14,7 @@ mod faults;
 mod guarantees;
 mod input_types;
 mod mcp;
+mod mcp_edge;
 mod mcp_http;
 mod mcp_remote;
 mod mcp_sessions;

@@ -10,7 +10,7 @@
 mod builder;
 mod checks;
 
-pub use crate::session::shared::{Limits, OverloadPolicy};
+pub use crate::session::shared::{CallSlot, Limits, OverloadPolicy};
 pub use builder::RuntimeBuilder;
 #[doc(hidden)]
 pub use builder::warn_no_tools;
@@ -83,11 +83,19 @@ impl Runtime {
         &self.inner.registry
     }
 
-    /// Whether a new call would be refused for capacity now (1014): every slot taken under
-    /// [`OverloadPolicy::FailFast`]. A host that can say so earlier (an HTTP 503) asks this.
+    /// A runtime-wide slot taken now for a call to be made next, if one is free: for a host
+    /// that refuses a request for capacity before it reads it (an HTTP 503), so that the call
+    /// it lets through cannot then find the runtime full. The call carries the slot
+    /// ([`Session::dispatch_reserved`]); dropped unused, it is given back.
     #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
-    pub fn refuses_new_calls(&self) -> bool {
-        self.inner.overload == OverloadPolicy::FailFast && self.inner.in_flight.is_full()
+    pub fn try_reserve_call(&self) -> Option<CallSlot> {
+        CallSlot::try_take(&self.inner)
+    }
+
+    /// What a call does when every slot is taken (`RuntimeBuilder::overload_policy`).
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn overload_policy(&self) -> OverloadPolicy {
+        self.inner.overload
     }
 
     /// The key approval interrupts are sealed with, if one was given.

@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::shared::CallSlot;
 use super::shared::{Limits, OverloadPolicy};
 use super::suggestion::suggestion;
 use super::telemetry;
@@ -52,6 +53,7 @@ impl SessionInner {
         sink: &EventSender,
         turn_signal: &CancellationToken,
         approved: Option<Action>,
+        reserved: Option<CallSlot>,
     ) -> Dispatched {
         let recording = &self.runtime.config.recording;
         let mut gate = Gate(None);
@@ -60,14 +62,14 @@ impl SessionInner {
             let started = telemetry::started(recording, ran.name());
             let span = telemetry::call_span(&ran, recording.trace_payloads);
             let outcome = self
-                .run(&mut ran, sink, turn_signal, &mut gate, approved)
+                .run(&mut ran, sink, turn_signal, &mut gate, approved, reserved)
                 .instrument(span.clone())
                 .await;
             telemetry::record_outcome(&span, &outcome, recording.trace_payloads);
             telemetry::ended(recording, ran.name(), started, &outcome);
             outcome
         } else {
-            self.run(&mut ran, sink, turn_signal, &mut gate, approved)
+            self.run(&mut ran, sink, turn_signal, &mut gate, approved, reserved)
                 .await
         };
         self.conclude(ran, outcome, sink, gate.0.as_deref(), None)
@@ -244,6 +246,7 @@ impl SessionInner {
         turn_signal: &CancellationToken,
         gate: &mut Gate,
         approved: Option<Action>,
+        reserved: Option<CallSlot>,
     ) -> Result<Value, ToolError> {
         let config = &self.runtime.config;
         let session_tool = self.admit(ran)?;
@@ -261,7 +264,12 @@ impl SessionInner {
         }
         let call: &ToolCall = ran;
         // Before anything is built for the call: a call refused for capacity costs nothing.
-        let _slot = self.slot(turn_signal, session_tool.timeout).await?;
+        // A slot taken ahead of the call (a host's guard) is the call's; else one is taken now.
+        let carried = reserved.filter(|slot| slot.is_of(&self.runtime));
+        let _slot = match carried {
+            Some(_) => None,
+            None => Some(self.slot(turn_signal, session_tool.timeout).await?),
+        };
 
         // The call's own token, fired by its timeout or by the turn's cancellation (in `wait`, or
         // here when the turn is already over): a standalone token costs one allocation, a child

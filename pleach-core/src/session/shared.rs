@@ -175,3 +175,33 @@ pub(crate) struct RuntimeInner {
     /// The session state a host may save and restore, one kind per key.
     pub(crate) persisted: Vec<PersistedKind>,
 }
+
+/// One of the runtime's slots for running calls
+/// ([`max_in_flight`](crate::RuntimeBuilder::max_in_flight)), taken ahead of its call by
+/// [`Runtime::try_reserve_call`](crate::Runtime::try_reserve_call): the call that carries it ([`Session::dispatch_reserved`](crate::session::Session::dispatch_reserved)) runs
+/// in it; dropped, it is given back.
+#[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+#[derive(Debug)]
+pub struct CallSlot {
+    runtime: Arc<RuntimeInner>,
+}
+
+impl CallSlot {
+    /// A slot of `runtime`, if one is free now.
+    pub(crate) fn try_take(runtime: &Arc<RuntimeInner>) -> Option<CallSlot> {
+        runtime.in_flight.try_claim().then(|| CallSlot {
+            runtime: Arc::clone(runtime),
+        })
+    }
+
+    /// Whether this slot is one of `runtime`'s.
+    pub(crate) fn is_of(&self, runtime: &Arc<RuntimeInner>) -> bool {
+        Arc::ptr_eq(&self.runtime, runtime)
+    }
+}
+
+impl Drop for CallSlot {
+    fn drop(&mut self) {
+        self.runtime.in_flight.release();
+    }
+}

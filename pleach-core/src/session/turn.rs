@@ -237,7 +237,7 @@ pub(super) async fn drive_turn(
             };
             let (session, sink, signal) =
                 (session.clone(), shared_sink.clone(), shared_signal.clone());
-            Step::Later(async move { session.dispatch(call, &sink, &signal, decision).await })
+            Step::Later(async move { session.dispatch(call, &sink, &signal, decision, None).await })
         },
         // The turn was cancelled before these started: they end now, with their own failure if
         // they had one.
