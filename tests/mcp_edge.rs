@@ -39,10 +39,12 @@ async fn start(runtime: Runtime, options: impl FnOnce(HttpOptions) -> HttpOption
         .await
         .expect("a free port");
     let address = listener.local_addr().expect("bound");
-    let server = McpServer::new(runtime).expect("every tool can be described to MCP");
-    let http = HttpServer::new(server, options(HttpOptions::new(address))).expect("options hold");
-    let serving = http.clone();
-    let served = tokio::spawn(async move { serving.serve(listener, std::future::pending()).await });
+    let mcp = McpServer::new(runtime).expect("every tool can be described to MCP");
+    let http = HttpServer::new(mcp, options(HttpOptions::new(address))).expect("options hold");
+    let served = tokio::spawn({
+        let http = http.clone();
+        async move { http.serve(listener, std::future::pending()).await }
+    });
     Running {
         address,
         http,
@@ -96,6 +98,13 @@ fn header<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
         let (key, value) = line.split_once(':')?;
         key.eq_ignore_ascii_case(name).then(|| value.trim())
     })
+}
+
+/// A connection that has sent `bytes` and sends nothing more.
+async fn sending(address: SocketAddr, bytes: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(address).await.expect("connects");
+    stream.write_all(bytes).await.expect("sent");
+    stream
 }
 
 /// Whether the server closes `stream` (or answers and closes it) within `limit`.
@@ -159,10 +168,7 @@ async fn a_request_whose_headers_never_end_is_closed_after_the_header_timeout() 
         options.header_timeout(Duration::from_millis(500))
     })
     .await;
-    let mut slow = TcpStream::connect(server.address).await.expect("connects");
-    slow.write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n")
-        .await
-        .expect("sent");
+    let mut slow = sending(server.address, b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n").await;
     let started = Instant::now();
     assert!(
         closed_within(&mut slow, Duration::from_secs(5)).await,
@@ -185,12 +191,13 @@ async fn with_every_connection_taken_a_new_one_waits_until_slow_ones_are_cut() {
     .await;
     let mut slow = Vec::new();
     for _ in 0..2 {
-        let mut stream = TcpStream::connect(server.address).await.expect("connects");
-        stream
-            .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n")
-            .await
-            .expect("sent");
-        slow.push(stream);
+        slow.push(
+            sending(
+                server.address,
+                b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n",
+            )
+            .await,
+        );
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
     let started = Instant::now();
@@ -221,23 +228,18 @@ async fn draining_closes_idle_and_half_sent_connections_at_once() {
     let mut open = Vec::new();
     for _ in 0..3 {
         // A whole request answered, the connection kept alive for the next one.
-        let mut stream = TcpStream::connect(server.address).await.expect("connects");
-        stream
-            .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
-            .await
-            .expect("sent");
+        let mut stream = sending(
+            server.address,
+            b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
+        )
+        .await;
         let mut buffer = [0_u8; 256];
         let read = stream.read(&mut buffer).await.expect("answered");
         assert!(buffer[..read].starts_with(b"HTTP/1.1 200"));
         open.push(stream);
     }
     for _ in 0..2 {
-        let mut stream = TcpStream::connect(server.address).await.expect("connects");
-        stream
-            .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.")
-            .await
-            .expect("sent");
-        open.push(stream);
+        open.push(sending(server.address, b"GET /healthz HTTP/1.1\r\nhost: 127.").await);
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
     let started = Instant::now();
@@ -259,11 +261,8 @@ async fn without_a_resource_the_challenge_and_the_metadata_name_the_servers_own_
     let address = server.address;
     let challenged = exchange(
         address,
-        format!(
-            "POST /mcp HTTP/1.1\r\nhost: attacker.example\r\ncontent-type: application/json\r\n\
-             connection: close\r\ncontent-length: 2\r\n\r\n{{}}"
-        )
-        .as_bytes(),
+        b"POST /mcp HTTP/1.1\r\nhost: attacker.example\r\ncontent-type: application/json\r\n\
+          connection: close\r\ncontent-length: 2\r\n\r\n{}",
     )
     .await;
     assert_eq!(status(&challenged), 401, "{challenged}");
@@ -316,12 +315,11 @@ async fn two_host_lines_or_an_absolute_target_for_another_host_get_400() {
 async fn an_announced_body_over_the_limit_gets_413_before_it_is_sent() {
     let server = start(runtime(), |options| options.max_body_bytes(1024)).await;
     for expect in ["", "expect: 100-continue\r\n"] {
-        let mut stream = TcpStream::connect(server.address).await.expect("connects");
         let head = format!(
             "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
              accept: application/json, text/event-stream\r\n{expect}content-length: 1000000\r\n\r\n"
         );
-        stream.write_all(head.as_bytes()).await.expect("sent");
+        let mut stream = sending(server.address, head.as_bytes()).await;
         let mut buffer = [0_u8; 1024];
         let read = tokio::time::timeout(Duration::from_secs(3), stream.read(&mut buffer))
             .await

@@ -119,7 +119,8 @@ impl Slots {
 
     /// A slot if one is free now.
     pub(crate) fn try_take(&self) -> Option<Slot<'_>> {
-        self.try_claim().then_some(Slot(self))
+        // Made only once claimed: a `Slot` dropped gives a slot back.
+        self.try_claim().then(|| Slot(self))
     }
 
     /// Takes a slot if one is free now, for an owner that gives it back with

@@ -158,7 +158,7 @@ struct Keys {
 
 /// What the key set says of a token's key without a fetch.
 enum Lookup {
-    Found(Jwk),
+    Found(Box<Jwk>),
     /// The set is fresh and lacks the key: the token is bad.
     Absent,
     /// The set cannot be had now.
@@ -278,7 +278,7 @@ impl JwtVerifier {
             && (fetched.elapsed() < KEYS_MAX_AGE || waited_for(*fetched))
         {
             if let Some(jwk) = pick(set, kid, algorithm) {
-                return Lookup::Found(jwk.clone());
+                return Lookup::Found(Box::new(jwk.clone()));
             }
             if fetched.elapsed() < REFETCH_AFTER || waited_for(*fetched) {
                 return Lookup::Absent;
@@ -328,7 +328,7 @@ impl JwtVerifier {
 /// A token's key from what the key set said of it.
 fn known_key(lookup: Lookup, kid: Option<&str>) -> Result<Jwk, JwtRejection> {
     match lookup {
-        Lookup::Found(jwk) => Ok(jwk),
+        Lookup::Found(jwk) => Ok(*jwk),
         Lookup::Unavailable(reason) => Err(JwtRejection::KeysUnavailable(reason)),
         Lookup::Absent | Lookup::Fetch => Err(JwtRejection::Invalid(match kid {
             Some(kid) => format!("no key `{kid}` in the authorization server's key set"),

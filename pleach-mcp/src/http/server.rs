@@ -232,7 +232,7 @@ impl HttpServer {
                     header::WWW_AUTHENTICATE,
                     header::RETRY_AFTER,
                 ])
-                .max_age(Duration::from_secs(600)),
+                .max_age(Duration::from_mins(10)),
         )
     }
 
