@@ -220,9 +220,9 @@ fn completed(events: &[ToolEvent]) -> Vec<(String, Value)> {
     events
         .iter()
         .filter_map(|e| match e {
-            ToolEvent::Completed { tool_call, result } => {
-                Some((tool_call.id().to_owned(), result.clone()))
-            }
+            ToolEvent::Completed {
+                tool_call, result, ..
+            } => Some((tool_call.id().to_owned(), result.clone())),
             _ => None,
         })
         .collect()

@@ -764,6 +764,7 @@ mod tests {
             shell_exec::definition()
                 .call(&args.to_string(), self.ctx())
                 .await
+                .map(|out| out.value().clone())
         }
 
         #[track_caller]

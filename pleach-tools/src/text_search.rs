@@ -1151,7 +1151,7 @@ mod tests {
             .call(r#"{"query":"error","key":"log"}"#, ctx())
             .await
             .unwrap();
-        assert_eq!(out["matches"][0]["line"], 2);
+        assert_eq!(out.value()["matches"][0]["line"], 2);
         let err = tool
             .call(r#"{"query":"error","key":"logs"}"#, ctx())
             .await
