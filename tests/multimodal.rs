@@ -3,12 +3,10 @@
 //! sends in each format's documented shape; the other formats' messages and the events carry the
 //! same blocks. No network: loopback only.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Duration;
 
 use base64::Engine as _;
-use pleach_core::agent::{AgentOptions, AnthropicClient, ModelClient, OpenAiChatClient};
+use pleach_core::agent::{AgentOptions, AnthropicClient, OpenAiChatClient};
 use pleach_core::content::{ContentBlock, ToolOutput};
 use pleach_core::providers::ProviderFormat;
 use pleach_core::providers::gemini::Gemini;
@@ -19,6 +17,8 @@ use pleach_core::{
 };
 use pleach_test_support::http::{LoopbackServer, Reply};
 use serde_json::{Value, json};
+
+use crate::agent::{anthropic_answer, openai_answer, run, sse};
 
 /// A PNG header for a 1280×720 image, padded to `len` bytes (no pixels are decoded anywhere).
 fn png(len: usize) -> Vec<u8> {
@@ -57,15 +57,6 @@ fn session(limits: Option<Limits>) -> Session {
         .unwrap()
 }
 
-fn sse(events: &[Value]) -> Vec<u8> {
-    let mut out = String::new();
-    for event in events {
-        let name = event["type"].as_str().unwrap_or("x");
-        let _ = write!(out, "event: {name}\ndata: {event}\n\n");
-    }
-    out.into_bytes()
-}
-
 /// An Anthropic stream calling `tool` with `arguments`, then its end.
 fn anthropic_call(id: &str, tool: &str, arguments: &str) -> Vec<u8> {
     sse(&[
@@ -78,42 +69,12 @@ fn anthropic_call(id: &str, tool: &str, arguments: &str) -> Vec<u8> {
     ])
 }
 
-fn anthropic_answer(text: &str) -> Vec<u8> {
-    sse(&[
-        json!({"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[]}}),
-        json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
-        json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}),
-        json!({"type":"content_block_stop","index":0}),
-        json!({"type":"message_delta","delta":{"stop_reason":"end_turn"}}),
-        json!({"type":"message_stop"}),
-    ])
-}
-
 fn openai_call(id: &str, tool: &str, arguments: &str) -> Vec<u8> {
     let call =
         json!({"index":0,"id":id,"type":"function","function":{"name":tool,"arguments":arguments}});
     let chunk = json!({"choices":[{"index":0,"delta":{"tool_calls":[call]}}]});
     let end = json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]});
     format!("data: {chunk}\n\ndata: {end}\n\ndata: [DONE]\n\n").into_bytes()
-}
-
-fn openai_answer(text: &str) -> Vec<u8> {
-    let chunk = json!({"choices":[{"index":0,"delta":{"content":text},"finish_reason":"stop"}]});
-    format!("data: {chunk}\n\ndata: [DONE]\n\n").into_bytes()
-}
-
-async fn run(session: &Session, client: Arc<dyn ModelClient>) -> Vec<ToolEvent> {
-    let mut run = session.run_agent(client, AgentOptions::default());
-    let mut events = Vec::new();
-    let read = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(event) = run.events().recv().await {
-            events.push(event);
-        }
-    })
-    .await;
-    assert!(read.is_ok(), "the run's events did not end: {events:?}");
-    run.finish().await;
-    events
 }
 
 #[tokio::test]
@@ -129,7 +90,7 @@ async fn an_image_reaches_an_anthropic_request_as_an_image_block() {
     .await;
     let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", "k").unwrap();
     let session = session(None);
-    let events = run(&session, Arc::new(client)).await;
+    let (events, _) = run(&session, Arc::new(client), AgentOptions::default()).await;
 
     // The event carries the block itself; its wire form the type, MIME type and size alone.
     let completed = events
@@ -178,7 +139,7 @@ async fn an_image_reaches_an_openai_chat_request_in_a_user_message_after_the_too
     .await;
     let client = OpenAiChatClient::new(server.url("/v1"), "gpt-4o", None).unwrap();
     let session = session(None);
-    run(&session, Arc::new(client)).await;
+    run(&session, Arc::new(client), AgentOptions::default()).await;
 
     let second = server.requests()[1].json();
     let messages = second["messages"].as_array().unwrap();
