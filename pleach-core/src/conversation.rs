@@ -258,6 +258,7 @@ impl Message {
 /// A tool message's attachments on the wire: borrowed when written, owned when read.
 type Attachments<'a> = Cow<'a, [ContentBlock]>;
 
+#[allow(clippy::ptr_arg)] // serde's `skip_serializing_if` hands the field as it is
 fn no_attachments(attachments: &Attachments<'_>) -> bool {
     attachments.is_empty()
 }
@@ -270,6 +271,7 @@ mod attachments_wire {
 
     use crate::content::{ContentBlock, wire};
 
+    #[allow(clippy::ptr_arg)] // serde's `with` hands the field as it is
     pub(super) fn serialize<S: Serializer>(
         blocks: &Cow<'_, [ContentBlock]>,
         serializer: S,

@@ -37,7 +37,7 @@
 //!     .call(r#"{"query":"rust"}"#, ToolContext::new("call_2"))
 //!     .await
 //!     .unwrap();
-//! assert_eq!(out[0], "rust #0");
+//! assert_eq!(out.value()[0], "rust #0");
 //! # });
 //! // And the fn is still an ordinary fn.
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

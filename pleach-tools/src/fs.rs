@@ -372,18 +372,20 @@ fn read(
     file.take(wanted.saturating_add(3))
         .read_to_end(&mut bytes)
         .map_err(failed)?;
-    if start == 0 && bytes.len() as u64 == size {
-        if let Some(media) = media_block(bytes.as_slice(), path) {
-            return Ok(media(FsReadOutput {
-                path: path.to_owned(),
-                content: String::new(),
-                offset: 0,
-                bytes: size,
-                size,
-                next_offset: None,
-                mime_type: None,
-            }));
-        }
+    if start == 0
+        && bytes.len() as u64 == size
+        && let Some(mime) = media_type(&bytes)
+    {
+        let listed = FsReadOutput {
+            path: path.to_owned(),
+            content: String::new(),
+            offset: 0,
+            bytes: size,
+            size,
+            next_offset: None,
+            mime_type: Some(mime.to_owned()),
+        };
+        return Ok(ToolOutput::new(listed).block(media_block(bytes, mime, path)));
     }
     let (skipped, text) = utf8_part(&bytes, start > 0, wanted, path, start)?;
     let offset = start + skipped;
@@ -400,29 +402,23 @@ fn read(
     }))
 }
 
-/// For a whole file that is an image or a PDF (by its magic number), what turns the result into
-/// one with the file as its content block.
-fn media_block(
-    bytes: &[u8],
-    path: &str,
-) -> Option<impl FnOnce(FsReadOutput) -> ToolOutput<FsReadOutput>> {
-    let mime = content::sniff_mime(bytes)
-        .filter(|mime| mime.starts_with("image/") || *mime == "application/pdf")?;
-    let data = content::Bytes::copy_from_slice(bytes);
-    let name = Path::new(path)
+/// The MIME type of a file the model should see as a content block: an image or a PDF, by its
+/// magic number.
+fn media_type(bytes: &[u8]) -> Option<&'static str> {
+    content::sniff_mime(bytes)
+        .filter(|mime| mime.starts_with("image/") || *mime == "application/pdf")
+}
+
+/// The file's bytes as a block (moved, not copied): an image, or a PDF named after the file.
+fn media_block(bytes: Vec<u8>, mime: &'static str, path: &str) -> ContentBlock {
+    if mime.starts_with("image/") {
+        return ContentBlock::image(bytes, mime);
+    }
+    let mut media = content::Media::new(bytes, mime);
+    media.name = Path::new(path)
         .file_name()
         .map(|name| name.to_string_lossy().into_owned());
-    Some(move |mut out: FsReadOutput| {
-        out.mime_type = Some(mime.to_owned());
-        let block = if mime.starts_with("image/") {
-            ContentBlock::image(data, mime)
-        } else {
-            let mut media = content::Media::new(data, mime);
-            media.name = name;
-            content::Block::File(media).into()
-        };
-        ToolOutput::new(out).block(block)
-    })
+    content::Block::File(media).into()
 }
 
 /// The text of `bytes[..wanted]`, whole characters only: leading bytes that continue a character

@@ -13,7 +13,7 @@
 //!
 //! let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
 //! assert!(mcp_tools::definitions(&registry).unwrap().is_empty());
-//! let result = mcp_tools::call_tool_result(&Ok(serde_json::json!({ "ok": true })));
+//! let result = mcp_tools::call_tool_result(&Ok(serde_json::json!({ "ok": true }).into()));
 //! assert_eq!(result["structuredContent"]["ok"], true);
 //! ```
 

@@ -426,10 +426,9 @@ impl RuntimeBuilder {
     /// ```
     pub fn build(self) -> Result<Runtime, RuntimeError> {
         let implicit = self.registry.is_none();
-        let source = match self.registry {
-            Some(registry) => registry,
-            None => registry::try_active_registry()?,
-        };
+        let source = self
+            .registry
+            .map_or_else(registry::try_active_registry, Ok)?;
         let mut builder =
             ToolRegistryBuilder::new().register_all(source.tools().into_iter().cloned());
         for plugin in &self.plugins {

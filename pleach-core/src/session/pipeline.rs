@@ -3,6 +3,7 @@
 //! terminal event.
 
 use std::any::Any;
+use std::fmt::Write as _;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -618,12 +619,13 @@ fn cut_text(text: &mut String, keep: usize, cap: usize) -> usize {
         end -= 1;
     }
     text.truncate(end);
-    text.push_str(&format!(
+    let _ = write!(
+        text,
         "\n[cut: {} of {total} bytes dropped at the result cap of {}; ask for the rest in parts \
          (a range, an offset, the next page) or for less]",
         total - end,
         crate::content::human_size(cap),
-    ));
+    );
     end
 }
 

@@ -492,16 +492,12 @@ async fn read(
     }
     let media = pleach_core::content::sniff_mime(&bytes)
         .filter(|mime| !truncated && (mime.starts_with("image/") || *mime == "application/pdf"));
-    let (body, body_encoding, media) = match media {
-        Some(mime) => (
-            String::new(),
-            BodyEncoding::Content,
-            Some((pleach_core::content::Bytes::from(bytes), mime)),
-        ),
-        None => {
-            let (body, encoding) = encode_body(bytes, truncated);
-            (body, encoding, None)
-        }
+    let (body, body_encoding, media) = if let Some(mime) = media {
+        let data = pleach_core::content::Bytes::from(bytes);
+        (String::new(), BodyEncoding::Content, Some((data, mime)))
+    } else {
+        let (body, encoding) = encode_body(bytes, truncated);
+        (body, encoding, None)
     };
     Ok(HttpResponse {
         status,

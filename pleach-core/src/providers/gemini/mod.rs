@@ -187,18 +187,13 @@ impl ProviderFormat for Gemini {
         match outcome {
             Ok(output) if output.content.is_empty() => {
                 let value = output.structured.as_ref().unwrap_or(&Value::Null);
-                response_part(
-                    call.id(),
-                    call.name(),
-                    &json!({ "output": value }),
-                    Vec::new(),
-                )
+                response_part(call.id(), call.name(), &json!({ "output": value }), &[])
             }
             Err(error) => response_part(
                 call.id(),
                 call.name(),
                 &json!({ "error": error.model_text() }),
-                Vec::new(),
+                &[],
             ),
             Ok(_) => {
                 let message = Message::tool_result(call, outcome);
@@ -463,7 +458,7 @@ fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     Ok(out)
 }
 
-fn response_part(id: &str, name: &str, response: &Value, parts: Vec<Value>) -> Value {
+fn response_part(id: &str, name: &str, response: &Value, parts: &[Value]) -> Value {
     if parts.is_empty() {
         return json!({ "functionResponse": { "id": id, "name": name, "response": response } });
     }
@@ -504,7 +499,7 @@ fn result_part(tool: &ToolResultMessage<'_>) -> Value {
     if !texts.is_empty() {
         response["content"] = Value::Array(texts);
     }
-    response_part(id, name, &response, parts)
+    response_part(id, name, &response, &parts)
 }
 
 /// The `model` content carrying the calls as `functionCall` parts (after a text part, if any),
