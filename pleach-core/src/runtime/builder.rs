@@ -426,9 +426,7 @@ impl RuntimeBuilder {
     /// ```
     pub fn build(self) -> Result<Runtime, RuntimeError> {
         let implicit = self.registry.is_none();
-        let source = self
-            .registry
-            .map_or_else(registry::try_active_registry, Ok)?;
+        let source = Option::map_or_else(self.registry, registry::try_active_registry, Ok)?;
         let mut builder =
             ToolRegistryBuilder::new().register_all(source.tools().into_iter().cloned());
         for plugin in &self.plugins {
@@ -477,7 +475,6 @@ impl RuntimeBuilder {
             of_plugins(&self.plugins, |p| &p.settings.idempotent)
                 .chain(own(self.settings.idempotent)),
         )?;
-        let result_caps = per_tool(&registry, own(self.tool_result_caps))?;
 
         let detectors: Vec<Arc<dyn FabricationDetector>> = self
             .plugins
@@ -512,7 +509,7 @@ impl RuntimeBuilder {
                     limits: self.limits,
                     default_timeout: self.default_timeout.unwrap_or(defaults::TIMEOUT),
                     tool_timeouts: timeouts,
-                    result_caps,
+                    result_caps: per_tool(&registry, own(self.tool_result_caps))?,
                     idempotent,
                     cancel_grace: self.cancel_grace.unwrap_or(defaults::CANCEL_GRACE),
                     approval_timeout: self.approval_timeout.unwrap_or(defaults::APPROVAL_TIMEOUT),
