@@ -498,7 +498,6 @@ impl RuntimeBuilder {
                 in_flight: Slots::new(max_in_flight),
                 overload: self.overload,
                 persisted,
-                registry,
                 extensions,
                 safety: Safety {
                     detectors,
@@ -529,6 +528,8 @@ impl RuntimeBuilder {
                             .map(crate::session::metrics::Instruments::new),
                     },
                 },
+                // Last: `config` reads it first.
+                registry,
             }),
         })
     }
