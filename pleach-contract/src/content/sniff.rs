@@ -173,7 +173,7 @@ mod tests {
         );
         assert_eq!(image_dimensions(&lossy), Some((800, 600)));
         // 99 + 1 wide, 49 + 1 high.
-        let bits: u32 = 99 | (49 << 14);
+        let bits: u32 = 0x63 | (0x31 << 14);
         let mut body = vec![0x2F];
         body.extend_from_slice(&bits.to_le_bytes());
         assert_eq!(image_dimensions(&riff(b"VP8L", &body)), Some((100, 50)));
