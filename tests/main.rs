@@ -19,6 +19,7 @@ mod mcp_http;
 mod mcp_remote;
 mod mcp_sessions;
 mod module_graph;
+mod multimodal;
 mod providers;
 mod public_api;
 mod round_trip;

@@ -95,12 +95,20 @@ impl Renderer {
                     .insert(tool_call.id().to_owned(), (shown, Instant::now()));
             }
             ToolEvent::Delta { .. } => {}
-            ToolEvent::Completed { tool_call, result } => {
+            ToolEvent::Completed {
+                tool_call,
+                result,
+                content,
+            } => {
                 let (shown, took) =
                     self.finished(tool_call.id(), tool_call.name(), tool_call.arguments());
                 let mark = self.paint("32", "✓");
                 self.clear_spinner();
                 outln!("  {mark} {shown} → {}{took}", shorten(&result.to_string()));
+                // One line a content block: `image/png 1280×720 84 KB`.
+                for block in content {
+                    outln!("      {}", block.summary());
+                }
             }
             ToolEvent::Failed { tool_call, error } => {
                 let (shown, took) =

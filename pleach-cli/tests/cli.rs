@@ -725,6 +725,43 @@ fn call_reads_a_strict_mode_null_as_an_absent_field() {
 }
 
 #[test]
+fn an_image_read_by_a_call_shows_as_one_line_and_its_size_in_ndjson() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    png.extend_from_slice(&1280u32.to_be_bytes());
+    png.extend_from_slice(&720u32.to_be_bytes());
+    png.resize(84 * 1024, 0);
+    std::fs::write(dir.path().join("shot.png"), &png).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let args = [
+        "call",
+        "fs_read",
+        "--args",
+        r#"{"path":"shot.png"}"#,
+        "--root",
+        root,
+    ];
+
+    let human = pleach(&args);
+    assert_eq!(human.status.code(), Some(0), "{}", stdout(&human));
+    assert!(
+        stdout(&human)
+            .lines()
+            .any(|line| line.trim() == "image/png 1280×720 84 KB"),
+        "{}",
+        stdout(&human)
+    );
+
+    let json = pleach(&[&args[..], &["--json"]].concat());
+    let completed = &ndjson(&json)[1];
+    assert_eq!(
+        completed["content"],
+        serde_json::json!([{ "type": "image", "mimeType": "image/png", "size": 84 * 1024 }])
+    );
+    assert_eq!(completed["result"]["mime_type"], "image/png");
+}
+
+#[test]
 fn call_maps_root_allow_program_and_timeout_to_the_tools_config() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("hello.txt"), "hi there").unwrap();

@@ -43,6 +43,7 @@
 // Doc tests share one binary and so one tool registry: see pleach-core's `lib.rs`.
 
 pub mod call;
+pub mod content;
 pub mod error;
 pub mod extensions;
 pub mod registry;
@@ -58,6 +59,7 @@ pub mod tls;
 pub mod __private;
 
 pub use call::ToolCall;
+pub use content::{ContentBlock, ToolOutput};
 pub use error::{ErrorCode, ToolError};
 pub use registry::{
     RegistryError, RegistryProblem, ToolRegistry, ToolRegistryBuilder, ToolSource, active_registry,

@@ -15,8 +15,8 @@
 //!     .await
 //!     .unwrap();
 //! // The clocks went forward overnight: one day later is 23 hours later.
-//! assert_eq!(out["datetime"], "2024-03-10T12:00:00-04:00");
-//! assert_eq!(out["weekday"], "Sunday");
+//! assert_eq!(out.value()["datetime"], "2024-03-10T12:00:00-04:00");
+//! assert_eq!(out.value()["weekday"], "Sunday");
 //!
 //! let err = datetime::definition()
 //!     .call(r#"{"operation": "now", "time_zone": "Europe/Pariss"}"#, ToolContext::new("call_2"))

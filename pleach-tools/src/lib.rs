@@ -24,8 +24,8 @@
 //!     .call(r#"{"value": 5, "from": "km", "to": "mi"}"#, ToolContext::new("call_1"))
 //!     .await
 //!     .unwrap();
-//! assert_eq!(out["value"], 3.10685596119);
-//! assert_eq!(out["dimension"], "length");
+//! assert_eq!(out.value()["value"], 3.10685596119);
+//! assert_eq!(out.value()["dimension"], "length");
 //! # });
 //! ```
 //!

@@ -43,7 +43,7 @@ use crate::tool::UnifiedToolDefinition;
 ///     .run_turn(vec![ToolCall::new("call_1", "subtract", r#"{"a":5,"b":2}"#)])
 ///     .finish()
 ///     .await;
-/// assert_eq!(results[0].outcome, Ok(serde_json::json!(3)));
+/// assert_eq!(results[0].outcome, Ok(serde_json::json!(3).into()));
 /// # }
 /// ```
 #[derive(Debug, Clone)]

@@ -24,7 +24,7 @@ impl Session {
     ///
     /// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::all()).unwrap();
     /// let result = session.call(ToolCall::new("c1", "square", r#"{"n":2}"#)).await;
-    /// assert_eq!(result.outcome, Ok(serde_json::json!(4)));
+    /// assert_eq!(result.outcome, Ok(serde_json::json!(4).into()));
     /// # }
     /// ```
     pub async fn call(&self, call: ToolCall) -> ToolResult {

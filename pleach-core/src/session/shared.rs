@@ -33,11 +33,14 @@ pub struct Limits {
     /// The deepest nesting of arrays and objects accepted (default
     /// [`defaults::MAX_ARGUMENT_DEPTH`], 64).
     pub max_argument_depth: usize,
-    /// The largest result accepted, as JSON text, in bytes (default [`defaults::MAX_RESULT_BYTES`],
-    /// 8 MiB): a bigger one fails
-    /// with 1002 rather than flooding the conversation and the model's context. Counted without
-    /// writing the text: exactly, except that a fractional number counts as 24 bytes and a
-    /// string's escapes are not counted.
+    /// The largest result a model may receive, in bytes (default
+    /// [`defaults::MAX_RESULT_BYTES`], 8 MiB; a tool's own cap:
+    /// [`RuntimeBuilder::tool_result_cap`](crate::RuntimeBuilder::tool_result_cap)). The
+    /// structured value counts as its JSON text, a content block as its bytes. Over it, text
+    /// blocks are cut (a line at the cut says how much was dropped and to ask for less), a medium
+    /// fails the call with 1019 and a structured value with 1002, rather than flood the
+    /// conversation and the model's context. JSON is counted without writing the text: exactly,
+    /// except that a fractional number counts as 24 bytes and a string's escapes are not counted.
     pub max_result_bytes: usize,
 }
 
@@ -78,8 +81,8 @@ impl Limits {
         self
     }
 
-    /// Sets the largest result accepted, as JSON text, in bytes (default
-    /// [`defaults::MAX_RESULT_BYTES`], 8 MiB).
+    /// Sets the largest result a model may receive, in bytes (default
+    /// [`defaults::MAX_RESULT_BYTES`], 8 MiB); the field's doc says what is cut and what is refused.
     ///
     /// ```
     /// let limits = pleach_core::Limits::default().max_result_bytes(1024);
@@ -118,6 +121,8 @@ pub(crate) struct Config {
     pub(crate) limits: Limits,
     pub(crate) default_timeout: Duration,
     pub(crate) tool_timeouts: HashMap<String, Duration>,
+    /// Per-tool result caps ([`RuntimeBuilder::tool_result_cap`](crate::RuntimeBuilder::tool_result_cap)).
+    pub(crate) result_caps: HashMap<String, usize>,
     /// Tools declared idempotent or not
     /// ([`RuntimeBuilder::idempotent`](crate::RuntimeBuilder::idempotent)).
     pub(crate) idempotent: HashMap<String, bool>,
