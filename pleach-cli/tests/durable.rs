@@ -581,7 +581,7 @@ async fn an_approval_waits_with_no_worker_and_the_cli_decides_it() {
     let ended = outcome(&client, &id).await;
     let events = client.events(&id, 0).await.unwrap();
 
-    assert_eq!(ended.results[0].outcome, Ok(json!("paid 5 to ACC-1")));
+    assert_eq!(ended.results[0].outcome, Ok(json!("paid 5 to ACC-1").into()));
     assert_eq!(effects(&log), ["pay ACC-1"]);
     assert!(matches!(
         &ended.conversation[2],
@@ -703,8 +703,8 @@ async fn the_conversation_continues_after_the_server_is_killed_and_restarted() {
         .unwrap();
     let ended = outcome(&client, &id).await;
     assert_eq!(ended.final_text.as_deref(), Some("Recorded and paid."));
-    assert_eq!(ended.results[0].outcome, Ok(json!("recorded before")));
-    assert_eq!(ended.results[1].outcome, Ok(json!("paid 1 to ACC-3")));
+    assert_eq!(ended.results[0].outcome, Ok(json!("recorded before").into()));
+    assert_eq!(ended.results[1].outcome, Ok(json!("paid 1 to ACC-3").into()));
     exactly_once(&ended, &client.events(&id, 0).await.unwrap());
 }
 
@@ -811,7 +811,7 @@ async fn a_conversation_started_in_a_trace_runs_its_calls_in_that_trace() {
         .await;
     drop(request);
     let ended = outcome(&client, &id).await;
-    assert_eq!(ended.results[0].outcome, Ok(json!("value of traced")));
+    assert_eq!(ended.results[0].outcome, Ok(json!("value of traced").into()));
 
     provider.force_flush().unwrap();
     let spans = exporter.get_finished_spans().unwrap();
