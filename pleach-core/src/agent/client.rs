@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 
+use super::options::{AgentOptions, ToolChoice};
 use crate::conversation::Message;
 use crate::providers::ProviderFormat;
 use crate::providers::anthropic::Anthropic;
@@ -63,7 +64,8 @@ impl WireFormat {
     }
 }
 
-/// What a model is asked in one step: the conversation so far and the tools it may call.
+/// What a model is asked in one step: the conversation so far, the tools it may call, and the
+/// run's request settings ([`ModelRequest::options`]).
 ///
 /// ```
 /// use pleach_core::agent::ModelRequest;
@@ -71,6 +73,7 @@ impl WireFormat {
 /// let conversation = [Message::User { content: "hi".into() }];
 /// let request = ModelRequest::new(&conversation, &[]);
 /// assert_eq!(request.conversation.len(), 1);
+/// assert_eq!(request.system, None);
 /// ```
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
@@ -78,12 +81,23 @@ pub struct ModelRequest<'a> {
     /// The conversation, oldest first: user messages, assistant messages with their calls, and
     /// one result message per call.
     pub conversation: &'a [Message],
-    /// The session's enabled tools, sorted by name.
+    /// The tools the model is offered, sorted by name.
     pub tools: &'a [UnifiedToolDefinition],
+    /// The system prompt ([`AgentOptions::system`]).
+    pub system: Option<&'a str>,
+    /// The most tokens the response may have ([`AgentOptions::max_tokens`]).
+    pub max_tokens: Option<u32>,
+    /// The sampling temperature ([`AgentOptions::temperature`]).
+    pub temperature: Option<f64>,
+    /// Whether and which tool the model must call ([`AgentOptions::tool_choice`]).
+    pub tool_choice: Option<&'a ToolChoice>,
+    /// Strict mode for this request's tools, over the client's own setting
+    /// ([`AgentOptions::strict`]).
+    pub strict: Option<bool>,
 }
 
 impl<'a> ModelRequest<'a> {
-    /// A request for `conversation` with `tools`.
+    /// A request for `conversation` with `tools`, and no request settings.
     ///
     /// ```
     /// let request = pleach_core::agent::ModelRequest::new(&[], &[]);
@@ -93,7 +107,32 @@ impl<'a> ModelRequest<'a> {
         ModelRequest {
             conversation,
             tools,
+            system: None,
+            max_tokens: None,
+            temperature: None,
+            tool_choice: None,
+            strict: None,
         }
+    }
+
+    /// Takes the request settings of `options`: system prompt, token limit, temperature, tool
+    /// choice and strict mode.
+    ///
+    /// ```
+    /// use pleach_core::agent::{AgentOptions, ModelRequest};
+    /// let options = AgentOptions::default().system("Be brief.").max_tokens(64);
+    /// let request = ModelRequest::new(&[], &[]).options(&options);
+    /// assert_eq!(request.system, Some("Be brief."));
+    /// assert_eq!(request.max_tokens, Some(64));
+    /// ```
+    #[must_use]
+    pub fn options(mut self, options: &'a AgentOptions) -> Self {
+        self.system = options.system.as_deref();
+        self.max_tokens = options.max_tokens;
+        self.temperature = options.temperature;
+        self.tool_choice = options.tool_choice.as_ref();
+        self.strict = options.strict;
+        self
     }
 }
 
@@ -332,6 +371,13 @@ pub enum ModelError {
         /// The start of the body, as text.
         body: String,
     },
+    /// The API answered with an event stream that ended holding no answer: no choice, no text,
+    /// no call, no finish reason, and no end-of-stream signal (`data: [DONE]`). A server that
+    /// fails after it sent its headers does this; read as a stream it would be an empty answer.
+    #[error(
+        "the model API's event stream ended without an answer: no choice and no end-of-stream signal (`[DONE]`); the server may have failed after it began to answer"
+    )]
+    EmptyStream,
     /// The provider reported an error inside a response it had begun (an Anthropic `error`
     /// event, an OpenAI-style chunk with an `error`): the answer is incomplete.
     #[error("the model API reported an error mid-response: {0}")]

@@ -91,7 +91,7 @@ pub use client::{
     BoxFuture, Chunks, ModelClient, ModelError, ModelRequest, ModelResponse, ResponseBody,
     WireFormat,
 };
-pub use options::{AgentOptions, AgentOutcome, StepReport, StopReason};
+pub use options::{AgentOptions, AgentOutcome, StepReport, StopReason, ToolChoice};
 pub(crate) use reading::read_response;
 pub use replay::ReplayClient;
 pub use run::AgentRun;
