@@ -9,11 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pleach_core::agent::{
-    AgentOptions, AgentOutcome, AnthropicClient, ModelClient, ModelError, OpenAiChatClient,
-    ReplayClient, StopReason, ToolChoice, WireFormat,
+    AgentOptions, AnthropicClient, ModelError, OpenAiChatClient, ReplayClient, StopReason,
+    ToolChoice, WireFormat,
 };
 use pleach_core::{ErrorCode, Message, Runtime, Session, SessionOptions, ToolContext, ToolEvent};
 use pleach_test_support::http::{LoopbackServer, Reply};
+
+use crate::agent::{completed, run};
 use serde_json::{Value, json};
 
 /// Looks a record up; cancelled, it says so (a run's timeout cancels it).
@@ -65,41 +67,12 @@ fn anthropic_text(text: &str, stop_reason: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-async fn run(
-    session: &Session,
-    client: Arc<dyn ModelClient>,
-    options: AgentOptions,
-) -> (Vec<ToolEvent>, AgentOutcome) {
-    let mut run = session.run_agent(client, options);
-    let mut events = Vec::new();
-    let read = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(event) = run.events().recv().await {
-            events.push(event);
-        }
-    })
-    .await;
-    assert!(read.is_ok(), "the run's events did not end: {events:?}");
-    (events, run.finish().await)
-}
-
 fn failed(events: &[ToolEvent]) -> Vec<(String, pleach_core::ToolError)> {
     events
         .iter()
         .filter_map(|event| match event {
             ToolEvent::Failed { tool_call, error } => {
                 Some((tool_call.id().to_owned(), error.clone()))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-fn completed(events: &[ToolEvent]) -> Vec<(String, Value)> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            ToolEvent::Completed { tool_call, result } => {
-                Some((tool_call.id().to_owned(), result.clone()))
             }
             _ => None,
         })

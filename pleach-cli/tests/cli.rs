@@ -1659,23 +1659,8 @@ fn chat_json_carries_each_steps_text_and_the_answer() {
         json!({"choices":[{"index":0,"delta":{"content":"Let me compute.","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"math","arguments":"{\"expression\":\"6*7\"}"}}]},"finish_reason":null}]}),
         json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
     ]);
-    let (url, server) = model_server(vec![call, answer_with("It is 42.", "stop")]);
-    let output = pleach(&[
-        "chat",
-        "--base-url",
-        &url,
-        "--model",
-        "m",
-        "--message",
-        "6*7?",
-        "--json",
-    ]);
+    let (output, events) = chat_json(vec![call, answer_with("It is 42.", "stop")]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    drop(server.join());
-    let events: Vec<Value> = stdout(&output)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect();
     let of_type = |kind: &str| -> Vec<&Value> {
         events
             .iter()
@@ -1699,9 +1684,10 @@ fn chat_json_carries_each_steps_text_and_the_answer() {
     );
 }
 
-#[test]
-fn chat_says_when_an_answer_was_cut_off_and_fails_a_scripted_turn() {
-    let (url, server) = model_server(vec![answer_with("The answer is", "length")]);
+/// `pleach chat --json --message hi` against a model server giving `bodies`: its output and its
+/// NDJSON lines, parsed.
+fn chat_json(bodies: Vec<String>) -> (std::process::Output, Vec<Value>) {
+    let (url, server) = model_server(bodies);
     let output = pleach(&[
         "chat",
         "--base-url",
@@ -1713,43 +1699,41 @@ fn chat_says_when_an_answer_was_cut_off_and_fails_a_scripted_turn() {
         "--json",
     ]);
     drop(server.join());
+    let events = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    (output, events)
+}
+
+#[test]
+fn chat_says_when_an_answer_was_cut_off_and_fails_a_scripted_turn() {
+    let (output, events) = chat_json(vec![answer_with("The answer is", "length")]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("the answer was cut off by the model's token limit"),
         "{}",
         stderr(&output)
     );
-    let last: Value =
-        serde_json::from_str(stdout(&output).lines().last().expect("a line")).expect("JSON");
     assert_eq!(
-        last,
-        json!({"type": "model.answer", "text": "The answer is", "cutOff": true})
+        events.last(),
+        Some(&json!({"type": "model.answer", "text": "The answer is", "cutOff": true}))
     );
 }
 
 #[test]
 fn chat_reports_an_event_stream_without_an_answer() {
-    let (url, server) = model_server(vec![String::new()]);
-    let output = pleach(&[
-        "chat",
-        "--base-url",
-        &url,
-        "--model",
-        "m",
-        "--message",
-        "hi",
-        "--json",
-    ]);
-    drop(server.join());
+    let (output, events) = chat_json(vec![String::new()]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("event stream ended without an answer"),
         "{}",
         stderr(&output)
     );
-    let last: Value =
-        serde_json::from_str(stdout(&output).lines().last().expect("a line")).expect("JSON");
-    assert_eq!(last["type"], "turn.stopped");
+    assert_eq!(
+        events.last().map(|event| &event["type"]),
+        Some(&json!("turn.stopped"))
+    );
 }
 
 /// `--mcp-stdio`: a remote MCP server's tools (the stdlib-only test server) beside the catalog,

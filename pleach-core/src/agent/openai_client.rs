@@ -259,6 +259,18 @@ mod tests {
             .unwrap()
     }
 
+    /// A tool with one required and one optional property.
+    fn search() -> UnifiedToolDefinition {
+        tool(
+            "search",
+            json!({
+                "type": "object",
+                "properties": { "query": { "type": "string" }, "limit": { "type": "integer" } },
+                "required": ["query"]
+            }),
+        )
+    }
+
     #[test]
     fn a_tool_strict_mode_cannot_express_goes_without_it_and_the_others_stay_strict() {
         let tools = [
@@ -271,14 +283,7 @@ mod tests {
                     "required": ["labels"]
                 }),
             ),
-            tool(
-                "search",
-                json!({
-                    "type": "object",
-                    "properties": { "query": { "type": "string" }, "limit": { "type": "integer" } },
-                    "required": ["query"]
-                }),
-            ),
+            search(),
         ];
         let conversation = [Message::User {
             content: "hi".into(),
@@ -305,14 +310,7 @@ mod tests {
 
     #[test]
     fn strict_mode_goes_by_the_endpoint_unless_forced() {
-        let tools = [tool(
-            "search",
-            json!({
-                "type": "object",
-                "properties": { "query": { "type": "string" }, "limit": { "type": "integer" } },
-                "required": ["query"]
-            }),
-        )];
+        let tools = [search()];
         let conversation = [Message::User {
             content: "hi".into(),
         }];
