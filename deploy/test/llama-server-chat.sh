@@ -52,10 +52,13 @@ template="$source_dir/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"
 # llama-server alone: no tests, no examples, no libcurl (the model is a local file).
 server="$work/build/bin/llama-server"
 if [[ ! -x "$server" ]]; then
+    if [[ -d "$work/cmake/bin" ]]; then
+        export PATH="$work/cmake/bin:$PATH" PYTHONPATH="$work/cmake${PYTHONPATH:+:$PYTHONPATH}"
+    fi
     if ! command -v cmake >/dev/null; then
         say "installing cmake from PyPI into $work/cmake"
         python3 -m pip install --quiet --target "$work/cmake" cmake
-        export PATH="$work/cmake/bin:$PATH"
+        export PATH="$work/cmake/bin:$PATH" PYTHONPATH="$work/cmake${PYTHONPATH:+:$PYTHONPATH}"
     fi
     say "building llama-server (about 9 minutes on 2 cores)"
     cmake -S "$source_dir" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \

@@ -6,7 +6,6 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 
-use super::options::{AgentOptions, ToolChoice};
 use crate::conversation::Message;
 use crate::providers::ProviderFormat;
 use crate::providers::anthropic::Anthropic;
@@ -83,16 +82,16 @@ pub struct ModelRequest<'a> {
     pub conversation: &'a [Message],
     /// The tools the model is offered, sorted by name.
     pub tools: &'a [UnifiedToolDefinition],
-    /// The system prompt ([`AgentOptions::system`]).
+    /// The system prompt ([`AgentOptions::system`](crate::agent::AgentOptions::system)).
     pub system: Option<&'a str>,
-    /// The most tokens the response may have ([`AgentOptions::max_tokens`]).
+    /// The most tokens the response may have ([`AgentOptions::max_tokens`](crate::agent::AgentOptions::max_tokens)).
     pub max_tokens: Option<u32>,
-    /// The sampling temperature ([`AgentOptions::temperature`]).
+    /// The sampling temperature ([`AgentOptions::temperature`](crate::agent::AgentOptions::temperature)).
     pub temperature: Option<f64>,
-    /// Whether and which tool the model must call ([`AgentOptions::tool_choice`]).
+    /// Whether and which tool the model must call ([`AgentOptions::tool_choice`](crate::agent::AgentOptions::tool_choice)).
     pub tool_choice: Option<&'a ToolChoice>,
     /// Strict mode for this request's tools, over the client's own setting
-    /// ([`AgentOptions::strict`]).
+    /// ([`AgentOptions::strict`](crate::agent::AgentOptions::strict)).
     pub strict: Option<bool>,
 }
 
@@ -114,25 +113,41 @@ impl<'a> ModelRequest<'a> {
             strict: None,
         }
     }
+}
 
-    /// Takes the request settings of `options`: system prompt, token limit, temperature, tool
-    /// choice and strict mode.
-    ///
-    /// ```
-    /// use pleach_core::agent::{AgentOptions, ModelRequest};
-    /// let options = AgentOptions::default().system("Be brief.").max_tokens(64);
-    /// let request = ModelRequest::new(&[], &[]).options(&options);
-    /// assert_eq!(request.system, Some("Be brief."));
-    /// assert_eq!(request.max_tokens, Some(64));
-    /// ```
-    #[must_use]
-    pub fn options(mut self, options: &'a AgentOptions) -> Self {
-        self.system = options.system.as_deref();
-        self.max_tokens = options.max_tokens;
-        self.temperature = options.temperature;
-        self.tool_choice = options.tool_choice.as_ref();
-        self.strict = options.strict;
-        self
+/// Whether and which tool the model must call: the request's `tool_choice`, spelled as each API
+/// spells it.
+///
+/// ```
+/// use pleach_core::agent::ToolChoice;
+/// assert_eq!("required".parse::<ToolChoice>(), Ok(ToolChoice::Required));
+/// assert_eq!("math".parse::<ToolChoice>(), Ok(ToolChoice::Tool("math".into())));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides (OpenAI `"auto"`, Anthropic `{"type":"auto"}`).
+    Auto,
+    /// The model must call a tool (OpenAI `"required"`, Anthropic `{"type":"any"}`).
+    #[doc(alias = "any")]
+    Required,
+    /// The model must not call a tool (OpenAI `"none"`, Anthropic `{"type":"none"}`).
+    None,
+    /// The model must call this tool.
+    Tool(String),
+}
+
+impl std::str::FromStr for ToolChoice {
+    type Err = std::convert::Infallible;
+
+    /// `auto`, `required`, `none`, or a tool's name.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(match text {
+            "auto" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            "none" => ToolChoice::None,
+            name => ToolChoice::Tool(name.to_owned()),
+        })
     }
 }
 

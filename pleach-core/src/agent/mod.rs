@@ -89,9 +89,9 @@ mod run;
 
 pub use client::{
     BoxFuture, Chunks, ModelClient, ModelError, ModelRequest, ModelResponse, ResponseBody,
-    WireFormat,
+    ToolChoice, WireFormat,
 };
-pub use options::{AgentOptions, AgentOutcome, StepReport, StopReason, ToolChoice};
+pub use options::{AgentOptions, AgentOutcome, StepReport, StopReason};
 pub(crate) use reading::read_response;
 pub use replay::ReplayClient;
 pub use run::AgentRun;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::client::ModelError;
+use super::client::{ModelError, ModelRequest, ToolChoice};
 use crate::defaults;
 use crate::session::ToolResult;
 
@@ -257,39 +257,25 @@ impl AgentOptions {
     }
 }
 
-/// Whether and which tool the model must call: the request's `tool_choice`, spelled as each API
-/// spells it.
-///
-/// ```
-/// use pleach_core::agent::ToolChoice;
-/// assert_eq!("required".parse::<ToolChoice>(), Ok(ToolChoice::Required));
-/// assert_eq!("math".parse::<ToolChoice>(), Ok(ToolChoice::Tool("math".into())));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ToolChoice {
-    /// The model decides (OpenAI `"auto"`, Anthropic `{"type":"auto"}`).
-    Auto,
-    /// The model must call a tool (OpenAI `"required"`, Anthropic `{"type":"any"}`).
-    #[doc(alias = "any")]
-    Required,
-    /// The model must not call a tool (OpenAI `"none"`, Anthropic `{"type":"none"}`).
-    None,
-    /// The model must call this tool.
-    Tool(String),
-}
-
-impl std::str::FromStr for ToolChoice {
-    type Err = std::convert::Infallible;
-
-    /// `auto`, `required`, `none`, or a tool's name.
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Ok(match text {
-            "auto" => ToolChoice::Auto,
-            "required" => ToolChoice::Required,
-            "none" => ToolChoice::None,
-            name => ToolChoice::Tool(name.to_owned()),
-        })
+impl<'a> ModelRequest<'a> {
+    /// Takes the request settings of `options`: system prompt, token limit, temperature, tool
+    /// choice and strict mode.
+    ///
+    /// ```
+    /// use pleach_core::agent::{AgentOptions, ModelRequest};
+    /// let options = AgentOptions::default().system("Be brief.").max_tokens(64);
+    /// let request = ModelRequest::new(&[], &[]).options(&options);
+    /// assert_eq!(request.system, Some("Be brief."));
+    /// assert_eq!(request.max_tokens, Some(64));
+    /// ```
+    #[must_use]
+    pub fn options(mut self, options: &'a AgentOptions) -> Self {
+        self.system = options.system.as_deref();
+        self.max_tokens = options.max_tokens;
+        self.temperature = options.temperature;
+        self.tool_choice = options.tool_choice.as_ref();
+        self.strict = options.strict;
+        self
     }
 }
 

@@ -8,8 +8,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::client::ToolChoice;
 use super::client::{ModelClient, ModelError, ModelRequest};
-use super::options::{AgentOptions, AgentOutcome, StepReport, StopReason, ToolChoice};
+use super::options::{AgentOptions, AgentOutcome, StepReport, StopReason};
 use super::reading::{Deadline, Step, read_response, until};
 use crate::call::ToolCall;
 use crate::error::ToolError;
@@ -248,17 +249,7 @@ async fn drive(
         let deadline = step_deadline(&options, run_deadline);
         let conversation = session.conversation();
         let chat = chat_span(client.as_ref());
-        let mut request = ModelRequest::new(&conversation, &tools).options(&options);
-        // A forced call holds for the first step only: forced on every step, the model could
-        // never answer (the step limit would end every run).
-        if !outcome.steps.is_empty()
-            && matches!(
-                request.tool_choice,
-                Some(ToolChoice::Required | ToolChoice::Tool(_))
-            )
-        {
-            request.tool_choice = None;
-        }
+        let request = step_request(&conversation, &tools, &options, outcome.steps.is_empty());
         let sent = tokio::select! {
             biased;
             () = signal.cancelled() => break StopReason::Cancelled,
@@ -313,13 +304,7 @@ async fn drive(
             };
         }
         let calls_signal = signal.child_token();
-        let timer = run_deadline.map(|at| {
-            let calls_signal = calls_signal.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep_until(at).await;
-                calls_signal.cancel();
-            })
-        });
+        let timer = run_deadline.map(|at| cancel_at(at, calls_signal.clone()));
         report.results = run_calls(&session, text, calls, failed, &sink, &calls_signal).await;
         if let Some(timer) = timer {
             timer.abort();
@@ -335,6 +320,13 @@ async fn drive(
             break StopReason::TimedOut(timeout);
         }
     };
+    record_run(&outcome, &stop);
+    outcome.stop_reason = stop;
+    outcome
+}
+
+/// The run's token usage, steps and stop reason on its `invoke_agent` span.
+fn record_run(outcome: &AgentOutcome, stop: &StopReason) {
     let span = tracing::Span::current();
     if !span.is_disabled() {
         let sum = |tokens: fn(&StepReport) -> Option<u64>| {
@@ -347,10 +339,36 @@ async fn drive(
             span.record("gen_ai.usage.output_tokens", tokens);
         }
         span.record("pleach.agent.steps", outcome.steps.len());
-        span.record("pleach.agent.stop_reason", tracing::field::debug(&stop));
+        span.record("pleach.agent.stop_reason", tracing::field::debug(stop));
     }
-    outcome.stop_reason = stop;
-    outcome
+}
+
+/// A step's request: the conversation, the tools offered and the run's settings. A forced call
+/// holds for the first step only: forced on every step, the model could never answer (the step
+/// limit would end every run).
+fn step_request<'a>(
+    conversation: &'a [crate::conversation::Message],
+    tools: &'a [crate::tool::UnifiedToolDefinition],
+    options: &'a AgentOptions,
+    first: bool,
+) -> ModelRequest<'a> {
+    let mut request = ModelRequest::new(conversation, tools).options(options);
+    let forced = matches!(
+        request.tool_choice,
+        Some(ToolChoice::Required | ToolChoice::Tool(_))
+    );
+    if forced && !first {
+        request.tool_choice = None;
+    }
+    request
+}
+
+/// Cancels `signal` at `at` (the run's deadline, while a step's calls run), unless aborted first.
+fn cancel_at(at: Instant, signal: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        tokio::time::sleep_until(at).await;
+        signal.cancel();
+    })
 }
 
 /// When this step must be over: its own timeout, or the run's deadline if that comes first.
