@@ -14,9 +14,9 @@ use pleach_core::agent::{
 };
 use pleach_core::{ErrorCode, Message, Runtime, Session, SessionOptions, ToolContext, ToolEvent};
 use pleach_test_support::http::{LoopbackServer, Reply};
+use serde_json::json;
 
 use crate::agent::{completed, run};
-use serde_json::{Value, json};
 
 /// Looks a record up; cancelled, it says so (a run's timeout cancels it).
 #[pleach_core::tool]
