@@ -8,8 +8,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::client::ToolChoice;
-use super::client::{ModelClient, ModelError, ModelRequest};
+use super::client::{ModelClient, ModelError, ModelRequest, ToolChoice};
 use super::options::{AgentOptions, AgentOutcome, StepReport, StopReason};
 use super::reading::{Deadline, Step, read_response, until};
 use crate::call::ToolCall;
@@ -235,7 +234,10 @@ async fn drive(
         .into_iter()
         .filter(|tool| options.offers(tool.name()))
         .collect();
-    let run_deadline = options.timeout.map(|timeout| Instant::now() + timeout);
+    // A timeout too long to reach (`Duration::MAX`) is none.
+    let run_deadline = options
+        .timeout
+        .and_then(|timeout| Instant::now().checked_add(timeout));
     let mut outcome = AgentOutcome::default();
     let stop = loop {
         if outcome.steps.len() >= options.max_steps {
@@ -373,12 +375,14 @@ fn cancel_at(at: Instant, signal: CancellationToken) -> tokio::task::JoinHandle<
 
 /// When this step must be over: its own timeout, or the run's deadline if that comes first.
 fn step_deadline(options: &AgentOptions, run_deadline: Option<Instant>) -> Option<Deadline> {
-    let step = options.step_timeout.map(|timeout| Deadline {
-        at: Instant::now() + timeout,
+    let step = options.step_timeout.and_then(|timeout| {
+        Some(Deadline {
+            at: Instant::now().checked_add(timeout)?,
         why: format!(
             "the model step took longer than its timeout of {} (`AgentOptions::step_timeout`); its response was cut off there",
             crate::session::pipeline::human(timeout)
         ),
+        })
     });
     let run = run_deadline.zip(options.timeout).map(|(at, timeout)| Deadline {
         at,
