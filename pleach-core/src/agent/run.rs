@@ -376,13 +376,13 @@ fn cancel_at(at: Instant, signal: CancellationToken) -> tokio::task::JoinHandle<
 /// When this step must be over: its own timeout, or the run's deadline if that comes first.
 fn step_deadline(options: &AgentOptions, run_deadline: Option<Instant>) -> Option<Deadline> {
     let step = options.step_timeout.and_then(|timeout| {
-        Some(Deadline {
-            at: Instant::now().checked_add(timeout)?,
-        why: format!(
-            "the model step took longer than its timeout of {} (`AgentOptions::step_timeout`); its response was cut off there",
+        let why = format!(
+            "the model step took longer than its timeout of {} (`AgentOptions::step_timeout`); \
+             its response was cut off there",
             crate::session::pipeline::human(timeout)
-        ),
-        })
+        );
+        let at = Instant::now().checked_add(timeout)?;
+        Some(Deadline { at, why })
     });
     let run = run_deadline.zip(options.timeout).map(|(at, timeout)| Deadline {
         at,
