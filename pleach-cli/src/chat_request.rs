@@ -223,7 +223,7 @@ mod tests {
         );
         assert_eq!(options.tool_choice, Some(ToolChoice::Tool("math".into())));
         assert_eq!(options.strict, Some(false));
-        assert_eq!(options.timeout, Some(Duration::from_secs(300)));
+        assert_eq!(options.timeout, Some(Duration::from_mins(5)));
         assert_eq!(options.step_timeout, Some(Duration::from_secs(90)));
 
         let bare = args(&[]).agent_options(16, &KNOWN).unwrap();
