@@ -97,7 +97,7 @@ fn anthropic_answer(text: &str) -> Vec<u8> {
     sse(&events)
 }
 
-fn sse(events: &[Value]) -> Vec<u8> {
+pub(crate) fn sse(events: &[Value]) -> Vec<u8> {
     let mut out = String::new();
     for event in events {
         let name = event["type"].as_str().unwrap_or("x");

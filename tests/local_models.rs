@@ -16,7 +16,7 @@ use pleach_core::{ErrorCode, Message, Runtime, Session, SessionOptions, ToolCont
 use pleach_test_support::http::{LoopbackServer, Reply};
 use serde_json::json;
 
-use crate::agent::{completed, run};
+use crate::agent::{completed, run, sse};
 
 /// Looks a record up; cancelled, it says so (a run's timeout cancels it).
 #[pleach_core::tool]
@@ -53,18 +53,14 @@ fn openai_text(text: &str, finish_reason: &str) -> Vec<u8> {
 }
 
 fn anthropic_text(text: &str, stop_reason: &str) -> Vec<u8> {
-    [
+    sse(&[
         json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[]}}),
         json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
         json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}),
         json!({"type":"content_block_stop","index":0}),
         json!({"type":"message_delta","delta":{"stop_reason":stop_reason}}),
         json!({"type":"message_stop"}),
-    ]
-    .iter()
-    .map(|event| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap()))
-    .collect::<String>()
-    .into_bytes()
+    ])
 }
 
 fn failed(events: &[ToolEvent]) -> Vec<(String, pleach_core::ToolError)> {
