@@ -97,7 +97,7 @@ pub(super) fn anthropic_answer(text: &str) -> Vec<u8> {
     sse(&events)
 }
 
-pub(super) fn sse(events: &[Value]) -> Vec<u8> {
+pub(crate) fn sse(events: &[Value]) -> Vec<u8> {
     let mut out = String::new();
     for event in events {
         let name = event["type"].as_str().unwrap_or("x");
@@ -125,7 +125,7 @@ const OPENAI_END: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish
 // ---------------------------------------------------------------------------------------------
 // Running and checking.
 
-pub(super) async fn run(
+pub(crate) async fn run(
     session: &Session,
     client: Arc<dyn ModelClient>,
     options: AgentOptions,
@@ -216,7 +216,7 @@ fn failure<'a>(events: &'a [ToolEvent], id: &str) -> &'a pleach_core::ToolError 
         .unwrap_or_else(|| panic!("no tool.failed for {id}: {events:?}"))
 }
 
-fn completed(events: &[ToolEvent]) -> Vec<(String, Value)> {
+pub(crate) fn completed(events: &[ToolEvent]) -> Vec<(String, Value)> {
     events
         .iter()
         .filter_map(|e| match e {

@@ -13,6 +13,7 @@ mod durable;
 mod faults;
 mod guarantees;
 mod input_types;
+mod local_models;
 mod mcp;
 mod mcp_edge;
 mod mcp_http;

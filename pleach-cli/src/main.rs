@@ -78,6 +78,7 @@ macro_rules! outln {
 
 mod call;
 mod chat;
+mod chat_request;
 mod chat_turns;
 mod definitions;
 mod demo;

@@ -1422,7 +1422,7 @@ fn sent_tool<'a>(body: &'a Value, name: &str) -> &'a Value {
 }
 
 #[test]
-fn chat_sends_strict_definitions_unless_no_strict() {
+fn chat_sends_plain_definitions_to_a_local_server_unless_strict() {
     let answer = || {
         sse(&[
             json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello."},"finish_reason":null}]}),
@@ -1434,8 +1434,10 @@ fn chat_sends_strict_definitions_unless_no_strict() {
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         serde_json::from_str(&stdout(&output)).expect("the schema is JSON")
     };
+    // A loopback server is no OpenAI endpoint: plain schemas unless `--strict`.
     for (flags, expected) in [
-        (&[][..], schema("openai-strict")),
+        (&[][..], schema("openai")),
+        (&["--strict"][..], schema("openai-strict")),
         (&["--no-strict"][..], schema("openai")),
     ] {
         let (url, server) = model_server(vec![answer()]);
@@ -1454,22 +1456,22 @@ fn chat_sends_strict_definitions_unless_no_strict() {
         let requests = server.join().expect("the server ends");
         let body = request_body(&requests[0]);
         // Exactly what `pleach schema` prints for that provider: strict mode's schema with
-        // `"strict": true` by default, the tool's own schema with `"strict": false` without it.
+        // `"strict": true` with `--strict`, the tool's own schema with `"strict": false` else.
         assert_eq!(sent_tool(&body, "datetime"), &expected, "{flags:?}");
-        let strict = !flags.contains(&"--no-strict");
+        let strict = flags.contains(&"--strict");
         assert_eq!(expected["function"]["strict"], strict);
         let tools = body["tools"].as_array().expect("tools");
         assert!(
             tools
                 .iter()
                 .all(|tool| tool["function"]["strict"] == strict),
-            "the catalog fits strict mode, so every tool goes in it (or none, with --no-strict): {body}"
+            "the catalog fits strict mode, so every tool goes in it with --strict (else none): {body}"
         );
     }
 }
 
 #[test]
-fn chat_with_anthropic_sends_strict_tool_use_unless_no_strict() {
+fn chat_with_anthropic_sends_strict_tool_use_only_when_asked_to_a_server_not_anthropics() {
     let answer = || {
         let events = [
             json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":1,"output_tokens":0}}}),
@@ -1495,7 +1497,7 @@ fn chat_with_anthropic_sends_strict_tool_use_unless_no_strict() {
         serde_json::from_str::<Vec<Value>>(&stdout(&output)).expect("the schemas are JSON")
     };
     let (strict, plain) = (all("anthropic-strict"), all("anthropic"));
-    for no_strict in [false, true] {
+    for flag in [None, Some("--strict"), Some("--no-strict")] {
         let (url, server) = model_server(vec![answer()]);
         let base = url.trim_end_matches("/v1");
         let mut command = Command::new(env!("CARGO_BIN_EXE_pleach"));
@@ -1503,9 +1505,8 @@ fn chat_with_anthropic_sends_strict_tool_use_unless_no_strict() {
             .args(["chat", "--provider", "anthropic", "--base-url", base])
             .args(["--model", "m", "--message", "hi"])
             .env("ANTHROPIC_API_KEY", "test-key");
-        if no_strict {
-            command.arg("--no-strict");
-        }
+        command.args(flag);
+        let no_strict = flag != Some("--strict");
         let output = command.output().expect("the binary runs");
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         let requests = server.join().expect("the server ends");
@@ -1602,6 +1603,174 @@ fn chat_reports_an_endpoint_that_fails_and_refuses_bad_flags() {
         );
         assert_eq!(stdout(&output), "", "no turn was started");
     }
+}
+
+/// A text answer chunk and the end of the stream, with `finish_reason`.
+fn answer_with(text: &str, finish_reason: &str) -> String {
+    sse(&[
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","content":text},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":finish_reason}]}),
+    ])
+}
+
+#[test]
+fn chat_sends_the_request_flags_and_offers_only_the_tools_named() {
+    let (url, server) = model_server(vec![answer_with("Hello.", "stop")]);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let system = dir.path().join("system.txt");
+    std::fs::write(&system, "Use the math tool.").expect("written");
+    let output = pleach(&[
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--message",
+        "hi",
+        "--tools",
+        "math,datetime",
+        "--max-tokens",
+        "200",
+        "--temperature",
+        "0.1",
+        "--tool-choice",
+        "math",
+        "--system",
+        &format!("@{}", system.display()),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = server.join().expect("the server ends");
+    let body = request_body(&requests[0]);
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "Use the math tool."})
+    );
+    assert_eq!(body["max_tokens"], 200);
+    assert_eq!(body["temperature"], 0.1);
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "function", "function": {"name": "math"}})
+    );
+    let names: Vec<&str> = body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(names, ["datetime", "math"]);
+
+    // A tool name the catalog does not have is the user's to fix, with the closest name.
+    for flags in [
+        &["--tools", "maths"][..],
+        &["--exclude-tools", "maths"][..],
+        &["--tool-choice", "maths"][..],
+    ] {
+        let mut args = vec![
+            "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--message",
+            "hi",
+        ];
+        args.extend(flags);
+        let output = pleach(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{flags:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("no such tool: `maths` (did you mean `math`?)"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn chat_json_carries_each_steps_text_and_the_answer() {
+    let call = sse(&[
+        json!({"choices":[{"index":0,"delta":{"content":"Let me compute.","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"math","arguments":"{\"expression\":\"6*7\"}"}}]},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+    ]);
+    let (output, events) = chat_json(vec![call, answer_with("It is 42.", "stop")]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let of_type = |kind: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|event| event["type"] == kind)
+            .collect()
+    };
+    assert_eq!(of_type("tool.completed").len(), 1, "{events:?}");
+    let steps = of_type("model.step");
+    assert_eq!(steps.len(), 2, "{events:?}");
+    assert_eq!(steps[0]["step"], 1);
+    assert_eq!(steps[0]["text"], "Let me compute.");
+    assert_eq!(steps[0]["finishReason"], "tool_calls");
+    assert_eq!(steps[1]["text"], "It is 42.");
+    assert_eq!(
+        of_type("model.answer"),
+        [&json!({"type": "model.answer", "text": "It is 42.", "cutOff": false})]
+    );
+    assert_eq!(
+        events.last(),
+        Some(&json!({"type": "model.answer", "text": "It is 42.", "cutOff": false}))
+    );
+}
+
+/// `pleach chat --json --message hi` against a model server giving `bodies`: its output and its
+/// NDJSON lines, parsed.
+fn chat_json(bodies: Vec<String>) -> (std::process::Output, Vec<Value>) {
+    let (url, server) = model_server(bodies);
+    let output = pleach(&[
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--message",
+        "hi",
+        "--json",
+    ]);
+    drop(server.join());
+    let events = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    (output, events)
+}
+
+#[test]
+fn chat_says_when_an_answer_was_cut_off_and_fails_a_scripted_turn() {
+    let (output, events) = chat_json(vec![answer_with("The answer is", "length")]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("the answer was cut off by the model's token limit"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        events.last(),
+        Some(&json!({"type": "model.answer", "text": "The answer is", "cutOff": true}))
+    );
+}
+
+#[test]
+fn chat_reports_an_event_stream_without_an_answer() {
+    let (output, events) = chat_json(vec![String::new()]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("event stream ended without an answer"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        events.last().map(|event| &event["type"]),
+        Some(&json!("turn.stopped"))
+    );
 }
 
 /// `--mcp-stdio`: a remote MCP server's tools (the stdlib-only test server) beside the catalog,

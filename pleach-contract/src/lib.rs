@@ -13,7 +13,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! pleach-core = { package = "pleach-contract", version = "0.1" }
+//! pleach-core = { package = "pleach-contract", version = "0.2" }
 //! ```
 //!
 //! The types of tools' inputs take [`#[input]`](macro@input), which derives `Deserialize` and

@@ -74,7 +74,7 @@
 //! the opt-in ones are always asked for by name:
 //!
 //! ```toml
-//! pleach-tools = { version = "0.1", default-features = false, features = ["math", "shell"] }
+//! pleach-tools = { version = "0.2", default-features = false, features = ["math", "shell"] }
 //! ```
 //!
 //! Batching is what [`infer_batching_strategy`](https://docs.rs/pleach-core/latest/pleach_core/batch/fn.infer_batching_strategy.html) gives each

@@ -172,9 +172,13 @@ impl Worker {
                 transient: false,
             })?;
         let handle = session.handle();
-        let tools = handle.tools();
+        let tools: Vec<_> = handle
+            .tools()
+            .into_iter()
+            .filter(|tool| self.agent.offers(tool.name()))
+            .collect();
         let response = client
-            .send(ModelRequest::new(&conversation, &tools))
+            .send(ModelRequest::new(&conversation, &tools).options(&self.agent))
             .await
             .map_err(|error| StepFailure {
                 transient: transient(&error),
@@ -184,7 +188,8 @@ impl Worker {
         let (step, broke) = crate::agent::read_response(
             response,
             &handle,
-            self.agent,
+            &self.agent,
+            None,
             &sink,
             &CancellationToken::new(),
         )

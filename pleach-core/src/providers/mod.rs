@@ -549,7 +549,7 @@ fn lost_event(calls: &mut CallTable, out: &mut Vec<ProviderEvent>, reason: &str)
 fn provider_error(calls: &mut CallTable, out: &mut Vec<ProviderEvent>, message: &str) {
     stream_error(calls, out, StreamProblem::ProviderError, message, |id| {
         format!(
-            "the provider reported an error before the arguments of call `{id}` were complete; it was not run ({message})"
+            "the model API failed mid-response ({message}) before it ended the call `{id}`, so the call did not run; call it again"
         )
     });
 }
@@ -571,7 +571,7 @@ fn stream_error(
 /// The stream ended: fail the calls without an end signal as incomplete.
 fn end_of_stream(calls: &mut CallTable, out: &mut Vec<ProviderEvent>, signal: &str) {
     calls.fail_open(out, StreamProblem::Incomplete, |id| {
-        format!("the stream ended before the arguments of call `{id}` were complete (no {signal}); it was not run")
+        format!("the response ended without the provider's end signal for the call `{id}` (no {signal}), so the call did not run; call it again")
     });
 }
 

@@ -690,7 +690,7 @@ fn number_len(number: &serde_json::Number) -> usize {
     }
 }
 
-pub(super) fn human(duration: Duration) -> String {
+pub(crate) fn human(duration: Duration) -> String {
     if duration.subsec_millis() == 0 {
         format!("{} s", duration.as_secs())
     } else {
