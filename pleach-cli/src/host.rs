@@ -55,6 +55,10 @@ impl HostArgs {
         if let Some(timeout) = self.timeout {
             builder = builder.default_timeout(timeout);
         }
+        // What reads or only computes may run again when a durable worker died mid-call.
+        for name in pleach_tools::idempotent_tool_names() {
+            builder = builder.idempotent(*name, true);
+        }
         if let Some(root) = &self.root {
             let fs = pleach_tools::fs::FsConfig::new(root).map_err(|error| {
                 UsageError(format!(

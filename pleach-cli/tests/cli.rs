@@ -154,6 +154,23 @@ fn list_gives_name_tier_batching_and_description() {
         "every feature is on"
     );
 
+    // The catalog's reads and pure computations may run again; whatever changes something may
+    // not (a lost call of it ends with 1018).
+    for safe in [
+        "fs_read",
+        "fs_list",
+        "text_search",
+        "url_fetch",
+        "datetime",
+        "unit_convert",
+        "parse_structured",
+    ] {
+        assert_eq!(row(safe)["idempotent"], true, "{safe}");
+    }
+    for unsafe_twice in ["shell_exec", "http_request", "scratchpad"] {
+        assert_eq!(row(unsafe_twice)["idempotent"], false, "{unsafe_twice}");
+    }
+
     let table = stdout(&pleach(&["list"]));
     assert!(table.starts_with("NAME"), "{table}");
     assert!(

@@ -266,8 +266,51 @@ pub fn tool_names() -> &'static [&'static str] {
     ]
 }
 
+/// The tools of this build that are safe to run twice: they read (`fs_read`, `fs_list`,
+/// `text_search`, `url_fetch`) or only compute (`math`, `unit_convert`, `datetime`,
+/// `parse_structured`), so a call whose first run's end is unknown (a durable worker died
+/// mid-call) may run again. What a host declares with
+/// [`RuntimeBuilder::idempotent`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.idempotent)
+/// (`pleach` does for the catalog). The rest change something (`fs_write`, `shell_exec`,
+/// `http_request`, `scratchpad`'s `set` and `delete`): a lost call of one ends with 1018.
+///
+/// ```
+/// let safe = pleach_tools::idempotent_tool_names();
+/// # #[cfg(all(feature = "fs", feature = "math"))] {
+/// assert!(safe.contains(&"fs_read") && safe.contains(&"math"));
+/// assert!(!safe.contains(&"fs_write"));
+/// # }
+/// ```
+pub fn idempotent_tool_names() -> &'static [&'static str] {
+    &[
+        #[cfg(feature = "math")]
+        math::math::NAME,
+        #[cfg(feature = "unit-convert")]
+        unit_convert::unit_convert::NAME,
+        #[cfg(feature = "datetime")]
+        datetime::datetime::NAME,
+        #[cfg(feature = "parse")]
+        parse_structured::parse_structured::NAME,
+        #[cfg(feature = "text-search")]
+        text_search::text_search::NAME,
+        #[cfg(feature = "fs")]
+        fs::fs_read::NAME,
+        #[cfg(feature = "fs")]
+        fs::fs_list::NAME,
+        #[cfg(feature = "url-fetch")]
+        url_fetch::url_fetch::NAME,
+    ]
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_idempotent_tool_is_one_of_the_catalog() {
+        for name in super::idempotent_tool_names() {
+            assert!(super::tool_names().contains(name), "{name}");
+        }
+    }
+
     #[test]
     fn every_named_tool_is_registered_after_link() {
         super::link();
