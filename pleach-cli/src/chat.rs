@@ -87,6 +87,14 @@ pub(crate) async fn run(args: Args) -> Outcome {
     let endpoint = args.endpoint();
     #[cfg(feature = "temporal")]
     if args.durable.is_on() {
+        if !args.host.approved_tools().is_empty() {
+            // The calls run on the workers, with their runtime's detectors.
+            return Err(
+                "with --temporal, the workers' runtime asks for approvals: give \
+                        `--approve TOOL` to `pleach worker`"
+                    .into(),
+            );
+        }
         let Args {
             durable,
             message,
@@ -112,7 +120,11 @@ pub(crate) async fn run(args: Args) -> Outcome {
         renderer.say("user", &line);
         session.push_user_message(line);
         let mut run = session.run_agent(client.clone(), options);
-        renderer.follow(run.events()).await;
+        renderer
+            .follow(run.events(), |interrupt| {
+                crate::ask::answer(&session, interrupt);
+            })
+            .await;
         let outcome = run.finish().await;
         let end = match outcome.stop_reason {
             StopReason::Finished => TurnEnd::Answered(outcome.final_text),

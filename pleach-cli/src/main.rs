@@ -76,6 +76,7 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::stdout::emit(&format!("{}\n", format!($($arg)*))) };
 }
 
+mod ask;
 mod call;
 mod chat;
 mod chat_turns;
