@@ -69,7 +69,7 @@ impl HostArgs {
         }
         // What reads or only computes may run again when a durable worker died mid-call.
         for name in pleach_tools::idempotent_tool_names() {
-            builder = builder.idempotent(*name, true);
+            builder = builder.idempotent(name, true);
         }
         if !self.approve.is_empty() {
             builder = builder.detector(ApprovalRequired::tools(&self.approve));

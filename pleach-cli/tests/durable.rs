@@ -524,30 +524,62 @@ async fn waiting(client: &DurableClient, id: &str) -> pleach_temporal::Status {
     }
 }
 
+/// A conversation on `queue` whose one call, `p1`: `pay_invoice` of 5 to `account` (an account
+/// nothing showed: it needs approval), waits with every worker stopped; the model then says
+/// `said`. The model (to keep), the client, the conversation's id, the waiting interrupt and the
+/// effects log (in `dir`).
+async fn paused_payment(
+    target: &str,
+    queue: &str,
+    account: &str,
+    options: pleach_core::durable::DurableOptions,
+    said: &str,
+    dir: &Path,
+) -> (
+    ModelServer,
+    DurableClient,
+    String,
+    pleach_core::safety::Interrupt,
+    std::path::PathBuf,
+) {
+    let log = dir.join("effects.log");
+    let model = ModelServer::start(vec![
+        calls(&[(
+            "p1",
+            "pay_invoice",
+            json!({"account": account, "amount": 5}),
+        )]),
+        answer(said),
+    ])
+    .await;
+    let mut first = process_worker(target, queue, &log, 0);
+    let client = DurableClient::connect(target).await.unwrap();
+    let input = input(&model, "pay the invoice").options(options);
+    let id = client.start(queue, None, input).await.unwrap();
+    let status = waiting(&client, &id).await;
+    // Every worker stopped: the approval waits in the workflow.
+    first.kill();
+    let interrupt = status.waiting.pending[0].clone();
+    assert_eq!(interrupt.tool_call.id(), "p1");
+    (model, client, id, interrupt, log)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_waits_with_no_worker_and_the_cli_decides_it() {
     let Some(server) = DevServer::start() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("effects.log");
-    let model = ModelServer::start(vec![
-        calls(&[(
-            "p1",
-            "pay_invoice",
-            json!({"account": "ACC-9", "amount": 5}),
-        )]),
-        answer("Paid."),
-    ])
-    .await;
     let target = server.target();
-    let mut first = process_worker(&target, "approve", &log, 0);
-    let (client, id) = begin(&target, "approve", &model, "pay the invoice").await;
-    let status = waiting(&client, &id).await;
-    // Every worker stopped: the approval waits in the workflow.
-    first.kill();
-    let interrupt = &status.waiting.pending[0];
-    assert_eq!(interrupt.tool_call.id(), "p1");
+    let (_model, client, id, interrupt, log) = paused_payment(
+        &target,
+        "approve",
+        "ACC-9",
+        pleach_core::durable::DurableOptions::default(),
+        "Paid.",
+        dir.path(),
+    )
+    .await;
 
     let shown = pleach_at(&target, &["status", &id]);
     let text = String::from_utf8_lossy(&shown.stdout);
@@ -881,27 +913,19 @@ async fn an_approval_decided_after_its_expiry_fired_ends_with_1016() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("effects.log");
-    let model = ModelServer::start(vec![
-        calls(&[(
-            "p1",
-            "pay_invoice",
-            json!({"account": "ACC-9", "amount": 5}),
-        )]),
-        answer("Not paid."),
-    ])
-    .await;
     let target = server.target();
-    let mut first = process_worker(&target, "expiry", &log, 0);
-    let client = DurableClient::connect(&target).await.unwrap();
-    let input = input(&model, "pay the invoice").options(
-        pleach_core::durable::DurableOptions::default().approval_expiry(Duration::from_secs(3)),
-    );
-    let id = client.start("expiry", None, input).await.unwrap();
-    let status = waiting(&client, &id).await;
     // No worker runs when the expiry fires.
-    first.kill();
-    let interrupt = status.waiting.pending[0].clone();
+    let expiring =
+        pleach_core::durable::DurableOptions::default().approval_expiry(Duration::from_secs(3));
+    let (_model, client, id, interrupt, log) = paused_payment(
+        &target,
+        "expiry",
+        "ACC-9",
+        expiring,
+        "Not paid.",
+        dir.path(),
+    )
+    .await;
     until_status(&target, &id, "the expiry fired", |status| {
         status["expired"] == json!([interrupt.id])
     })
@@ -940,22 +964,16 @@ async fn the_first_decision_is_final_even_with_no_worker_running() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("effects.log");
-    let model = ModelServer::start(vec![
-        calls(&[(
-            "p1",
-            "pay_invoice",
-            json!({"account": "ACC-4", "amount": 2}),
-        )]),
-        answer("Paid."),
-    ])
-    .await;
     let target = server.target();
-    let mut first = process_worker(&target, "final", &log, 0);
-    let (client, id) = begin(&target, "final", &model, "pay it").await;
-    let status = waiting(&client, &id).await;
-    first.kill();
-    let interrupt = status.waiting.pending[0].clone();
+    let (_model, client, id, interrupt, log) = paused_payment(
+        &target,
+        "final",
+        "ACC-4",
+        pleach_core::durable::DurableOptions::default(),
+        "Paid.",
+        dir.path(),
+    )
+    .await;
 
     let accepted = pleach(&["approve", &id, "p1", "--accept", "--temporal", &target]);
     assert!(accepted.status.success(), "{accepted:?}");
@@ -989,7 +1007,7 @@ async fn the_first_decision_is_final_even_with_no_worker_running() {
 
     let _second = process_worker(&target, "final", &log, 0);
     let ended = outcome(&client, &id).await;
-    assert_eq!(ended.results[0].outcome, Ok(json!("paid 2 to ACC-4")));
+    assert_eq!(ended.results[0].outcome, Ok(json!("paid 5 to ACC-4")));
     assert_eq!(effects(&log), ["pay ACC-4"]);
     exactly_once(&ended, &client.events(&id, 0).await.unwrap());
 }
@@ -1183,11 +1201,11 @@ async fn a_failed_model_step_says_why_in_chat_status_and_the_worker_log() {
     assert!(!said.contains("serving"), "{said}");
 }
 
-/// How long a conversation stalls after its worker is SIGKILLed, a new worker started at once,
-/// with nothing tuned: mid-call (Temporal notices by the heartbeat timeout; the read runs again)
-/// and while an approval waits (the decision's workflow task first waits on the dead worker's
-/// own queue). Printed, and bounded well under what Temporal's defaults gave (about 21 s
-/// together).
+/// How long a conversation stalls after its worker is killed (`SIGKILL`), a new worker started
+/// at once, with nothing tuned: mid-call (Temporal notices by the heartbeat timeout; the read
+/// runs again) and while an approval waits (the decision's workflow task first waits on the dead
+/// worker's own queue). Printed, and bounded well under what Temporal's defaults gave (22.6 s
+/// together, docs/durable.md).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversation_recovers_from_a_killed_worker_in_well_under_20_seconds() {
     let Some(server) = DevServer::start() else {
