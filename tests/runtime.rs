@@ -1030,3 +1030,32 @@ async fn code_1011_a_turn_of_in_place_calls_cancelled_midway_ends_every_call_onc
         "the cancellation stopped the turn before its end"
     );
 }
+
+/// A tool whose name starts with a read verb reads: a hint that orders its calls (here serial)
+/// does not make it unsafe to run again (`Runtime::is_idempotent`, docs/durable.md).
+#[test]
+fn a_read_hinted_serial_is_still_idempotent_and_a_write_hinted_parallel_too() {
+    let tool = |name: &str| {
+        ToolDefinition::builder(name, "A tool.")
+            .execute_json(|_, _| async { Ok::<_, ToolError>(json!(1)) })
+            .expect("definition")
+    };
+    let plugin = PleachPlugin::new("hinted")
+        .tools([
+            tool("get_report"),
+            tool("send_report"),
+            tool("store_report"),
+        ])
+        .batching_hints([
+            BatchingHint::new("get_report", BatchingStrategy::Serial),
+            BatchingHint::new("send_report", BatchingStrategy::Parallel),
+        ]);
+    let runtime = Runtime::builder()
+        .registry(ToolRegistryBuilder::new().build().expect("empty registry"))
+        .plugin(plugin)
+        .build()
+        .expect("runtime");
+    assert_eq!(runtime.is_idempotent("get_report"), Some(true));
+    assert_eq!(runtime.is_idempotent("send_report"), Some(true));
+    assert_eq!(runtime.is_idempotent("store_report"), Some(false));
+}

@@ -98,6 +98,14 @@ pub(crate) async fn run(args: Args) -> Outcome {
                  on the worker, with its own settings"
             )));
         }
+        if !args.host.approved_tools().is_empty() {
+            // The calls run on the workers, with their runtime's detectors.
+            return Err(
+                "with --temporal, the workers' runtime asks for approvals: give \
+                        `--approve TOOL` to `pleach worker`"
+                    .into(),
+            );
+        }
         let Args {
             durable,
             message,
@@ -126,7 +134,11 @@ pub(crate) async fn run(args: Args) -> Outcome {
         renderer.say("user", &line);
         session.push_user_message(line);
         let mut run = session.run_agent(client.clone(), options.clone());
-        renderer.follow(run.events()).await;
+        renderer
+            .follow(run.events(), |interrupt| {
+                crate::ask::answer(&session, interrupt);
+            })
+            .await;
         let outcome = run.finish().await;
         print_steps(&renderer, &outcome);
         let end = TurnEnd::of(outcome, scripted);

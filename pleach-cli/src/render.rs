@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use pleach_core::safety::Interrupt;
 use pleach_core::{EventStream, ToolEvent};
 
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -69,14 +70,25 @@ impl Renderer {
         outln!("{label} {text}");
     }
 
-    /// Renders every event of `events` until the stream ends.
-    pub(crate) async fn follow(&mut self, events: &mut EventStream) {
+    /// Renders every event of `events` until the stream ends, handing each approval interrupt
+    /// to `interrupted` (the host's answer, `ask::answer`).
+    pub(crate) async fn follow(
+        &mut self,
+        events: &mut EventStream,
+        mut interrupted: impl FnMut(&Interrupt),
+    ) {
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
                 event = events.recv() => match event {
-                    Some(event) => self.event(&event),
+                    Some(event) => {
+                        self.event(&event);
+                        if let ToolEvent::InterruptRequested { interrupt } = &event {
+                            self.clear_spinner();
+                            interrupted(interrupt);
+                        }
+                    }
                     None => break,
                 },
                 _ = tick.tick(), if matches!(self.style, Style::Terminal { .. }) && !self.running.is_empty() => self.spin(),

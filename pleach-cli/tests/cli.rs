@@ -154,6 +154,23 @@ fn list_gives_name_tier_batching_and_description() {
         "every feature is on"
     );
 
+    // The catalog's reads and pure computations may run again; whatever changes something may
+    // not (a lost call of it ends with 1018).
+    for safe in [
+        "fs_read",
+        "fs_list",
+        "text_search",
+        "url_fetch",
+        "datetime",
+        "unit_convert",
+        "parse_structured",
+    ] {
+        assert_eq!(row(safe)["idempotent"], true, "{safe}");
+    }
+    for unsafe_twice in ["shell_exec", "http_request", "scratchpad"] {
+        assert_eq!(row(unsafe_twice)["idempotent"], false, "{unsafe_twice}");
+    }
+
     let table = stdout(&pleach(&["list"]));
     assert!(table.starts_with("NAME"), "{table}");
     assert!(
@@ -2051,4 +2068,71 @@ fn chat_with_otlp_sends_the_trace_context_to_the_model() {
     let parts: Vec<&str> = traceparent.split('-').collect();
     assert_eq!(parts.len(), 4, "{traceparent}");
     assert_eq!((parts[0], parts[1].len(), parts[2].len()), ("00", 32, 16));
+}
+
+/// `--approve TOOL` (`ApprovalRequired`): `pleach call` asks on the terminal before every call of
+/// the tool; with none to ask on (a script: no controlling terminal) the call is rejected, 1013,
+/// and does not run. The same flag, the same check of the name, in every command that runs
+/// tools.
+#[test]
+fn approve_makes_a_call_wait_for_the_user_and_without_a_terminal_it_is_rejected() {
+    let root = tempfile::tempdir().unwrap();
+    let root_arg = root.path().to_str().unwrap();
+    let args = r#"{"path": "notes.txt", "content": "hello"}"#;
+    // `setsid`: a new session, no controlling terminal, as under cron or CI.
+    let asked = Command::new("setsid")
+        .arg(env!("CARGO_BIN_EXE_pleach"))
+        .args([
+            "call",
+            "fs_write",
+            "--args",
+            args,
+            "--root",
+            root_arg,
+            "--approve",
+            "fs_write",
+            "--json",
+        ])
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(asked.status.code(), Some(1), "{asked:?}");
+    let events = ndjson(&asked);
+    assert_eq!(
+        of_type(&events, "interrupt.requested").len(),
+        1,
+        "{events:?}"
+    );
+    let failed = of_type(&events, "tool.failed");
+    assert_eq!(failed[0]["error"]["code"], 1013, "{failed:?}");
+    assert!(!root.path().join("notes.txt").exists());
+
+    let unasked = pleach(&["call", "fs_write", "--args", args, "--root", root_arg]);
+    assert_eq!(unasked.status.code(), Some(0), "{unasked:?}");
+    assert!(root.path().join("notes.txt").exists());
+
+    // A name the registry does not have is refused before anything runs, in each command.
+    for command in [
+        &["call", "math", "--args", r#"{"expression": "1"}"#][..],
+        &["mcp"][..],
+        &[
+            "chat",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--message",
+            "hi",
+        ][..],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["--approve", "fs_wirte"]);
+        let refused = pleach(&args);
+        assert_eq!(refused.status.code(), Some(2), "{command:?}: {refused:?}");
+        assert!(
+            stderr(&refused).contains("fs_wirte"),
+            "{command:?}: {refused:?}"
+        );
+    }
 }

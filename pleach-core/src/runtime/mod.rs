@@ -19,7 +19,7 @@ pub use checks::RuntimeError;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::batch::{BatchingStrategy, Lane, infer_batching_strategy};
+use crate::batch::{BatchingStrategy, Lane, infer_batching_strategy, names_a_read};
 use crate::registry::ToolRegistry;
 use crate::session::shared::RuntimeInner;
 use crate::session::suggestion::suggestion;
@@ -145,8 +145,9 @@ impl Runtime {
 
     /// Whether calls of the tool named `name` may run again when their first run's end is unknown
     /// (a durable engine's worker died mid-call): declared with [`RuntimeBuilder::idempotent`],
-    /// else `true` for a tool that reads (its batching strategy is `Parallel`). `None` for a tool
-    /// the runtime does not know.
+    /// else `true` for a tool that reads — its name starts with a read verb
+    /// ([`infer_batching_strategy`]'s rule 1), whatever a hint makes of its lanes, or its batching
+    /// strategy is `Parallel`. `None` for a tool the runtime does not know.
     ///
     /// ```rust
     /// use pleach_core::{tool, Runtime};
@@ -164,7 +165,7 @@ impl Runtime {
             return Some(*declared);
         }
         let tool = self.inner.registry.get(name)?;
-        Some(self.batching(tool).0 == BatchingStrategy::Parallel)
+        Some(names_a_read(name) || self.batching(tool).0 == BatchingStrategy::Parallel)
     }
 
     /// [`validate_tool_call`](crate::validate_tool_call) against this runtime: its tools (the
