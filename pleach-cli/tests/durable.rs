@@ -622,7 +622,10 @@ async fn an_approval_waits_with_no_worker_and_the_cli_decides_it() {
     let ended = outcome(&client, &id).await;
     let events = client.events(&id, 0).await.unwrap();
 
-    assert_eq!(ended.results[0].outcome, Ok(json!("paid 5 to ACC-1").into()));
+    assert_eq!(
+        ended.results[0].outcome,
+        Ok(json!("paid 5 to ACC-1").into())
+    );
     assert_eq!(effects(&log), ["pay ACC-1"]);
     assert!(matches!(
         &ended.conversation[2],
@@ -744,8 +747,14 @@ async fn the_conversation_continues_after_the_server_is_killed_and_restarted() {
         .unwrap();
     let ended = outcome(&client, &id).await;
     assert_eq!(ended.final_text.as_deref(), Some("Recorded and paid."));
-    assert_eq!(ended.results[0].outcome, Ok(json!("recorded before").into()));
-    assert_eq!(ended.results[1].outcome, Ok(json!("paid 1 to ACC-3").into()));
+    assert_eq!(
+        ended.results[0].outcome,
+        Ok(json!("recorded before").into())
+    );
+    assert_eq!(
+        ended.results[1].outcome,
+        Ok(json!("paid 1 to ACC-3").into())
+    );
     exactly_once(&ended, &client.events(&id, 0).await.unwrap());
 }
 
@@ -852,7 +861,10 @@ async fn a_conversation_started_in_a_trace_runs_its_calls_in_that_trace() {
         .await;
     drop(request);
     let ended = outcome(&client, &id).await;
-    assert_eq!(ended.results[0].outcome, Ok(json!("value of traced").into()));
+    assert_eq!(
+        ended.results[0].outcome,
+        Ok(json!("value of traced").into())
+    );
 
     provider.force_flush().unwrap();
     let spans = exporter.get_finished_spans().unwrap();
@@ -1007,7 +1019,7 @@ async fn the_first_decision_is_final_even_with_no_worker_running() {
 
     let _second = process_worker(&target, "final", &log, 0);
     let ended = outcome(&client, &id).await;
-    assert_eq!(ended.results[0].outcome, Ok(json!("paid 5 to ACC-4")));
+    assert_eq!(ended.results[0].outcome, Ok(json!("paid 5 to ACC-4").into()));
     assert_eq!(effects(&log), ["pay ACC-4"]);
     exactly_once(&ended, &client.events(&id, 0).await.unwrap());
 }
@@ -1079,7 +1091,7 @@ async fn pleach_worker_approve_and_pleach_approve_decide_a_call_from_the_cli_alo
     let client = DurableClient::connect(&target).await.unwrap();
     let ended = outcome(&client, &id).await;
     assert_eq!(ended.final_text.as_deref(), Some("6 times 7 is 42."));
-    assert_eq!(ended.results[0].outcome, Ok(json!({"result": 42.0})));
+    assert_eq!(ended.results[0].outcome, Ok(json!({"result": 42.0}).into()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1258,8 +1270,8 @@ async fn a_conversation_recovers_from_a_killed_worker_in_well_under_20_seconds()
          the next model step), {decided:?} after one was killed while an approval waited"
     );
     assert_eq!(ended.final_text.as_deref(), Some("Found and paid."));
-    assert_eq!(ended.results[0].outcome, Ok(json!("value of slow")));
-    assert_eq!(ended.results[1].outcome, Ok(json!("paid 3 to ACC-2")));
+    assert_eq!(ended.results[0].outcome, Ok(json!("value of slow").into()));
+    assert_eq!(ended.results[1].outcome, Ok(json!("paid 3 to ACC-2").into()));
     assert!(
         decided < Duration::from_secs(6),
         "the decision waited {decided:?} for the dead worker"
