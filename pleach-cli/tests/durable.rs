@@ -1019,7 +1019,10 @@ async fn the_first_decision_is_final_even_with_no_worker_running() {
 
     let _second = process_worker(&target, "final", &log, 0);
     let ended = outcome(&client, &id).await;
-    assert_eq!(ended.results[0].outcome, Ok(json!("paid 5 to ACC-4").into()));
+    assert_eq!(
+        ended.results[0].outcome,
+        Ok(json!("paid 5 to ACC-4").into())
+    );
     assert_eq!(effects(&log), ["pay ACC-4"]);
     exactly_once(&ended, &client.events(&id, 0).await.unwrap());
 }
@@ -1271,7 +1274,10 @@ async fn a_conversation_recovers_from_a_killed_worker_in_well_under_20_seconds()
     );
     assert_eq!(ended.final_text.as_deref(), Some("Found and paid."));
     assert_eq!(ended.results[0].outcome, Ok(json!("value of slow").into()));
-    assert_eq!(ended.results[1].outcome, Ok(json!("paid 3 to ACC-2").into()));
+    assert_eq!(
+        ended.results[1].outcome,
+        Ok(json!("paid 3 to ACC-2").into())
+    );
     assert!(
         decided < Duration::from_secs(6),
         "the decision waited {decided:?} for the dead worker"

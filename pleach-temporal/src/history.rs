@@ -6,7 +6,7 @@
 //! happened since. A decision is applied once a workflow task completed after it (Temporal
 //! writes a signal that arrives during a workflow task after that task's completion); an
 //! approval expired once the timer the workflow started for it (its summary naming the
-//! interrupt, [`expiry_summary`]) fired.
+//! interrupt, [`expiry_summary`](crate::expiry_summary)) fired.
 
 use std::collections::HashMap;
 
@@ -17,11 +17,6 @@ use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
 use crate::workflow::DECIDE_SIGNAL;
-
-/// The summary of the timer an interrupt's expiry runs on: how a client finds it in the history.
-pub(crate) fn expiry_summary(interrupt_id: &str) -> String {
-    format!("pleach.expiry {interrupt_id}")
-}
 
 /// What the history says beyond the memo.
 #[derive(Debug, Default)]
@@ -111,6 +106,7 @@ mod tests {
     use temporalio_common::protos::temporal::api::sdk::v1::UserMetadata;
 
     use super::*;
+    use crate::expiry_summary;
 
     fn event(event_id: i64, attributes: Attributes) -> HistoryEvent {
         HistoryEvent {

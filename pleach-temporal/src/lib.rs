@@ -37,13 +37,17 @@ mod worker;
 mod workflow;
 
 pub use client::{DurableClient, Status};
-pub(crate) use history::expiry_summary;
 pub use input::{ConversationInput, Waiting};
 pub use worker::{ServeOptions, serve};
 pub use workflow::ConversationWorkflow;
 
 /// The memo key of a conversation's [`Waiting`].
 pub(crate) const MEMO_WAITING: &str = "pleach.waiting";
+
+/// The summary of the timer an interrupt's expiry runs on: how a client finds it in the history.
+pub(crate) fn expiry_summary(interrupt_id: &str) -> String {
+    format!("pleach.expiry {interrupt_id}")
+}
 
 /// Why a durable operation failed.
 ///
