@@ -87,6 +87,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let result = definition
         .call(calls[0].arguments(), ToolContext::new(calls[0].id()))
         .await?;
-    println!("  {result}");
+    println!("  {}", result.value());
     Ok(())
 }

@@ -58,7 +58,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for result in session.run_turn(calls).finish().await {
         match &result.outcome {
-            Ok(value) => println!("{} → {value}", result.tool_call.name()),
+            Ok(value) => println!("{} → {}", result.tool_call.name(), value.value()),
             Err(error) => println!("{} → {}", result.tool_call.name(), error.model_text()),
         }
     }

@@ -80,12 +80,12 @@ const ANTHROPIC_TOOL_USE: &str = "anthropic-sdk-python-tool_use_response.sse";
 const ANTHROPIC_TRUNCATED: &str = "anthropic-sdk-python-incomplete_partial_json_response.sse";
 
 /// A final answer, hand-written (the recorded streams are for tool calls).
-fn openai_answer(text: &str) -> Vec<u8> {
+pub(super) fn openai_answer(text: &str) -> Vec<u8> {
     let chunk = json!({"choices":[{"index":0,"delta":{"content":text},"finish_reason":"stop"}]});
     format!("data: {chunk}\n\ndata: [DONE]\n\n").into_bytes()
 }
 
-fn anthropic_answer(text: &str) -> Vec<u8> {
+pub(super) fn anthropic_answer(text: &str) -> Vec<u8> {
     let events = [
         json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[]}}),
         json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
@@ -97,7 +97,7 @@ fn anthropic_answer(text: &str) -> Vec<u8> {
     sse(&events)
 }
 
-fn sse(events: &[Value]) -> Vec<u8> {
+pub(crate) fn sse(events: &[Value]) -> Vec<u8> {
     let mut out = String::new();
     for event in events {
         let name = event["type"].as_str().unwrap_or("x");
@@ -125,7 +125,7 @@ const OPENAI_END: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish
 // ---------------------------------------------------------------------------------------------
 // Running and checking.
 
-async fn run(
+pub(crate) async fn run(
     session: &Session,
     client: Arc<dyn ModelClient>,
     options: AgentOptions,
@@ -216,13 +216,13 @@ fn failure<'a>(events: &'a [ToolEvent], id: &str) -> &'a pleach_core::ToolError 
         .unwrap_or_else(|| panic!("no tool.failed for {id}: {events:?}"))
 }
 
-fn completed(events: &[ToolEvent]) -> Vec<(String, Value)> {
+pub(crate) fn completed(events: &[ToolEvent]) -> Vec<(String, Value)> {
     events
         .iter()
         .filter_map(|e| match e {
-            ToolEvent::Completed { tool_call, result } => {
-                Some((tool_call.id().to_owned(), result.clone()))
-            }
+            ToolEvent::Completed {
+                tool_call, result, ..
+            } => Some((tool_call.id().to_owned(), result.clone())),
             _ => None,
         })
         .collect()

@@ -110,6 +110,7 @@ async fn run(runtime: &Runtime, calls: Vec<ToolCall>) -> Vec<String> {
         .map(|r| {
             r.outcome
                 .expect("ok")
+                .value()
                 .as_str()
                 .unwrap_or_default()
                 .to_owned()
@@ -596,7 +597,7 @@ async fn backpressure_waits_across_sessions_by_default() {
     );
     BP_GATE.notify_one();
     assert!(waiting.await.outcome.is_ok(), "and runs once it is free");
-    assert_eq!(in_place.await.outcome, Ok(serde_json::json!(7)));
+    assert_eq!(in_place.await.outcome, Ok(serde_json::json!(7).into()));
     assert!(turn.finish().await[0].outcome.is_ok());
 }
 
@@ -651,7 +652,7 @@ async fn backpressure_waits_no_longer_than_the_calls_timeout() {
     BP_GATE.notify_one();
     assert!(turn.finish().await[0].outcome.is_ok());
     let (result, _second) = later.await.expect("joined");
-    assert_eq!(result.outcome, Ok(serde_json::json!("c3")));
+    assert_eq!(result.outcome, Ok(serde_json::json!("c3").into()));
 }
 
 /// A turn's calls that run in place run one after another in its task, under one runtime slot
@@ -685,7 +686,7 @@ async fn a_long_turn_of_in_place_calls_lets_other_sessions_in_when_it_yields() {
     for (n, outcome) in (0..10_u32).zip(other.await.unwrap()) {
         assert_eq!(
             outcome,
-            Ok(serde_json::json!(n)),
+            Ok(serde_json::json!(n).into()),
             "the other session's call {n}"
         );
     }
@@ -729,7 +730,10 @@ async fn a_call_running_in_place_holds_its_runtime_slot_against_other_threads() 
             pleach_core::ErrorCode::Overloaded
         );
     }
-    assert_eq!(spinning.await.unwrap().outcome, Ok(serde_json::json!(1)));
+    assert_eq!(
+        spinning.await.unwrap().outcome,
+        Ok(serde_json::json!(1).into())
+    );
     assert!(
         second
             .call(ToolCall::new("c4", "read_echo", r#"{"n":7}"#))

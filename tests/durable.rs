@@ -334,7 +334,10 @@ async fn an_approval_takes_only_a_decision_bound_to_its_call_and_a_valid_edit() 
         .decide(|interrupt| Some(interrupt.edit(r#"{"account":"ACC-1","amount":5}"#)));
     let outcome = run(&engine, &DurableOptions::default()).await;
 
-    assert_eq!(outcome.results[0].outcome, Ok(json!("sent 5 to ACC-1")));
+    assert_eq!(
+        outcome.results[0].outcome,
+        Ok(json!("sent 5 to ACC-1").into())
+    );
     assert!(matches!(
         &outcome.conversation[2],
         Message::Tool { edited_arguments: Some(args), .. } if args.contains("ACC-1")
@@ -377,7 +380,10 @@ async fn a_value_an_earlier_step_showed_needs_no_approval_in_a_later_step() {
         answer("Sent."),
     ]);
     let outcome = run(&engine, &DurableOptions::default()).await;
-    assert_eq!(outcome.results[1].outcome, Ok(json!("sent 5 to ACC-1")));
+    assert_eq!(
+        outcome.results[1].outcome,
+        Ok(json!("sent 5 to ACC-1").into())
+    );
     assert!(
         !engine
             .events

@@ -120,11 +120,15 @@ async fn beside_a_good_call(
     if cancel_after.is_none() {
         assert_eq!(
             results[1].outcome,
-            Ok(json!(2)),
+            Ok(json!(2).into()),
             "the call beside it completes"
         );
     }
-    results[0].outcome.clone().map_err(|e| e.code())
+    results[0]
+        .outcome
+        .clone()
+        .map(|out| out.value().clone())
+        .map_err(|e| e.code())
 }
 
 fn call(name: &str, arguments: impl AsRef<str>) -> ToolCall {
@@ -238,7 +242,7 @@ async fn a_result_under_a_smaller_limit_passes_and_over_it_fails() {
     let short = session
         .call(ToolCall::new("a", "ft_echo", r#"{"s":"0123456789"}"#))
         .await;
-    assert_eq!(short.outcome, Ok(json!("0123456789")));
+    assert_eq!(short.outcome, Ok(json!("0123456789").into()));
     let long = session
         .call(ToolCall::new(
             "b",

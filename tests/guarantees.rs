@@ -180,7 +180,7 @@ fn check_turn(kinds: &[Kind], cancel_after_ms: Option<u64>, concurrency: usize) 
                 (outcome, event) => panic!("{outcome:?} disagrees with {event:?}"),
             }
             let outcome = match &result.outcome {
-                Ok(value) => Ok(value.as_i64().expect("an integer")),
+                Ok(value) => Ok(value.value().as_i64().expect("an integer")),
                 Err(error) => Err(error.code()),
             };
             if cancel_after_ms.is_none() {

@@ -79,7 +79,7 @@ async fn nested_values_arrive_through_the_registry() {
         .await
         .expect("valid arguments");
     assert_eq!(
-        out,
+        out.value(),
         "Expense { payee: Payee { name: \"Rail Co\", account: None }, categories: [Travel, Food], \
          priority: Some(High), amount: Split { cents: 4200, people: 3 } }"
     );
@@ -91,11 +91,12 @@ async fn nested_values_arrive_through_the_registry() {
         .await
         .expect("valid arguments");
     assert!(
-        out.as_str()
+        out.value()
+            .as_str()
             .is_some_and(|text| text.contains("priority: None")
                 && text.contains("Cents(900)")
                 && text.contains("Some(\"x-1\")")),
-        "{out}"
+        "{out:?}"
     );
 }
 

@@ -575,3 +575,74 @@ async fn an_eliciting_client_approves_edits_and_rejects_in_both_protocol_eras() 
         client.cancel().await.expect("the client closes");
     }
 }
+
+/// Takes a screenshot: an image beside its caption.
+#[tool]
+async fn mcp_screenshot() -> pleach_core::ToolOutput<String> {
+    pleach_core::ToolOutput::new("home page".to_owned()).block(pleach_core::ContentBlock::image(
+        &b"\x89PNG\r\n\x1a\n-pixels-"[..],
+        "image/png",
+    ))
+}
+
+#[tokio::test]
+async fn an_image_reaches_rmcps_client_as_an_image_block() {
+    let (client, _server) = connect(()).await;
+    let result = bounded(client.call_tool(call("mcp_screenshot", json!({}))))
+        .await
+        .expect("the call answers with a result");
+    // rmcp's own types read it as an image, not as text.
+    let image = result
+        .content
+        .iter()
+        .find_map(|block| block.as_image())
+        .expect("an image block");
+    assert_eq!(image.mime_type, "image/png");
+    assert_eq!(image.data, "iVBORw0KGgotcGl4ZWxzLQ==");
+    let result = wire(&result);
+    assert_eq!(
+        result["content"][0],
+        json!({ "type": "text", "text": "home page" })
+    );
+    assert_eq!(result["isError"], json!(false));
+}
+
+#[tokio::test]
+async fn a_remote_servers_image_passes_through_byte_identical() {
+    use base64::Engine as _;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/mcp-servers/hostile.py");
+    let remote = pleach_mcp::remote::McpRemote::stdio("python3", [script, "image"])
+        .prefix("far")
+        .connect_timeout(Duration::from_secs(20));
+    let remote = bounded(remote.connect())
+        .await
+        .expect("the server connects");
+    let runtime = Runtime::builder()
+        .plugin(remote.plugin())
+        .build()
+        .expect("the remote tool is taken");
+    let (client, _server, _handle) = connect_to_runtime((), runtime).await;
+
+    let result = bounded(client.call_tool(call("far__shot", json!({}))))
+        .await
+        .expect("the call answers with a result");
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend((0..100_000u32).map(|i| u8::try_from(i % 251).unwrap_or_default()));
+    let sent = base64::engine::general_purpose::STANDARD.encode(&png);
+    let image = result
+        .content
+        .iter()
+        .find_map(|block| block.as_image())
+        .expect("an image block, not JSON text");
+    assert!(image.data == sent, "the image's data changed on the way");
+    assert_eq!(image.mime_type, "image/png");
+    let wire = wire(&result);
+    assert_eq!(
+        wire["content"][0],
+        json!({ "type": "text", "text": "home page" })
+    );
+    assert_eq!(
+        wire["content"][1]["annotations"],
+        json!({ "audience": ["user"], "priority": 0.5 })
+    );
+}

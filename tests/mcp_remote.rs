@@ -49,6 +49,7 @@ async fn outcome(
         .await
         .expect("the call ends within the bound")
         .outcome
+        .map(|out| out.value().clone())
 }
 
 #[tokio::test]

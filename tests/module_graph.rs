@@ -32,6 +32,7 @@ const PLEACH_CORE_LAYERS: &[(&str, &[&str])] = &[
         "contract",
         &[
             "call",
+            "content",
             "error",
             "tier",
             "extensions",

@@ -16,7 +16,7 @@ use pleach_core::providers::{
     mcp_tools, profile::remove_strict_nulls,
 };
 use pleach_core::{
-    ErrorCode, Message, ToolCall, ToolDefinition, ToolError, ToolRegistryBuilder,
+    ErrorCode, Message, ToolCall, ToolDefinition, ToolError, ToolOutput, ToolRegistryBuilder,
     UnifiedToolDefinition,
 };
 use proptest::prelude::*;
@@ -2207,8 +2207,8 @@ fn every_definition_sent_keeps_its_providers_published_rules() {
 fn results_and_assistant_messages_in_each_format() {
     let ok_call = ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#);
     let bad_call = ToolCall::new("call_2", "add", r#"{"a":"#);
-    let ok: Result<Value, ToolError> = Ok(json!(3));
-    let failed: Result<Value, ToolError> = Err(ToolError::failed("boom"));
+    let ok: Result<ToolOutput, ToolError> = Ok(json!(3).into());
+    let failed: Result<ToolOutput, ToolError> = Err(ToolError::failed("boom"));
     let conversation = [
         Message::User {
             content: "add".into(),
@@ -2402,7 +2402,7 @@ fn gemini_signatures_of_whole_responses_and_saved_conversations() {
     // The result message of a signed call reads back equal too.
     let with_result = vec![
         conversation[0].clone(),
-        pleach_core::Message::tool_result(&calls[0], &Ok(json!(3))),
+        pleach_core::Message::tool_result(&calls[0], &Ok(json!(3).into())),
     ];
     let reloaded: Vec<pleach_core::Message> =
         serde_json::from_str(&serde_json::to_string(&with_result).unwrap()).unwrap();
@@ -2513,7 +2513,7 @@ fn recorded_streams_replayed_against_strict_definitions() {
                     .unwrap_or_else(|e| panic!("{file}: {text}: {e}"))
             });
             assert_eq!(as_strict, as_recorded, "{file}");
-            assert_eq!(as_recorded["note"], "none", "{file}");
+            assert_eq!(as_recorded.value()["note"], "none", "{file}");
             replayed += 1;
         }
     }
@@ -2567,5 +2567,9 @@ fn a_strict_null_in_a_replayed_openai_stream_is_read_as_absent() {
         .block_on(tool.call(&text, pleach_core::ToolContext::new("call_tz")))
         .unwrap();
     // Read in the default zone, UTC.
-    assert_eq!(out["datetime"], "2024-03-10T14:30:00+00:00", "{out}");
+    assert_eq!(
+        out.value()["datetime"],
+        "2024-03-10T14:30:00+00:00",
+        "{out:?}"
+    );
 }

@@ -627,7 +627,8 @@ async fn a_strict_null_is_absent_and_an_options_null_is_none() {
             ToolContext::new("c")
         )
         .await
-        .unwrap()["speed"],
+        .unwrap()
+        .value()["speed"],
         "fast"
     );
 }

@@ -165,7 +165,7 @@ async fn one(name: &str, arguments: &str) -> ToolResult {
 
 fn code(result: &ToolResult) -> ErrorCode {
     match &result.outcome {
-        Ok(value) => panic!("expected an error, got {value}"),
+        Ok(value) => panic!("expected an error, got {value:?}"),
         Err(error) => error.code(),
     }
 }
@@ -228,7 +228,7 @@ fn sessions_enable_tools_by_name_and_refuse_unknown_names() {
 #[tokio::test]
 async fn a_good_call_completes() {
     let result = one("rt_add", r#"{"a":40,"b":2}"#).await;
-    assert_eq!(result.outcome, Ok(json!(42)));
+    assert_eq!(result.outcome, Ok(json!(42).into()));
 }
 
 #[tokio::test]
@@ -402,7 +402,7 @@ async fn code_1011_cancelling_a_turn_fires_signals_and_drops_stubborn_tools_afte
     assert_eq!(code(&results[1]), ErrorCode::Cancelled);
     assert_eq!(
         results[2].outcome,
-        Ok(json!(2)),
+        Ok(json!(2).into()),
         "a call that finished before stays finished"
     );
     assert!(
@@ -515,7 +515,7 @@ async fn code_1015_also_stops_a_model_repeating_arguments_over_the_limits() {
     }
     // The same tool with arguments within the limits is another call.
     let fine = session.call(call("c4", "rt_add", r#"{"a":1,"b":2}"#)).await;
-    assert_eq!(fine.outcome, Ok(json!(3)));
+    assert_eq!(fine.outcome, Ok(json!(3).into()));
 }
 
 #[tokio::test]
@@ -569,12 +569,12 @@ async fn a_panicking_call_fails_alone() {
         ])
         .finish()
         .await;
-    assert_eq!(results[0].outcome, Ok(json!(3)));
+    assert_eq!(results[0].outcome, Ok(json!(3).into()));
     assert_eq!(code(&results[1]), ErrorCode::ToolPanicked);
-    assert_eq!(results[2].outcome, Ok(json!(7)));
+    assert_eq!(results[2].outcome, Ok(json!(7).into()));
     // The session goes on.
     let again = session.call(call("c4", "rt_add", r#"{"a":1,"b":1}"#)).await;
-    assert_eq!(again.outcome, Ok(json!(2)));
+    assert_eq!(again.outcome, Ok(json!(2).into()));
 }
 
 #[tokio::test]
@@ -603,6 +603,7 @@ async fn the_conversation_records_calls_and_results_as_the_model_reads_them() {
         Message::Tool {
             tool_call: call("c1", "rt_add", r#"{"a":1,"b":2}"#),
             content: "3".into(),
+            attachments: Vec::new(),
             is_error: false,
             edited_arguments: None
         }
@@ -819,7 +820,7 @@ async fn a_turns_stream_ends_even_if_a_tool_keeps_its_context() {
     .await;
     assert!(ended.is_ok(), "the stream ends when the turn does");
     assert_eq!(count, 2, "started and completed");
-    assert_eq!(turn.finish().await[0].outcome, Ok(json!("kept")));
+    assert_eq!(turn.finish().await[0].outcome, Ok(json!("kept").into()));
 }
 
 /// Where `rt_labelled` says it runs: runtime configuration read through the context.
@@ -861,11 +862,17 @@ async fn tools_read_the_hosts_configuration_and_keep_state_per_session() {
         .create_session(SessionOptions::enabled(["rt_labelled"]))
         .expect("session");
     let labelled = |id| call(id, "rt_labelled", "{}");
-    assert_eq!(one.call(labelled("a")).await.outcome, Ok(json!("plugin 1")));
-    assert_eq!(one.call(labelled("b")).await.outcome, Ok(json!("plugin 2")));
+    assert_eq!(
+        one.call(labelled("a")).await.outcome,
+        Ok(json!("plugin 1").into())
+    );
+    assert_eq!(
+        one.call(labelled("b")).await.outcome,
+        Ok(json!("plugin 2").into())
+    );
     assert_eq!(
         two.call(labelled("c")).await.outcome,
-        Ok(json!("plugin 1")),
+        Ok(json!("plugin 1").into()),
         "state is per session"
     );
     assert_eq!(one.state::<Served>().0.load(Ordering::SeqCst), 2);
@@ -873,11 +880,17 @@ async fn tools_read_the_hosts_configuration_and_keep_state_per_session() {
     let host = host_wins
         .create_session(SessionOptions::enabled(["rt_labelled"]))
         .expect("session");
-    assert_eq!(host.call(labelled("d")).await.outcome, Ok(json!("host 1")));
+    assert_eq!(
+        host.call(labelled("d")).await.outcome,
+        Ok(json!("host 1").into())
+    );
     let none = bare
         .create_session(SessionOptions::enabled(["rt_labelled"]))
         .expect("session");
-    assert_eq!(none.call(labelled("e")).await.outcome, Ok(json!("none 1")));
+    assert_eq!(
+        none.call(labelled("e")).await.outcome,
+        Ok(json!("none 1").into())
+    );
 }
 
 /// Set by a plugin and by the builder, a tool's timeout is the plugin's and its idempotency the
@@ -1016,4 +1029,33 @@ async fn code_1011_a_turn_of_in_place_calls_cancelled_midway_ends_every_call_onc
         cancelled > 0,
         "the cancellation stopped the turn before its end"
     );
+}
+
+/// A tool whose name starts with a read verb reads: a hint that orders its calls (here serial)
+/// does not make it unsafe to run again (`Runtime::is_idempotent`, docs/durable.md).
+#[test]
+fn a_read_hinted_serial_is_still_idempotent_and_a_write_hinted_parallel_too() {
+    let tool = |name: &str| {
+        ToolDefinition::builder(name, "A tool.")
+            .execute_json(|_, _| async { Ok::<_, ToolError>(json!(1)) })
+            .expect("definition")
+    };
+    let plugin = PleachPlugin::new("hinted")
+        .tools([
+            tool("get_report"),
+            tool("send_report"),
+            tool("store_report"),
+        ])
+        .batching_hints([
+            BatchingHint::new("get_report", BatchingStrategy::Serial),
+            BatchingHint::new("send_report", BatchingStrategy::Parallel),
+        ]);
+    let runtime = Runtime::builder()
+        .registry(ToolRegistryBuilder::new().build().expect("empty registry"))
+        .plugin(plugin)
+        .build()
+        .expect("runtime");
+    assert_eq!(runtime.is_idempotent("get_report"), Some(true));
+    assert_eq!(runtime.is_idempotent("send_report"), Some(true));
+    assert_eq!(runtime.is_idempotent("store_report"), Some(false));
 }

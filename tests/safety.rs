@@ -190,7 +190,7 @@ async fn critical_without_a_finding_runs() {
     )
     .await;
     assert_eq!(types(&events), ["tool.started", "tool.completed"]);
-    assert_eq!(result.outcome, Ok(json!("closed ACC-0042")));
+    assert_eq!(result.outcome, Ok(json!("closed ACC-0042").into()));
 }
 
 #[tokio::test]
@@ -227,7 +227,7 @@ async fn user_messages_count_when_configured() {
     .await;
     assert_eq!(
         result.outcome,
-        Ok(json!("closed ACC-5555")),
+        Ok(json!("closed ACC-5555").into()),
         "normalized match"
     );
 }
@@ -261,7 +261,7 @@ async fn standard_with_a_finding_waits_and_accept_runs_it_as_is() {
             "tool.completed"
         ]
     );
-    assert_eq!(result.outcome, Ok(json!("sent 5 to ACC-0043")));
+    assert_eq!(result.outcome, Ok(json!("sent 5 to ACC-0043").into()));
     let wire: Value = serde_json::from_str(&events[1].to_json()).unwrap();
     assert_eq!(wire["toolCallId"], "c1");
     assert_eq!(wire["interrupt"]["findings"][0]["path"], "/to_account");
@@ -291,7 +291,7 @@ async fn an_edit_runs_the_new_arguments_and_the_history_says_so() {
         |interrupt| Some(interrupt.edit(r#"{"to_account":"ACC-0042","amount":5}"#)),
     )
     .await;
-    assert_eq!(result.outcome, Ok(json!("sent 5 to ACC-0042")));
+    assert_eq!(result.outcome, Ok(json!("sent 5 to ACC-0042").into()));
     assert_eq!(
         result.tool_call.arguments(),
         r#"{"to_account":"ACC-0042","amount":5}"#
@@ -507,7 +507,7 @@ async fn a_guarded_tool_without_a_tier_is_standard_and_an_unguarded_one_is_never
     )
     .await;
     assert_eq!(types(&events), ["tool.started", "tool.completed"]);
-    assert_eq!(result.outcome, Ok(json!("made-up")));
+    assert_eq!(result.outcome, Ok(json!("made-up").into()));
 }
 
 #[tokio::test]
@@ -571,7 +571,7 @@ async fn approval_required_asks_before_every_call() {
             ]
         );
         if accept {
-            assert_eq!(result.outcome, Ok(json!(account)));
+            assert_eq!(result.outcome, Ok(json!(account).into()));
         } else {
             assert_eq!(code(&result), Some(ErrorCode::RejectedByUser));
         }
@@ -706,7 +706,7 @@ async fn a_sealed_interrupt_resumes_in_a_fresh_runtime() {
         ["tool.started", "interrupt.resolved", "tool.completed"]
     );
     let results = turn.finish().await;
-    assert_eq!(results[0].outcome, Ok(json!("sent 7 to ACC-0042")));
+    assert_eq!(results[0].outcome, Ok(json!("sent 7 to ACC-0042").into()));
     assert!(matches!(
         session.conversation().last(),
         Some(Message::Tool {
@@ -909,7 +909,7 @@ async fn an_interrupt_is_answered_once_whether_resolved_or_resumed() {
     ));
     while turn.events().recv().await.is_some() {}
     let results = turn.finish().await;
-    assert_eq!(results[0].outcome, Ok(json!("sent 7 to ACC-0043")));
+    assert_eq!(results[0].outcome, Ok(json!("sent 7 to ACC-0043").into()));
     let payments = session
         .conversation()
         .iter()

@@ -35,7 +35,7 @@ async fn catalog_tools_run_through_their_registry_definition() {
         .call(r#"{"expression":"6*7"}"#, ToolContext::new("call_1"))
         .await
         .expect("6*7 is fine");
-    assert_eq!(out["result"], 42.0);
+    assert_eq!(out.value()["result"], 42.0);
     let err = math
         .call(r#"{"expression":"1/0"}"#, ToolContext::new("call_2"))
         .await
@@ -105,6 +105,7 @@ mod session_tools {
             .call(ToolCall::from_value("call_1", name, &args))
             .await
             .outcome
+            .map(|out| out.value().clone())
     }
 
     #[tokio::test]

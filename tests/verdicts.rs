@@ -149,7 +149,7 @@ fn check_tool(definition: &pleach_core::ToolDefinition, arguments: &Value) {
     match outcome {
         Ok(value) => assert!(
             schema_verdict,
-            "ran on {text} (-> {value}) though the schema refuses it"
+            "ran on {text} (-> {value:?}) though the schema refuses it"
         ),
         Err(error) => {
             assert!(

@@ -41,9 +41,10 @@ pub(crate) fn run(quick: bool, target: Option<&str>) -> Result<(), Box<dyn Error
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let worker = pleach_temporal::serve(
             target,
-            &queue,
             Worker::new(Runtime::builder().build()?),
-            256,
+            pleach_temporal::ServeOptions::default()
+                .task_queue(queue.as_str())
+                .max_calls(256),
             stopped,
         );
         let measured = async {

@@ -38,7 +38,11 @@ pub(crate) async fn run(args: Args) -> Outcome {
         .map_err(|error| UsageError(error.to_string()))?;
     let mut renderer = Renderer::new(args.json);
     let mut turn = session.run_turn(vec![ToolCall::new("call_1", args.name.as_str(), arguments)]);
-    renderer.follow(turn.events()).await;
+    renderer
+        .follow(turn.events(), |interrupt| {
+            crate::ask::answer(&session, interrupt);
+        })
+        .await;
     let results = turn.finish().await;
     Ok(if results.iter().all(|r| r.outcome.is_ok()) {
         ExitCode::SUCCESS

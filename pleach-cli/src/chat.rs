@@ -4,14 +4,16 @@
 //! `--temporal` (feature `temporal`), each turn is a durable conversation instead
 //! (`durable::chat`).
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::ValueEnum;
 
 use pleach_core::SessionOptions;
-use pleach_core::agent::{AgentOptions, ModelEndpoint, StopReason, WireFormat};
+use pleach_core::agent::{ModelEndpoint, WireFormat};
 
-use crate::chat_turns::{TurnEnd, UserLines};
+use crate::chat_request::RequestArgs;
+use crate::chat_turns::{TurnEnd, UserLines, print_steps};
 use crate::host::HostArgs;
 use crate::provider::Provider;
 use crate::render::Renderer;
@@ -36,10 +38,8 @@ pub(crate) struct Args {
     /// Most model requests in one user turn.
     #[arg(long, value_name = "N", default_value_t = 16)]
     max_steps: usize,
-    /// Sends the tools without the provider's strict mode (by default each tool whose schema
-    /// strict mode can express goes in it).
-    #[arg(long)]
-    no_strict: bool,
+    #[command(flatten)]
+    request: RequestArgs,
     /// Prints the events as NDJSON.
     #[arg(long)]
     json: bool,
@@ -73,9 +73,14 @@ impl ValueEnum for ChatProvider {
 }
 
 impl Args {
-    /// The endpoint the flags name, its tools in the provider's strict mode unless `--no-strict`.
+    /// The endpoint the flags name; its tools in the provider's strict mode as `--strict` or
+    /// `--no-strict` say, else as the endpoint goes.
     fn endpoint(&self) -> ModelEndpoint {
-        ModelEndpoint::new(self.provider.0, &self.base_url, &self.model).strict(!self.no_strict)
+        let endpoint = ModelEndpoint::new(self.provider.0, &self.base_url, &self.model);
+        match self.request.strict() {
+            Some(strict) => endpoint.strict(strict),
+            None => endpoint,
+        }
     }
 }
 
@@ -87,6 +92,20 @@ pub(crate) async fn run(args: Args) -> Outcome {
     let endpoint = args.endpoint();
     #[cfg(feature = "temporal")]
     if args.durable.is_on() {
+        if let Some(flag) = args.request.per_run_flag() {
+            return Err(UsageError(format!(
+                "{flag} is not taken with --temporal: a durable conversation's model steps run \
+                 on the worker, with its own settings"
+            )));
+        }
+        if !args.host.approved_tools().is_empty() {
+            // The calls run on the workers, with their runtime's detectors.
+            return Err(
+                "with --temporal, the workers' runtime asks for approvals: give \
+                        `--approve TOOL` to `pleach worker`"
+                    .into(),
+            );
+        }
         let Args {
             durable,
             message,
@@ -103,26 +122,26 @@ pub(crate) async fn run(args: Args) -> Outcome {
     let session = runtime
         .create_session(SessionOptions::all())
         .map_err(|e| UsageError(e.to_string()))?;
+    let known: Vec<&str> = session.tool_names().collect();
+    let options = args.request.agent_options(args.max_steps, &known)?;
     let mut renderer = Renderer::new(args.json);
-    let options = AgentOptions::default().max_steps(args.max_steps);
+    // A person at a terminal reads a cut answer's notice; a script reads the exit code.
+    let scripted = args.json || args.message.is_some() || !std::io::stdin().is_terminal();
 
     let mut failed = false;
     let mut lines = UserLines::new(args.message);
     while let Some(line) = lines.next().await? {
         renderer.say("user", &line);
         session.push_user_message(line);
-        let mut run = session.run_agent(client.clone(), options);
-        renderer.follow(run.events()).await;
+        let mut run = session.run_agent(client.clone(), options.clone());
+        renderer
+            .follow(run.events(), |interrupt| {
+                crate::ask::answer(&session, interrupt);
+            })
+            .await;
         let outcome = run.finish().await;
-        let end = match outcome.stop_reason {
-            StopReason::Finished => TurnEnd::Answered(outcome.final_text),
-            StopReason::MaxSteps => TurnEnd::MaxSteps,
-            StopReason::Cancelled => TurnEnd::Stopped("cancelled".to_owned()),
-            StopReason::Error(error) => {
-                TurnEnd::Stopped(format!("the model's endpoint failed: {error}"))
-            }
-            other => TurnEnd::Stopped(format!("the turn stopped: {other:?}")),
-        };
+        print_steps(&renderer, &outcome);
+        let end = TurnEnd::of(outcome, scripted);
         failed |= end.report(&mut renderer, args.max_steps);
     }
     Ok(ExitCode::from(u8::from(failed)))

@@ -87,7 +87,7 @@ pub(crate) async fn run(args: Args) -> Outcome {
             scripted = scripted.with_text(text);
         }
         let mut turn = session.run_turn(scripted);
-        renderer.follow(turn.events()).await;
+        renderer.follow(turn.events(), |_| {}).await;
         turn.finish().await;
     }
     renderer.say("model", &transcript.answer);

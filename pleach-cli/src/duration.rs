@@ -1,4 +1,5 @@
 //! Durations on the command line, one spelling for every flag that takes one (`--timeout`,
+//! `chat`'s `--turn-timeout` and `--step-timeout`,
 //! `--drain`, `--drain-notice`, `--session-ttl`, `--approval-expiry`): a number and a unit,
 //! `500ms`, `30s`, `5m`, `2h`, `1d`, or several together (`1h30m`, `1m 30s`), as humantime reads
 //! them. A number without a unit is refused (seconds or milliseconds? the reader cannot tell),

@@ -1,11 +1,12 @@
-//! What the host lets the tools reach (`--root`, `--allow-program`, `--timeout`, the remote
-//! servers' flags), and the runtime over the catalog those flags configure: what `call`,
+//! What the host lets the tools reach (`--root`, `--allow-program`, `--timeout`, `--approve`, the
+//! remote servers' flags), and the runtime over the catalog those flags configure: what `call`,
 //! `replay`, `chat`, `mcp` and `worker` run their calls on.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use pleach_core::Runtime;
+use pleach_core::safety::ApprovalRequired;
 
 use crate::duration;
 use crate::remote::RemoteArgs;
@@ -23,11 +24,22 @@ pub(crate) struct HostArgs {
     /// The runtime's default timeout per call, and the shell's (`30s`, `500ms`, `2m`).
     #[arg(long, value_name = "DURATION", value_parser = duration::positive)]
     timeout: Option<Duration>,
+    /// A tool whose every call waits for the user's approval (repeatable): `ApprovalRequired`.
+    /// `call` and `chat` ask on the terminal, `mcp` asks the client, a `worker`'s calls wait
+    /// for `pleach approve`.
+    #[arg(long = "approve", value_name = "TOOL")]
+    approve: Vec<String>,
     #[command(flatten)]
     remote: RemoteArgs,
 }
 
 impl HostArgs {
+    /// The tools `--approve` named: each call of one waits for the user's decision.
+    #[cfg(feature = "temporal")]
+    pub(crate) fn approved_tools(&self) -> &[String] {
+        &self.approve
+    }
+
     /// The runtime over the catalog and the remote servers' tools, with the tools'
     /// configuration from the flags.
     pub(crate) async fn runtime(&self) -> Result<Runtime, UsageError> {
@@ -54,6 +66,13 @@ impl HostArgs {
             Runtime::builder().persist_state::<pleach_tools::scratchpad::Scratchpad>();
         if let Some(timeout) = self.timeout {
             builder = builder.default_timeout(timeout);
+        }
+        // What reads or only computes may run again when a durable worker died mid-call.
+        for name in pleach_tools::idempotent_tool_names() {
+            builder = builder.idempotent(name, true);
+        }
+        if !self.approve.is_empty() {
+            builder = builder.detector(ApprovalRequired::tools(&self.approve));
         }
         if let Some(root) = &self.root {
             let fs = pleach_tools::fs::FsConfig::new(root).map_err(|error| {

@@ -76,8 +76,10 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::stdout::emit(&format!("{}\n", format!($($arg)*))) };
 }
 
+mod ask;
 mod call;
 mod chat;
+mod chat_request;
 mod chat_turns;
 mod definitions;
 mod demo;
@@ -137,7 +139,7 @@ enum Command {
     /// Talks with a model through the agent loop: each line of stdin (or `--message`) is a user
     /// turn; the model's tool calls run with the catalog. The key comes from `OPENAI_API_KEY`
     /// (optional for local servers) or `ANTHROPIC_API_KEY`.
-    Chat(chat::Args),
+    Chat(Box<chat::Args>),
     /// Runs durable conversations (`pleach chat --temporal`): polls a Temporal task queue and
     /// runs their model steps and calls with the catalog (and `--mcp-*` servers' tools).
     #[cfg(feature = "temporal")]
@@ -214,7 +216,7 @@ async fn run(command: Command) -> Outcome {
         Command::Validate(args) => validate::run(args),
         Command::Call(args) => call::run(args).await,
         Command::Replay(args) => replay::run(args).await,
-        Command::Chat(args) => chat::run(args).await,
+        Command::Chat(args) => chat::run(*args).await,
         #[cfg(feature = "temporal")]
         Command::Worker(args) => durable::worker::run(args).await,
         #[cfg(feature = "temporal")]
@@ -227,8 +229,8 @@ async fn run(command: Command) -> Outcome {
 
 /// Sends the libraries' log records to stderr (stdout carries the command's output, or MCP's
 /// JSON-RPC): warnings and errors by default, which include an MCP message rmcp drops for being
-/// over its 16 MiB line limit; `RUST_LOG=debug` (or `info`, `trace`) shows more, such as a
-/// message dropped as unparsable JSON.
+/// over its 16 MiB line limit, and a worker's Temporal connection lost and back; `RUST_LOG=debug`
+/// (or `info`, `trace`) shows more, such as a message dropped as unparsable JSON.
 ///
 /// By default rmcp's service loop logs errors only: it warns of every error response it sends (an
 /// unknown tool, a method this server does not have), which is the client's mistake and already
@@ -244,6 +246,14 @@ fn log_to_stderr(exporting: Option<&telemetry::Exporting>) {
         .with_default(chosen.unwrap_or(tracing::Level::WARN));
     if chosen.is_none() {
         filter = filter.with_target("rmcp::service", tracing::Level::ERROR);
+        // A worker that lost Temporal says so once, and once when it is back
+        // (`pleach_temporal::connection`), and why a model step failed; the SDK's own warning of
+        // every retried poll is noise beside that.
+        filter = filter
+            .with_target("pleach_temporal", tracing::Level::INFO)
+            .with_target("temporalio_sdk_core", tracing::Level::ERROR)
+            .with_target("temporalio_client", tracing::Level::ERROR)
+            .with_target("temporalio_sdk", tracing::Level::ERROR);
     }
     let output = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)

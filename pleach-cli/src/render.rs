@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use pleach_core::safety::Interrupt;
 use pleach_core::{EventStream, ToolEvent};
 
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -27,6 +28,9 @@ enum Style {
 pub(crate) struct Renderer {
     style: Style,
     running: HashMap<String, (String, Instant)>,
+    /// When the last `tool.started` or `tool.delta` came: a model step's calls run only after
+    /// its whole response has streamed, so none of them was dispatched before this.
+    last_streamed: Option<Instant>,
     frame: usize,
     spinner_shown: bool,
 }
@@ -44,6 +48,7 @@ impl Renderer {
         Renderer {
             style,
             running: HashMap::new(),
+            last_streamed: None,
             frame: 0,
             spinner_shown: false,
         }
@@ -65,14 +70,25 @@ impl Renderer {
         outln!("{label} {text}");
     }
 
-    /// Renders every event of `events` until the stream ends.
-    pub(crate) async fn follow(&mut self, events: &mut EventStream) {
+    /// Renders every event of `events` until the stream ends, handing each approval interrupt
+    /// to `interrupted` (the host's answer, `ask::answer`).
+    pub(crate) async fn follow(
+        &mut self,
+        events: &mut EventStream,
+        mut interrupted: impl FnMut(&Interrupt),
+    ) {
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
                 event = events.recv() => match event {
-                    Some(event) => self.event(&event),
+                    Some(event) => {
+                        self.event(&event);
+                        if let ToolEvent::InterruptRequested { interrupt } = &event {
+                            self.clear_spinner();
+                            interrupted(interrupt);
+                        }
+                    }
                     None => break,
                 },
                 _ = tick.tick(), if matches!(self.style, Style::Terminal { .. }) && !self.running.is_empty() => self.spin(),
@@ -91,16 +107,29 @@ impl Renderer {
         match event {
             ToolEvent::Started { tool_call } => {
                 let shown = format!("{} {}", tool_call.name(), shorten(tool_call.arguments()));
-                self.running
-                    .insert(tool_call.id().to_owned(), (shown, Instant::now()));
+                let now = Instant::now();
+                self.last_streamed = Some(now);
+                self.running.insert(tool_call.id().to_owned(), (shown, now));
+            }
+            // Argument text (a string); a running tool's progress may be any JSON.
+            ToolEvent::Delta { delta, .. } if delta.is_string() => {
+                self.last_streamed = Some(Instant::now());
             }
             ToolEvent::Delta { .. } => {}
-            ToolEvent::Completed { tool_call, result } => {
+            ToolEvent::Completed {
+                tool_call,
+                result,
+                content,
+            } => {
                 let (shown, took) =
                     self.finished(tool_call.id(), tool_call.name(), tool_call.arguments());
                 let mark = self.paint("32", "✓");
                 self.clear_spinner();
                 outln!("  {mark} {shown} → {}{took}", shorten(&result.to_string()));
+                // One line a content block: `image/png 1280×720 84 KB`.
+                for block in content {
+                    outln!("      {}", block.summary());
+                }
             }
             ToolEvent::Failed { tool_call, error } => {
                 let (shown, took) =
@@ -171,13 +200,16 @@ impl Renderer {
         }
     }
 
-    /// The call as shown, and how long it ran (when it was seen starting).
+    /// The call as shown, and how long it ran: from its dispatch, which came after the last
+    /// streamed event of its step (not from its first sight, which would count the model's
+    /// generation of the rest of the response).
     fn finished(&mut self, id: &str, name: &str, arguments: &str) -> (String, String) {
         let took = self
             .running
             .remove(id)
             .map_or_else(String::new, |(_, since)| {
-                self.paint("2", &format!("  ({})", elapsed(since.elapsed())))
+                let dispatched = self.last_streamed.map_or(since, |last| last.max(since));
+                self.paint("2", &format!("  ({})", elapsed(dispatched.elapsed())))
             });
         (format!("{name} {}", shorten(arguments)), took)
     }
@@ -230,4 +262,39 @@ fn shorten(text: &str) -> String {
     let mut cut: String = line.chars().take(MAX_SHOWN - 1).collect();
     cut.push('…');
     cut
+}
+
+#[cfg(test)]
+mod tests {
+    use pleach_core::{ToolCall, ToolEvent};
+
+    use super::*;
+
+    #[test]
+    fn a_calls_time_counts_from_the_end_of_its_streamed_response() {
+        let mut renderer = Renderer::new(false);
+        let call = ToolCall::new("c1", "math", "");
+        renderer.event(&ToolEvent::Started {
+            tool_call: call.clone(),
+        });
+        // The model goes on generating the rest of its response for a while.
+        std::thread::sleep(Duration::from_millis(300));
+        renderer.event(&ToolEvent::Delta {
+            tool_call_id: "c1".into(),
+            delta: serde_json::json!("{}"),
+        });
+        let (_, took) = renderer.finished("c1", "math", "{}");
+        let ms: f64 = took
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .trim_end_matches(" ms")
+            .trim_end_matches(" µs")
+            .parse()
+            .unwrap();
+        assert!(
+            took.contains("µs") || ms < 200.0,
+            "the generation time was counted: {took}"
+        );
+    }
 }

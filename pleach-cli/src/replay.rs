@@ -162,6 +162,9 @@ async fn run_calls(session: &Session, calls: Vec<ToolCall>, renderer: &mut Rende
         if !matches!(event, ToolEvent::Started { .. }) {
             renderer.event(&event);
         }
+        if let ToolEvent::InterruptRequested { interrupt } = &event {
+            crate::ask::answer(session, interrupt);
+        }
     }
     turn.finish().await.iter().any(|r| r.outcome.is_err())
 }

@@ -154,6 +154,23 @@ fn list_gives_name_tier_batching_and_description() {
         "every feature is on"
     );
 
+    // The catalog's reads and pure computations may run again; whatever changes something may
+    // not (a lost call of it ends with 1018).
+    for safe in [
+        "fs_read",
+        "fs_list",
+        "text_search",
+        "url_fetch",
+        "datetime",
+        "unit_convert",
+        "parse_structured",
+    ] {
+        assert_eq!(row(safe)["idempotent"], true, "{safe}");
+    }
+    for unsafe_twice in ["shell_exec", "http_request", "scratchpad"] {
+        assert_eq!(row(unsafe_twice)["idempotent"], false, "{unsafe_twice}");
+    }
+
     let table = stdout(&pleach(&["list"]));
     assert!(table.starts_with("NAME"), "{table}");
     assert!(
@@ -722,6 +739,43 @@ fn call_reads_a_strict_mode_null_as_an_absent_field() {
         events[1]["result"]["datetime"], "2024-03-10T14:30:00+00:00",
         "{events:?}"
     );
+}
+
+#[test]
+fn an_image_read_by_a_call_shows_as_one_line_and_its_size_in_ndjson() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    png.extend_from_slice(&1280u32.to_be_bytes());
+    png.extend_from_slice(&720u32.to_be_bytes());
+    png.resize(84 * 1024, 0);
+    std::fs::write(dir.path().join("shot.png"), &png).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let args = [
+        "call",
+        "fs_read",
+        "--args",
+        r#"{"path":"shot.png"}"#,
+        "--root",
+        root,
+    ];
+
+    let human = pleach(&args);
+    assert_eq!(human.status.code(), Some(0), "{}", stdout(&human));
+    assert!(
+        stdout(&human)
+            .lines()
+            .any(|line| line.trim() == "image/png 1280×720 84 KB"),
+        "{}",
+        stdout(&human)
+    );
+
+    let json = pleach(&[&args[..], &["--json"]].concat());
+    let completed = &ndjson(&json)[1];
+    assert_eq!(
+        completed["content"],
+        serde_json::json!([{ "type": "image", "mimeType": "image/png", "size": 84 * 1024 }])
+    );
+    assert_eq!(completed["result"]["mime_type"], "image/png");
 }
 
 #[test]
@@ -1385,7 +1439,7 @@ fn sent_tool<'a>(body: &'a Value, name: &str) -> &'a Value {
 }
 
 #[test]
-fn chat_sends_strict_definitions_unless_no_strict() {
+fn chat_sends_plain_definitions_to_a_local_server_unless_strict() {
     let answer = || {
         sse(&[
             json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello."},"finish_reason":null}]}),
@@ -1397,8 +1451,10 @@ fn chat_sends_strict_definitions_unless_no_strict() {
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         serde_json::from_str(&stdout(&output)).expect("the schema is JSON")
     };
+    // A loopback server is no OpenAI endpoint: plain schemas unless `--strict`.
     for (flags, expected) in [
-        (&[][..], schema("openai-strict")),
+        (&[][..], schema("openai")),
+        (&["--strict"][..], schema("openai-strict")),
         (&["--no-strict"][..], schema("openai")),
     ] {
         let (url, server) = model_server(vec![answer()]);
@@ -1417,22 +1473,22 @@ fn chat_sends_strict_definitions_unless_no_strict() {
         let requests = server.join().expect("the server ends");
         let body = request_body(&requests[0]);
         // Exactly what `pleach schema` prints for that provider: strict mode's schema with
-        // `"strict": true` by default, the tool's own schema with `"strict": false` without it.
+        // `"strict": true` with `--strict`, the tool's own schema with `"strict": false` else.
         assert_eq!(sent_tool(&body, "datetime"), &expected, "{flags:?}");
-        let strict = !flags.contains(&"--no-strict");
+        let strict = flags.contains(&"--strict");
         assert_eq!(expected["function"]["strict"], strict);
         let tools = body["tools"].as_array().expect("tools");
         assert!(
             tools
                 .iter()
                 .all(|tool| tool["function"]["strict"] == strict),
-            "the catalog fits strict mode, so every tool goes in it (or none, with --no-strict): {body}"
+            "the catalog fits strict mode, so every tool goes in it with --strict (else none): {body}"
         );
     }
 }
 
 #[test]
-fn chat_with_anthropic_sends_strict_tool_use_unless_no_strict() {
+fn chat_with_anthropic_sends_strict_tool_use_only_when_asked_to_a_server_not_anthropics() {
     let answer = || {
         let events = [
             json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":1,"output_tokens":0}}}),
@@ -1458,7 +1514,7 @@ fn chat_with_anthropic_sends_strict_tool_use_unless_no_strict() {
         serde_json::from_str::<Vec<Value>>(&stdout(&output)).expect("the schemas are JSON")
     };
     let (strict, plain) = (all("anthropic-strict"), all("anthropic"));
-    for no_strict in [false, true] {
+    for flag in [None, Some("--strict"), Some("--no-strict")] {
         let (url, server) = model_server(vec![answer()]);
         let base = url.trim_end_matches("/v1");
         let mut command = Command::new(env!("CARGO_BIN_EXE_pleach"));
@@ -1466,9 +1522,8 @@ fn chat_with_anthropic_sends_strict_tool_use_unless_no_strict() {
             .args(["chat", "--provider", "anthropic", "--base-url", base])
             .args(["--model", "m", "--message", "hi"])
             .env("ANTHROPIC_API_KEY", "test-key");
-        if no_strict {
-            command.arg("--no-strict");
-        }
+        command.args(flag);
+        let no_strict = flag != Some("--strict");
         let output = command.output().expect("the binary runs");
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         let requests = server.join().expect("the server ends");
@@ -1565,6 +1620,174 @@ fn chat_reports_an_endpoint_that_fails_and_refuses_bad_flags() {
         );
         assert_eq!(stdout(&output), "", "no turn was started");
     }
+}
+
+/// A text answer chunk and the end of the stream, with `finish_reason`.
+fn answer_with(text: &str, finish_reason: &str) -> String {
+    sse(&[
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","content":text},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":finish_reason}]}),
+    ])
+}
+
+#[test]
+fn chat_sends_the_request_flags_and_offers_only_the_tools_named() {
+    let (url, server) = model_server(vec![answer_with("Hello.", "stop")]);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let system = dir.path().join("system.txt");
+    std::fs::write(&system, "Use the math tool.").expect("written");
+    let output = pleach(&[
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--message",
+        "hi",
+        "--tools",
+        "math,datetime",
+        "--max-tokens",
+        "200",
+        "--temperature",
+        "0.1",
+        "--tool-choice",
+        "math",
+        "--system",
+        &format!("@{}", system.display()),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = server.join().expect("the server ends");
+    let body = request_body(&requests[0]);
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "Use the math tool."})
+    );
+    assert_eq!(body["max_tokens"], 200);
+    assert_eq!(body["temperature"], 0.1);
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "function", "function": {"name": "math"}})
+    );
+    let names: Vec<&str> = body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(names, ["datetime", "math"]);
+
+    // A tool name the catalog does not have is the user's to fix, with the closest name.
+    for flags in [
+        &["--tools", "maths"][..],
+        &["--exclude-tools", "maths"][..],
+        &["--tool-choice", "maths"][..],
+    ] {
+        let mut args = vec![
+            "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--message",
+            "hi",
+        ];
+        args.extend(flags);
+        let output = pleach(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{flags:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("no such tool: `maths` (did you mean `math`?)"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn chat_json_carries_each_steps_text_and_the_answer() {
+    let call = sse(&[
+        json!({"choices":[{"index":0,"delta":{"content":"Let me compute.","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"math","arguments":"{\"expression\":\"6*7\"}"}}]},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+    ]);
+    let (output, events) = chat_json(vec![call, answer_with("It is 42.", "stop")]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let of_type = |kind: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|event| event["type"] == kind)
+            .collect()
+    };
+    assert_eq!(of_type("tool.completed").len(), 1, "{events:?}");
+    let steps = of_type("model.step");
+    assert_eq!(steps.len(), 2, "{events:?}");
+    assert_eq!(steps[0]["step"], 1);
+    assert_eq!(steps[0]["text"], "Let me compute.");
+    assert_eq!(steps[0]["finishReason"], "tool_calls");
+    assert_eq!(steps[1]["text"], "It is 42.");
+    assert_eq!(
+        of_type("model.answer"),
+        [&json!({"type": "model.answer", "text": "It is 42.", "cutOff": false})]
+    );
+    assert_eq!(
+        events.last(),
+        Some(&json!({"type": "model.answer", "text": "It is 42.", "cutOff": false}))
+    );
+}
+
+/// `pleach chat --json --message hi` against a model server giving `bodies`: its output and its
+/// NDJSON lines, parsed.
+fn chat_json(bodies: Vec<String>) -> (std::process::Output, Vec<Value>) {
+    let (url, server) = model_server(bodies);
+    let output = pleach(&[
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--message",
+        "hi",
+        "--json",
+    ]);
+    drop(server.join());
+    let events = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    (output, events)
+}
+
+#[test]
+fn chat_says_when_an_answer_was_cut_off_and_fails_a_scripted_turn() {
+    let (output, events) = chat_json(vec![answer_with("The answer is", "length")]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("the answer was cut off by the model's token limit"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        events.last(),
+        Some(&json!({"type": "model.answer", "text": "The answer is", "cutOff": true}))
+    );
+}
+
+#[test]
+fn chat_reports_an_event_stream_without_an_answer() {
+    let (output, events) = chat_json(vec![String::new()]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("event stream ended without an answer"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        events.last().map(|event| &event["type"]),
+        Some(&json!("turn.stopped"))
+    );
 }
 
 /// `--mcp-stdio`: a remote MCP server's tools (the stdlib-only test server) beside the catalog,
@@ -1845,4 +2068,71 @@ fn chat_with_otlp_sends_the_trace_context_to_the_model() {
     let parts: Vec<&str> = traceparent.split('-').collect();
     assert_eq!(parts.len(), 4, "{traceparent}");
     assert_eq!((parts[0], parts[1].len(), parts[2].len()), ("00", 32, 16));
+}
+
+/// `--approve TOOL` (`ApprovalRequired`): `pleach call` asks on the terminal before every call of
+/// the tool; with none to ask on (a script: no controlling terminal) the call is rejected, 1013,
+/// and does not run. The same flag, the same check of the name, in every command that runs
+/// tools.
+#[test]
+fn approve_makes_a_call_wait_for_the_user_and_without_a_terminal_it_is_rejected() {
+    let root = tempfile::tempdir().unwrap();
+    let root_arg = root.path().to_str().unwrap();
+    let args = r#"{"path": "notes.txt", "content": "hello"}"#;
+    // `setsid`: a new session, no controlling terminal, as under cron or CI.
+    let asked = Command::new("setsid")
+        .arg(env!("CARGO_BIN_EXE_pleach"))
+        .args([
+            "call",
+            "fs_write",
+            "--args",
+            args,
+            "--root",
+            root_arg,
+            "--approve",
+            "fs_write",
+            "--json",
+        ])
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(asked.status.code(), Some(1), "{asked:?}");
+    let events = ndjson(&asked);
+    assert_eq!(
+        of_type(&events, "interrupt.requested").len(),
+        1,
+        "{events:?}"
+    );
+    let failed = of_type(&events, "tool.failed");
+    assert_eq!(failed[0]["error"]["code"], 1013, "{failed:?}");
+    assert!(!root.path().join("notes.txt").exists());
+
+    let unasked = pleach(&["call", "fs_write", "--args", args, "--root", root_arg]);
+    assert_eq!(unasked.status.code(), Some(0), "{unasked:?}");
+    assert!(root.path().join("notes.txt").exists());
+
+    // A name the registry does not have is refused before anything runs, in each command.
+    for command in [
+        &["call", "math", "--args", r#"{"expression": "1"}"#][..],
+        &["mcp"][..],
+        &[
+            "chat",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--message",
+            "hi",
+        ][..],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["--approve", "fs_wirte"]);
+        let refused = pleach(&args);
+        assert_eq!(refused.status.code(), Some(2), "{command:?}: {refused:?}");
+        assert!(
+            stderr(&refused).contains("fs_wirte"),
+            "{command:?}: {refused:?}"
+        );
+    }
 }

@@ -21,7 +21,7 @@ use pleach_core::agent::{AgentOptions, ModelEndpoint, OpenAiChatClient, WireForm
 use pleach_core::durable::{DurableOutcome, DurableStop, Worker};
 use pleach_core::safety::ProvenanceDetector;
 use pleach_core::{Message, Runtime, SessionOptions, ToolResult, tool};
-use pleach_temporal::{ConversationInput, DurableClient};
+use pleach_temporal::{ConversationInput, DurableClient, ServeOptions};
 use serde_json::{Value, json};
 
 use pleach_test_support::model::{ModelServer, answer, calls, fixture};
@@ -109,6 +109,11 @@ struct ThreadWorker {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// How the tests' workers serve: `queue`, 32 calls at once, the defaults otherwise.
+fn serving(queue: &str) -> ServeOptions {
+    ServeOptions::default().task_queue(queue).max_calls(32)
+}
+
 fn thread_worker(target: &str, queue: &str) -> ThreadWorker {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let (target, queue) = (target.to_owned(), queue.to_owned());
@@ -119,9 +124,14 @@ fn thread_worker(target: &str, queue: &str) -> ThreadWorker {
             .build()
             .unwrap();
         runtime.block_on(async {
-            pleach_temporal::serve(&target, &queue, Worker::new(self::runtime()), 32, stopped)
-                .await
-                .unwrap();
+            pleach_temporal::serve(
+                &target,
+                Worker::new(self::runtime()),
+                serving(&queue),
+                stopped,
+            )
+            .await
+            .unwrap();
         });
     });
     ThreadWorker {
@@ -202,9 +212,8 @@ fn worker_process() {
     runtime.block_on(async {
         pleach_temporal::serve(
             target,
-            queue,
             Worker::new(self::runtime()),
-            32,
+            serving(queue),
             std::future::pending::<()>(),
         )
         .await
@@ -515,30 +524,62 @@ async fn waiting(client: &DurableClient, id: &str) -> pleach_temporal::Status {
     }
 }
 
+/// A conversation on `queue` whose one call, `p1`: `pay_invoice` of 5 to `account` (an account
+/// nothing showed: it needs approval), waits with every worker stopped; the model then says
+/// `said`. The model (to keep), the client, the conversation's id, the waiting interrupt and the
+/// effects log (in `dir`).
+async fn paused_payment(
+    target: &str,
+    queue: &str,
+    account: &str,
+    options: pleach_core::durable::DurableOptions,
+    said: &str,
+    dir: &Path,
+) -> (
+    ModelServer,
+    DurableClient,
+    String,
+    pleach_core::safety::Interrupt,
+    std::path::PathBuf,
+) {
+    let log = dir.join("effects.log");
+    let model = ModelServer::start(vec![
+        calls(&[(
+            "p1",
+            "pay_invoice",
+            json!({"account": account, "amount": 5}),
+        )]),
+        answer(said),
+    ])
+    .await;
+    let mut first = process_worker(target, queue, &log, 0);
+    let client = DurableClient::connect(target).await.unwrap();
+    let input = input(&model, "pay the invoice").options(options);
+    let id = client.start(queue, None, input).await.unwrap();
+    let status = waiting(&client, &id).await;
+    // Every worker stopped: the approval waits in the workflow.
+    first.kill();
+    let interrupt = status.waiting.pending[0].clone();
+    assert_eq!(interrupt.tool_call.id(), "p1");
+    (model, client, id, interrupt, log)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_waits_with_no_worker_and_the_cli_decides_it() {
     let Some(server) = DevServer::start() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("effects.log");
-    let model = ModelServer::start(vec![
-        calls(&[(
-            "p1",
-            "pay_invoice",
-            json!({"account": "ACC-9", "amount": 5}),
-        )]),
-        answer("Paid."),
-    ])
-    .await;
     let target = server.target();
-    let mut first = process_worker(&target, "approve", &log, 0);
-    let (client, id) = begin(&target, "approve", &model, "pay the invoice").await;
-    let status = waiting(&client, &id).await;
-    // Every worker stopped: the approval waits in the workflow.
-    first.kill();
-    let interrupt = &status.waiting.pending[0];
-    assert_eq!(interrupt.tool_call.id(), "p1");
+    let (_model, client, id, interrupt, log) = paused_payment(
+        &target,
+        "approve",
+        "ACC-9",
+        pleach_core::durable::DurableOptions::default(),
+        "Paid.",
+        dir.path(),
+    )
+    .await;
 
     let shown = pleach_at(&target, &["status", &id]);
     let text = String::from_utf8_lossy(&shown.stdout);
@@ -581,7 +622,10 @@ async fn an_approval_waits_with_no_worker_and_the_cli_decides_it() {
     let ended = outcome(&client, &id).await;
     let events = client.events(&id, 0).await.unwrap();
 
-    assert_eq!(ended.results[0].outcome, Ok(json!("paid 5 to ACC-1")));
+    assert_eq!(
+        ended.results[0].outcome,
+        Ok(json!("paid 5 to ACC-1").into())
+    );
     assert_eq!(effects(&log), ["pay ACC-1"]);
     assert!(matches!(
         &ended.conversation[2],
@@ -703,8 +747,14 @@ async fn the_conversation_continues_after_the_server_is_killed_and_restarted() {
         .unwrap();
     let ended = outcome(&client, &id).await;
     assert_eq!(ended.final_text.as_deref(), Some("Recorded and paid."));
-    assert_eq!(ended.results[0].outcome, Ok(json!("recorded before")));
-    assert_eq!(ended.results[1].outcome, Ok(json!("paid 1 to ACC-3")));
+    assert_eq!(
+        ended.results[0].outcome,
+        Ok(json!("recorded before").into())
+    );
+    assert_eq!(
+        ended.results[1].outcome,
+        Ok(json!("paid 1 to ACC-3").into())
+    );
     exactly_once(&ended, &client.events(&id, 0).await.unwrap());
 }
 
@@ -811,7 +861,10 @@ async fn a_conversation_started_in_a_trace_runs_its_calls_in_that_trace() {
         .await;
     drop(request);
     let ended = outcome(&client, &id).await;
-    assert_eq!(ended.results[0].outcome, Ok(json!("value of traced")));
+    assert_eq!(
+        ended.results[0].outcome,
+        Ok(json!("value of traced").into())
+    );
 
     provider.force_flush().unwrap();
     let spans = exporter.get_finished_spans().unwrap();
@@ -838,4 +891,399 @@ async fn a_conversation_started_in_a_trace_runs_its_calls_in_that_trace() {
         .expect("the call's parent span");
     assert_eq!(activity.name, "pleach.durable.tool_call");
     assert_eq!(activity.span_context.trace_id(), trace_id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decisions kept as documented, the CLI alone, errors a person can act on, recovery time.
+
+/// `pleach status --json` of `id`.
+fn status_json(target: &str, id: &str) -> Value {
+    let shown = pleach(&["status", id, "--json", "--temporal", target]);
+    assert!(shown.status.success(), "{shown:?}");
+    serde_json::from_slice(&shown.stdout).unwrap()
+}
+
+/// Waits until `pleach status` of `id` shows `check`, or fails after a minute.
+async fn until_status(target: &str, id: &str, what: &str, check: impl Fn(&Value) -> bool) {
+    let deadline = Instant::now() + Duration::from_mins(1);
+    loop {
+        let status = status_json(target, id);
+        if check(&status) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting until {what}: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_decided_after_its_expiry_fired_ends_with_1016() {
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let target = server.target();
+    // No worker runs when the expiry fires.
+    let expiring =
+        pleach_core::durable::DurableOptions::default().approval_expiry(Duration::from_secs(3));
+    let (_model, client, id, interrupt, log) = paused_payment(
+        &target,
+        "expiry",
+        "ACC-9",
+        expiring,
+        "Not paid.",
+        dir.path(),
+    )
+    .await;
+    until_status(&target, &id, "the expiry fired", |status| {
+        status["expired"] == json!([interrupt.id])
+    })
+    .await;
+    let shown = pleach_at(&target, &["status", &id]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains("expired (the call ends with 1016): call p1"),
+        "{text}"
+    );
+
+    // The CLI refuses a decision once the expiry fired…
+    let late = pleach(&["approve", &id, "p1", "--accept", "--temporal", &target]);
+    assert_eq!(late.status.code(), Some(1), "{late:?}");
+    assert!(
+        String::from_utf8_lossy(&late.stderr).contains("expired"),
+        "{late:?}"
+    );
+    // … and the workflow, which a new worker sees the timer and this late signal in one task,
+    // lets the expiry win.
+    client.send_decision(&id, interrupt.accept()).await.unwrap();
+    let _second = process_worker(&target, "expiry", &log, 0);
+    let ended = outcome(&client, &id).await;
+    assert_eq!(code(&ended.results[0]), Some(1016), "{:?}", ended.results);
+    assert!(
+        effects(&log).is_empty(),
+        "the call ran: {:?}",
+        effects(&log)
+    );
+    exactly_once(&ended, &client.events(&id, 0).await.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_decision_is_final_even_with_no_worker_running() {
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let target = server.target();
+    let (_model, client, id, interrupt, log) = paused_payment(
+        &target,
+        "final",
+        "ACC-4",
+        pleach_core::durable::DurableOptions::default(),
+        "Paid.",
+        dir.path(),
+    )
+    .await;
+
+    let accepted = pleach(&["approve", &id, "p1", "--accept", "--temporal", &target]);
+    assert!(accepted.status.success(), "{accepted:?}");
+    let shown = pleach_at(&target, &["status", &id]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains("decision sent, not yet applied (accept): call p1"),
+        "{text}"
+    );
+    // A contradicting decision is refused, naming the one pending; the same one again is not
+    // an error.
+    let rejected = pleach(&[
+        "approve",
+        &id,
+        "p1",
+        "--reject",
+        "no",
+        "--temporal",
+        &target,
+    ]);
+    assert_eq!(rejected.status.code(), Some(1), "{rejected:?}");
+    let said = String::from_utf8_lossy(&rejected.stderr);
+    assert!(said.contains("already pending (accept"), "{said}");
+    let again = pleach(&["approve", &id, "p1", "--accept", "--temporal", &target]);
+    assert!(again.status.success(), "{again:?}");
+    // The workflow keeps the first too, whatever reaches it after.
+    client
+        .send_decision(&id, interrupt.reject("too late"))
+        .await
+        .unwrap();
+
+    let _second = process_worker(&target, "final", &log, 0);
+    let ended = outcome(&client, &id).await;
+    assert_eq!(
+        ended.results[0].outcome,
+        Ok(json!("paid 5 to ACC-4").into())
+    );
+    assert_eq!(effects(&log), ["pay ACC-4"]);
+    exactly_once(&ended, &client.events(&id, 0).await.unwrap());
+}
+
+/// `pleach worker` as a process of its own, its stderr in `log`.
+fn pleach_worker(target: &str, queue: &str, extra: &[&str], log: &Path) -> ProcessWorker {
+    let out = std::fs::File::create(log).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .args(["worker", "--temporal", target, "--task-queue", queue])
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(out)
+        .spawn()
+        .unwrap();
+    ProcessWorker(child, Some(log.to_owned()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pleach_worker_approve_and_pleach_approve_decide_a_call_from_the_cli_alone() {
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = ModelServer::start(vec![
+        calls(&[("m1", "math", json!({"expression": "6*7"}))]),
+        answer("6 times 7 is 42."),
+    ])
+    .await;
+    let target = server.target();
+    let _worker = pleach_worker(
+        &target,
+        "cli-approve",
+        &["--approve", "math"],
+        &dir.path().join("worker.log"),
+    );
+    let started = pleach(&[
+        "chat",
+        "--temporal",
+        &target,
+        "--task-queue",
+        "cli-approve",
+        "--base-url",
+        &model.base,
+        "--model",
+        "m",
+        "--message",
+        "what is 6*7?",
+        "--detach",
+    ]);
+    assert!(started.status.success(), "{started:?}");
+    let id = String::from_utf8(started.stdout).unwrap().trim().to_owned();
+    until_status(&target, &id, "math waits for approval", |status| {
+        status["pending"][0]["toolCall"]["name"] == "math"
+    })
+    .await;
+    let shown = pleach_at(&target, &["status", &id]);
+    assert!(
+        String::from_utf8_lossy(&shown.stdout).contains("waiting: call m1 math"),
+        "{shown:?}"
+    );
+    let approved = pleach(&["approve", &id, "m1", "--accept", "--temporal", &target]);
+    assert!(approved.status.success(), "{approved:?}");
+    until_status(&target, &id, "the conversation ends", |status| {
+        status["state"] == "completed"
+    })
+    .await;
+    let client = DurableClient::connect(&target).await.unwrap();
+    let ended = outcome(&client, &id).await;
+    assert_eq!(ended.final_text.as_deref(), Some("6 times 7 is 42."));
+    assert_eq!(ended.results[0].outcome, Ok(json!({"result": 42.0}).into()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pleach_chat_detach_prints_the_id_alone_on_stdout() {
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let target = server.target();
+    // A pipe, as `id=$(pleach chat … --detach)` reads it; no worker needs to run.
+    let started = pleach(&[
+        "chat",
+        "--temporal",
+        &target,
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--message",
+        "hello",
+        "--detach",
+    ]);
+    assert!(started.status.success(), "{started:?}");
+    let printed = String::from_utf8(started.stdout).unwrap();
+    let id = printed.strip_suffix('\n').unwrap_or(&printed);
+    assert!(
+        id.starts_with("pleach-") && !id.contains(char::is_whitespace),
+        "stdout is not the id alone: {printed:?}"
+    );
+    let status = status_json(&target, id);
+    assert_eq!(status["state"], "running", "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_model_step_says_why_in_chat_status_and_the_worker_log() {
+    let Some(mut server) = DevServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let target = server.target();
+    // Nothing listens at the model's address.
+    let closed = format!("http://127.0.0.1:{}/v1", temporal::free_port());
+    let worker_log = dir.path().join("worker.log");
+    let mut worker = pleach_worker(&target, "errors", &[], &worker_log);
+    let chat = pleach(&[
+        "chat",
+        "--temporal",
+        &target,
+        "--task-queue",
+        "errors",
+        "--base-url",
+        &closed,
+        "--model",
+        "m",
+        "--message",
+        "hello",
+        "--json",
+    ]);
+    assert_eq!(chat.status.code(), Some(1), "{chat:?}");
+    let said = String::from_utf8_lossy(&chat.stderr);
+    assert!(said.contains("could not be reached"), "{said}");
+    assert!(!said.contains("Activity task failed"), "{said}");
+    let id = said
+        .split('`')
+        .find(|part| part.starts_with("pleach-"))
+        .unwrap_or_else(|| panic!("no conversation id: {said}"))
+        .to_owned();
+    let status = status_json(&target, &id);
+    assert!(
+        status["lastFailure"]
+            .as_str()
+            .is_some_and(|failure| failure.contains("could not be reached")),
+        "{status}"
+    );
+
+    // The worker said "serving" (it connected), and why the step failed. Its service gone and
+    // back, it says each once, in a line, not the SDK's retries.
+    server.kill();
+    let lost = Instant::now();
+    let printed = || std::fs::read_to_string(&worker_log).unwrap_or_default();
+    while !printed().contains("lost Temporal") {
+        assert!(lost.elapsed() < Duration::from_secs(30), "{}", printed());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    server.restart();
+    let back = Instant::now();
+    while !printed().contains("answers again") {
+        assert!(back.elapsed() < Duration::from_secs(30), "{}", printed());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    worker.kill();
+    let printed = printed();
+    assert!(
+        printed.contains("pleach worker: serving task queue `errors`"),
+        "{printed}"
+    );
+    assert!(printed.contains("could not be reached"), "{printed}");
+    assert_eq!(printed.matches("lost Temporal").count(), 1, "{printed}");
+    assert_eq!(printed.matches("answers again").count(), 1, "{printed}");
+    assert!(!printed.contains("Status {"), "Debug text: {printed}");
+    // One warning per attempt of the model step, one for the service lost: nothing of the
+    // SDK's own.
+    let others: Vec<&str> = printed
+        .lines()
+        .filter(|line| line.contains("WARN") && !line.contains("a model step of"))
+        .collect();
+    assert_eq!(others.len(), 1, "{printed}");
+    assert!(!printed.contains("temporalio"), "{printed}");
+
+    // A worker that cannot reach the service says so, and never "serving".
+    let unreachable = pleach(&[
+        "worker",
+        "--temporal",
+        &format!("127.0.0.1:{}", temporal::free_port()),
+    ]);
+    assert_eq!(unreachable.status.code(), Some(2), "{unreachable:?}");
+    let said = String::from_utf8_lossy(&unreachable.stderr);
+    assert!(said.contains("cannot reach Temporal"), "{said}");
+    assert!(!said.contains("serving"), "{said}");
+}
+
+/// How long a conversation stalls after its worker is killed (`SIGKILL`), a new worker started
+/// at once, with nothing tuned: mid-call (Temporal notices by the heartbeat timeout; the read
+/// runs again) and while an approval waits (the decision's workflow task first waits on the dead
+/// worker's own queue). Printed, and bounded well under what Temporal's defaults gave (22.6 s
+/// together, docs/durable.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_recovers_from_a_killed_worker_in_well_under_20_seconds() {
+    let Some(server) = DevServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("effects.log");
+    let model = ModelServer::start(vec![
+        calls(&[("k1", "lookup_value", json!({"key": "slow"}))]),
+        calls(&[(
+            "p1",
+            "pay_invoice",
+            json!({"account": "ACC-2", "amount": 3}),
+        )]),
+        answer("Found and paid."),
+    ])
+    .await;
+    let target = server.target();
+    let mut first = process_worker(&target, "recover", &log, 1500);
+    let client = DurableClient::connect(&target).await.unwrap();
+    let input = ConversationInput::new(
+        vec![Message::User {
+            content: "look it up, then pay".into(),
+        }],
+        ModelEndpoint::new(WireFormat::OpenAiChat, &model.base, "gpt-4o"),
+    );
+    let id = client.start("recover", None, input).await.unwrap();
+    until("the read runs", || {
+        let log = log.clone();
+        async move { count(&effects(&log), "lookup slow") == 1 }
+    })
+    .await;
+    first.kill();
+    let killed = Instant::now();
+    let mut second = process_worker(&target, "recover", &log, 1500);
+    let status = waiting(&client, &id).await;
+    let mid_call = killed.elapsed();
+
+    second.kill();
+    let killed = Instant::now();
+    client
+        .send_decision(&id, status.waiting.pending[0].accept())
+        .await
+        .unwrap();
+    let _third = process_worker(&target, "recover", &log, 0);
+    let ended = outcome(&client, &id).await;
+    let decided = killed.elapsed();
+    eprintln!(
+        "stalled {mid_call:?} after a worker was killed mid-call (the read ran again, 1.5 s, and \
+         the next model step), {decided:?} after one was killed while an approval waited"
+    );
+    assert_eq!(ended.final_text.as_deref(), Some("Found and paid."));
+    assert_eq!(ended.results[0].outcome, Ok(json!("value of slow").into()));
+    assert_eq!(
+        ended.results[1].outcome,
+        Ok(json!("paid 3 to ACC-2").into())
+    );
+    assert!(
+        decided < Duration::from_secs(6),
+        "the decision waited {decided:?} for the dead worker"
+    );
+    assert!(
+        mid_call + decided < Duration::from_secs(16),
+        "the conversation stalled {mid_call:?} + {decided:?}"
+    );
 }

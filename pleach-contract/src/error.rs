@@ -71,6 +71,9 @@ pub enum ErrorCode {
     /// idempotent, so the call was not run again; whether it took effect is unknown.
     #[doc(alias = "OUTCOME_UNKNOWN")]
     OutcomeUnknown,
+    /// 1019: a content block of the result cannot be given to the model: a medium larger than
+    /// the result cap, or media for a model API that takes text only.
+    ContentRefused,
 }
 
 impl ErrorCode {
@@ -79,9 +82,9 @@ impl ErrorCode {
     /// ```
     /// use pleach_core::ErrorCode;
     /// let numbers: Vec<u16> = ErrorCode::ALL.iter().map(|c| c.as_u16()).collect();
-    /// assert_eq!(numbers, (1001..=1018).collect::<Vec<_>>());
+    /// assert_eq!(numbers, (1001..=1019).collect::<Vec<_>>());
     /// ```
-    pub const ALL: [ErrorCode; 18] = [
+    pub const ALL: [ErrorCode; 19] = [
         ErrorCode::InputInvalid,
         ErrorCode::OutputInvalid,
         ErrorCode::UnknownTool,
@@ -100,6 +103,7 @@ impl ErrorCode {
         ErrorCode::ApprovalTimedOut,
         ErrorCode::RemoteUnavailable,
         ErrorCode::OutcomeUnknown,
+        ErrorCode::ContentRefused,
     ];
 
     /// The numeric code.
@@ -127,6 +131,7 @@ impl ErrorCode {
             ErrorCode::ApprovalTimedOut => 1016,
             ErrorCode::RemoteUnavailable => 1017,
             ErrorCode::OutcomeUnknown => 1018,
+            ErrorCode::ContentRefused => 1019,
         }
     }
 

@@ -13,7 +13,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! pleach-core = { package = "pleach-contract", version = "0.1" }
+//! pleach-core = { package = "pleach-contract", version = "0.2" }
 //! ```
 //!
 //! The types of tools' inputs take [`#[input]`](macro@input), which derives `Deserialize` and
@@ -43,6 +43,7 @@
 // Doc tests share one binary and so one tool registry: see pleach-core's `lib.rs`.
 
 pub mod call;
+pub mod content;
 pub mod error;
 pub mod extensions;
 pub mod registry;
@@ -58,6 +59,7 @@ pub mod tls;
 pub mod __private;
 
 pub use call::ToolCall;
+pub use content::{ContentBlock, ToolOutput};
 pub use error::{ErrorCode, ToolError};
 pub use registry::{
     RegistryError, RegistryProblem, ToolRegistry, ToolRegistryBuilder, ToolSource, active_registry,

@@ -8,7 +8,7 @@
 //! let conversation = vec![
 //!     Message::User { content: "1 + 2?".into() },
 //!     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
-//!     Message::Tool { tool_call: call, content: "3".into(), is_error: false, edited_arguments: None },
+//!     Message::Tool { tool_call: call, content: "3".into(), attachments: Vec::new(), is_error: false, edited_arguments: None },
 //! ];
 //! assert_eq!(conversation.len(), 3);
 //! ```
@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::call::ToolCall;
+use crate::content::{ContentBlock, ToolOutput};
 use crate::error::ToolError;
 
 /// One message of a conversation.
@@ -40,7 +41,7 @@ use crate::error::ToolError;
 /// `{"role":"tool","tool_call_id","name","arguments","content","is_error"}`, plus
 /// `edited_arguments` for an edited call; `arguments` may be left out when reading one (it is
 /// then the edited arguments, or `{}`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Message {
     /// What the user said.
@@ -60,8 +61,13 @@ pub enum Message {
         /// The call this answers, as it ran (its id and tool name; for an edited call, the
         /// user's arguments).
         tool_call: ToolCall,
-        /// The result as JSON text, or for a failure `error <code>: <message>`.
+        /// The result as text: its structured value as JSON text and its text blocks, one per
+        /// line ([`ToolOutput::text`]); for a failure `error <code>: <message>`.
         content: String,
+        /// The result's other content blocks (images, audio, files, resources), in order: each
+        /// provider format sends them as its API takes them (`docs/providers.md`, "Content
+        /// blocks"). Their bytes are shared with the tool's result, not copied.
+        attachments: Vec<ContentBlock>,
         /// Whether the call failed.
         is_error: bool,
         /// The arguments the call ran with, when the user edited the model's (an approval
@@ -87,6 +93,12 @@ enum Wire<'a> {
         #[serde(default)]
         arguments: Option<Cow<'a, str>>,
         content: Cow<'a, str>,
+        #[serde(
+            default,
+            skip_serializing_if = "no_attachments",
+            with = "attachments_wire"
+        )]
+        attachments: Attachments<'a>,
         is_error: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         edited_arguments: Option<Cow<'a, str>>,
@@ -112,6 +124,7 @@ impl Serialize for Message {
             Message::Tool {
                 tool_call,
                 content,
+                attachments,
                 is_error,
                 edited_arguments,
             } => Wire::Tool {
@@ -119,6 +132,7 @@ impl Serialize for Message {
                 name: Cow::Borrowed(tool_call.name()),
                 arguments: Some(Cow::Borrowed(tool_call.arguments())),
                 content: Cow::Borrowed(content),
+                attachments: Cow::Borrowed(attachments),
                 is_error: *is_error,
                 edited_arguments: edited_arguments.as_deref().map(Cow::Borrowed),
                 signature: tool_call.signature().map(Cow::Borrowed),
@@ -146,6 +160,7 @@ impl<'de> Deserialize<'de> for Message {
                 name,
                 arguments,
                 content,
+                attachments,
                 is_error,
                 edited_arguments,
                 signature,
@@ -162,6 +177,7 @@ impl<'de> Deserialize<'de> for Message {
                         signature.as_deref().unwrap_or_default(),
                     ),
                     content: content.into_owned(),
+                    attachments: attachments.into_owned(),
                     is_error,
                     edited_arguments: edited_arguments.map(Cow::into_owned),
                 }
@@ -171,25 +187,42 @@ impl<'de> Deserialize<'de> for Message {
 }
 
 impl Message {
-    /// The tool-result message for a call's outcome: the result as JSON text, or the error's
+    /// The tool-result message for a call's outcome: the result as text (its structured value
+    /// as JSON text, then its text blocks) with its other blocks as attachments, or the error's
     /// model text with its code.
     ///
     /// ```
-    /// use pleach_core::{Message, ToolCall, ToolError};
+    /// use pleach_core::{ContentBlock, Message, ToolCall, ToolError, ToolOutput};
     /// let call = ToolCall::new("call_1", "add", "{}");
-    /// let ok = Message::tool_result(&call, &Ok(serde_json::json!(3)));
-    /// assert_eq!(ok, Message::Tool { tool_call: call.clone(), content: "3".into(), is_error: false, edited_arguments: None });
+    /// let ok = Message::tool_result(&call, &Ok(serde_json::json!(3).into()));
+    /// assert_eq!(ok, Message::Tool { tool_call: call.clone(), content: "3".into(), attachments: Vec::new(), is_error: false, edited_arguments: None });
     /// let failed = Message::tool_result(&call, &Err(ToolError::failed("boom")));
     /// assert!(matches!(failed, Message::Tool { is_error: true, ref content, .. } if content == "error 1008: boom"));
+    /// let shot = Message::tool_result(&call, &Ok(ToolOutput::from_blocks([ContentBlock::image(vec![1u8], "image/png")])));
+    /// assert!(matches!(shot, Message::Tool { ref attachments, .. } if attachments.len() == 1));
     /// ```
-    pub fn tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Message {
-        let (content, is_error) = match outcome {
-            Ok(value) => (json_text(value), false),
-            Err(error) => (error.model_text(), true),
+    pub fn tool_result(call: &ToolCall, outcome: &Result<ToolOutput, ToolError>) -> Message {
+        let (content, attachments, is_error) = match outcome {
+            // A result without blocks (the common case) takes the fast writer.
+            Ok(output) if output.content.is_empty() => (
+                output
+                    .structured
+                    .as_ref()
+                    .map_or_else(|| "null".to_owned(), json_text),
+                Vec::new(),
+                false,
+            ),
+            Ok(output) => (
+                output.text(),
+                output.attachments().cloned().collect(),
+                false,
+            ),
+            Err(error) => (error.model_text(), Vec::new(), true),
         };
         Message::Tool {
             tool_call: call.clone(),
             content,
+            attachments,
             is_error,
             edited_arguments: None,
         }
@@ -201,13 +234,13 @@ impl Message {
     /// ```
     /// use pleach_core::{Message, ToolCall};
     /// let ran = ToolCall::new("call_1", "pay", r#"{"to":"ACC-1"}"#);
-    /// let message = Message::edited_tool_result(&ran, &Ok(serde_json::json!("sent")));
+    /// let message = Message::edited_tool_result(&ran, &Ok(serde_json::json!("sent").into()));
     /// let Message::Tool { content, edited_arguments, .. } = message else { unreachable!() };
     /// assert_eq!(edited_arguments.as_deref(), Some(r#"{"to":"ACC-1"}"#));
     /// assert!(content.starts_with("The user edited the arguments"));
     /// assert!(content.ends_with("\"sent\""));
     /// ```
-    pub fn edited_tool_result(call: &ToolCall, outcome: &Result<Value, ToolError>) -> Message {
+    pub fn edited_tool_result(call: &ToolCall, outcome: &Result<ToolOutput, ToolError>) -> Message {
         let mut message = Message::tool_result(call, outcome);
         if let Message::Tool {
             content,
@@ -219,6 +252,37 @@ impl Message {
             *edited_arguments = Some(call.arguments().to_owned());
         }
         message
+    }
+}
+
+/// A tool message's attachments on the wire: borrowed when written, owned when read.
+type Attachments<'a> = Cow<'a, [ContentBlock]>;
+
+#[allow(clippy::ptr_arg)] // serde's `skip_serializing_if` hands the field as it is
+fn no_attachments(attachments: &Attachments<'_>) -> bool {
+    attachments.is_empty()
+}
+
+/// Attachments in their JSON form (`pleach_core::content::wire`).
+mod attachments_wire {
+    use std::borrow::Cow;
+
+    use serde::{Deserializer, Serializer};
+
+    use crate::content::{ContentBlock, wire};
+
+    #[allow(clippy::ptr_arg)] // serde's `with` hands the field as it is
+    pub(super) fn serialize<S: Serializer>(
+        blocks: &Cow<'_, [ContentBlock]>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        wire::serialize(blocks, serializer)
+    }
+
+    pub(super) fn deserialize<'de, 'a, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Cow<'a, [ContentBlock]>, D::Error> {
+        wire::deserialize(deserializer).map(Cow::Owned)
     }
 }
 
@@ -289,7 +353,7 @@ mod tests {
     #[test]
     fn a_tool_message_keeps_its_wire_form_and_reads_back_whole() {
         let call = ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#);
-        let message = Message::tool_result(&call, &Ok(json!(3)));
+        let message = Message::tool_result(&call, &Ok(json!(3).into()));
         let text = serde_json::to_string(&message).unwrap();
         assert_eq!(
             text,

@@ -6,6 +6,7 @@
 //! | --- | --- |
 //! | [`TIMEOUT`], [`CANCEL_GRACE`], [`APPROVAL_TIMEOUT`], [`MAX_REPEATED_FAILURES`], [`MAX_CONCURRENCY`], [`MAX_IN_FLIGHT`] | the runtime ([`RuntimeBuilder`](crate::RuntimeBuilder)) |
 //! | [`MAX_ARGUMENT_BYTES`], [`MAX_ARGUMENT_DEPTH`], [`MAX_RESULT_BYTES`] | a call's [`Limits`](crate::Limits) |
+//! | [`MAX_HISTORY_CONTENT_BYTES`] | a durable worker ([`durable::Worker`](crate::durable::Worker)) |
 //! | [`MAX_STEPS`], [`MAX_RESPONSE_BYTES`] | an agent run ([`AgentOptions`](crate::agent::AgentOptions)) |
 //! | [`MAX_EVENT_BYTES`] | a streamed response's framing ([`providers::sse`](crate::providers::sse)) |
 //! | `MAX_TOKENS` (feature `http`) | an Anthropic response's `max_tokens` |
@@ -95,6 +96,16 @@ pub const MAX_ARGUMENT_DEPTH: usize = 64;
 /// assert_eq!(pleach_core::defaults::MAX_RESULT_BYTES, 8 * 1024 * 1024);
 /// ```
 pub const MAX_RESULT_BYTES: usize = 8 * 1024 * 1024;
+
+/// The most bytes of content blocks (images, audio, files) a durable conversation keeps in its
+/// history for one call: the default of
+/// [`Worker::max_history_content_bytes`](crate::durable::Worker::max_history_content_bytes),
+/// 1 MiB (Temporal refuses a payload past 2 MiB, and base64 makes bytes a third larger).
+///
+/// ```
+/// assert_eq!(pleach_core::defaults::MAX_HISTORY_CONTENT_BYTES, 1024 * 1024);
+/// ```
+pub const MAX_HISTORY_CONTENT_BYTES: usize = 1024 * 1024;
 
 /// How many requests to the model an agent run makes at most: the default of
 /// [`AgentOptions::max_steps`](crate::agent::AgentOptions::max_steps()) and of

@@ -37,7 +37,7 @@
 //!     .call(r#"{"query":"rust"}"#, ToolContext::new("call_2"))
 //!     .await
 //!     .unwrap();
-//! assert_eq!(out[0], "rust #0");
+//! assert_eq!(out.value()[0], "rust #0");
 //! # });
 //! // And the fn is still an ordinary fn.
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -142,7 +142,7 @@ extern crate self as pleach_core;
 // same type here (ARCHITECTURE.md, "Crates").
 #[doc(hidden)]
 pub use pleach_contract::__private;
-pub use pleach_contract::{call, error, extensions, registry, schema, tier, tool};
+pub use pleach_contract::{call, content, error, extensions, registry, schema, tier, tool};
 
 pub mod agent;
 pub mod assemble;
@@ -174,11 +174,11 @@ pub use batch::{
 pub use conversation::Message;
 pub use event::{EventSender, EventStream, ToolEvent};
 pub use pleach_contract::{
-    DefinitionError, DefinitionSite, ErrorCode, ProgressSink, RegistryError, RegistryProblem,
-    SafetyTier, ToolBuilder, ToolCall, ToolContext, ToolDefinition, ToolError, ToolFuture,
-    ToolRegistry, ToolRegistryBuilder, ToolSource, UnifiedToolDefinition, ValidationError,
-    ValidationResult, active_registry, clear_active_registry, set_active_registry, tool_registry,
-    try_active_registry, try_tool_registry, validate_tool_call,
+    ContentBlock, DefinitionError, DefinitionSite, ErrorCode, ProgressSink, RegistryError,
+    RegistryProblem, SafetyTier, ToolBuilder, ToolCall, ToolContext, ToolDefinition, ToolError,
+    ToolFuture, ToolOutput, ToolRegistry, ToolRegistryBuilder, ToolSource, UnifiedToolDefinition,
+    ValidationError, ValidationResult, active_registry, clear_active_registry, set_active_registry,
+    tool_registry, try_active_registry, try_tool_registry, validate_tool_call,
 };
 pub use plugin::PleachPlugin;
 pub use runtime::{Limits, OverloadPolicy, Runtime, RuntimeBuilder, RuntimeError};

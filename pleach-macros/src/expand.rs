@@ -126,7 +126,8 @@ fn generate(
             use #p::{
                 ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _, ErrorViaNothing as _,
                 ErrorViaStdError as _, OutputSchemaDerived as _, OutputSchemaNone as _,
-                PlainOutputOther as _, PlainOutputResult as _,
+                OutputSchemaStructured as _, PlainOutputContent as _, PlainOutputOther as _,
+                PlainOutputResult as _, ShapeContent as _, ShapeJson as _,
             };
 
             #input_items
@@ -202,7 +203,7 @@ impl DefinitionParts<'_> {
                             #name,
                             #description,
                             __pleach_input_schema(),
-                            (&&#p::OutputProbe::<#output_ty>::new()).output_schema(),
+                            (&&&#p::OutputProbe::<#output_ty>::new()).output_schema(),
                             #p::Code {
                                 invoke: __pleach_invoke,
                                 check: __pleach_check,
@@ -460,14 +461,16 @@ fn output_parts(output: &Output) -> (syn::Type, TokenStream) {
             // Through the probe: a `Result` behind an alias of another name is refused there.
             let p = CratePath::private().at(ty.span());
             let convert = quote_spanned!(ty.span()=>
-                (&&#p::PlainProbe::<#ty>::new()).plain_output(&__pleach_ret)
+                (&&&#p::PlainProbe::<#ty>::new()).plain_output(__pleach_ret)
             );
             (ty.clone(), convert)
         }
         Output::Result { ok, error_span } => {
             let p = CratePath::private();
             let at_ok = p.at(ok.span());
-            let to_output = quote_spanned!(ok.span()=> #at_ok::output::<#ok>(&__pleach_value));
+            let to_output = quote_spanned!(ok.span()=>
+                (&&#at_ok::ShapeProbe::<#ok>::new()).tool_output(__pleach_value)
+            );
             // On the return type: an error type that cannot be reported is shown there.
             let at_error = p.at(*error_span);
             let to_error = quote_spanned! {*error_span=>

@@ -5,7 +5,7 @@
 //! | constant | the default of |
 //! | --- | --- |
 //! | [`CONNECT_TIMEOUT`], [`MAX_TOOLS`] | a remote server ([`McpRemote`](crate::remote::McpRemote)) |
-//! | `MAX_BODY_BYTES`, `DRAIN_TIMEOUT` (feature `http`) | the HTTP server (`http::HttpOptions`) |
+//! | `MAX_BODY_BYTES`, `DRAIN_TIMEOUT`, `HEADER_TIMEOUT`, `MAX_CONNECTIONS` (feature `http`) | the HTTP server (`http::HttpOptions`) |
 //! | `SESSION_TTL`, `SESSION_KEY_PREFIX` (feature `redis`) | the session store (`http::RedisSessionStore`) |
 //!
 //! ```
@@ -48,6 +48,26 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// ```
 #[cfg(feature = "http")]
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a connection may take to send a request's headers (and sit idle between requests):
+/// the default of [`HttpOptions::header_timeout`](crate::http::HttpOptions::header_timeout),
+/// 30 seconds.
+///
+/// ```
+/// assert_eq!(pleach_mcp::defaults::HEADER_TIMEOUT.as_secs(), 30);
+/// ```
+#[cfg(feature = "http")]
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many connections the HTTP server keeps open at once: the default of
+/// [`HttpOptions::max_connections`](crate::http::HttpOptions::max_connections), 512 (below the
+/// usual descriptor limit of 1024).
+///
+/// ```
+/// assert_eq!(pleach_mcp::defaults::MAX_CONNECTIONS, 512);
+/// ```
+#[cfg(feature = "http")]
+pub const MAX_CONNECTIONS: usize = 512;
 
 /// How long a session and its state are kept after their last use: the default of
 /// [`RedisSessionStore::ttl`](crate::http::RedisSessionStore::ttl), a day.

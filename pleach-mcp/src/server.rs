@@ -429,7 +429,10 @@ impl McpServer {
         let ask_timeout = self.shared.runtime.approval_timeout() + Duration::from_secs(1);
         let (sender, mut events) = pleach_core::event::channel();
         let signal = CancellationToken::new();
-        let dispatching = self.session.dispatch_with(call, &sender, &signal, approved);
+        let slot = reserved_slot(context);
+        let dispatching = self
+            .session
+            .dispatch_reserved(call, &sender, &signal, approved, slot);
         tokio::pin!(dispatching);
         let mut input_required = None;
         let mut progress = 0_u32;
@@ -500,6 +503,43 @@ impl McpServer {
         result.result_type = Some(ResultType::COMPLETE);
         Ok(CallToolResponse::Complete(result))
     }
+}
+
+/// A slot of the runtime an HTTP request took before it was read (`http`'s guard, which answers
+/// 503 when there is none), for the call the request carries: held in the request's extensions
+/// until the call takes it, given back when the request ends without a call.
+#[cfg(feature = "http")]
+#[derive(Clone, Debug)]
+pub(crate) struct ReservedSlot(Arc<std::sync::Mutex<Option<pleach_core::runtime::CallSlot>>>);
+
+#[cfg(feature = "http")]
+impl ReservedSlot {
+    pub(crate) fn new(slot: pleach_core::runtime::CallSlot) -> ReservedSlot {
+        ReservedSlot(Arc::new(std::sync::Mutex::new(Some(slot))))
+    }
+
+    fn take(&self) -> Option<pleach_core::runtime::CallSlot> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// The slot the HTTP request of `context` took for its call, if it took one.
+#[cfg(feature = "http")]
+fn reserved_slot(context: &RequestContext<RoleServer>) -> Option<pleach_core::runtime::CallSlot> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<ReservedSlot>()?
+        .take()
+}
+
+#[cfg(not(feature = "http"))]
+fn reserved_slot(_context: &RequestContext<RoleServer>) -> Option<pleach_core::runtime::CallSlot> {
+    None
 }
 
 /// A session for MCP calls. The client keeps the conversation: the session writes none (a long

@@ -14,7 +14,7 @@ use std::time::Duration;
 use pleach_core::agent::{ModelEndpoint, WireFormat};
 use pleach_core::durable::{DurableOptions, Worker};
 use pleach_core::{Message, Runtime, tool};
-use pleach_temporal::{ConversationInput, DurableClient, DurableError};
+use pleach_temporal::{ConversationInput, DurableClient, DurableError, ServeOptions};
 
 /// Multiplies two integers.
 #[tool]
@@ -33,9 +33,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The worker runs on this task (the SDK's worker is not `Send`), beside the client.
     let worker = pleach_temporal::serve(
         target,
-        pleach_temporal::defaults::TASK_QUEUE,
         Worker::new(Runtime::builder().build()?),
-        16,
+        ServeOptions::default().max_calls(16),
         stopped,
     );
     let conversation = async {

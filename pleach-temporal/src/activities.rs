@@ -49,6 +49,19 @@ impl PleachActivities {
         )
         .await;
         step.map_err(|failure| {
+            // The worker's operator reads why, as the conversation's user does.
+            tracing::warn!(
+                target: "pleach_temporal::activities",
+                "a model step of `{}` failed (attempt {}{}): {}",
+                ctx.info().workflow_id.as_deref().unwrap_or("?"),
+                ctx.info().attempt,
+                if failure.transient {
+                    ", retried unless it was the last"
+                } else {
+                    ", not retried"
+                },
+                failure.message
+            );
             let failure = if failure.transient {
                 ApplicationFailure::new(failure.message)
             } else {

@@ -7,10 +7,12 @@ use pleach_core::durable::DurableOutcome;
 use pleach_core::safety::{Action, Decision, Interrupt};
 use serde_json::Value;
 use temporalio_client::{
-    Client, WorkflowDescribeOptions, WorkflowExecutionStatus, WorkflowGetResultOptions,
-    WorkflowIdReusePolicy, WorkflowQueryOptions, WorkflowSignalOptions, WorkflowStartOptions,
+    Client, WorkflowDescribeOptions, WorkflowExecutionStatus, WorkflowFetchHistoryOptions,
+    WorkflowGetResultOptions, WorkflowIdReusePolicy, WorkflowQueryOptions, WorkflowSignalOptions,
+    WorkflowStartOptions,
 };
 
+use crate::history::Since;
 use crate::{ConversationInput, ConversationWorkflow, DurableError, MEMO_WAITING, Waiting};
 
 /// A connection to the Temporal service durable conversations run on. Cheap to clone.
@@ -56,8 +58,52 @@ pub struct Status {
     pub running: bool,
     /// Temporal's word for it: `running`, `completed`, `failed`, `terminated`, …
     pub state: String,
-    /// The interrupts waiting for a decision, and the last decision refused.
+    /// The interrupts waiting for a decision, and the last decision refused, as a worker last
+    /// left them (the memo).
     pub waiting: Waiting,
+    /// The decisions sent that no worker has applied yet (none runs, say), oldest first: each
+    /// interrupt's first is final, a worker takes it when it next runs the conversation.
+    pub unapplied: Vec<Decision>,
+    /// The interrupts whose approval expired (`--approval-expiry`): their calls end with 1016,
+    /// whatever decision comes later.
+    pub expired: Vec<String>,
+    /// Why the last model step or call that failed for good (its attempts spent, or its worker
+    /// lost) failed: the root cause (`the model API could not be reached: …`).
+    pub last_failure: Option<String>,
+}
+
+impl Status {
+    /// The decision sent on `interrupt_id` that no worker has applied yet, if one was.
+    ///
+    /// ```
+    /// # fn show(status: &pleach_temporal::Status) {
+    /// for interrupt in &status.waiting.pending {
+    ///     if let Some(decision) = status.unapplied(&interrupt.id) {
+    ///         println!("{}: {} sent, not yet applied", interrupt.tool_call.id(), decision.action.name());
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    pub fn unapplied(&self, interrupt_id: &str) -> Option<&Decision> {
+        self.unapplied
+            .iter()
+            .find(|decision| decision.interrupt_id == interrupt_id)
+    }
+
+    /// Whether `interrupt_id`'s approval expired.
+    ///
+    /// ```
+    /// # fn show(status: &pleach_temporal::Status) {
+    /// for interrupt in &status.waiting.pending {
+    ///     if status.is_expired(&interrupt.id) {
+    ///         println!("{}: expired (1016)", interrupt.tool_call.id());
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    pub fn is_expired(&self, interrupt_id: &str) -> bool {
+        self.expired.iter().any(|expired| expired == interrupt_id)
+    }
 }
 
 impl DurableClient {
@@ -138,22 +184,38 @@ impl DurableClient {
             })?
             .unwrap_or_default();
         let status = described.status();
+        let since = Since::read(
+            &self
+                .handle(id)
+                .fetch_history(WorkflowFetchHistoryOptions::default())
+                .into_events()
+                .await
+                .map_err(|error| {
+                    DurableError::Service(format!("cannot read the history of `{id}`: {error}"))
+                })?,
+        );
         Ok(Status {
             running: status == WorkflowExecutionStatus::Running,
             state: format!("{status:?}").to_lowercase(),
             waiting,
+            unapplied: since.unapplied,
+            expired: since.expired,
+            last_failure: since.last_failure,
         })
     }
 
     /// Decides on the interrupt waiting for call `call_id`: checks, from the conversation's memo
-    /// (no worker needed), that it waits and that `fingerprint` (when given: the one the user was
-    /// shown) is its call's, then sends the decision. The workflow checks it again when a worker
-    /// runs it, and an edit is validated against the tool's schema there.
+    /// and history (no worker needed), that it waits, that its approval has not expired, that no
+    /// decision on it is already on its way (the first is final: the same decision again is
+    /// not sent twice, another is refused) and that `fingerprint` (when given: the one the user
+    /// was shown) is its call's, then sends the decision. The workflow checks it again when a
+    /// worker runs it, and an edit is validated against the tool's schema there.
     ///
     /// # Errors
     ///
-    /// [`DurableError::Refused`]: nothing waits for that call, or the fingerprint is another
-    /// call's; or the service could not be reached.
+    /// [`DurableError::Refused`]: nothing waits for that call, its approval expired, another
+    /// decision on it was sent, or the fingerprint is another call's; or the service could not
+    /// be reached.
     pub async fn decide(
         &self,
         id: &str,
@@ -165,13 +227,29 @@ impl DurableClient {
         let interrupt = status
             .waiting
             .pending
-            .into_iter()
+            .iter()
             .find(|interrupt| interrupt.tool_call.id() == call_id)
+            .cloned()
             .ok_or_else(|| {
                 DurableError::Refused(format!(
                     "no call `{call_id}` of `{id}` is waiting for a decision"
                 ))
             })?;
+        if status.is_expired(&interrupt.id) {
+            return Err(DurableError::Refused(format!(
+                "the approval of call `{call_id}` of `{id}` expired: the call ends with 1016"
+            )));
+        }
+        if let Some(sent) = status.unapplied(&interrupt.id) {
+            if sent.action == action {
+                return Ok(interrupt);
+            }
+            return Err(DurableError::Refused(format!(
+                "a decision on call `{call_id}` of `{id}` is already pending ({}, sent, not yet \
+                 applied): the first decision is final",
+                describe(&sent.action)
+            )));
+        }
         if let Some(fingerprint) = fingerprint.filter(|given| *given != interrupt.fingerprint) {
             return Err(DurableError::Refused(format!(
                 "the fingerprint `{fingerprint}` is not that of the waiting call `{call_id}` \
@@ -236,6 +314,16 @@ impl DurableClient {
 
     fn handle(&self, id: &str) -> temporalio_client::WorkflowHandle<Client, ConversationWorkflow> {
         self.client.get_workflow_handle::<ConversationWorkflow>(id)
+    }
+}
+
+/// A decision as `pleach status` and a refusal name it: `accept`, `edit {…}`, `reject: reason`.
+fn describe(action: &Action) -> String {
+    match action {
+        Action::Accept => "accept".to_owned(),
+        Action::Edit { arguments } => format!("edit {arguments}"),
+        Action::Reject { reason } => format!("reject: {reason}"),
+        other => other.name().to_owned(),
     }
 }
 

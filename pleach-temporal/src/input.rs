@@ -36,7 +36,7 @@ pub struct ConversationInput {
     pub options: DurableOptions,
     /// How long a worker may go silent (it heartbeats while it runs a step or a call) before its
     /// activity counts as lost: a crashed worker is noticed this long after its last heartbeat
-    /// (default [`defaults::HEARTBEAT_TIMEOUT`], 10 s).
+    /// (default [`defaults::HEARTBEAT_TIMEOUT`], 5 s).
     #[serde(default = "default_heartbeat", with = "secs")]
     pub heartbeat_timeout: Duration,
 }
@@ -78,7 +78,7 @@ impl ConversationInput {
     }
 
     /// Sets how long a worker may go silent before its activity counts as lost (at least a
-    /// second; default [`defaults::HEARTBEAT_TIMEOUT`], 10 s).
+    /// second; default [`defaults::HEARTBEAT_TIMEOUT`], 5 s).
     ///
     /// ```
     /// use std::time::Duration;

@@ -21,26 +21,33 @@
 //! | `workflow.rs` | [`ConversationWorkflow`]: state, the decision signal, the events query |
 //! | `workflow/engine.rs` | the [`Engine`](pleach_core::durable::Engine) over the workflow's context |
 //! | `activities.rs` | the model step and call activities, heartbeating |
-//! | `worker.rs` | [`serve`]: a worker process |
+//! | `worker.rs` | [`serve`] and its [`ServeOptions`]: a worker process |
 //! | `client.rs` | [`DurableClient`]: start, events, status, decide, outcome |
+//! | `history.rs` | what a client reads from a conversation's history: decisions not yet applied, expiries fired |
 //! | `connection.rs` | reaching the service |
-//! | `defaults.rs` | [`defaults`]: the task queue and heartbeat timeout a host gets unless it says otherwise |
+//! | `defaults.rs` | [`defaults`]: the task queue, heartbeat and sticky-queue timeouts, the calls at once a host gets unless it says otherwise |
 
 mod activities;
 mod client;
 mod connection;
 pub mod defaults;
+mod history;
 mod input;
 mod worker;
 mod workflow;
 
 pub use client::{DurableClient, Status};
 pub use input::{ConversationInput, Waiting};
-pub use worker::serve;
+pub use worker::{ServeOptions, serve};
 pub use workflow::ConversationWorkflow;
 
 /// The memo key of a conversation's [`Waiting`].
 pub(crate) const MEMO_WAITING: &str = "pleach.waiting";
+
+/// The summary of the timer an interrupt's expiry runs on: how a client finds it in the history.
+pub(crate) fn expiry_summary(interrupt_id: &str) -> String {
+    format!("pleach.expiry {interrupt_id}")
+}
 
 /// Why a durable operation failed.
 ///

@@ -21,6 +21,10 @@ use temporalio_sdk::{SyncWorkflowContext, WorkflowContext, WorkflowContextView, 
 use self::engine::TemporalEngine;
 use crate::ConversationInput;
 
+/// The name of the decision signal, [`ConversationWorkflow::decide`] (the attribute needs the
+/// literal): what a client looks for in the history.
+pub(crate) const DECIDE_SIGNAL: &str = "pleach.decide";
+
 /// One durable conversation: the agent loop as a Temporal workflow. Model steps and calls are
 /// activities; an approval interrupt is workflow state waiting for [`decide`](Self::decide);
 /// the events are read with [`events`](Self::events).
@@ -59,22 +63,23 @@ impl ConversationWorkflow {
         Ok(pleach_core::durable::run(&engine, conversation, &options).await)
     }
 
-    /// The user's decision on a waiting interrupt (accept, edit, reject). One for an interrupt
-    /// that is not waiting is refused at once; the loop checks the rest (the call's fingerprint,
-    /// an edit against the tool's schema).
+    /// The user's decision on a waiting interrupt (accept, edit, reject). The first decision
+    /// on an interrupt is final: one for an interrupt that is not waiting, or that already has a
+    /// decision not yet taken, is refused at once; the loop checks the rest (the call's
+    /// fingerprint, an edit against the tool's schema; a decision it refuses leaves the
+    /// interrupt waiting for another).
     #[signal(name = "pleach.decide")]
     pub fn decide(&mut self, _ctx: &mut SyncWorkflowContext<Self>, decision: Decision) {
-        if self
-            .pending
-            .iter()
-            .any(|interrupt| interrupt.id == decision.interrupt_id)
-        {
-            self.decisions.push_back(decision);
-        } else {
+        let id = &decision.interrupt_id;
+        if !self.pending.iter().any(|interrupt| interrupt.id == *id) {
+            self.refused = Some(format!("no interrupt `{id}` is waiting for a decision"));
+        } else if let Some(first) = self.decisions.iter().find(|sent| sent.interrupt_id == *id) {
             self.refused = Some(format!(
-                "no interrupt `{}` is waiting for a decision",
-                decision.interrupt_id
+                "interrupt `{id}` already has a decision ({}): the first decision is final",
+                first.action.name()
             ));
+        } else {
+            self.decisions.push_back(decision);
         }
     }
 

@@ -15,8 +15,8 @@
 //!     .await
 //!     .unwrap();
 //! // The clocks went forward overnight: one day later is 23 hours later.
-//! assert_eq!(out["datetime"], "2024-03-10T12:00:00-04:00");
-//! assert_eq!(out["weekday"], "Sunday");
+//! assert_eq!(out.value()["datetime"], "2024-03-10T12:00:00-04:00");
+//! assert_eq!(out.value()["weekday"], "Sunday");
 //!
 //! let err = datetime::definition()
 //!     .call(r#"{"operation": "now", "time_zone": "Europe/Pariss"}"#, ToolContext::new("call_2"))
@@ -255,19 +255,49 @@ fn invalid(message: String) -> ToolError {
 }
 
 fn run(request: &Request<'_>) -> Result<DateTimeOutput, ToolError> {
-    check_arguments(request)?;
-    let tz = find_time_zone(request.time_zone)?;
-    let start = match request.datetime {
-        Some(text) => read_datetime(text, "datetime", &tz)?,
-        None => Timestamp::now().to_zoned_datetime(tz.clone()),
+    // Every problem of the arguments in one error, as the schema check reports them: each round
+    // trip costs a model a step.
+    let mut problems = check_arguments(request);
+    let tz = find_time_zone(request.time_zone)
+        .map_err(|error| problems.push(error))
+        .ok();
+    let read = |text: Option<&str>, argument: &str, problems: &mut Vec<ToolError>| {
+        let (text, tz) = (text?, tz.as_ref()?);
+        read_datetime(text, argument, tz)
+            .map_err(|error| problems.push(error))
+            .ok()
     };
+    let start = read(request.datetime, "datetime", &mut problems);
+    let other = match request.operation {
+        Operation::Difference => read(request.other, "other", &mut problems),
+        _ => None,
+    };
+    let parsed_span = match (request.operation, request.span) {
+        (Operation::Add | Operation::Subtract, Some(text)) => {
+            read_span(text).map_err(|error| problems.push(error)).ok()
+        }
+        _ => None,
+    };
+    if problems.len() == 1 {
+        return Err(problems.remove(0));
+    }
+    if !problems.is_empty() {
+        let messages: Vec<&str> = problems.iter().map(ToolError::message).collect();
+        return Err(invalid(messages.join("; ")));
+    }
+    let Some(tz) = tz else {
+        return Err(invalid("`time_zone` could not be read".to_owned()));
+    };
+    let start = start.unwrap_or_else(|| Timestamp::now().to_zoned_datetime(tz.clone()));
     let mut span = None;
     let mut seconds = None;
     let result = match request.operation {
         Operation::Now | Operation::Parse | Operation::Format => start,
         Operation::Add | Operation::Subtract => {
             let text = request.span.unwrap_or_default();
-            let mut parsed = read_span(text)?;
+            let Some(mut parsed) = parsed_span else {
+                return Err(invalid("`span` could not be read".to_owned()));
+            };
             if request.operation == Operation::Subtract {
                 parsed = parsed.negate();
             }
@@ -290,7 +320,9 @@ fn run(request: &Request<'_>) -> Result<DateTimeOutput, ToolError> {
             })?
         }
         Operation::Difference => {
-            let other = read_datetime(request.other.unwrap_or_default(), "other", &tz)?;
+            let Some(other) = other else {
+                return Err(invalid("`other` could not be read".to_owned()));
+            };
             let between = start.until((Unit::Year, &other)).map_err(|err| {
                 invalid(format!(
                     "cannot measure from {} to {}: {err}",
@@ -319,43 +351,45 @@ fn run(request: &Request<'_>) -> Result<DateTimeOutput, ToolError> {
 }
 
 /// Each operation's required arguments are present, and `span` and `other` are given only to the
-/// operations that read them: a model that passes one elsewhere has misread the tool.
-fn check_arguments(request: &Request<'_>) -> Result<(), ToolError> {
+/// operations that read them (a model that passes one elsewhere has misread the tool): every
+/// problem found.
+fn check_arguments(request: &Request<'_>) -> Vec<ToolError> {
     let operation = request.operation;
     let name = operation.as_str();
     let missing = |argument: &str, example: &str| {
-        Err(invalid(format!(
+        invalid(format!(
             "`{name}` needs `{argument}`; pass one such as {example}"
-        )))
+        ))
     };
+    let mut problems = Vec::new();
     match operation {
         Operation::Parse if request.datetime.is_none() => {
-            return missing("datetime", "`2024-03-10T14:30:00Z`");
+            problems.push(missing("datetime", "`2024-03-10T14:30:00Z`"));
         }
         Operation::Format if request.format.is_none() => {
-            return missing("format", "`%Y-%m-%d %H:%M`");
+            problems.push(missing("format", "`%Y-%m-%d %H:%M`"));
         }
         Operation::Add | Operation::Subtract if request.span.is_none() => {
-            return missing("span", "`P1DT2H` or `2 hours`");
+            problems.push(missing("span", "`P1DT2H` or `2 hours`"));
         }
         Operation::Difference if request.other.is_none() => {
-            return missing("other", "`2024-12-25T00:00:00Z`");
+            problems.push(missing("other", "`2024-12-25T00:00:00Z`"));
         }
         _ => {}
     }
     if request.span.is_some() && !matches!(operation, Operation::Add | Operation::Subtract) {
-        return Err(invalid(format!(
+        problems.push(invalid(format!(
             "`span` is only read by `add` and `subtract`, not `{name}`; leave it out or change \
              `operation`"
         )));
     }
     if request.other.is_some() && operation != Operation::Difference {
-        return Err(invalid(format!(
+        problems.push(invalid(format!(
             "`other` is only read by `difference`, not `{name}`; leave it out or change \
              `operation`"
         )));
     }
-    Ok(())
+    problems
 }
 
 /// The time zone named `name`, or an error with the closest names.
@@ -639,6 +673,45 @@ mod tests {
     fn assert_error(request: &Request<'_>, needle: &str) {
         let message = error(request);
         assert!(message.contains(needle), "{message:?} lacks {needle:?}");
+    }
+
+    #[test]
+    fn every_problem_of_the_arguments_is_in_one_error() {
+        // What a small model sent under strict mode: `other` filled in, a time zone misspelt,
+        // a date that is no date. All three, in one 1001.
+        let message = error(&Request {
+            datetime: Some("next blursday"),
+            time_zone: "Europe/Pariss",
+            other: Some("2024-12-25T00:00:00Z"),
+            ..request(Operation::Parse)
+        });
+        assert!(
+            message.contains("`other` is only read by `difference`"),
+            "{message}"
+        );
+        assert!(message.contains("Europe/Paris"), "{message}");
+        assert!(message.contains("; "), "{message}");
+        let message = error(&Request {
+            span: Some("2 fortnights and a bit"),
+            other: Some("2024-12-25T00:00:00Z"),
+            time_zone: "Mars/Olympus",
+            ..request(Operation::Add)
+        });
+        assert!(
+            message.contains("`other` is only read by `difference`"),
+            "{message}"
+        );
+        assert!(message.contains("Mars/Olympus"), "{message}");
+        assert!(message.contains("2 fortnights"), "{message}");
+        // One problem keeps its own error as it was.
+        let message = error(&Request {
+            other: Some("2024-12-25T00:00:00Z"),
+            ..request(Operation::Now)
+        });
+        assert_eq!(
+            message,
+            "`other` is only read by `difference`, not `now`; leave it out or change `operation`"
+        );
     }
 
     fn parse(text: &'static str, time_zone: &'static str) -> DateTimeOutput {

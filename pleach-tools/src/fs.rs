@@ -18,7 +18,7 @@
 //!     .await
 //!     .unwrap();
 //! let out = fs_read::definition().call(r#"{"path": "notes/today.md"}"#, ctx()).await.unwrap();
-//! assert_eq!(out["content"], "- ship it\n");
+//! assert_eq!(out.value()["content"], "- ship it\n");
 //!
 //! let err = fs_read::definition().call(r#"{"path": "../etc/passwd"}"#, ctx()).await.unwrap_err();
 //! assert_eq!(err.code().as_u16(), 1001);
@@ -69,6 +69,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
+use pleach_core::content::{self, ContentBlock, ToolOutput};
 use pleach_core::schemars::JsonSchema;
 use pleach_core::serde::Serialize;
 use pleach_core::{ToolContext, ToolError, tool, unified_tool};
@@ -148,7 +149,7 @@ impl FsConfig {
     /// let config = FsConfig::from_dir(root);
     /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
     /// let out = fs_read(ctx, "hello.txt".to_owned(), None, None).await.unwrap();
-    /// assert_eq!(out.content, "hi");
+    /// assert_eq!(out.structured.unwrap().content, "hi");
     /// # }
     /// ```
     pub fn from_dir(root: Dir) -> FsConfig {
@@ -178,7 +179,7 @@ impl FsConfig {
     /// assert_eq!(err.code().as_u16(), 1001);
     /// assert!(err.message().contains("over the read limit of 4"));
     ///
-    /// let part = fs_read(ctx, "digits.txt".to_owned(), Some(0), None).await.unwrap();
+    /// let part = fs_read(ctx, "digits.txt".to_owned(), Some(0), None).await.unwrap().structured.unwrap();
     /// assert_eq!((part.content.as_str(), part.next_offset), ("0123", Some(4)));
     /// # }
     /// ```
@@ -268,7 +269,7 @@ fn config<'c>(ctx: &'c ToolContext, tool: &str) -> Result<&'c FsConfig, ToolErro
 /// let ctx = ToolContext::new("call_1").with_scope(Extensions::new().with(config), SessionState::new());
 ///
 /// // Offset 2 falls inside `é`: the part starts after it.
-/// let out = fs_read(ctx, "greeting.txt".to_owned(), Some(2), None).await.unwrap();
+/// let out = fs_read(ctx, "greeting.txt".to_owned(), Some(2), None).await.unwrap().structured.unwrap();
 /// assert_eq!(out.content, "llo");
 /// assert_eq!((out.offset, out.bytes, out.size), (3, 3, 6));
 /// assert_eq!(out.next_offset, None); // read to the end
@@ -297,11 +298,18 @@ pub struct FsReadOutput {
     /// Where the next part starts, when there is more after `content`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<u64>,
+    /// For an image or a PDF read whole: its MIME type, read from its first bytes (not its
+    /// name). The file is then the result's content block, and `content` is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
 }
 
 /// Reads a UTF-8 text file under the root directory; for example `{"path": "notes/today.md"}`
 /// gives `{"path": "notes/today.md", "content": "- ship it\n", "offset": 0, "bytes": 10, "size":
 /// 10}`.
+///
+/// An image (PNG, JPEG, GIF, WebP, …) or a PDF read whole comes back as a content block the
+/// model sees, its MIME type sniffed from the bytes, not the name (`mime_type` in the result).
 ///
 /// `path` is relative to the root (no `..`, not absolute). Files up to the host's limit (1 MiB
 /// by default) are read whole; read a larger one in parts with `offset` (a byte offset) and
@@ -316,7 +324,7 @@ pub async fn fs_read(
     #[arg(description = "Bytes to read, at most the host's read limit", min = 1)] length: Option<
         u64,
     >,
-) -> Result<FsReadOutput, ToolError> {
+) -> Result<ToolOutput<FsReadOutput>, ToolError> {
     let config = config(&ctx, "fs_read")?;
     let (root, max) = (config.root.clone(), config.max_read_bytes);
     relative_path("path", &path)?;
@@ -340,7 +348,7 @@ fn read(
     offset: Option<u64>,
     length: Option<u64>,
     max: u64,
-) -> Result<FsReadOutput, ToolError> {
+) -> Result<ToolOutput<FsReadOutput>, ToolError> {
     let (mut file, size) = open_regular_file(root, path)?;
     let failed = |err: io::Error| io_error(&err, "read", path, root);
     let start = offset.unwrap_or(0);
@@ -364,18 +372,53 @@ fn read(
     file.take(wanted.saturating_add(3))
         .read_to_end(&mut bytes)
         .map_err(failed)?;
+    if start == 0
+        && bytes.len() as u64 == size
+        && let Some(mime) = media_type(&bytes)
+    {
+        let listed = FsReadOutput {
+            path: path.to_owned(),
+            content: String::new(),
+            offset: 0,
+            bytes: size,
+            size,
+            next_offset: None,
+            mime_type: Some(mime.to_owned()),
+        };
+        return Ok(ToolOutput::new(listed).block(media_block(bytes, mime, path)));
+    }
     let (skipped, text) = utf8_part(&bytes, start > 0, wanted, path, start)?;
     let offset = start + skipped;
     let len = text.len() as u64;
     let end = offset + len;
-    Ok(FsReadOutput {
+    Ok(ToolOutput::new(FsReadOutput {
         path: path.to_owned(),
         content: text,
         offset,
         bytes: len,
         size,
         next_offset: (end < size).then_some(end),
-    })
+        mime_type: None,
+    }))
+}
+
+/// The MIME type of a file the model should see as a content block: an image or a PDF, by its
+/// magic number.
+fn media_type(bytes: &[u8]) -> Option<&'static str> {
+    content::sniff_mime(bytes)
+        .filter(|mime| mime.starts_with("image/") || *mime == "application/pdf")
+}
+
+/// The file's bytes as a block (moved, not copied): an image, or a PDF named after the file.
+fn media_block(bytes: Vec<u8>, mime: &'static str, path: &str) -> ContentBlock {
+    if mime.starts_with("image/") {
+        return ContentBlock::image(bytes, mime);
+    }
+    let mut media = content::Media::new(bytes, mime);
+    media.name = Path::new(path)
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned());
+    content::Block::File(media).into()
 }
 
 /// The text of `bytes[..wanted]`, whole characters only: leading bytes that continue a character
@@ -876,7 +919,9 @@ mod tests {
         async fn call(&self, tool: &ToolDefinition, args: Value) -> Result<Value, ToolError> {
             let ctx =
                 ToolContext::new("call_1").with_scope(self.extensions.clone(), SessionState::new());
-            tool.call(&args.to_string(), ctx).await
+            tool.call(&args.to_string(), ctx)
+                .await
+                .map(|out| out.value().clone())
         }
 
         async fn read(&self, args: Value) -> Result<Value, ToolError> {
@@ -1098,6 +1143,44 @@ mod tests {
             fx.read(json!({"path": "a.txt/inner.txt"})).await,
             "goes through a file as if it were a directory",
         );
+    }
+
+    #[tokio::test]
+    async fn an_image_or_a_pdf_comes_back_as_a_block_by_its_bytes_not_its_name() {
+        let fx = Fixture::new();
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x02\0\0\0\x01".to_vec();
+        // Named as text: the bytes say PNG.
+        std::fs::write(fx.path("shot.txt"), &png).unwrap();
+        std::fs::write(fx.path("report.bin"), b"%PDF-1.7\n%\xe2\xe3").unwrap();
+        let ctx = ToolContext::new("c1").with_scope(fx.extensions.clone(), SessionState::new());
+        let out = fs_read(ctx.clone(), "shot.txt".to_owned(), None, None)
+            .await
+            .unwrap();
+        let listed = out.structured.as_ref().unwrap();
+        assert_eq!(listed.mime_type.as_deref(), Some("image/png"));
+        assert_eq!(
+            (listed.content.as_str(), listed.size),
+            ("", png.len() as u64)
+        );
+        let media = out.content[0].media().unwrap();
+        assert_eq!(
+            (media.mime_type.as_str(), &media.data[..]),
+            ("image/png", &png[..])
+        );
+        assert_eq!(out.content[0].kind(), "image");
+
+        let pdf = fs_read(ctx.clone(), "report.bin".to_owned(), None, None)
+            .await
+            .unwrap();
+        assert_eq!(pdf.content[0].kind(), "file");
+        assert_eq!(
+            pdf.content[0].media().unwrap().name.as_deref(),
+            Some("report.bin")
+        );
+
+        // A part of an image is not an image: read by offset, its bytes are not text.
+        let part = fs_read(ctx, "shot.txt".to_owned(), Some(0), Some(4)).await;
+        assert!(part.unwrap_err().message().contains("not UTF-8 text"));
     }
 
     #[tokio::test]

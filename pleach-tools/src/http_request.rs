@@ -39,6 +39,7 @@
 
 use std::fmt;
 
+use pleach_core::content::ToolOutput;
 use pleach_core::schemars::JsonSchema;
 use pleach_core::serde::Deserialize;
 use pleach_core::{ToolContext, ToolError, unified_tool};
@@ -467,7 +468,9 @@ impl Method {
 /// be reached, over http or https, and never local, private or reserved addresses. Redirects are
 /// followed (5 at most by default); a 303, or a 301 or 302 after a POST, continues as a GET. The
 /// response body is text when it is UTF-8 and base64 otherwise, cut at a size limit (256 KiB by
-/// default) with `truncated` true. A status such as 404 is returned like any other.
+/// default) with `truncated` true; an image or a PDF within the limit comes back as a content
+/// block the model sees (`body_encoding` `content`). A status such as 404 is returned like any
+/// other.
 #[unified_tool(
     safety_tier = "standard",
     category = "network",
@@ -485,7 +488,7 @@ pub async fn http_request(
     headers: Option<Vec<Header>>,
     #[arg(description = "The request body, sent as is; set `content-type` in `headers`")]
     body: Option<String>,
-) -> Result<HttpResponse, ToolError> {
+) -> Result<ToolOutput<HttpResponse>, ToolError> {
     let Some(config) = ctx.get::<HttpRequestConfig>() else {
         return Err(unconfigured());
     };
@@ -507,6 +510,7 @@ pub async fn http_request(
         &ctx.signal,
     )
     .await
+    .map(net::into_output)
 }
 
 /// The refusal when no host is allowed: nothing the model can change, so not recoverable, and
@@ -619,6 +623,7 @@ mod tests {
         http_request::definition()
             .call(&args.to_string(), ctx)
             .await
+            .map(|out| out.value().clone())
     }
 
     /// The result of the call `args`, which must succeed.

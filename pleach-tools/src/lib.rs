@@ -24,8 +24,8 @@
 //!     .call(r#"{"value": 5, "from": "km", "to": "mi"}"#, ToolContext::new("call_1"))
 //!     .await
 //!     .unwrap();
-//! assert_eq!(out["value"], 3.10685596119);
-//! assert_eq!(out["dimension"], "length");
+//! assert_eq!(out.value()["value"], 3.10685596119);
+//! assert_eq!(out.value()["dimension"], "length");
 //! # });
 //! ```
 //!
@@ -74,7 +74,7 @@
 //! the opt-in ones are always asked for by name:
 //!
 //! ```toml
-//! pleach-tools = { version = "0.1", default-features = false, features = ["math", "shell"] }
+//! pleach-tools = { version = "0.2", default-features = false, features = ["math", "shell"] }
 //! ```
 //!
 //! Batching is what [`infer_batching_strategy`](https://docs.rs/pleach-core/latest/pleach_core/batch/fn.infer_batching_strategy.html) gives each
@@ -266,8 +266,52 @@ pub fn tool_names() -> &'static [&'static str] {
     ]
 }
 
+/// The tools of this build that are safe to run twice: they read (`fs_read`, `fs_list`,
+/// `text_search`, `url_fetch`) or only compute (`math`, `unit_convert`, `datetime`,
+/// `parse_structured`), so a call whose first run's end is unknown (a durable worker died
+/// mid-call) may run again. What a host declares with
+/// [`RuntimeBuilder::idempotent`](https://docs.rs/pleach-core/latest/pleach_core/session/struct.RuntimeBuilder.html#method.idempotent)
+/// (`pleach` does for the catalog). The rest change something (`fs_write`, `shell_exec`,
+/// `http_request`, `scratchpad`'s `set` and `delete`): a lost call of one ends with 1018.
+///
+/// ```
+/// let safe: Vec<&str> = pleach_tools::idempotent_tool_names().collect();
+/// # #[cfg(all(feature = "fs", feature = "math"))] {
+/// assert!(safe.contains(&"fs_read") && safe.contains(&"math"));
+/// assert!(!safe.contains(&"fs_write"));
+/// # }
+/// ```
+pub fn idempotent_tool_names() -> impl Iterator<Item = &'static str> {
+    const SAFE_TWICE: &[&str] = &[
+        "math",
+        "unit_convert",
+        "datetime",
+        "parse_structured",
+        "text_search",
+        "fs_read",
+        "fs_list",
+        "url_fetch",
+    ];
+    tool_names()
+        .iter()
+        .copied()
+        .filter(|name| SAFE_TWICE.contains(name))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_idempotent_tools_are_the_reads_and_pure_ones_of_this_build() {
+        let safe: Vec<&str> = super::idempotent_tool_names().collect();
+        #[cfg(all(feature = "fs", feature = "math", feature = "datetime"))]
+        for name in ["fs_read", "fs_list", "math", "datetime"] {
+            assert!(safe.contains(&name), "{name}");
+        }
+        #[cfg(feature = "fs")]
+        assert!(!safe.contains(&"fs_write"));
+        assert!(!safe.contains(&"scratchpad"));
+    }
+
     #[test]
     fn every_named_tool_is_registered_after_link() {
         super::link();

@@ -16,7 +16,7 @@
 //!     .await
 //!     .unwrap();
 //! let out = tool.call(r#"{"operation": "get", "key": "plan"}"#, ctx()).await.unwrap();
-//! assert_eq!(out["value"], "1. read 2. sum");
+//! assert_eq!(out.value()["value"], "1. read 2. sum");
 //! // The host sees the same notes.
 //! assert_eq!(session.get_or_default::<Scratchpad>().get("plan").as_deref(), Some("1. read 2. sum"));
 //!
@@ -794,7 +794,7 @@ mod tests {
             .call(r#"{"operation":"get","key":"k"}"#, ctx(&first))
             .await
             .unwrap();
-        assert_eq!(out["value"], "one");
+        assert_eq!(out.value()["value"], "one");
         let err = tool
             .call(r#"{"operation":"get","key":"k"}"#, ctx(&second))
             .await

@@ -16,8 +16,8 @@
 //!     .call(r#"{"program": "echo", "args": ["$(whoami);", "*"]}"#, ctx.clone())
 //!     .await
 //!     .unwrap();
-//! assert_eq!(out["stdout"], "$(whoami); *\n");
-//! assert_eq!(out["exit_code"], 0);
+//! assert_eq!(out.value()["stdout"], "$(whoami); *\n");
+//! assert_eq!(out.value()["exit_code"], 0);
 //!
 //! let err = shell_exec::definition()
 //!     .call(r#"{"program": "rm", "args": ["-rf", "."]}"#, ctx)
@@ -764,6 +764,7 @@ mod tests {
             shell_exec::definition()
                 .call(&args.to_string(), self.ctx())
                 .await
+                .map(|out| out.value().clone())
         }
 
         #[track_caller]

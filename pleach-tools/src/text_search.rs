@@ -14,7 +14,7 @@
 //!     )
 //!     .await
 //!     .unwrap();
-//! let found = &out["matches"][0];
+//! let found = &out.value()["matches"][0];
 //! assert_eq!(found["text"], "total: 42");
 //! // `é` is two bytes and one character: the offsets differ from there on.
 //! assert_eq!((found["byte_start"].as_u64(), found["char_start"].as_u64()), (Some(6), Some(5)));
@@ -1151,7 +1151,7 @@ mod tests {
             .call(r#"{"query":"error","key":"log"}"#, ctx())
             .await
             .unwrap();
-        assert_eq!(out["matches"][0]["line"], 2);
+        assert_eq!(out.value()["matches"][0]["line"], 2);
         let err = tool
             .call(r#"{"query":"error","key":"logs"}"#, ctx())
             .await

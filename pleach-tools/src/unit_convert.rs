@@ -369,13 +369,28 @@ fn invalid(message: String) -> ToolError {
 }
 
 fn convert(value: f64, from: &str, to: &str) -> Result<UnitConversion, ToolError> {
-    if !value.is_finite() {
-        return Err(invalid(format!(
+    // The checks that do not depend on each other report together: a model fixes all at once.
+    let finite = if value.is_finite() {
+        Ok(())
+    } else {
+        Err(invalid(format!(
             "`value` must be a finite number, got {value}"
-        )));
-    }
-    let from_unit = find_unit(from, "from")?;
-    let to_unit = find_unit(to, "to")?;
+        )))
+    };
+    let (from_unit, to_unit) = match (finite, find_unit(from, "from"), find_unit(to, "to")) {
+        (Ok(()), Ok(from_unit), Ok(to_unit)) => (from_unit, to_unit),
+        (finite, from_unit, to_unit) => {
+            let mut problems: Vec<ToolError> = [finite.err(), from_unit.err(), to_unit.err()]
+                .into_iter()
+                .flatten()
+                .collect();
+            if problems.len() == 1 {
+                return Err(problems.remove(0));
+            }
+            let messages: Vec<&str> = problems.iter().map(ToolError::message).collect();
+            return Err(invalid(messages.join("; ")));
+        }
+    };
     let dimension = from_unit.dimension;
     if to_unit.dimension != dimension {
         return Err(invalid(format!(
@@ -560,6 +575,22 @@ mod tests {
     fn assert_error(value: f64, from: &str, to: &str, needle: &str) {
         let message = error(value, from, to);
         assert!(message.contains(needle), "{message:?} lacks {needle:?}");
+    }
+
+    #[test]
+    fn every_unreadable_argument_is_in_one_error() {
+        let message = error(f64::NAN, "kilomter", "mille");
+        assert!(
+            message.contains("`value` must be a finite number"),
+            "{message}"
+        );
+        assert!(message.contains("kilomter"), "{message}");
+        assert!(message.contains("mille"), "{message}");
+        let message = error(1.0, "kilomter", "zzzzzz");
+        assert!(
+            message.contains("kilomter") && message.contains("zzzzzz"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -39,6 +39,7 @@
 //! # let _ = runtime;
 //! ```
 
+use pleach_core::content::ToolOutput;
 use pleach_core::{ToolContext, ToolError, tool};
 use reqwest::Method;
 use reqwest::header::HeaderMap;
@@ -127,7 +128,8 @@ impl UrlFetchConfig {
 /// (`localhost`, `127.0.0.1`, `10.0.0.0/8`, `169.254.169.254`, …) are refused however they are
 /// written, and so is a redirect to one. Redirects are followed (5 at most by default). The body
 /// is text when it is UTF-8 and base64 otherwise, cut at a size limit (256 KiB by default) with
-/// `truncated` true. A status such as 404 is returned like any other; the call fails when the URL
+/// `truncated` true; an image or a PDF within the limit comes back as a content block the model
+/// sees (`body_encoding` `content`, by its bytes, not its `content-type`). A status such as 404 is returned like any other; the call fails when the URL
 /// is refused, the host cannot be reached, or the fetch takes longer than its time limit (30 s by
 /// default).
 #[tool]
@@ -137,7 +139,7 @@ pub async fn url_fetch(
         description = "The absolute http or https URL to fetch, e.g. `https://example.com/page`"
     )]
     url: String,
-) -> Result<HttpResponse, ToolError> {
+) -> Result<ToolOutput<HttpResponse>, ToolError> {
     let default = UrlFetchConfig::new();
     let config = ctx.get::<UrlFetchConfig>().unwrap_or(&default);
     let request = Outgoing {
@@ -155,6 +157,7 @@ pub async fn url_fetch(
         &ctx.signal,
     )
     .await
+    .map(net::into_output)
 }
 
 #[cfg(test)]
@@ -183,6 +186,7 @@ mod tests {
         url_fetch::definition()
             .call(&json!({ "url": url }).to_string(), ctx)
             .await
+            .map(|out| out.value().clone())
     }
 
     /// The result of fetching `url`, which must succeed.
@@ -262,7 +266,7 @@ mod tests {
         assert!(refusal(strict, &"strict").contains("loopback"));
         let open = outcome(build(Runtime::builder().provide(reaching(&server)))).await;
         let out = open.unwrap_or_else(|err| panic!("{err}"));
-        assert_eq!(out["body"], "hello");
+        assert_eq!(out.value()["body"], "hello");
         assert_eq!(server.requests().len(), 1);
     }
 
@@ -333,6 +337,25 @@ mod tests {
         assert_eq!(out["body"], "aé");
         assert_eq!(out["body_encoding"], "text");
         assert_eq!(out["truncated"], true);
+    }
+
+    #[tokio::test]
+    async fn an_image_body_is_a_content_block_by_its_bytes() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+        let body = png.clone();
+        let server =
+            TestServer::start(move |_| Reply::ok("application/octet-stream", body.clone())).await;
+        let out = url_fetch::definition()
+            .call(
+                &json!({ "url": server.url("/shot") }).to_string(),
+                context(reaching(&server)),
+            )
+            .await
+            .unwrap();
+        assert_eq!(out.value()["body_encoding"], "content");
+        assert_eq!(out.value()["body"], "");
+        assert_eq!(out.content[0].kind(), "image");
+        assert_eq!(out.content[0].media().unwrap().data, png);
     }
 
     #[tokio::test]

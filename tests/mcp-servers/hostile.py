@@ -39,16 +39,20 @@
 #   silent         reads stdin until it closes, never writes to stdout (not even for initialize).
 #   dies-mid-call  die (no params): exits with status 3 at once, without answering.
 #                  ok (no params): text `ok`.
+#   image          shot (no params): a text block `home page`, then an image block (a PNG header
+#                  and 100,000 bytes; `data` as below, `mimeType` `image/png`, annotations
+#                  {audience: [user], priority: 0.5}).
 #   list-changed   ping (as in normal) and grow (no params): the first call adds tool `grown` (no
 #                  params, text `grown`) and sends notifications/tools/list_changed, then every
 #                  call answers text `grew` (later calls change nothing and notify nothing).
 # The server exits 0 when stdin closes.
+import base64
 import json
 import os
 import sys
 import threading
 
-MODES = ("normal", "bad-schema", "many-tools", "huge-result", "never-answers", "silent", "dies-mid-call", "list-changed")
+MODES = ("normal", "bad-schema", "many-tools", "huge-result", "never-answers", "silent", "dies-mid-call", "image", "list-changed")
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 
 NO_PARAMS = {"type": "object", "properties": {}}
@@ -233,6 +237,21 @@ class NeverAnswers(Mode):
         pass
 
 
+class Image(Mode):
+    DATA = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(i % 251 for i in range(100000))).decode()
+
+    def __init__(self):
+        super().__init__()
+        self.tools = [tool("shot", "Takes a screenshot.")]
+
+    def call(self, rid, name, arguments):
+        answer(rid, {"content": [
+            {"type": "text", "text": "home page"},
+            {"type": "image", "data": self.DATA, "mimeType": "image/png",
+             "annotations": {"audience": ["user"], "priority": 0.5}},
+        ]})
+
+
 class DiesMidCall(Mode):
     def __init__(self):
         super().__init__()
@@ -342,6 +361,7 @@ def main():
         "never-answers": NeverAnswers,
         "silent": Mode,
         "dies-mid-call": DiesMidCall,
+        "image": Image,
         "list-changed": ListChanged,
     }[name]()
     silent = name == "silent"

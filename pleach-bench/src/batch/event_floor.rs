@@ -45,13 +45,15 @@ async fn step(calls: Vec<ToolCall>) -> (Vec<ToolResult>, Vec<Message>, usize) {
     for (index, call) in calls.into_iter().enumerate() {
         let outcome = match serde_json::from_str::<Args>(call.arguments()) {
             Ok(args) => serde_json::to_value(read_noop(args.n).await)
+                .map(pleach_core::ToolOutput::new)
                 .map_err(|error| pleach_core::ToolError::failed(error.to_string())),
             Err(error) => Err(pleach_core::ToolError::failed(error.to_string())),
         };
         if let Ok(result) = &outcome {
             sender.send(ToolEvent::Completed {
                 tool_call: call.clone(),
-                result: result.clone(),
+                result: result.value().clone(),
+                content: Vec::new(),
             });
         }
         conversation.push(Message::tool_result(&call, &outcome));
@@ -80,9 +82,10 @@ impl Contender for EventFloor {
         let (results, conversation, read) =
             runtime.block_on(step(super::pleach_turn::new_calls(CALLS)));
         let expected = CALLS as usize;
-        let all_ok = (0..CALLS)
-            .zip(&results)
-            .all(|(i, result)| result.outcome == Ok(serde_json::Value::from(i)));
+        let all_ok = (0..CALLS).zip(&results).all(|(i, result)| {
+            result.outcome.as_ref().map(pleach_core::ToolOutput::value)
+                == Ok(&serde_json::Value::from(i))
+        });
         if results.len() != expected
             || conversation.len() != expected
             || read != 2 * expected

@@ -95,7 +95,8 @@ impl Contender for TurnOfCalls {
             return Err(format!("{} results for {CALLS} calls", results.len()));
         }
         for (i, result) in (0..CALLS).zip(&results) {
-            if result.tool_call.id() != format!("c{i}") || result.outcome != Ok(Value::from(i)) {
+            let value = result.outcome.as_ref().map(pleach_core::ToolOutput::value);
+            if result.tool_call.id() != format!("c{i}") || value != Ok(&Value::from(i)) {
                 return Err(format!(
                     "result {i} is {:?} for call `{}`",
                     result.outcome,

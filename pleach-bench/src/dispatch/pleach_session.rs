@@ -79,7 +79,7 @@ impl Contender for SessionDispatch {
             .iter()
             .map(pleach_core::ToolEvent::event_type)
             .collect();
-        if result.outcome != Ok(Value::from(3)) {
+        if result.outcome.as_ref().map(pleach_core::ToolOutput::value) != Ok(&Value::from(3)) {
             return Err(format!("{:?}", result.outcome));
         }
         if types != ["tool.started", "tool.completed"] {
@@ -131,6 +131,7 @@ impl EventFloor {
         self.sender.send(ToolEvent::Completed {
             tool_call: call,
             result: result.clone(),
+            content: Vec::new(),
         });
         Ok(result)
     }
@@ -255,9 +256,11 @@ impl PipelinePart {
     }
 }
 
-fn expect_three<E: std::fmt::Debug>(outcome: Result<Value, E>) -> Result<(), String> {
+fn expect_three<E: std::fmt::Debug>(
+    outcome: Result<pleach_core::ToolOutput, E>,
+) -> Result<(), String> {
     match outcome {
-        Ok(value) if value == 3 => {
+        Ok(value) if *value.value() == 3 => {
             black_box(value);
             Ok(())
         }

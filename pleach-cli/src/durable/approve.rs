@@ -35,7 +35,8 @@ pub(crate) struct Args {
     temporal: String,
 }
 
-/// Sends the decision; exit 1 when it is refused.
+/// Sends the decision; exit 1 when it is refused: no such call waits, its approval expired,
+/// another decision on it is on its way (the first is final), or the fingerprint is another's.
 pub(crate) async fn run(args: Args) -> Outcome {
     let action = match (args.accept, args.edit, args.reject) {
         (true, _, _) => Action::Accept,

@@ -38,7 +38,12 @@ pub(crate) struct Args {
     /// default: for ever).
     #[arg(long, value_name = "DURATION", requires = "temporal", value_parser = duration::positive)]
     approval_expiry: Option<Duration>,
-    /// Starts the conversation, prints its id and returns (follow it with `pleach status`).
+    /// How long a worker may go silent mid-step or mid-call before another takes over: how long
+    /// the conversation stalls if its worker dies (`5s`; at least `1s`).
+    #[arg(long, value_name = "DURATION", requires = "temporal", value_parser = duration::positive)]
+    heartbeat_timeout: Option<Duration>,
+    /// Starts the conversation, prints its id (alone on stdout) and returns (follow it with
+    /// `pleach status`).
     #[arg(long, requires = "temporal")]
     detach: bool,
 }
@@ -72,10 +77,16 @@ pub(crate) async fn run(
     let mut lines = UserLines::new(message);
     let mut failed = false;
     while let Some(line) = lines.next().await? {
-        renderer.say("user", &line);
+        // Detached, stdout is the conversation's id alone: `id=$(pleach chat … --detach)`.
+        if !durable.detach {
+            renderer.say("user", &line);
+        }
         conversation.push(Message::User { content: line });
-        let input =
+        let mut input =
             ConversationInput::new(conversation.clone(), endpoint.clone()).options(options.clone());
+        if let Some(timeout) = durable.heartbeat_timeout {
+            input = input.heartbeat_timeout(timeout);
+        }
         let id = client
             .start(&durable.task_queue, durable.id.clone(), input)
             .await

@@ -14,7 +14,8 @@ pub(crate) struct Args {
     /// The Temporal service: `HOST:PORT`.
     #[arg(long, value_name = "HOST:PORT", env = "TEMPORAL_ADDRESS", default_value = super::DEFAULT_ADDRESS)]
     temporal: String,
-    /// Prints JSON: `{"state", "running", "pending": [interrupt…], "refused"}`.
+    /// Prints JSON: `{"state", "running", "pending": [interrupt…], "unapplied": [decision…],
+    /// "expired": [interrupt id…], "lastFailure", "refused"}`.
     #[arg(long)]
     json: bool,
 }
@@ -31,6 +32,9 @@ pub(crate) async fn run(args: Args) -> Outcome {
             "state": status.state,
             "running": status.running,
             "pending": status.waiting.pending,
+            "unapplied": status.unapplied,
+            "expired": status.expired,
+            "lastFailure": status.last_failure,
             "refused": status.waiting.refused,
         });
         outln!("{json}");
@@ -38,8 +42,19 @@ pub(crate) async fn run(args: Args) -> Outcome {
     }
     outln!("{}: {}", args.workflow, status.state);
     for interrupt in &status.waiting.pending {
+        // What a worker will do with it when it next runs the conversation.
+        let state = if status.is_expired(&interrupt.id) {
+            "expired (the call ends with 1016)".to_owned()
+        } else if let Some(decision) = status.unapplied(&interrupt.id) {
+            format!(
+                "decision sent, not yet applied ({})",
+                decision.action.name()
+            )
+        } else {
+            "waiting".to_owned()
+        };
         outln!(
-            "  waiting: call {} {} {} (fingerprint {})",
+            "  {state}: call {} {} {} (fingerprint {})",
             interrupt.tool_call.id(),
             interrupt.tool_call.name(),
             interrupt.tool_call.arguments(),
@@ -48,6 +63,9 @@ pub(crate) async fn run(args: Args) -> Outcome {
         for finding in &interrupt.findings {
             outln!("    {}", finding.reason);
         }
+    }
+    if let Some(failure) = &status.last_failure {
+        outln!("  last failure: {failure}");
     }
     if let Some(refused) = &status.waiting.refused {
         outln!("  last decision refused: {refused}");

@@ -60,6 +60,14 @@ pub(crate) struct HttpArgs {
     /// taking no more connections (default 0s): for load balancers that poll.
     #[arg(long, value_name = "DURATION", requires = "http", value_parser = duration::any)]
     drain_notice: Option<Duration>,
+    /// How long a connection may take to send a request's headers, and sit idle between
+    /// requests (default 30s); then it is closed.
+    #[arg(long, value_name = "DURATION", requires = "http", value_parser = duration::positive)]
+    header_timeout: Option<Duration>,
+    /// At most this many connections open at once (default 512); past it new ones wait to be
+    /// accepted.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: Option<u64>,
     /// At most this many calls at once; past it a request gets 503 with `Retry-After`.
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
     max_in_flight: Option<u64>,
@@ -171,6 +179,12 @@ fn options(args: &HttpArgs, address: SocketAddr) -> Result<HttpOptions, UsageErr
     }
     if let Some(notice) = args.drain_notice {
         options = options.drain_notice(notice);
+    }
+    if let Some(timeout) = args.header_timeout {
+        options = options.header_timeout(timeout);
+    }
+    if let Some(connections) = args.max_connections {
+        options = options.max_connections(usize::try_from(connections).unwrap_or(usize::MAX));
     }
     if args.insecure_no_auth {
         options = options.insecure_no_auth();

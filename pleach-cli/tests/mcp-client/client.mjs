@@ -84,6 +84,16 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let program;
 try {
   await second.connect(interrupted);
+  // An image read by fs_read reaches this client as an MCP image block (base64 data and its
+  // MIME type, sniffed from the bytes), not as JSON text.
+  const png = Buffer.concat([Buffer.from("89504e470d0a1a0a0000000d4948445200000002", "hex"), Buffer.alloc(64, 7)]);
+  fs.writeFileSync(path.join(root, "shot.bin"), png);
+  const read = await second.callTool({ name: "fs_read", arguments: { path: "shot.bin" } });
+  const images = read.content.filter((block) => block.type === "image");
+  assert.equal(images.length, 1, JSON.stringify(read));
+  assert.equal(images[0].mimeType, "image/png");
+  assert.deepEqual(Buffer.from(images[0].data, "base64"), png);
+  console.log(`ok: fs_read of a PNG is an image block (${png.length} bytes, byte-identical)`);
   const running = second
     .callTool({ name: "shell_exec", arguments: { program: "sh", args: ["-c", "echo $$ > pid; exec sleep 60"] } })
     .catch(() => {});

@@ -4,6 +4,7 @@
 # `initialize` handshake). Usage: python client.py PATH/TO/pleach (with `mcp` installed: .ci/run
 # installs it into a temporary venv). Exits 1 on any failure.
 import asyncio
+import base64
 import os
 import sys
 import tempfile
@@ -185,6 +186,16 @@ async def session(server, mode):
         await wait_gone(pid)
         result = await client.call_tool("math", {"expression": "1+1"})
         check(result.structured_content == {"result": 2.0}, result)
+
+        # An image read by fs_read reaches this client as an MCP image block (base64 data and
+        # its MIME type, sniffed from the bytes), not as JSON text.
+        png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x02\0\0\0\x01" + bytes(range(64))
+        (server.root / f"shot-{mode}.bin").write_bytes(png)
+        result = await client.call_tool("fs_read", {"path": f"shot-{mode}.bin"})
+        images = [block for block in result.content if block.type == "image"]
+        check(len(images) == 1, result)
+        check(images[0].mime_type == "image/png", images[0])
+        check(base64.b64decode(images[0].data) == png, "the image's bytes changed on the way")
 
 
 async def shutdown_mid_call(server):

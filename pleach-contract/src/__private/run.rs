@@ -1,11 +1,10 @@
 //! Reading the arguments and starting the fn: at once for a body that cannot suspend, boxed otherwise.
 
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-
+use crate::content::ToolOutput;
 use crate::error::ToolError;
 use crate::schema;
 use crate::tool::{Started, ToolContext};
+use serde::de::DeserializeOwned;
 
 /// Reads the arguments text into the tool's input.
 pub fn parse_input<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
@@ -22,7 +21,7 @@ pub fn context(ctx: &mut Option<ToolContext>) -> ToolContext {
 /// its name (generated code calls this with the fn's span).
 pub fn boxed<F>(future: F) -> Started
 where
-    F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
+    F: std::future::Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
 {
     Started::Running(Box::pin(future))
 }
@@ -32,7 +31,7 @@ where
 /// [`boxed`], so a tool compiles (or not) the same whichever way it is run.
 pub fn run_now<F>(future: F) -> Started
 where
-    F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
+    F: std::future::Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
 {
     let mut future = std::pin::pin!(future);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());

@@ -34,8 +34,8 @@
 //! let session = runtime.create_session(SessionOptions::enabled(["greet"])).unwrap();
 //! let first = session.call(ToolCall::new("c1", "greet", r#"{"who":"Ada"}"#)).await.outcome.unwrap();
 //! let second = session.call(ToolCall::new("c2", "greet", r#"{"who":"Alan"}"#)).await.outcome.unwrap();
-//! assert_eq!(first, "Hi, Ada (#1)");
-//! assert_eq!(second, "Hi, Alan (#2)");
+//! assert_eq!(first.value(), "Hi, Ada (#1)");
+//! assert_eq!(second.value(), "Hi, Alan (#2)");
 //! assert_eq!(*session.state::<Greeted>().0.lock().unwrap(), 2);
 //! # }
 //! ```

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::definition::{Check, DefinitionParts, Invoke, top_level_defaults};
 use super::{DefinitionError, DefinitionSite, Started, ToolContext, ToolDefinition};
+use crate::content::ToolOutput;
 use crate::error::ToolError;
 use crate::schema;
 
@@ -49,7 +50,7 @@ impl ToolDefinition {
     ///
     /// assert_eq!(search.input_schema()["required"], serde_json::json!(["query"]));
     /// let out = search.call(r#"{"query":"rust"}"#, ToolContext::new("c1")).await.unwrap();
-    /// assert_eq!(out["results"][1], "rust #1");
+    /// assert_eq!(out.value()["results"][1], "rust #1");
     /// let err = search.call(r#"{"query":"rust","limit":80}"#, ToolContext::new("c2")).await.unwrap_err();
     /// assert_eq!(err.path(), Some("/limit"));
     /// # }
@@ -167,7 +168,7 @@ impl ToolBuilder {
             let future = f(input, ctx.take().unwrap_or_else(ToolContext::detached));
             Ok(Started::Running(Box::pin(async move {
                 match future.await {
-                    Ok(output) => schema::output_to_value(&output),
+                    Ok(output) => schema::output_to_value(&output).map(ToolOutput::new),
                     Err(error) => Err(error.into()),
                 }
             })))
@@ -214,11 +215,12 @@ impl ToolBuilder {
     /// assert_eq!(input, json!({ "query": "rust", "limit": 10 }));
     /// # }
     /// ```
-    pub fn execute_json<E, F, Fut>(self, f: F) -> Result<ToolDefinition, DefinitionError>
+    pub fn execute_json<O, E, F, Fut>(self, f: F) -> Result<ToolDefinition, DefinitionError>
     where
         E: Into<ToolError>,
         F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, E>> + Send + 'static,
+        O: Into<ToolOutput>,
+        Fut: Future<Output = Result<O, E>> + Send + 'static,
     {
         let input_schema = self
             .input_schema
@@ -235,7 +237,7 @@ impl ToolBuilder {
             }
             let future = f(input, ctx.take().unwrap_or_else(ToolContext::detached));
             Ok(Started::Running(Box::pin(async move {
-                future.await.map_err(Into::into)
+                future.await.map(Into::into).map_err(Into::into)
             })))
         }));
         ToolDefinition::from_parts(DefinitionParts {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Started, ToolContext};
+use crate::content::ToolOutput;
 use crate::error::{ErrorCode, ToolError};
 use crate::schema::{self, CompiledSchema, ValidationResult};
 
@@ -463,10 +464,10 @@ impl ToolDefinition {
     ///     .execute(|input: Add, _ctx| async move { Ok::<_, ToolError>(input.a + input.b) })
     ///     .unwrap();
     /// let sum = add.call(r#"{"a":1,"b":2}"#, ToolContext::new("call_1")).await.unwrap();
-    /// assert_eq!(sum, 3);
+    /// assert_eq!(sum, serde_json::json!(3));
     /// # }
     /// ```
-    pub async fn call(&self, arguments: &str, ctx: ToolContext) -> Result<Value, ToolError> {
+    pub async fn call(&self, arguments: &str, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let output = self.start(arguments, Some(ctx))?.finish().await?;
         self.check_output(&output)?;
         Ok(output)
@@ -578,13 +579,16 @@ impl ToolDefinition {
         self.inner.in_place
     }
 
-    /// Validates a result against the output schema, if there is one (1002), unless the output
-    /// type already guarantees it.
+    /// Validates a result's structured part against the output schema, if there are both
+    /// (1002), unless the output type already guarantees it. Content blocks are not checked: the
+    /// schema describes the structured value alone, as MCP's `outputSchema` does.
     #[inline]
     #[doc(hidden)] // the runtime's seam (ARCHITECTURE.md, "Seams")
-    pub fn check_output(&self, output: &Value) -> Result<(), ToolError> {
-        match &self.inner.output {
-            Some(schema) if !self.inner.output_checked_by_type => schema.check_output(output),
+    pub fn check_output(&self, output: &ToolOutput) -> Result<(), ToolError> {
+        match (&self.inner.output, &output.structured) {
+            (Some(schema), Some(value)) if !self.inner.output_checked_by_type => {
+                schema.check_output(value)
+            }
             _ => Ok(()),
         }
     }

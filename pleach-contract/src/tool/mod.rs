@@ -41,19 +41,19 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use serde_json::Value;
-
+use crate::content::ToolOutput;
 use crate::error::{ErrorCode, ToolError};
 
-/// The future a tool's code returns: the result as JSON, or the tool's error.
+/// The future a tool's code returns: its result (JSON, content blocks or both), or the tool's
+/// error.
 ///
 /// ```
-/// use pleach_core::{ToolError, ToolFuture};
+/// use pleach_core::{ToolError, ToolFuture, ToolOutput};
 ///
-/// let future: ToolFuture = Box::pin(async { Ok::<_, ToolError>(serde_json::json!(1)) });
+/// let future: ToolFuture = Box::pin(async { Ok::<_, ToolError>(ToolOutput::new(serde_json::json!(1))) });
 /// # drop(future);
 /// ```
-pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'static>>;
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'static>>;
 
 /// A tool's code once started: already finished, or a future to drive.
 ///
@@ -63,7 +63,7 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Se
 #[doc(hidden)]
 pub enum Started {
     /// The code ran to the end while starting.
-    Ready(Result<Value, ToolError>),
+    Ready(Result<ToolOutput, ToolError>),
     /// The code's future, not polled yet.
     Running(ToolFuture),
 }
@@ -83,7 +83,7 @@ impl Started {
     /// The outcome, awaiting the future if there is one.
     #[inline]
     #[doc(hidden)] // the runtime's seam
-    pub async fn finish(self) -> Result<Value, ToolError> {
+    pub async fn finish(self) -> Result<ToolOutput, ToolError> {
         match self {
             Started::Ready(outcome) => outcome,
             Started::Running(future) => future.await,

@@ -4,7 +4,9 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
 use super::http;
-use super::{BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, WireFormat};
+use super::{
+    BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, ToolChoice, WireFormat,
+};
 use crate::providers::ProviderFormat;
 use crate::providers::anthropic::Anthropic;
 
@@ -25,14 +27,19 @@ const MAX_STRICT_UNIONS: usize = 16;
 /// message), the session's tools through the Anthropic schema profile; the key as `x-api-key`,
 /// and `anthropic-version: 2023-06-01`.
 ///
-/// Tools go in strict tool use (`"strict": true`, the schema through
+/// For Anthropic's own API (`api.anthropic.com`), tools go in strict tool use (`"strict": true`,
+/// the schema through
 /// [`Profile::AnthropicStrict`](crate::providers::Profile::AnthropicStrict); generally available,
-/// no beta header), so Claude's inputs are held to the schema as they are sampled. A tool goes
+/// no beta header), so Claude's inputs are held to the schema as they are sampled; any other
+/// base URL (a local server or a gateway speaking the Messages API) gets plain schemas. A tool goes
 /// without it (no `strict` field, its schema as it is), with a warning through `tracing` naming
 /// the tool and why, when strict mode cannot express its schema, or when it would take the
 /// request past Anthropic's limits for strict schemas together (20 tools, 24 optional
-/// properties, 16 unions; the tools are taken in name order). [`AnthropicClient::strict`] turns
-/// strict tool use off for all.
+/// properties, 16 unions; the tools are taken in name order). [`AnthropicClient::strict`] forces
+/// either.
+///
+/// The request carries the run's settings ([`ModelRequest`]): `system`, `max_tokens` (the run's,
+/// else the client's), `temperature`, `tool_choice`.
 ///
 /// ```
 /// use pleach_core::agent::AnthropicClient;
@@ -88,13 +95,14 @@ impl AnthropicClient {
         if model.trim().is_empty() {
             return Err(ModelError::Config("no model named".into()));
         }
+        let url = http::endpoint(base_url.as_ref(), "v1/messages")?;
         Ok(AnthropicClient {
             http: http::client()?,
-            url: http::endpoint(base_url.as_ref(), "v1/messages")?,
+            strict: http::honours_strict(&url, WireFormat::AnthropicMessages),
+            url,
             model,
             api_key: api_key.into(),
             max_tokens: crate::defaults::MAX_TOKENS,
-            strict: true,
             fallbacks: http::StrictFallbacks::default(),
         })
     }
@@ -121,7 +129,9 @@ impl AnthropicClient {
     }
 
     /// Sets `max_tokens`, the most a response may have (default
-    /// [`defaults::MAX_TOKENS`](crate::defaults::MAX_TOKENS), 4096).
+    /// [`defaults::MAX_TOKENS`](crate::defaults::MAX_TOKENS), 4096): the API requires one, so
+    /// this is sent when the run sets none
+    /// ([`AgentOptions::max_tokens`](crate::agent::AgentOptions::max_tokens)).
     ///
     /// ```
     /// # let client = pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap();
@@ -134,13 +144,16 @@ impl AnthropicClient {
         self
     }
 
-    /// Sends tools in strict tool use (`true`, the default) or not (`false`: every schema as it
-    /// is, no `strict` field), for a model or a gateway that does not take it.
+    /// Sends tools in strict tool use (`true`) or not (`false`: every schema as it is, no
+    /// `strict` field). Default: strict for Anthropic's own API (`api.anthropic.com`), plain
+    /// elsewhere.
     ///
     /// ```
-    /// # let client = pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap();
+    /// # let client = pleach_core::agent::AnthropicClient::new("https://api.anthropic.com", "m", "k").unwrap();
     /// assert!(client.is_strict());
     /// assert!(!client.strict(false).is_strict());
+    /// let local = pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap();
+    /// assert!(!local.is_strict());
     /// ```
     #[must_use]
     pub fn strict(mut self, strict: bool) -> Self {
@@ -152,7 +165,7 @@ impl AnthropicClient {
     ///
     /// ```
     /// # let client = pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap();
-    /// assert!(client.is_strict());
+    /// assert!(!client.is_strict());
     /// ```
     pub fn is_strict(&self) -> bool {
         self.strict
@@ -172,20 +185,34 @@ impl AnthropicClient {
     fn body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
         let mut body = json!({
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": request.max_tokens.unwrap_or(self.max_tokens),
             "stream": true,
             "messages": Anthropic.messages(request.conversation),
         });
+        if let Some(system) = request.system {
+            body["system"] = json!(system);
+        }
+        if let Some(temperature) = request.temperature {
+            body["temperature"] = json!(temperature);
+        }
         if !request.tools.is_empty() {
             let mut budget = StrictBudget::default();
             body["tools"] = http::request_tools(
                 &Anthropic,
                 "Anthropic API",
                 request.tools,
-                self.strict,
+                request.strict.unwrap_or(self.strict),
                 &self.fallbacks,
                 |strict| budget.take(&strict["input_schema"]),
             )?;
+            if let Some(choice) = request.tool_choice {
+                body["tool_choice"] = match choice {
+                    ToolChoice::Auto => json!({ "type": "auto" }),
+                    ToolChoice::Required => json!({ "type": "any" }),
+                    ToolChoice::None => json!({ "type": "none" }),
+                    ToolChoice::Tool(name) => json!({ "type": "tool", "name": name }),
+                };
+            }
         }
         Ok(body)
     }
@@ -325,8 +352,11 @@ mod tests {
             .unwrap()
     }
 
+    /// A client that goes strict, as it does for Anthropic's own API.
     fn client() -> AnthropicClient {
-        AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap()
+        AnthropicClient::new("http://127.0.0.1:9", "m", "k")
+            .unwrap()
+            .strict(true)
     }
 
     #[test]
@@ -416,5 +446,48 @@ mod tests {
             &mut nullable.1,
         );
         assert_eq!(nullable, (1, 2), "the `k` inside a branch is optional too");
+    }
+
+    #[test]
+    fn strict_tool_use_goes_by_the_endpoint_and_the_runs_settings_are_sent() {
+        let tools = [tool(
+            "math",
+            json!({ "type": "object", "properties": { "x": { "type": "string" } } }),
+        )];
+        let conversation = [Message::User {
+            content: "hi".into(),
+        }];
+        let request = ModelRequest::new(&conversation, &tools);
+        let anthropic = AnthropicClient::new("https://api.anthropic.com", "m", "k").unwrap();
+        assert_eq!(
+            anthropic.body(&request).unwrap()["tools"][0]["strict"],
+            true
+        );
+        let local = AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap();
+        let plain = local.body(&request).unwrap();
+        assert_eq!(plain["tools"][0].get("strict"), None);
+        assert_eq!(plain["max_tokens"], crate::defaults::MAX_TOKENS);
+        assert_eq!(plain.get("system"), None);
+        assert_eq!(plain.get("tool_choice"), None);
+
+        let options = crate::agent::AgentOptions::default()
+            .system("Be brief.")
+            .max_tokens(200)
+            .temperature(0.5)
+            .tool_choice(ToolChoice::Required)
+            .strict(true);
+        let body = local.body(&request.options(&options)).unwrap();
+        assert_eq!(body["system"], "Be brief.");
+        assert_eq!(body["max_tokens"], 200);
+        assert_eq!(body["temperature"], 0.5);
+        assert_eq!(body["tool_choice"], json!({ "type": "any" }));
+        assert_eq!(body["tools"][0]["strict"], true);
+        let options =
+            crate::agent::AgentOptions::default().tool_choice(ToolChoice::Tool("math".into()));
+        let body = local.body(&request.options(&options)).unwrap();
+        assert_eq!(
+            body["tool_choice"],
+            json!({ "type": "tool", "name": "math" })
+        );
     }
 }

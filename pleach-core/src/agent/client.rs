@@ -63,7 +63,8 @@ impl WireFormat {
     }
 }
 
-/// What a model is asked in one step: the conversation so far and the tools it may call.
+/// What a model is asked in one step: the conversation so far, the tools it may call, and the
+/// run's request settings ([`ModelRequest::options`]).
 ///
 /// ```
 /// use pleach_core::agent::ModelRequest;
@@ -71,6 +72,7 @@ impl WireFormat {
 /// let conversation = [Message::User { content: "hi".into() }];
 /// let request = ModelRequest::new(&conversation, &[]);
 /// assert_eq!(request.conversation.len(), 1);
+/// assert_eq!(request.system, None);
 /// ```
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
@@ -78,12 +80,23 @@ pub struct ModelRequest<'a> {
     /// The conversation, oldest first: user messages, assistant messages with their calls, and
     /// one result message per call.
     pub conversation: &'a [Message],
-    /// The session's enabled tools, sorted by name.
+    /// The tools the model is offered, sorted by name.
     pub tools: &'a [UnifiedToolDefinition],
+    /// The system prompt ([`AgentOptions::system`](crate::agent::AgentOptions::system)).
+    pub system: Option<&'a str>,
+    /// The most tokens the response may have ([`AgentOptions::max_tokens`](crate::agent::AgentOptions::max_tokens)).
+    pub max_tokens: Option<u32>,
+    /// The sampling temperature ([`AgentOptions::temperature`](crate::agent::AgentOptions::temperature)).
+    pub temperature: Option<f64>,
+    /// Whether and which tool the model must call ([`AgentOptions::tool_choice`](crate::agent::AgentOptions::tool_choice)).
+    pub tool_choice: Option<&'a ToolChoice>,
+    /// Strict mode for this request's tools, over the client's own setting
+    /// ([`AgentOptions::strict`](crate::agent::AgentOptions::strict)).
+    pub strict: Option<bool>,
 }
 
 impl<'a> ModelRequest<'a> {
-    /// A request for `conversation` with `tools`.
+    /// A request for `conversation` with `tools`, and no request settings.
     ///
     /// ```
     /// let request = pleach_core::agent::ModelRequest::new(&[], &[]);
@@ -93,7 +106,48 @@ impl<'a> ModelRequest<'a> {
         ModelRequest {
             conversation,
             tools,
+            system: None,
+            max_tokens: None,
+            temperature: None,
+            tool_choice: None,
+            strict: None,
         }
+    }
+}
+
+/// Whether and which tool the model must call: the request's `tool_choice`, spelled as each API
+/// spells it.
+///
+/// ```
+/// use pleach_core::agent::ToolChoice;
+/// assert_eq!("required".parse::<ToolChoice>(), Ok(ToolChoice::Required));
+/// assert_eq!("math".parse::<ToolChoice>(), Ok(ToolChoice::Tool("math".into())));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides (OpenAI `"auto"`, Anthropic `{"type":"auto"}`).
+    Auto,
+    /// The model must call a tool (OpenAI `"required"`, Anthropic `{"type":"any"}`).
+    #[doc(alias = "any")]
+    Required,
+    /// The model must not call a tool (OpenAI `"none"`, Anthropic `{"type":"none"}`).
+    None,
+    /// The model must call this tool.
+    Tool(String),
+}
+
+impl std::str::FromStr for ToolChoice {
+    type Err = std::convert::Infallible;
+
+    /// `auto`, `required`, `none`, or a tool's name.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(match text {
+            "auto" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            "none" => ToolChoice::None,
+            name => ToolChoice::Tool(name.to_owned()),
+        })
     }
 }
 
@@ -332,6 +386,13 @@ pub enum ModelError {
         /// The start of the body, as text.
         body: String,
     },
+    /// The API answered with an event stream that ended holding no answer: no choice, no text,
+    /// no call, no finish reason, and no end-of-stream signal (`data: [DONE]`). A server that
+    /// fails after it sent its headers does this; read as a stream it would be an empty answer.
+    #[error(
+        "the model API's event stream ended without an answer: no choice and no end-of-stream signal (`[DONE]`); the server may have failed after it began to answer"
+    )]
+    EmptyStream,
     /// The provider reported an error inside a response it had begun (an Anthropic `error`
     /// event, an OpenAI-style chunk with an `error`): the answer is incomplete.
     #[error("the model API reported an error mid-response: {0}")]

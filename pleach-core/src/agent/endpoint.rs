@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::{AnthropicClient, ModelClient, OpenAiChatClient, WireFormat};
 
 /// A model endpoint: its wire format, base URL and model, and whether tools go in the provider's
-/// strict mode. [`client`](ModelEndpoint::client) reads the key from the environment:
+/// strict mode (unset: by the endpoint, as the clients decide — strict for OpenAI's own API,
+/// Azure OpenAI and Anthropic's own API, plain elsewhere). [`client`](ModelEndpoint::client) reads the key from the environment:
 /// `OPENAI_API_KEY` (optional for local servers) or `ANTHROPIC_API_KEY`.
 ///
 /// ```
@@ -28,42 +29,39 @@ pub struct ModelEndpoint {
     pub base_url: String,
     /// The model to ask.
     pub model: String,
-    /// Whether tools go in the provider's strict mode where their schemas allow it (default: on).
-    #[serde(default = "strict_by_default")]
-    pub strict: bool,
-}
-
-fn strict_by_default() -> bool {
-    true
+    /// Whether tools go in the provider's strict mode where their schemas allow it; `None` (the
+    /// default): by the endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
 }
 
 impl ModelEndpoint {
-    /// An endpoint with strict tools.
+    /// An endpoint whose tools go in strict mode where the endpoint honours it.
     ///
     /// ```
     /// use pleach_core::agent::{ModelEndpoint, WireFormat};
     /// let endpoint = ModelEndpoint::new(WireFormat::OpenAiChat, "https://api.openai.com/v1", "gpt-4o-mini");
-    /// assert!(endpoint.strict);
+    /// assert_eq!(endpoint.strict, None);
     /// ```
     pub fn new(format: WireFormat, base_url: impl Into<String>, model: impl Into<String>) -> Self {
         ModelEndpoint {
             format,
             base_url: base_url.into(),
             model: model.into(),
-            strict: true,
+            strict: None,
         }
     }
 
-    /// Sets whether tools go in the provider's strict mode (default: on).
+    /// Sets whether tools go in the provider's strict mode, whatever the endpoint.
     ///
     /// ```
     /// use pleach_core::agent::{ModelEndpoint, WireFormat};
-    /// let endpoint = ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m").strict(false);
-    /// assert!(!endpoint.strict);
+    /// let endpoint = ModelEndpoint::new(WireFormat::OpenAiChat, "http://x/v1", "m").strict(true);
+    /// assert_eq!(endpoint.strict, Some(true));
     /// ```
     #[must_use]
     pub fn strict(mut self, strict: bool) -> Self {
-        self.strict = strict;
+        self.strict = Some(strict);
         self
     }
 
@@ -77,18 +75,22 @@ impl ModelEndpoint {
         let setup = |error: super::ModelError| format!("cannot set up the client: {error}");
         match self.format {
             WireFormat::OpenAiChat => {
-                let client =
+                let mut client =
                     OpenAiChatClient::new(&self.base_url, &self.model, key("OPENAI_API_KEY"))
-                        .map_err(setup)?
-                        .strict(self.strict);
+                        .map_err(setup)?;
+                if let Some(strict) = self.strict {
+                    client = client.strict(strict);
+                }
                 Ok(Arc::new(client))
             }
             WireFormat::AnthropicMessages => {
                 let api_key = key("ANTHROPIC_API_KEY")
                     .ok_or("set ANTHROPIC_API_KEY to the key for the Anthropic API")?;
-                let client = AnthropicClient::new(&self.base_url, &self.model, api_key)
-                    .map_err(setup)?
-                    .strict(self.strict);
+                let mut client =
+                    AnthropicClient::new(&self.base_url, &self.model, api_key).map_err(setup)?;
+                if let Some(strict) = self.strict {
+                    client = client.strict(strict);
+                }
                 Ok(Arc::new(client))
             }
         }

@@ -178,6 +178,28 @@ pub(super) fn endpoint(base: &str, path: &str) -> Result<String, ModelError> {
     ))
 }
 
+/// Whether the API at `url` is known to honour strict mode: OpenAI's own API and Azure OpenAI
+/// for Chat Completions, Anthropic's own API for Messages. Elsewhere (llama.cpp's server,
+/// Ollama, vLLM, a gateway) the field is ignored or refused, and a server that builds a grammar
+/// from the schema holds a small model to strict mode's every-property-required schema: it
+/// invents values for the optional properties rather than leave them out.
+pub(super) fn honours_strict(url: &str, format: WireFormat) -> bool {
+    let Some(host) = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+    else {
+        return false;
+    };
+    match format {
+        WireFormat::OpenAiChat => {
+            host == "api.openai.com"
+                || host.ends_with(".openai.azure.com")
+                || host.ends_with(".cognitiveservices.azure.com")
+        }
+        WireFormat::AnthropicMessages => host == "api.anthropic.com",
+    }
+}
+
 /// Says why a tool goes without strict mode, once per tool and reason for a client and its
 /// clones (a run asks the model again at every step; the log need not repeat itself).
 #[derive(Debug, Clone, Default)]

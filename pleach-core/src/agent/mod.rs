@@ -89,7 +89,7 @@ mod run;
 
 pub use client::{
     BoxFuture, Chunks, ModelClient, ModelError, ModelRequest, ModelResponse, ResponseBody,
-    WireFormat,
+    ToolChoice, WireFormat,
 };
 pub use options::{AgentOptions, AgentOutcome, StepReport, StopReason};
 pub(crate) use reading::read_response;

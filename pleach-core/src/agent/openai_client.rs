@@ -5,7 +5,9 @@ use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
 use super::http;
-use super::{BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, WireFormat};
+use super::{
+    BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, ToolChoice, WireFormat,
+};
 use crate::providers::ProviderFormat;
 use crate::providers::openai_chat::OpenAiChat;
 
@@ -16,17 +18,26 @@ const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// `"stream": true`, the conversation in OpenAI's `messages` format, the session's tools as
 /// `{"type":"function",…}` definitions; the key (if any) as `Authorization: Bearer`.
 ///
-/// Tools go in strict mode (`"strict": true`, the schema through
-/// [`Profile::OpenAiStrict`](crate::providers::Profile::OpenAiStrict)), so the model's arguments
-/// are held to the schema as they are sampled. A tool whose schema strict mode cannot express
-/// goes without it (`"strict": false`, its schema as it is), and a warning through `tracing`
-/// names the tool and the problems; [`OpenAiChatClient::strict`] turns strict mode off for all.
+/// For OpenAI's own API and Azure OpenAI, tools go in strict mode (`"strict": true`, the schema
+/// through [`Profile::OpenAiStrict`](crate::providers::Profile::OpenAiStrict)), so the model's
+/// arguments are held to the schema as they are sampled. A tool whose schema strict mode cannot
+/// express goes without it (`"strict": false`, its schema as it is), and a warning through
+/// `tracing` names the tool and the problems. Any other base URL (llama.cpp's server, Ollama,
+/// vLLM, a gateway) gets plain schemas: those servers ignore `strict`, and one that builds a
+/// grammar from the schema would make a small model fill every optional property.
+/// [`OpenAiChatClient::strict`] forces either.
+///
+/// The request carries the run's settings ([`ModelRequest`]): a system prompt as the first
+/// message, `max_completion_tokens` for OpenAI's own API and Azure OpenAI and `max_tokens`
+/// elsewhere (the local servers read that one), `temperature`, `tool_choice`.
 ///
 /// ```
 /// use pleach_core::agent::OpenAiChatClient;
-/// // A local OpenAI-compatible server (llama.cpp, vLLM, Ollama) needs no key.
+/// // A local OpenAI-compatible server (llama.cpp, vLLM, Ollama) needs no key, and gets plain
+/// // schemas.
 /// let client = OpenAiChatClient::new("http://127.0.0.1:8080/v1", "local-model", None).unwrap();
 /// assert_eq!(client.model(), "local-model");
+/// assert!(!client.is_strict());
 /// // The key never shows in debug output.
 /// let client = OpenAiChatClient::new("https://api.openai.com/v1", "gpt-4.1", Some("sk-secret".into())).unwrap();
 /// assert!(!format!("{client:?}").contains("sk-secret"));
@@ -38,6 +49,9 @@ pub struct OpenAiChatClient {
     model: String,
     api_key: Option<String>,
     strict: bool,
+    /// OpenAI's own API or Azure OpenAI: `max_completion_tokens`, where others read
+    /// `max_tokens`.
+    official: bool,
     fallbacks: http::StrictFallbacks,
 }
 
@@ -76,12 +90,14 @@ impl OpenAiChatClient {
         if model.trim().is_empty() {
             return Err(ModelError::Config("no model named".into()));
         }
+        let url = http::endpoint(base_url.as_ref(), "chat/completions")?;
         Ok(OpenAiChatClient {
             http: http::client()?,
-            url: http::endpoint(base_url.as_ref(), "chat/completions")?,
+            official: http::honours_strict(&url, WireFormat::OpenAiChat),
+            strict: http::honours_strict(&url, WireFormat::OpenAiChat),
+            url,
             model,
             api_key,
-            strict: true,
             fallbacks: http::StrictFallbacks::default(),
         })
     }
@@ -106,14 +122,17 @@ impl OpenAiChatClient {
         OpenAiChatClient::new(base, model, http::env("OPENAI_API_KEY"))
     }
 
-    /// Sends tools in strict mode (`true`, the default) or not (`false`: every schema as it is,
-    /// `"strict": false`), for servers that refuse the field or a model that does worse with it.
+    /// Sends tools in strict mode (`true`) or not (`false`: every schema as it is,
+    /// `"strict": false`). Default: strict for OpenAI's own API (`api.openai.com`) and Azure
+    /// OpenAI (`*.openai.azure.com`, `*.cognitiveservices.azure.com`), plain elsewhere.
     ///
     /// ```
     /// # let client = pleach_core::agent::OpenAiChatClient::new("http://127.0.0.1:1/v1", "m", None).unwrap();
-    /// assert!(client.is_strict());
-    /// let client = client.strict(false);
     /// assert!(!client.is_strict());
+    /// let client = client.strict(true);
+    /// assert!(client.is_strict());
+    /// let openai = pleach_core::agent::OpenAiChatClient::new("https://api.openai.com/v1", "gpt-4.1", None).unwrap();
+    /// assert!(openai.is_strict());
     /// ```
     #[must_use]
     pub fn strict(mut self, strict: bool) -> Self {
@@ -124,7 +143,7 @@ impl OpenAiChatClient {
     /// Whether tools go in strict mode (see [`OpenAiChatClient::strict`]).
     ///
     /// ```
-    /// # let client = pleach_core::agent::OpenAiChatClient::new("http://127.0.0.1:1/v1", "m", None).unwrap();
+    /// # let client = pleach_core::agent::OpenAiChatClient::new("https://api.openai.com/v1", "m", None).unwrap();
     /// assert!(client.is_strict());
     /// ```
     pub fn is_strict(&self) -> bool {
@@ -153,20 +172,45 @@ impl OpenAiChatClient {
 
     /// The request body for `request`.
     fn body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
+        let mut messages = OpenAiChat.messages(request.conversation);
+        if let Some(system) = request.system {
+            messages.insert(0, json!({ "role": "system", "content": system }));
+        }
         let mut body = json!({
             "model": self.model,
             "stream": true,
-            "messages": OpenAiChat.messages(request.conversation),
+            "messages": messages,
         });
+        if let Some(tokens) = request.max_tokens {
+            let field = if self.official {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body[field] = json!(tokens);
+        }
+        if let Some(temperature) = request.temperature {
+            body["temperature"] = json!(temperature);
+        }
         if !request.tools.is_empty() {
             body["tools"] = http::request_tools(
                 &OpenAiChat,
                 "Chat Completions API",
                 request.tools,
-                self.strict,
+                request.strict.unwrap_or(self.strict),
                 &self.fallbacks,
                 |_| Ok(()),
             )?;
+            if let Some(choice) = request.tool_choice {
+                body["tool_choice"] = match choice {
+                    ToolChoice::Auto => json!("auto"),
+                    ToolChoice::Required => json!("required"),
+                    ToolChoice::None => json!("none"),
+                    ToolChoice::Tool(name) => {
+                        json!({ "type": "function", "function": { "name": name } })
+                    }
+                };
+            }
         }
         Ok(body)
     }
@@ -215,6 +259,18 @@ mod tests {
             .unwrap()
     }
 
+    /// A tool with one required and one optional property.
+    fn search() -> UnifiedToolDefinition {
+        tool(
+            "search",
+            json!({
+                "type": "object",
+                "properties": { "query": { "type": "string" }, "limit": { "type": "integer" } },
+                "required": ["query"]
+            }),
+        )
+    }
+
     #[test]
     fn a_tool_strict_mode_cannot_express_goes_without_it_and_the_others_stay_strict() {
         let tools = [
@@ -227,20 +283,15 @@ mod tests {
                     "required": ["labels"]
                 }),
             ),
-            tool(
-                "search",
-                json!({
-                    "type": "object",
-                    "properties": { "query": { "type": "string" }, "limit": { "type": "integer" } },
-                    "required": ["query"]
-                }),
-            ),
+            search(),
         ];
         let conversation = [Message::User {
             content: "hi".into(),
         }];
         let request = ModelRequest::new(&conversation, &tools);
-        let client = OpenAiChatClient::new("http://127.0.0.1:1/v1", "m", None).unwrap();
+        let client = OpenAiChatClient::new("http://127.0.0.1:1/v1", "m", None)
+            .unwrap()
+            .strict(true);
         let body = client.body(&request).unwrap();
         let (tag, search) = (&body["tools"][0]["function"], &body["tools"][1]["function"]);
         assert_eq!(tag["strict"], false);
@@ -255,5 +306,93 @@ mod tests {
             &body["tools"][1]["function"]["parameters"],
             tools[1].definition().input_schema()
         );
+    }
+
+    #[test]
+    fn strict_mode_goes_by_the_endpoint_unless_forced() {
+        let tools = [search()];
+        let conversation = [Message::User {
+            content: "hi".into(),
+        }];
+        let request = ModelRequest::new(&conversation, &tools);
+        let strict = |base: &str| {
+            let client = OpenAiChatClient::new(base, "m", None).unwrap();
+            client.body(&request).unwrap()["tools"][0]["function"]["strict"] == true
+        };
+        assert!(strict("https://api.openai.com/v1"));
+        assert!(strict("https://my-resource.openai.azure.com/openai/v1"));
+        assert!(strict(
+            "https://my-resource.cognitiveservices.azure.com/openai/v1"
+        ));
+        // llama.cpp, Ollama, vLLM, a gateway: plain schemas, `required` as the tool wrote it.
+        assert!(!strict("http://127.0.0.1:8080/v1"));
+        assert!(!strict("http://localhost:11434/v1"));
+        assert!(!strict("https://openrouter.ai/api/v1"));
+        assert!(!strict("https://api.openai.com.example.org/v1"));
+
+        let local = OpenAiChatClient::new("http://127.0.0.1:8080/v1", "m", None).unwrap();
+        let plain = local.body(&request).unwrap();
+        assert_eq!(
+            &plain["tools"][0]["function"]["parameters"],
+            tools[0].definition().input_schema()
+        );
+        // Forced either way, by the client or by the run.
+        let forced = local.clone().strict(true).body(&request).unwrap();
+        assert_eq!(forced["tools"][0]["function"]["strict"], true);
+        let options = crate::agent::AgentOptions::default().strict(true);
+        let by_run = local.body(&request.options(&options)).unwrap();
+        assert_eq!(by_run["tools"][0]["function"]["strict"], true);
+        let openai = OpenAiChatClient::new("https://api.openai.com/v1", "m", None).unwrap();
+        let options = crate::agent::AgentOptions::default().strict(false);
+        let by_run = openai.body(&request.options(&options)).unwrap();
+        assert_eq!(by_run["tools"][0]["function"]["strict"], false);
+    }
+
+    #[test]
+    fn the_runs_request_settings_go_as_the_api_names_them() {
+        let tools = [tool("math", json!({ "type": "object", "properties": {} }))];
+        let conversation = [Message::User {
+            content: "hi".into(),
+        }];
+        let request = ModelRequest::new(&conversation, &tools);
+        let local = OpenAiChatClient::new("http://127.0.0.1:8080/v1", "m", None).unwrap();
+        let bare = local.body(&request).unwrap();
+        for field in [
+            "max_tokens",
+            "max_completion_tokens",
+            "temperature",
+            "tool_choice",
+        ] {
+            assert_eq!(bare.get(field), None, "{field} is not sent unless set");
+        }
+        assert_eq!(bare["messages"][0]["role"], "user");
+
+        let options = crate::agent::AgentOptions::default()
+            .system("Be brief.")
+            .max_tokens(200)
+            .temperature(0.25)
+            .tool_choice(ToolChoice::Tool("math".into()));
+        let body = local.body(&request.options(&options)).unwrap();
+        assert_eq!(
+            body["messages"][0],
+            json!({ "role": "system", "content": "Be brief." })
+        );
+        assert_eq!(body["messages"][1]["role"], "user");
+        assert_eq!(body["max_tokens"], 200);
+        assert_eq!(body.get("max_completion_tokens"), None);
+        assert_eq!(body["temperature"], 0.25);
+        assert_eq!(
+            body["tool_choice"],
+            json!({ "type": "function", "function": { "name": "math" } })
+        );
+
+        let openai = OpenAiChatClient::new("https://api.openai.com/v1", "m", None).unwrap();
+        let options = crate::agent::AgentOptions::default()
+            .max_tokens(200)
+            .tool_choice(ToolChoice::Required);
+        let body = openai.body(&request.options(&options)).unwrap();
+        assert_eq!(body["max_completion_tokens"], 200);
+        assert_eq!(body.get("max_tokens"), None);
+        assert_eq!(body["tool_choice"], "required");
     }
 }

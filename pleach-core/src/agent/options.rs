@@ -1,20 +1,36 @@
 //! How an agent run goes and how it ended: [`AgentOptions`] and its defaults, [`StopReason`],
 //! each step's [`StepReport`] and the run's [`AgentOutcome`].
 
-use super::client::ModelError;
+use std::time::Duration;
+
+use super::client::{ModelError, ModelRequest, ToolChoice};
 use crate::defaults;
 use crate::session::ToolResult;
 
 /// How an agent run goes. Read the settings as fields; set them with the setter of the same
 /// name.
 ///
+/// Besides the loop's own limits, it holds what each request asks of the model (a system prompt,
+/// the token limit, the temperature, the tool choice, strict mode) and which tools the model is
+/// offered. The HTTP clients hold an endpoint's defaults (Anthropic's `max_tokens`, strict mode
+/// by host); a setting made here overrides them for the run. A request setting left unset is not
+/// sent, and the API's own default applies.
+///
 /// ```
-/// use pleach_core::agent::AgentOptions;
-/// let options = AgentOptions::default().max_steps(3);
+/// use std::time::Duration;
+/// use pleach_core::agent::{AgentOptions, ToolChoice};
+/// let options = AgentOptions::default()
+///     .max_steps(3)
+///     .system("Answer in one sentence.")
+///     .max_tokens(200)
+///     .tools(["math"])
+///     .tool_choice(ToolChoice::Required)
+///     .step_timeout(Duration::from_secs(60));
 /// assert_eq!(options.max_steps, 3);
+/// assert_eq!(options.system.as_deref(), Some("Answer in one sentence."));
 /// assert_eq!(AgentOptions::default().max_steps, pleach_core::defaults::MAX_STEPS);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct AgentOptions {
     /// How many requests to the model at most (each step is one request and the calls it
@@ -25,6 +41,37 @@ pub struct AgentOptions {
     /// past it the response is cut off there (its open calls fail as incomplete) and the run
     /// stops with [`ModelError::TooLarge`].
     pub max_response_bytes: usize,
+    /// The system prompt, sent before the conversation (OpenAI: a `system` message first;
+    /// Anthropic: the request's `system`). Default: none.
+    pub system: Option<String>,
+    /// The most tokens one response may have, sent as the API names it (`max_tokens`, or
+    /// `max_completion_tokens` for OpenAI's own API and Azure OpenAI). Default: the API's
+    /// (Anthropic's client sends its own, [`defaults::MAX_TOKENS`](crate::defaults)).
+    pub max_tokens: Option<u32>,
+    /// The sampling temperature. Default: the API's.
+    pub temperature: Option<f64>,
+    /// Whether and which tool the model must call. Default: not sent (the API's default, which
+    /// is [`ToolChoice::Auto`] when tools are offered). A forced call ([`ToolChoice::Required`],
+    /// [`ToolChoice::Tool`]) holds for the run's first step only, so that the model can answer
+    /// once it has the result; [`ToolChoice::None`] and [`ToolChoice::Auto`] hold for every step.
+    pub tool_choice: Option<ToolChoice>,
+    /// Tools in the provider's strict mode (`true`) or plain (`false`) for every request of the
+    /// run. Default: the client's setting, which goes by the endpoint (`docs/agent.md`, "Strict
+    /// mode").
+    pub strict: Option<bool>,
+    /// Only these of the session's enabled tools are offered to the model. Default: all.
+    pub tools: Option<Vec<String>>,
+    /// These tools are not offered to the model. Default: none.
+    pub exclude_tools: Vec<String>,
+    /// How long the whole run may take. Past it, the response being read is cut off (its open
+    /// calls fail 1007) or the running calls are cancelled (1011), and the run stops with
+    /// [`StopReason::TimedOut`]. Default: no limit.
+    pub timeout: Option<Duration>,
+    /// How long one model step (the request and its whole streamed response) may take. Past it
+    /// the response is cut off there (its open calls fail 1007) and the run stops with
+    /// [`ModelError::Timeout`]. Default: no limit (the HTTP clients' read timeout still applies
+    /// between two chunks).
+    pub step_timeout: Option<Duration>,
 }
 
 impl Default for AgentOptions {
@@ -32,6 +79,15 @@ impl Default for AgentOptions {
         AgentOptions {
             max_steps: defaults::MAX_STEPS,
             max_response_bytes: defaults::MAX_RESPONSE_BYTES,
+            system: None,
+            max_tokens: None,
+            temperature: None,
+            tool_choice: None,
+            strict: None,
+            tools: None,
+            exclude_tools: Vec::new(),
+            timeout: None,
+            step_timeout: None,
         }
     }
 }
@@ -61,6 +117,166 @@ impl AgentOptions {
         self.max_response_bytes = bytes;
         self
     }
+
+    /// Sets the system prompt.
+    ///
+    /// ```
+    /// let options = pleach_core::agent::AgentOptions::default().system("Be brief.");
+    /// assert_eq!(options.system.as_deref(), Some("Be brief."));
+    /// ```
+    #[doc(alias = "system_prompt")]
+    #[must_use]
+    pub fn system(mut self, prompt: impl Into<String>) -> Self {
+        self.system = Some(prompt.into());
+        self
+    }
+
+    /// Sets the most tokens one response may have.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::agent::AgentOptions::default().max_tokens(200).max_tokens, Some(200));
+    /// ```
+    #[doc(alias = "max_completion_tokens")]
+    #[doc(alias = "max_output_tokens")]
+    #[must_use]
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.max_tokens = Some(tokens);
+        self
+    }
+
+    /// Sets the sampling temperature.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::agent::AgentOptions::default().temperature(0.0).temperature, Some(0.0));
+    /// ```
+    #[must_use]
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets whether and which tool the model must call.
+    ///
+    /// ```
+    /// use pleach_core::agent::{AgentOptions, ToolChoice};
+    /// let options = AgentOptions::default().tool_choice(ToolChoice::Tool("math".into()));
+    /// assert_eq!(options.tool_choice, Some(ToolChoice::Tool("math".into())));
+    /// ```
+    #[must_use]
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = Some(choice);
+        self
+    }
+
+    /// Sends the tools in the provider's strict mode (`true`) or plain (`false`) for the run,
+    /// whatever the client's setting.
+    ///
+    /// ```
+    /// assert_eq!(pleach_core::agent::AgentOptions::default().strict(false).strict, Some(false));
+    /// ```
+    #[must_use]
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = Some(strict);
+        self
+    }
+
+    /// Offers the model only these of the session's enabled tools (a small local model's
+    /// context cannot hold a whole catalog).
+    ///
+    /// ```
+    /// let options = pleach_core::agent::AgentOptions::default().tools(["math", "datetime"]);
+    /// assert_eq!(options.tools, Some(vec!["math".to_owned(), "datetime".to_owned()]));
+    /// ```
+    #[must_use]
+    pub fn tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Does not offer the model these tools.
+    ///
+    /// ```
+    /// let options = pleach_core::agent::AgentOptions::default().exclude_tools(["shell"]);
+    /// assert_eq!(options.exclude_tools, ["shell"]);
+    /// ```
+    #[must_use]
+    pub fn exclude_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.exclude_tools = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets how long the whole run may take.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = pleach_core::agent::AgentOptions::default().timeout(Duration::from_secs(300));
+    /// assert_eq!(options.timeout, Some(Duration::from_secs(300)));
+    /// ```
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets how long one model step (a request and its streamed response) may take.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = pleach_core::agent::AgentOptions::default().step_timeout(Duration::from_secs(60));
+    /// assert_eq!(options.step_timeout, Some(Duration::from_secs(60)));
+    /// ```
+    #[must_use]
+    pub fn step_timeout(mut self, timeout: Duration) -> Self {
+        self.step_timeout = Some(timeout);
+        self
+    }
+
+    /// Whether the model is offered the tool `name`, if the session has it enabled: it is among
+    /// [`tools`](AgentOptions::tools) (when set) and not among
+    /// [`exclude_tools`](AgentOptions::exclude_tools).
+    ///
+    /// ```
+    /// let options = pleach_core::agent::AgentOptions::default().exclude_tools(["shell_exec"]);
+    /// assert!(options.offers("math"));
+    /// assert!(!options.offers("shell_exec"));
+    /// assert!(!options.tools(["datetime"]).offers("math"));
+    /// ```
+    pub fn offers(&self, name: &str) -> bool {
+        self.tools
+            .as_ref()
+            .is_none_or(|tools| tools.iter().any(|tool| tool == name))
+            && !self.exclude_tools.iter().any(|tool| tool == name)
+    }
+}
+
+impl<'a> ModelRequest<'a> {
+    /// Takes the request settings of `options`: system prompt, token limit, temperature, tool
+    /// choice and strict mode.
+    ///
+    /// ```
+    /// use pleach_core::agent::{AgentOptions, ModelRequest};
+    /// let options = AgentOptions::default().system("Be brief.").max_tokens(64);
+    /// let request = ModelRequest::new(&[], &[]).options(&options);
+    /// assert_eq!(request.system, Some("Be brief."));
+    /// assert_eq!(request.max_tokens, Some(64));
+    /// ```
+    #[must_use]
+    pub fn options(mut self, options: &'a AgentOptions) -> Self {
+        self.system = options.system.as_deref();
+        self.max_tokens = options.max_tokens;
+        self.temperature = options.temperature;
+        self.tool_choice = options.tool_choice.as_ref();
+        self.strict = options.strict;
+        self
+    }
 }
 
 /// Why a run stopped.
@@ -78,9 +294,19 @@ pub enum StopReason {
     /// [`AgentOptions::max_steps`] requests were made and the model was still calling tools;
     /// the last calls ran and their results are in the conversation.
     MaxSteps,
+    /// The model's answer (text, no call) was cut off by its token limit (OpenAI's
+    /// `finish_reason: "length"`, Anthropic's `stop_reason: "max_tokens"`, Gemini's
+    /// `MAX_TOKENS`): [`AgentOutcome::final_text`] is what it wrote, and it is in the
+    /// conversation, but it is not a whole answer. Raise
+    /// [`AgentOptions::max_tokens`] (or the server's context) and ask again.
+    #[doc(alias = "length")]
+    MaxTokens,
     /// The run was cancelled ([`AgentRun::cancel`](crate::agent::AgentRun::cancel), or the
     /// session dropped).
     Cancelled,
+    /// The run went past [`AgentOptions::timeout`]: the response being read was cut off there
+    /// (its open calls failed 1007), or the running calls were cancelled (1011).
+    TimedOut(Duration),
     /// The model could not be asked, or its response broke off. Calls that were complete
     /// before the break ran; the others failed.
     Error(ModelError),
@@ -96,6 +322,10 @@ impl StopReason {
         matches!(self, StopReason::Finished)
     }
 }
+
+/// The finish reasons that say a response was cut off by its token limit, as each API spells
+/// them: Chat Completions, Anthropic, Gemini, the Responses API's incomplete reason.
+const TOKEN_LIMIT_REASONS: [&str; 4] = ["length", "max_tokens", "MAX_TOKENS", "max_output_tokens"];
 
 /// What happened in one step: the model's text, its calls' results, and what the stream held
 /// that was not a call.
@@ -124,6 +354,24 @@ pub struct StepReport {
     pub input_tokens: Option<u64>,
     /// Completion tokens, as reported.
     pub output_tokens: Option<u64>,
+}
+
+impl StepReport {
+    /// Whether the response was cut off by its token limit: its finish reason is OpenAI's
+    /// `length`, Anthropic's `max_tokens`, Gemini's `MAX_TOKENS` or the Responses API's
+    /// `max_output_tokens`.
+    ///
+    /// ```
+    /// let mut step = pleach_core::agent::StepReport::default();
+    /// assert!(!step.hit_token_limit());
+    /// step.finish_reason = Some("length".into());
+    /// assert!(step.hit_token_limit());
+    /// ```
+    pub fn hit_token_limit(&self) -> bool {
+        self.finish_reason
+            .as_deref()
+            .is_some_and(|reason| TOKEN_LIMIT_REASONS.contains(&reason))
+    }
 }
 
 /// How a run ended.

@@ -24,19 +24,30 @@ pub(crate) struct Step {
     pub(crate) report: StepReport,
 }
 
-/// Reads a response to its end (or a break, the size cap, cancellation), sending `tool.started`
-/// and `tool.delta` as calls and fragments arrive. Returns the step and, if the response broke
-/// off, why.
+/// When a step must be over, and what to say if it is not: the response is cut off there, as if
+/// the connection dropped, with a [`ModelError::Timeout`] saying this.
+pub(crate) struct Deadline {
+    pub(crate) at: tokio::time::Instant,
+    pub(crate) why: String,
+}
+
+/// Reads a response to its end (or a break, the size cap, the deadline, cancellation), sending
+/// `tool.started` and `tool.delta` as calls and fragments arrive. Returns the step and, if the
+/// response broke off, why.
 pub(crate) async fn read_response(
     response: ModelResponse,
     session: &SessionHandle,
-    options: AgentOptions,
+    options: &AgentOptions,
+    deadline: Option<&Deadline>,
     sink: &EventSender,
     signal: &CancellationToken,
 ) -> (Step, Option<ModelError>) {
     let ModelResponse { format, mut body } = response;
     let mut reading = Reading {
-        decoder: Decoder::sse(format.provider_format().stream_parser()),
+        decoder: Decoder::sse(Box::new(Watched {
+            parser: format.provider_format().stream_parser(),
+            ended: false,
+        })),
         assembler: StreamAssembler::with_limits(session.limits()),
         text: String::new(),
         report: StepReport::default(),
@@ -50,6 +61,10 @@ pub(crate) async fn read_response(
         let chunk = tokio::select! {
             biased;
             () = signal.cancelled() => break,
+            () = until(deadline) => {
+                broke = deadline.map(|deadline| ModelError::Timeout(deadline.why.clone()));
+                break;
+            }
             chunk = body.next_chunk() => chunk,
         };
         match chunk {
@@ -90,8 +105,16 @@ pub(crate) async fn read_response(
     // An error the provider reported in a response it had begun breaks it off like a dropped
     // connection: its text is no answer, and the run stops with the error.
     let broke = broke.or(provider_error.map(ModelError::Provider));
+    // A stream that ended holding nothing (no choice, no text, no call, no finish reason) and
+    // without its end signal is a server that failed after its headers, not an empty answer.
+    let empty = !cancelled
+        && !decoder.parser().ended
+        && text.is_empty()
+        && report.finish_reason.is_none()
+        && report.stream_errors.is_empty()
+        && report.refused.is_empty();
     report.skipped_events = decoder.parser().skipped();
-    let (calls, failed) = assembler
+    let (calls, failed): (Vec<_>, Vec<_>) = assembler
         .finish()
         .into_iter()
         .map(|streamed| {
@@ -107,6 +130,7 @@ pub(crate) async fn read_response(
             (streamed.call, failure)
         })
         .unzip();
+    let broke = broke.or((empty && calls.is_empty()).then_some(ModelError::EmptyStream));
     let text = (!text.is_empty()).then_some(text);
     report.text.clone_from(&text);
     let step = Step {
@@ -118,6 +142,40 @@ pub(crate) async fn read_response(
     (step, broke)
 }
 
+/// Waits until the deadline; forever without one.
+pub(crate) async fn until(deadline: Option<&Deadline>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A stream parser, and whether its stream gave its end signal (`data: [DONE]`): a stream that
+/// holds nothing else and not that either is no answer.
+struct Watched {
+    parser: Box<dyn StreamParser + Send>,
+    ended: bool,
+}
+
+impl StreamParser for Watched {
+    fn feed(&mut self, data: &str) -> Vec<ProviderEvent> {
+        self.ended |= data.trim() == "[DONE]";
+        self.parser.feed(data)
+    }
+
+    fn unreadable(&mut self, reason: &str) -> Vec<ProviderEvent> {
+        self.parser.unreadable(reason)
+    }
+
+    fn finish(&mut self) -> Vec<ProviderEvent> {
+        self.parser.finish()
+    }
+
+    fn skipped(&self) -> usize {
+        self.parser.skipped()
+    }
+}
+
 fn cancelled_before_running() -> ToolError {
     ToolError::new(
         ErrorCode::Cancelled,
@@ -127,7 +185,7 @@ fn cancelled_before_running() -> ToolError {
 
 /// The state of a response being read.
 struct Reading<'a> {
-    decoder: Decoder<Box<dyn StreamParser + Send>>,
+    decoder: Decoder<Box<Watched>>,
     assembler: StreamAssembler,
     text: String,
     report: StepReport,

@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::client::{ModelClient, ModelError, ModelRequest};
+use super::client::{ModelClient, ModelError, ModelRequest, ToolChoice};
 use super::options::{AgentOptions, AgentOutcome, StepReport, StopReason};
-use super::reading::{Step, read_response};
+use super::reading::{Deadline, Step, read_response, until};
 use crate::call::ToolCall;
 use crate::error::ToolError;
 use crate::event::{EventSender, EventStream};
@@ -228,18 +229,34 @@ async fn drive(
     sink: EventSender,
     signal: CancellationToken,
 ) -> AgentOutcome {
-    let tools = session.tools();
+    let tools: Vec<_> = session
+        .tools()
+        .into_iter()
+        .filter(|tool| options.offers(tool.name()))
+        .collect();
+    // A timeout too long to reach (`Duration::MAX`) is none.
+    let run_deadline = options
+        .timeout
+        .and_then(|timeout| Instant::now().checked_add(timeout));
     let mut outcome = AgentOutcome::default();
     let stop = loop {
         if outcome.steps.len() >= options.max_steps {
             break StopReason::MaxSteps;
         }
+        if let (Some(timeout), Some(at)) = (options.timeout, run_deadline)
+            && Instant::now() >= at
+        {
+            break StopReason::TimedOut(timeout);
+        }
+        let deadline = step_deadline(&options, run_deadline);
         let conversation = session.conversation();
         let chat = chat_span(client.as_ref());
+        let request = step_request(&conversation, &tools, &options, outcome.steps.is_empty());
         let sent = tokio::select! {
             biased;
             () = signal.cancelled() => break StopReason::Cancelled,
-            sent = client.send(ModelRequest::new(&conversation, &tools)).instrument(chat.clone()) => sent,
+            () = until(deadline.as_ref()) => Err(timed_out(deadline.as_ref())),
+            sent = client.send(request).instrument(chat.clone()) => sent,
         };
         let response = match sent {
             Ok(response) => response,
@@ -247,12 +264,19 @@ async fn drive(
                 chat.record("error.type", "model_error");
                 chat.record("otel.status_code", "ERROR");
                 chat.record("otel.status_description", tracing::field::display(&error));
-                break StopReason::Error(error);
+                break stopped(error, &options, run_deadline);
             }
         };
-        let (step, broke) = read_response(response, &session, options, &sink, &signal)
-            .instrument(chat.clone())
-            .await;
+        let (step, broke) = read_response(
+            response,
+            &session,
+            &options,
+            deadline.as_ref(),
+            &sink,
+            &signal,
+        )
+        .instrument(chat.clone())
+        .await;
         record_usage(&chat, &step.report);
         drop(chat);
         let Step {
@@ -266,25 +290,45 @@ async fn drive(
             if let Some(text) = text.as_ref().filter(|_| answered) {
                 session.push_assistant_text(text.clone());
             }
+            let cut_off = report.hit_token_limit();
             outcome.steps.push(report);
             if signal.is_cancelled() {
                 break StopReason::Cancelled;
             }
             if let Some(error) = broke {
-                break StopReason::Error(error);
+                break stopped(error, &options, run_deadline);
             }
             outcome.final_text = text;
-            break StopReason::Finished;
+            break if cut_off {
+                StopReason::MaxTokens
+            } else {
+                StopReason::Finished
+            };
         }
-        report.results = run_calls(&session, text, calls, failed, &sink, &signal).await;
+        let calls_signal = signal.child_token();
+        let timer = run_deadline.map(|at| cancel_at(at, calls_signal.clone()));
+        report.results = run_calls(&session, text, calls, failed, &sink, &calls_signal).await;
+        if let Some(timer) = timer {
+            timer.abort();
+        }
         outcome.steps.push(report);
         if signal.is_cancelled() {
             break StopReason::Cancelled;
         }
         if let Some(error) = broke {
-            break StopReason::Error(error);
+            break stopped(error, &options, run_deadline);
+        }
+        if let (true, Some(timeout)) = (calls_signal.is_cancelled(), options.timeout) {
+            break StopReason::TimedOut(timeout);
         }
     };
+    record_run(&outcome, &stop);
+    outcome.stop_reason = stop;
+    outcome
+}
+
+/// The run's token usage, steps and stop reason on its `invoke_agent` span.
+fn record_run(outcome: &AgentOutcome, stop: &StopReason) {
     let span = tracing::Span::current();
     if !span.is_disabled() {
         let sum = |tokens: fn(&StepReport) -> Option<u64>| {
@@ -297,10 +341,74 @@ async fn drive(
             span.record("gen_ai.usage.output_tokens", tokens);
         }
         span.record("pleach.agent.steps", outcome.steps.len());
-        span.record("pleach.agent.stop_reason", tracing::field::debug(&stop));
+        span.record("pleach.agent.stop_reason", tracing::field::debug(stop));
     }
-    outcome.stop_reason = stop;
-    outcome
+}
+
+/// A step's request: the conversation, the tools offered and the run's settings. A forced call
+/// holds for the first step only: forced on every step, the model could never answer (the step
+/// limit would end every run).
+fn step_request<'a>(
+    conversation: &'a [crate::conversation::Message],
+    tools: &'a [crate::tool::UnifiedToolDefinition],
+    options: &'a AgentOptions,
+    first: bool,
+) -> ModelRequest<'a> {
+    let mut request = ModelRequest::new(conversation, tools).options(options);
+    let forced = matches!(
+        request.tool_choice,
+        Some(ToolChoice::Required | ToolChoice::Tool(_))
+    );
+    if forced && !first {
+        request.tool_choice = None;
+    }
+    request
+}
+
+/// Cancels `signal` at `at` (the run's deadline, while a step's calls run), unless aborted first.
+fn cancel_at(at: Instant, signal: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        tokio::time::sleep_until(at).await;
+        signal.cancel();
+    })
+}
+
+/// When this step must be over: its own timeout, or the run's deadline if that comes first.
+fn step_deadline(options: &AgentOptions, run_deadline: Option<Instant>) -> Option<Deadline> {
+    let step = options.step_timeout.and_then(|timeout| {
+        let why = format!(
+            "the model step took longer than its timeout of {} (`AgentOptions::step_timeout`); \
+             its response was cut off there",
+            crate::session::pipeline::human(timeout)
+        );
+        let at = Instant::now().checked_add(timeout)?;
+        Some(Deadline { at, why })
+    });
+    let run = run_deadline.zip(options.timeout).map(|(at, timeout)| Deadline {
+        at,
+        why: format!(
+            "the run took longer than its timeout of {} (`AgentOptions::timeout`); the model's response was cut off there",
+            crate::session::pipeline::human(timeout)
+        ),
+    });
+    match (step, run) {
+        (Some(step), Some(run)) => Some(if run.at < step.at { run } else { step }),
+        (step, run) => step.or(run),
+    }
+}
+
+/// The error of a step past its deadline.
+fn timed_out(deadline: Option<&Deadline>) -> ModelError {
+    ModelError::Timeout(deadline.map_or_else(String::new, |deadline| deadline.why.clone()))
+}
+
+/// Why the run stopped on `error`: the run's timeout when its deadline has passed, else the
+/// error.
+fn stopped(error: ModelError, options: &AgentOptions, run_deadline: Option<Instant>) -> StopReason {
+    match (options.timeout, run_deadline) {
+        (Some(timeout), Some(at)) if Instant::now() >= at => StopReason::TimedOut(timeout),
+        _ => StopReason::Error(error),
+    }
 }
 
 /// The span of one model request: `chat {model}`, after the conventions for generative AI.

@@ -35,6 +35,15 @@ const READ_VERBS: &[&str] = &[
     "resolve",
 ];
 
+/// Whether a tool's name starts with a read-only verb (rule 1 below, as a whole word): what
+/// the inference calls a read, run side by side and (`Runtime::is_idempotent`) safe to run
+/// again, whatever hint orders its calls.
+pub(crate) fn names_a_read(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let first_word = name.split(['_', '-']).next().unwrap_or_default();
+    READ_VERBS.contains(&first_word)
+}
+
 /// Argument names that identify the resource a call acts on.
 const RESOURCE_KEYS: &[&str] = &[
     "path",
@@ -80,9 +89,7 @@ const RESOURCE_KEYS: &[&str] = &[
 /// assert_eq!(infer_batching_strategy(&tool("send_email", json!({ "type": "object" }))), BatchingStrategy::Serial);
 /// ```
 pub fn infer_batching_strategy(definition: &ToolDefinition) -> BatchingStrategy {
-    let name = definition.name().to_ascii_lowercase();
-    let first_word = name.split(['_', '-']).next().unwrap_or_default();
-    if READ_VERBS.contains(&first_word) {
+    if names_a_read(definition.name()) {
         return BatchingStrategy::Parallel;
     }
     let properties = definition

@@ -27,6 +27,7 @@ mod scheduler;
 mod semaphore;
 
 pub use inference::infer_batching_strategy;
+pub(crate) use inference::names_a_read;
 pub(crate) use scheduler::{Schedule, Step, on_multi_thread_runtime, run_scheduled};
 pub use semaphore::Semaphore;
 pub(crate) use semaphore::{Slot, Slots};

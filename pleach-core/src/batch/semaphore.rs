@@ -117,26 +117,37 @@ impl Slots {
         self.max
     }
 
-    /// Whether every slot is taken now.
-    pub(crate) fn is_full(&self) -> bool {
-        self.used.load(std::sync::atomic::Ordering::Relaxed) >= self.max
-    }
-
     /// A slot if one is free now.
     pub(crate) fn try_take(&self) -> Option<Slot<'_>> {
+        // Made only once claimed: a `Slot` dropped gives a slot back.
+        self.try_claim().then(|| Slot(self))
+    }
+
+    /// Takes a slot if one is free now, for an owner that gives it back with
+    /// [`release`](Slots::release) (a slot taken ahead of its call: `CallSlot`).
+    pub(crate) fn try_claim(&self) -> bool {
         use std::sync::atomic::Ordering::{Relaxed, SeqCst};
         let mut used = self.used.load(Relaxed);
         loop {
             if used >= self.max {
-                return None;
+                return false;
             }
             match self
                 .used
                 .compare_exchange_weak(used, used + 1, SeqCst, Relaxed)
             {
-                Ok(_) => return Some(Slot(self)),
+                Ok(_) => return true,
                 Err(now) => used = now,
             }
+        }
+    }
+
+    /// Gives back a slot taken by [`try_claim`](Slots::try_claim).
+    pub(crate) fn release(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.used.fetch_sub(1, SeqCst);
+        if self.waiting.load(SeqCst) > 0 {
+            self.freed.notify_one();
         }
     }
 
@@ -165,10 +176,6 @@ impl Slots {
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        use std::sync::atomic::Ordering::SeqCst;
-        self.0.used.fetch_sub(1, SeqCst);
-        if self.0.waiting.load(SeqCst) > 0 {
-            self.0.freed.notify_one();
-        }
+        self.0.release();
     }
 }

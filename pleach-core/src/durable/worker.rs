@@ -38,6 +38,7 @@ pub struct Worker {
     runtime: Runtime,
     session: SessionOptions,
     agent: AgentOptions,
+    max_history_content_bytes: usize,
 }
 
 impl std::fmt::Debug for Worker {
@@ -46,6 +47,7 @@ impl std::fmt::Debug for Worker {
             .field("runtime", &self.runtime)
             .field("session", &self.session)
             .field("agent", &self.agent)
+            .field("max_history_content_bytes", &self.max_history_content_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -63,7 +65,26 @@ impl Worker {
             runtime,
             session: SessionOptions::all(),
             agent: AgentOptions::default(),
+            max_history_content_bytes: crate::defaults::MAX_HISTORY_CONTENT_BYTES,
         }
+    }
+
+    /// Sets the most bytes of content blocks (images, audio, files) one call's result may hold
+    /// (default [`defaults::MAX_HISTORY_CONTENT_BYTES`](crate::defaults::MAX_HISTORY_CONTENT_BYTES),
+    /// 1 MiB). The result crosses into the engine's history: a larger one would be refused there
+    /// (Temporal: 2 MiB a payload) and fail the workflow, so the call fails with 1019 instead,
+    /// its error saying how big the blocks were and to return a resource link to the data.
+    ///
+    /// ```
+    /// use pleach_core::{durable::Worker, Runtime, ToolRegistryBuilder};
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let worker = Worker::new(runtime).max_history_content_bytes(256 * 1024);
+    /// assert!(format!("{worker:?}").contains("max_history_content_bytes: 262144"));
+    /// ```
+    #[must_use]
+    pub fn max_history_content_bytes(mut self, bytes: usize) -> Self {
+        self.max_history_content_bytes = bytes;
+        self
     }
 
     /// Sets the sessions' options: which tools the conversations enable (default: all of the
@@ -151,9 +172,13 @@ impl Worker {
                 transient: false,
             })?;
         let handle = session.handle();
-        let tools = handle.tools();
+        let tools: Vec<_> = handle
+            .tools()
+            .into_iter()
+            .filter(|tool| self.agent.offers(tool.name()))
+            .collect();
         let response = client
-            .send(ModelRequest::new(&conversation, &tools))
+            .send(ModelRequest::new(&conversation, &tools).options(&self.agent))
             .await
             .map_err(|error| StepFailure {
                 transient: transient(&error),
@@ -163,7 +188,8 @@ impl Worker {
         let (step, broke) = crate::agent::read_response(
             response,
             &handle,
-            self.agent,
+            &self.agent,
+            None,
             &sink,
             &CancellationToken::new(),
         )
@@ -252,7 +278,7 @@ impl Worker {
         tokio::pin!(dispatching);
         let mut collected = Collected::default();
         collected.events.extend(resolved.as_ref().map(wire));
-        let result = loop {
+        let mut result = loop {
             tokio::select! {
                 result = &mut dispatching => break result,
                 Some(event) = stream.recv() => collected.push(event, &signal),
@@ -260,6 +286,15 @@ impl Worker {
         };
         for event in stream.drain() {
             collected.push(event, &signal);
+        }
+        if let Some(error) = over_history_limit(&result.outcome, self.max_history_content_bytes) {
+            // The history gets the refusal, its terminal event included: never the blobs.
+            result.outcome = Err(error);
+            let failed = crate::session::terminal_event(&result.tool_call, &result.outcome);
+            collected
+                .events
+                .retain(|event| event["type"] != "tool.completed");
+            collected.events.push(wire(&failed));
         }
         match collected.interrupt {
             Some(interrupt) => CallOutcome::Interrupted {
@@ -272,6 +307,40 @@ impl Worker {
             },
         }
     }
+}
+
+/// The refusal of a result whose content blocks hold more than `limit` bytes (1019).
+fn over_history_limit(
+    outcome: &Result<crate::content::ToolOutput, ToolError>,
+    limit: usize,
+) -> Option<ToolError> {
+    let output = outcome.as_ref().ok()?;
+    let bytes: usize = output
+        .content
+        .iter()
+        .map(crate::content::ContentBlock::len)
+        .sum();
+    (bytes > limit).then(|| {
+        let blocks: Vec<String> = output
+            .content
+            .iter()
+            .map(crate::content::ContentBlock::summary)
+            .collect();
+        ToolError::new(
+            ErrorCode::ContentRefused,
+            format!(
+                "the tool's content ({}) is {}, over this durable conversation's limit of {} for \
+                 one result; ask for less (a smaller image, a page of the document)",
+                blocks.join(", "),
+                crate::content::human_size(bytes),
+                crate::content::human_size(limit),
+            ),
+        )
+        .with_detail(
+            "a durable conversation keeps every result in its engine's history; \
+             Worker::max_history_content_bytes sets the limit",
+        )
+    })
 }
 
 /// A call's events as a worker keeps them: `tool.started` left out (the step announced the call),

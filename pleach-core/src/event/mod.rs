@@ -10,7 +10,7 @@
 //! let (sender, mut stream) = event::channel();
 //! let call = ToolCall::new("c1", "add", r#"{"a":1,"b":2}"#);
 //! sender.send(ToolEvent::Started { tool_call: call.clone() });
-//! sender.send(ToolEvent::Completed { tool_call: call, result: 3.into() });
+//! sender.send(ToolEvent::Completed { tool_call: call, result: 3.into(), content: Vec::new() });
 //! let lines: String = stream.drain().iter().map(ToolEvent::to_ndjson).collect();
 //! assert_eq!(
 //!     lines,
@@ -37,6 +37,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::call::ToolCall;
+use crate::content::ContentBlock;
 use crate::error::ToolError;
 
 /// One event of a tool call's lifecycle.
@@ -53,7 +54,7 @@ use crate::error::ToolError;
 ///     started.to_json(),
 ///     r#"{"type":"tool.started","toolCall":{"id":"call_1","name":"search_corpus","args":{"query":"rust"}}}"#
 /// );
-/// let done = ToolEvent::Completed { tool_call: call, result: serde_json::json!(["a"]) };
+/// let done = ToolEvent::Completed { tool_call: call, result: serde_json::json!(["a"]), content: Vec::new() };
 /// assert_eq!(done.event_type(), "tool.completed");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -75,8 +76,12 @@ pub enum ToolEvent {
     Completed {
         /// The call.
         tool_call: ToolCall,
-        /// The tool's result.
+        /// The tool's structured result (`null` when it returned content blocks alone).
         result: Value,
+        /// The tool's content blocks (images, audio, files, text), if any; their bytes are
+        /// shared, not copied. On the wire each media block shows its type, MIME type and size
+        /// (its bytes only through [`to_json_including_data`](Self::to_json_including_data)).
+        content: Vec<ContentBlock>,
     },
     /// The call failed.
     Failed {
@@ -161,7 +166,7 @@ impl ToolEvent {
     ///
     /// let call = ToolCall::new("c1", "add", "{}");
     /// assert!(!ToolEvent::Started { tool_call: call.clone() }.is_terminal());
-    /// assert!(ToolEvent::Completed { tool_call: call, result: 3.into() }.is_terminal());
+    /// assert!(ToolEvent::Completed { tool_call: call, result: 3.into(), content: Vec::new() }.is_terminal());
     /// ```
     pub fn is_terminal(&self) -> bool {
         matches!(self, ToolEvent::Completed { .. } | ToolEvent::Failed { .. })
@@ -179,6 +184,30 @@ impl ToolEvent {
     pub fn to_json(&self) -> String {
         // Serializing these shapes cannot fail: string keys, and values already JSON.
         wire::escape_line_separators(serde_json::to_string(self).unwrap_or_default())
+    }
+
+    /// [`to_json`](Self::to_json) with the bytes of a `tool.completed`'s media blocks, in base64
+    /// (`data`; a resource's `blob` or `text`): what a consumer that shows or stores them reads.
+    /// `to_json` gives each one's type, MIME type and size alone.
+    ///
+    /// ```
+    /// use pleach_core::{ContentBlock, ToolCall, ToolEvent};
+    ///
+    /// let done = ToolEvent::Completed {
+    ///     tool_call: ToolCall::new("c1", "shot", "{}"),
+    ///     result: serde_json::Value::Null,
+    ///     content: vec![ContentBlock::image(vec![1u8, 2, 3], "image/png")],
+    /// };
+    /// let line: serde_json::Value = serde_json::from_str(&done.to_json()).unwrap();
+    /// assert_eq!(line["content"], serde_json::json!([{ "type": "image", "mimeType": "image/png", "size": 3 }]));
+    /// assert!(done.to_json_including_data().contains(r#""data":"AQID""#));
+    /// ```
+    pub fn to_json_including_data(&self) -> String {
+        let event = wire::WireEvent {
+            event: self,
+            data: true,
+        };
+        wire::escape_line_separators(serde_json::to_string(&event).unwrap_or_default())
     }
 
     /// The event as an NDJSON line (JSON and `\n`).
@@ -229,6 +258,7 @@ mod tests {
             ToolEvent::Completed {
                 tool_call: call(pretty),
                 result: json!("line one\nline two"),
+                content: Vec::new(),
             },
         ] {
             let line = event.to_ndjson();
@@ -260,6 +290,7 @@ mod tests {
             ToolEvent::Completed {
                 tool_call: ToolCall::new("c\u{2028}1", "t", arguments),
                 result: json!({ "text": "one\u{2029}two\u{85}three \u{1f600}" }),
+                content: Vec::new(),
             },
             ToolEvent::Started {
                 tool_call: ToolCall::new("c1", "t", "{\"a\":\u{2028}1}"),
@@ -302,6 +333,7 @@ mod tests {
         let completed = ToolEvent::Completed {
             tool_call: call(r#"{ "query" : "rust" }"#),
             result: json!({ "results": [] }),
+            content: Vec::new(),
         };
         let value: Value = serde_json::from_str(&completed.to_json()).unwrap();
         assert_eq!(

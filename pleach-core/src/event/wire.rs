@@ -6,10 +6,12 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::ToolEvent;
 use crate::call::ToolCall;
+use crate::content::ContentBlock;
 
 /// `json` with U+0085, U+2028 and U+2029 written as `\u` escapes. JSON takes them raw inside
 /// strings, and NDJSON and SSE break lines only at `\n` and `\r`, but readers that split at every
@@ -42,14 +44,32 @@ impl fmt::Display for ToolEvent {
 
 impl Serialize for ToolEvent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let fields = match self {
+        WireEvent {
+            event: self,
+            data: false,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// An event on the wire; `data`: whether media blocks carry their bytes (base64) besides their
+/// type, MIME type and size.
+pub(super) struct WireEvent<'a> {
+    pub(super) event: &'a ToolEvent,
+    pub(super) data: bool,
+}
+
+impl Serialize for WireEvent<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = match self.event {
+            ToolEvent::Completed { content, .. } if !content.is_empty() => 4,
             ToolEvent::Started { .. } => 2,
             ToolEvent::InterruptResolved { .. } => 4,
             _ => 3,
         };
         let mut s = serializer.serialize_struct("ToolEvent", fields)?;
-        s.serialize_field("type", self.event_type())?;
-        match self {
+        s.serialize_field("type", self.event.event_type())?;
+        match self.event {
             ToolEvent::Started { tool_call } => {
                 s.serialize_field("toolCall", &WireCall(tool_call))?;
             }
@@ -60,9 +80,20 @@ impl Serialize for ToolEvent {
                 s.serialize_field("toolCallId", &**tool_call_id)?;
                 s.serialize_field("delta", delta)?;
             }
-            ToolEvent::Completed { tool_call, result } => {
+            ToolEvent::Completed {
+                tool_call,
+                result,
+                content,
+            } => {
                 s.serialize_field("toolCall", &WireCall(tool_call))?;
                 s.serialize_field("result", result)?;
+                if !content.is_empty() {
+                    let blocks: Vec<Value> = content
+                        .iter()
+                        .map(|block| block_summary(block, self.data))
+                        .collect();
+                    s.serialize_field("content", &blocks)?;
+                }
             }
             ToolEvent::Failed { tool_call, error } => {
                 s.serialize_field("toolCall", &WireCall(tool_call))?;
@@ -91,6 +122,31 @@ impl Serialize for ToolEvent {
         }
         s.end()
     }
+}
+
+/// A content block in an event: a text block whole; any other its `type`, `mimeType` and
+/// `size` (bytes), with its JSON form's fields (`data` in base64, a link's `uri`) only when
+/// `data` is asked for, but a link's and a resource's `uri` always.
+fn block_summary(block: &ContentBlock, data: bool) -> Value {
+    let mut json = crate::content::wire::to_value(block);
+    if let (Value::Object(fields), Some(_)) = (&mut json, block.as_text()) {
+        fields.remove("annotations");
+        return json;
+    }
+    if !data && let Value::Object(fields) = &mut json {
+        fields.remove("data");
+        if let Some(Value::Object(resource)) = fields.get_mut("resource") {
+            resource.remove("blob");
+            resource.remove("text");
+        }
+    }
+    if let Value::Object(fields) = &mut json {
+        if let (None, Some(mime)) = (fields.get("mimeType"), block.mime_type()) {
+            fields.insert("mimeType".to_owned(), Value::from(mime));
+        }
+        fields.insert("size".to_owned(), Value::from(block.len()));
+    }
+    json
 }
 
 /// An interrupt in an event: its `toolCall` in the events' `{ id, name, args }` form (a sealed

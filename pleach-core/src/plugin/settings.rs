@@ -156,7 +156,7 @@ macro_rules! shared_setters {
         ///     .unwrap();
         /// let session = runtime.create_session(SessionOptions::all()).unwrap();
         /// let out = session.call(ToolCall::new("c1", "show_price", "{}")).await.outcome.unwrap();
-        /// assert_eq!(out, "EUR");
+        /// assert_eq!(out.value(), "EUR");
         /// # }
         /// ```
         pub fn provide<T: ::std::any::Any + Send + Sync>(mut self, value: T) -> Self {

@@ -30,15 +30,17 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::call::ToolCall;
+use crate::content::ToolOutput;
 use crate::conversation::Message;
 use crate::error::ToolError;
 use crate::tool::ToolDefinition;
 
+use super::attachments::{self, Part};
 use super::calls::CallTable;
 use super::{
     NO_ARGUMENTS, Profile, ProfileProblem, ProviderEvent, ProviderFormat, ResponseError,
-    StreamParser, StreamProblem, arguments_object, end_of_stream, error_text, grouped_messages,
-    lost_event, parse_event, parse_response, provider_error, result_text, usage_event,
+    StreamParser, StreamProblem, ToolResultMessage, arguments_object, end_of_stream, error_text,
+    grouped_messages, lost_event, parse_event, parse_response, provider_error, usage_event,
 };
 
 /// The Anthropic Messages API as a [`ProviderFormat`]: `{name, description, input_schema}`
@@ -54,8 +56,8 @@ use super::{
 /// let messages = Anthropic.messages(&[
 ///     Message::User { content: "go".into() },
 ///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
-///     Message::tool_result(&a, &Ok(serde_json::json!(1))),
-///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
+///     Message::tool_result(&a, &Ok(serde_json::json!(1).into())),
+///     Message::tool_result(&b, &Ok(serde_json::json!(2).into())),
 /// ]);
 /// // A turn's results go in one `user` message, as the API requires.
 /// assert_eq!(messages.len(), 3);
@@ -162,9 +164,9 @@ impl ProviderFormat for Anthropic {
     ///     json!({ "type": "tool_result", "tool_use_id": "toolu_1", "content": "error 1008: no such city", "is_error": true })
     /// );
     /// ```
-    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
-        let (content, is_error) = result_text(outcome);
-        result_block(call.id(), &content, is_error)
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<ToolOutput, ToolError>) -> Value {
+        let message = Message::tool_result(call, outcome);
+        ToolResultMessage::of(&message).map_or(Value::Null, |tool| result_block(&tool))
     }
 
     /// One assistant message carrying the calls as `tool_use` blocks (after a text block, if
@@ -193,7 +195,7 @@ impl ProviderFormat for Anthropic {
             conversation,
             |text| json!({ "role": "user", "content": text }),
             assistant_message,
-            |id, _name, content, is_error| result_block(id, content, is_error),
+            result_block,
             |blocks| json!({ "role": "user", "content": blocks }),
         )
     }
@@ -462,9 +464,66 @@ impl StreamParser for MessagesStreamParser {
     }
 }
 
-fn result_block(id: &str, content: &str, is_error: bool) -> Value {
-    json!({ "type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error })
+fn result_block(tool: &ToolResultMessage<'_>) -> Value {
+    let id = tool.call.id();
+    let is_error = tool.is_error;
+    if tool.attachments.is_empty() {
+        let content = tool.content;
+        return json!({ "type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error });
+    }
+    // Content blocks: the text (if any; the API refuses an empty text block), then each
+    // attachment as an `image` or `document` block, or text saying why it is not there.
+    let mut blocks = Vec::with_capacity(tool.attachments.len() + 1);
+    if !tool.content.is_empty() {
+        blocks.push(json!({ "type": "text", "text": tool.content }));
+    }
+    for part in attachments::parts(tool.attachments) {
+        blocks.push(match part {
+            Part::Text(text) => json!({ "type": "text", "text": text }),
+            Part::Image { mime, data } if IMAGE_TYPES.contains(&mime) => json!({
+                "type": "image",
+                "source": { "type": "base64", "media_type": mime, "data": attachments::base64(data) }
+            }),
+            Part::File { mime: "application/pdf", data, name } => {
+                let mut document = json!({
+                    "type": "document",
+                    "source": { "type": "base64", "media_type": "application/pdf", "data": attachments::base64(data) }
+                });
+                if let Some(name) = name {
+                    document["title"] = Value::from(name);
+                }
+                document
+            }
+            Part::File { mime, data, name } if mime.starts_with("text/") => {
+                let text = String::from_utf8_lossy(data);
+                let mut document = json!({
+                    "type": "document",
+                    "source": { "type": "text", "media_type": "text/plain", "data": text }
+                });
+                if let Some(name) = name {
+                    document["title"] = Value::from(name);
+                }
+                document
+            }
+            Part::Image { mime, data } => {
+                let note = attachments::not_sent("image", mime, data.len(), "the Messages API takes JPEG, PNG, GIF and WebP");
+                json!({ "type": "text", "text": note })
+            }
+            Part::Audio { mime, data } => {
+                let note = attachments::not_sent("recording", mime, data.len(), "the Messages API takes no audio");
+                json!({ "type": "text", "text": note })
+            }
+            Part::File { mime, data, .. } => {
+                let note = attachments::not_sent("file", mime, data.len(), "the Messages API takes PDF and text documents");
+                json!({ "type": "text", "text": note })
+            }
+        });
+    }
+    json!({ "type": "tool_result", "tool_use_id": id, "content": blocks, "is_error": is_error })
 }
+
+/// The image types the Messages API reads.
+const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 /// The assistant message carrying the calls as `tool_use` blocks (after a text block, if any).
 fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::profile::{Profile, ProfileError, ProfileProblem};
 use super::{ResponseError, StreamParser};
 use crate::call::ToolCall;
+use crate::content::ToolOutput;
 use crate::conversation::Message;
 use crate::error::ToolError;
 use crate::registry::ToolSource;
@@ -184,17 +185,22 @@ pub trait ProviderFormat: fmt::Debug + Send + Sync {
     fn tool_calls(&self, body: &str) -> Result<Vec<ToolCall>, ResponseError>;
 
     /// A call's outcome, as the format takes it back: a message, an input item, a content block
-    /// or a part.
+    /// or a part, its content blocks included as the format carries them (`docs/providers.md`,
+    /// "Content blocks"; Chat Completions carries media in a user message of its own, which only
+    /// [`messages`](Self::messages) writes).
     ///
     /// ```
-    /// use pleach_core::providers::{openai_chat::OpenAiChat, ProviderFormat};
-    /// use pleach_core::ToolCall;
+    /// use pleach_core::providers::{anthropic::Anthropic, openai_chat::OpenAiChat, ProviderFormat};
+    /// use pleach_core::{ContentBlock, ToolCall, ToolOutput};
     /// use serde_json::json;
     ///
     /// let call = ToolCall::new("call_1", "add", "{}");
-    /// assert_eq!(OpenAiChat.tool_result(&call, &Ok(json!(3)))["content"], "3");
+    /// assert_eq!(OpenAiChat.tool_result(&call, &Ok(json!(3).into()))["content"], "3");
+    /// let shot = ToolOutput::new(json!("ok")).block(ContentBlock::image(vec![1u8, 2, 3], "image/png"));
+    /// let block = Anthropic.tool_result(&call, &Ok(shot));
+    /// assert_eq!(block["content"][1]["source"]["data"], "AQID");
     /// ```
-    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value;
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<ToolOutput, ToolError>) -> Value;
 
     /// What carries an assistant turn (its text, if any, and its calls): one message, or (the
     /// Responses API) one input item each.

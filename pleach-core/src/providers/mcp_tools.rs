@@ -13,12 +13,13 @@
 //!
 //! let registry = pleach_core::ToolRegistryBuilder::new().build().unwrap();
 //! assert!(mcp_tools::definitions(&registry).unwrap().is_empty());
-//! let result = mcp_tools::call_tool_result(&Ok(serde_json::json!({ "ok": true })));
+//! let result = mcp_tools::call_tool_result(&Ok(serde_json::json!({ "ok": true }).into()));
 //! assert_eq!(result["structuredContent"]["ok"], true);
 //! ```
 
 use serde_json::{Value, json};
 
+use crate::content::{Block, ContentBlock, ToolOutput};
 use crate::error::ToolError;
 use crate::registry::ToolSource;
 use crate::tool::UnifiedToolDefinition;
@@ -78,8 +79,9 @@ pub fn definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError
     each_definition(registry, Some(Profile::Mcp), definition)
 }
 
-/// A `tools/call` result: the result as text in a `text` content block (a string as itself, any
-/// other value as its JSON), the value itself as `structuredContent` when it is an object, and
+/// A `tools/call` result: the structured result as text in a `text` content block (a string as
+/// itself, any other value as its JSON), then the result's content blocks as MCP content blocks
+/// ([`content_block`]); the value itself as `structuredContent` when it is an object, and
 /// `isError` for a failure (whose text is the error's model text).
 ///
 /// ```
@@ -88,7 +90,7 @@ pub fn definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError
 /// use serde_json::json;
 ///
 /// assert_eq!(
-///     mcp_tools::call_tool_result(&Ok(json!({ "name": "Ada" }))),
+///     mcp_tools::call_tool_result(&Ok(json!({ "name": "Ada" }).into())),
 ///     json!({
 ///         "content": [{ "type": "text", "text": "{\"name\":\"Ada\"}" }],
 ///         "structuredContent": { "name": "Ada" },
@@ -96,23 +98,31 @@ pub fn definitions(registry: &dyn ToolSource) -> Result<Vec<Value>, ProfileError
 ///     })
 /// );
 /// // A string is its own text, not a JSON string literal (what a remote tool's text was).
-/// assert_eq!(mcp_tools::call_tool_result(&Ok(json!("slept 450")))["content"][0]["text"], "slept 450");
+/// assert_eq!(mcp_tools::call_tool_result(&Ok(json!("slept 450").into()))["content"][0]["text"], "slept 450");
+/// // Content blocks are MCP content blocks: an image with its base64 data and MIME type.
+/// let shot = pleach_core::ToolOutput::from_blocks([pleach_core::ContentBlock::image(vec![1u8, 2, 3], "image/png")]);
+/// assert_eq!(
+///     mcp_tools::call_tool_result(&Ok(shot))["content"],
+///     json!([{ "type": "image", "data": "AQID", "mimeType": "image/png" }])
+/// );
 /// let failed = mcp_tools::call_tool_result(&Err(ToolError::failed("no such user")));
 /// assert_eq!(failed["isError"], true);
 /// assert_eq!(failed["content"][0]["text"], "error 1008: no such user");
 /// ```
-pub fn call_tool_result(outcome: &Result<Value, ToolError>) -> Value {
+pub fn call_tool_result(outcome: &Result<ToolOutput, ToolError>) -> Value {
     match outcome {
-        Ok(value) => {
-            let text = match value {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            let mut result = json!({
-                "content": [{ "type": "text", "text": text }],
-                "isError": false,
-            });
-            if value.is_object() {
+        Ok(output) => {
+            let mut content = Vec::with_capacity(output.content.len() + 1);
+            if let Some(value) = &output.structured {
+                let text = match value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                content.push(json!({ "type": "text", "text": text }));
+            }
+            content.extend(output.content.iter().map(content_block));
+            let mut result = json!({ "content": content, "isError": false });
+            if let Some(value) = output.structured.as_ref().filter(|v| v.is_object()) {
                 result["structuredContent"] = value.clone();
             }
             result
@@ -122,4 +132,34 @@ pub fn call_tool_result(outcome: &Result<Value, ToolError>) -> Value {
             "isError": true,
         }),
     }
+}
+
+/// A content block as an MCP content block (`text`, `image`, `audio`, `resource_link`,
+/// `resource`); a file, which MCP has no block for, as an embedded resource with a `blob`.
+///
+/// ```
+/// use pleach_core::ContentBlock;
+/// use pleach_core::providers::mcp_tools;
+///
+/// let pdf = ContentBlock::file(&b"%PDF-"[..], "application/pdf");
+/// let block = mcp_tools::content_block(&pdf);
+/// assert_eq!(block["type"], "resource");
+/// assert_eq!(block["resource"]["mimeType"], "application/pdf");
+/// assert_eq!(block["resource"]["blob"], "JVBERi0=");
+/// ```
+pub fn content_block(block: &ContentBlock) -> Value {
+    let mut json = crate::content::wire::to_value(block);
+    if let (Block::File(media), Value::Object(fields)) = (&block.block, &mut json) {
+        let name = media.name.as_deref().unwrap_or("attachment");
+        let resource = json!({
+            "uri": format!("file:///{name}"),
+            "mimeType": media.mime_type,
+            "blob": fields.remove("data").unwrap_or_default(),
+        });
+        fields.remove("mimeType");
+        fields.remove("name");
+        fields.insert("type".to_owned(), Value::from("resource"));
+        fields.insert("resource".to_owned(), resource);
+    }
+    json
 }

@@ -77,6 +77,7 @@ use crate::error::ToolError;
 use crate::tool::ToolDefinition;
 
 pub mod anthropic;
+mod attachments;
 mod calls;
 mod format;
 pub mod gemini;
@@ -548,7 +549,7 @@ fn lost_event(calls: &mut CallTable, out: &mut Vec<ProviderEvent>, reason: &str)
 fn provider_error(calls: &mut CallTable, out: &mut Vec<ProviderEvent>, message: &str) {
     stream_error(calls, out, StreamProblem::ProviderError, message, |id| {
         format!(
-            "the provider reported an error before the arguments of call `{id}` were complete; it was not run ({message})"
+            "the model API failed mid-response ({message}) before it ended the call `{id}`, so the call did not run; call it again"
         )
     });
 }
@@ -570,7 +571,7 @@ fn stream_error(
 /// The stream ended: fail the calls without an end signal as incomplete.
 fn end_of_stream(calls: &mut CallTable, out: &mut Vec<ProviderEvent>, signal: &str) {
     calls.fail_open(out, StreamProblem::Incomplete, |id| {
-        format!("the stream ended before the arguments of call `{id}` were complete (no {signal}); it was not run")
+        format!("the response ended without the provider's end signal for the call `{id}` (no {signal}), so the call did not run; call it again")
     });
 }
 
@@ -612,14 +613,6 @@ fn usage_event(usage: &Value, input: &str, output: &str) -> Option<ProviderEvent
     })
 }
 
-/// The text a tool-result message carries, and whether it is an error.
-fn result_text(outcome: &Result<Value, ToolError>) -> (String, bool) {
-    match outcome {
-        Ok(value) => (crate::conversation::json_text(value), false),
-        Err(error) => (error.model_text(), true),
-    }
-}
-
 /// A call's arguments as a JSON object, for the formats that carry them as one (Anthropic,
 /// Gemini). Arguments that are not a JSON object (a call that failed to parse) become `{}`: the
 /// call's result message says what went wrong.
@@ -654,23 +647,51 @@ fn openai_parameters(tool: &ToolDefinition, strict: bool) -> Result<Value, Vec<P
 /// A conversation for the APIs that want every tool result of a turn in one user message
 /// (Anthropic, Gemini): `result` builds one result's block or part, `results` the message that
 /// holds a run of them.
+/// A tool-result message's parts, as every format reads them.
+pub(crate) struct ToolResultMessage<'a> {
+    pub(crate) call: &'a ToolCall,
+    pub(crate) content: &'a str,
+    pub(crate) attachments: &'a [crate::content::ContentBlock],
+    pub(crate) is_error: bool,
+}
+
+impl<'a> ToolResultMessage<'a> {
+    /// The parts of a `Message::Tool`; `None` for any other message.
+    pub(crate) fn of(message: &'a Message) -> Option<Self> {
+        match message {
+            Message::Tool {
+                tool_call,
+                content,
+                attachments,
+                is_error,
+                ..
+            } => Some(ToolResultMessage {
+                call: tool_call,
+                content,
+                attachments,
+                is_error: *is_error,
+            }),
+            _ => None,
+        }
+    }
+}
+
 fn grouped_messages(
     conversation: &[Message],
     user: impl Fn(&str) -> Value,
     assistant: impl Fn(Option<&str>, &[ToolCall]) -> Value,
-    result: impl Fn(&str, &str, &str, bool) -> Value,
+    result: impl Fn(&ToolResultMessage<'_>) -> Value,
     results: impl Fn(Vec<Value>) -> Value,
 ) -> Vec<Value> {
     let mut out = Vec::new();
     let mut pending = Vec::new();
     for message in conversation {
         match message {
-            Message::Tool {
-                tool_call,
-                content,
-                is_error,
-                ..
-            } => pending.push(result(tool_call.id(), tool_call.name(), content, *is_error)),
+            Message::Tool { .. } => {
+                if let Some(tool) = ToolResultMessage::of(message) {
+                    pending.push(result(&tool));
+                }
+            }
             Message::User { content } => {
                 if !pending.is_empty() {
                     out.push(results(std::mem::take(&mut pending)));

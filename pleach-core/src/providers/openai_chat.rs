@@ -33,20 +33,27 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::call::ToolCall;
+use crate::content::ToolOutput;
 use crate::conversation::Message;
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::tool::ToolDefinition;
 
+use super::attachments::{self, Part};
 use super::calls::CallTable;
 use super::{
     Profile, ProfileProblem, ProviderEvent, ProviderFormat, ResponseError, StreamParser,
-    StreamProblem, end_of_stream, error_text, lost_event, openai_parameters, parse_event,
-    parse_response, provider_error, result_text, usage_event,
+    StreamProblem, ToolResultMessage, end_of_stream, error_text, lost_event, openai_parameters,
+    parse_event, parse_response, provider_error, usage_event,
 };
 
 /// OpenAI Chat Completions as a [`ProviderFormat`]: `{"type":"function","function":{…}}`
 /// definitions (strict mode through [`Profile::OpenAiStrict`]), `tool_calls` in whole and
 /// streamed responses ([`ChatStreamParser`]), `tool` messages for results.
+///
+/// A `tool` message takes text only, so a result's media (images, files, recordings) go in a
+/// `user` message right after the conversation's run of `tool` messages: `image_url`, `file` and
+/// `input_audio` parts, each after a text part naming its call. A host whose model reads no
+/// media refuses them instead with [`OpenAiChatTextOnly`].
 ///
 /// ```
 /// use pleach_core::providers::{openai_chat::OpenAiChat, ProviderFormat};
@@ -56,7 +63,7 @@ use super::{
 /// let messages = OpenAiChat.messages(&[
 ///     Message::User { content: "ping?".into() },
 ///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
-///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
+///     Message::tool_result(&call, &Ok(serde_json::json!("pong").into())),
 /// ]);
 /// assert_eq!(messages[2]["role"], "tool");
 /// assert_eq!(messages[2]["content"], "\"pong\"");
@@ -144,15 +151,16 @@ impl ProviderFormat for OpenAiChat {
     ///
     /// let call = ToolCall::new("call_1", "add", r#"{"a":1,"b":2}"#);
     /// assert_eq!(
-    ///     OpenAiChat.tool_result(&call, &Ok(json!(3))),
+    ///     OpenAiChat.tool_result(&call, &Ok(json!(3).into())),
     ///     json!({ "role": "tool", "tool_call_id": "call_1", "content": "3" })
     /// );
     /// let failed = OpenAiChat.tool_result(&call, &Err(ToolError::failed("boom")));
     /// assert_eq!(failed["content"], "error 1008: boom");
     /// ```
-    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
-        let (content, _) = result_text(outcome);
-        tool_message(call.id(), &content)
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<ToolOutput, ToolError>) -> Value {
+        let message = Message::tool_result(call, outcome);
+        ToolResultMessage::of(&message)
+            .map_or(Value::Null, |tool| tool_message(&tool, Media::Follow))
     }
 
     /// One assistant message carrying the calls (and text, if any).
@@ -173,25 +181,90 @@ impl ProviderFormat for OpenAiChat {
         vec![assistant_message(content, calls)]
     }
 
-    /// A conversation as Chat Completions `messages` (see [`OpenAiChat`] for an example).
+    /// A conversation as Chat Completions `messages` (see [`OpenAiChat`] for an example), with
+    /// the media of each run of `tool` messages in a `user` message after it.
+    ///
+    /// ```
+    /// use pleach_core::providers::{openai_chat::OpenAiChat, ProviderFormat};
+    /// use pleach_core::{ContentBlock, Message, ToolCall, ToolOutput};
+    ///
+    /// let call = ToolCall::new("call_1", "screenshot", "{}");
+    /// let shot = ToolOutput::from_blocks([ContentBlock::image(vec![1u8, 2, 3], "image/png")]);
+    /// let messages = OpenAiChat.messages(&[
+    ///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
+    ///     Message::tool_result(&call, &Ok(shot)),
+    /// ]);
+    /// assert_eq!(messages[1]["role"], "tool");
+    /// assert_eq!(messages[2]["role"], "user");
+    /// assert_eq!(messages[2]["content"][1]["image_url"]["url"], "data:image/png;base64,AQID");
+    /// ```
     fn messages(&self, conversation: &[Message]) -> Vec<Value> {
-        conversation
-            .iter()
-            .map(|message| match message {
-                Message::User { content } => json!({ "role": "user", "content": content }),
-                Message::Assistant {
-                    content,
-                    tool_calls,
-                } => assistant_message(content.as_deref(), tool_calls),
-                Message::Tool {
-                    tool_call, content, ..
-                } => tool_message(tool_call.id(), content),
-            })
-            .collect()
+        chat_messages(conversation, Media::Follow)
     }
 
     fn stream_parser(&self) -> Box<dyn StreamParser + Send> {
         Box::new(ChatStreamParser::new())
+    }
+}
+
+/// OpenAI Chat Completions for a model that reads no media: [`OpenAiChat`] in everything but a
+/// result's media, which are refused rather than sent. The `tool` message then starts with
+/// `error 1019: the tool returned image/png (84 KB) and this model API takes text only; …`
+/// (`ErrorCode::ContentRefused`) and keeps the result's text after it, so the model knows what it
+/// did not get. Pick it where a model rejects requests with images.
+///
+/// ```
+/// use pleach_core::providers::{openai_chat::OpenAiChatTextOnly, ProviderFormat};
+/// use pleach_core::{ContentBlock, ToolCall, ToolOutput};
+///
+/// let call = ToolCall::new("call_1", "screenshot", "{}");
+/// let shot = ToolOutput::new(serde_json::json!("saved")).block(ContentBlock::image(vec![0u8; 2048], "image/png"));
+/// let message = OpenAiChatTextOnly.tool_result(&call, &Ok(shot));
+/// assert_eq!(
+///     message["content"],
+///     "error 1019: the tool returned image/png (2 KB) and this model API takes text only; ask for a text result\nThe result's text: \"saved\""
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct OpenAiChatTextOnly;
+
+impl ProviderFormat for OpenAiChatTextOnly {
+    fn profile(&self) -> Option<Profile> {
+        OpenAiChat.profile()
+    }
+
+    fn strict_profile(&self) -> Option<Profile> {
+        OpenAiChat.strict_profile()
+    }
+
+    fn definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        OpenAiChat.definition(tool)
+    }
+
+    fn strict_definition(&self, tool: &ToolDefinition) -> Result<Value, Vec<ProfileProblem>> {
+        OpenAiChat.strict_definition(tool)
+    }
+
+    fn tool_calls(&self, body: &str) -> Result<Vec<ToolCall>, ResponseError> {
+        OpenAiChat.tool_calls(body)
+    }
+
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<ToolOutput, ToolError>) -> Value {
+        let message = Message::tool_result(call, outcome);
+        ToolResultMessage::of(&message)
+            .map_or(Value::Null, |tool| tool_message(&tool, Media::Refuse))
+    }
+
+    fn assistant_messages(&self, content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
+        OpenAiChat.assistant_messages(content, calls)
+    }
+
+    fn messages(&self, conversation: &[Message]) -> Vec<Value> {
+        chat_messages(conversation, Media::Refuse)
+    }
+
+    fn stream_parser(&self) -> Box<dyn StreamParser + Send> {
+        OpenAiChat.stream_parser()
     }
 }
 
@@ -601,8 +674,148 @@ impl StreamParser for ChatStreamParser {
     }
 }
 
-fn tool_message(id: &str, content: &str) -> Value {
+/// What a Chat Completions format does with a result's media.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Media {
+    /// Sent in a `user` message after the `tool` messages.
+    Follow,
+    /// Refused: the `tool` message says so (1019).
+    Refuse,
+}
+
+/// A conversation as `messages`; each run of `tool` messages is followed by one `user` message
+/// holding their media, when they have any and `media` sends them.
+fn chat_messages(conversation: &[Message], media: Media) -> Vec<Value> {
+    let mut out = Vec::with_capacity(conversation.len());
+    let mut attached: Vec<Value> = Vec::new();
+    for message in conversation {
+        if let Some(tool) = ToolResultMessage::of(message) {
+            out.push(tool_message(&tool, media));
+            if media == Media::Follow && !tool.attachments.is_empty() {
+                attached.extend(media_parts(&tool));
+            }
+            continue;
+        }
+        if !attached.is_empty() {
+            out.push(json!({ "role": "user", "content": std::mem::take(&mut attached) }));
+        }
+        out.push(match message {
+            Message::User { content } => json!({ "role": "user", "content": content }),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => assistant_message(content.as_deref(), tool_calls),
+            // Tool messages were written above; `Message` may grow.
+            _ => continue,
+        });
+    }
+    if !attached.is_empty() {
+        out.push(json!({ "role": "user", "content": attached }));
+    }
+    out
+}
+
+/// A result's `tool` message: its text, with a line per attachment saying where it went.
+fn tool_message(tool: &ToolResultMessage<'_>, media: Media) -> Value {
+    let id = tool.call.id();
+    if tool.attachments.is_empty() {
+        return json!({ "role": "tool", "tool_call_id": id, "content": tool.content });
+    }
+    let mut content = tool.content.to_owned();
+    let mut refused = Vec::new();
+    for part in attachments::parts(tool.attachments) {
+        let line = match (part, media) {
+            (Part::Text(text), _) => text.into_owned(),
+            (
+                Part::Image { mime, data }
+                | Part::Audio { mime, data }
+                | Part::File { mime, data, .. },
+                Media::Follow,
+            ) => {
+                format!(
+                    "[{mime}, {}: in the next user message]",
+                    attachments::human_size(data.len())
+                )
+            }
+            (
+                Part::Image { mime, data }
+                | Part::Audio { mime, data }
+                | Part::File { mime, data, .. },
+                Media::Refuse,
+            ) => {
+                refused.push(format!("{mime} ({})", attachments::human_size(data.len())));
+                continue;
+            }
+        };
+        if !content.is_empty() {
+            content.push('\n');
+        }
+        content.push_str(&line);
+    }
+    if !refused.is_empty() {
+        let error = ToolError::new(
+            ErrorCode::ContentRefused,
+            format!(
+                "the tool returned {} and this model API takes text only; ask for a text result",
+                refused.join(", ")
+            ),
+        );
+        content = if content.is_empty() {
+            error.model_text()
+        } else {
+            format!("{}\nThe result's text: {content}", error.model_text())
+        };
+    }
     json!({ "role": "tool", "tool_call_id": id, "content": content })
+}
+
+/// A result's media as user-message parts: a text part naming the call, then an `image_url`,
+/// `file` or `input_audio` part each (a recording other than WAV or MP3 as a note).
+fn media_parts(tool: &ToolResultMessage<'_>) -> Vec<Value> {
+    let mut parts = Vec::new();
+    for part in attachments::parts(tool.attachments) {
+        let value = match part {
+            Part::Text(_) => continue, // in the tool message
+            Part::Image { mime, data } => json!({
+                "type": "image_url",
+                "image_url": { "url": attachments::data_url(mime, data) }
+            }),
+            Part::File { mime, data, name } => json!({
+                "type": "file",
+                "file": {
+                    "filename": name.unwrap_or("attachment"),
+                    "file_data": attachments::data_url(mime, data)
+                }
+            }),
+            Part::Audio { mime, data } => match audio_format(mime) {
+                Some(format) => json!({
+                    "type": "input_audio",
+                    "input_audio": { "data": attachments::base64(data), "format": format }
+                }),
+                None => json!({
+                    "type": "text",
+                    "text": attachments::not_sent("recording", mime, data.len(), "Chat Completions takes WAV and MP3")
+                }),
+            },
+        };
+        if parts.is_empty() {
+            parts.push(json!({
+                "type": "text",
+                "text": format!("Attached by the tool call `{}` ({}):", tool.call.id(), tool.call.name())
+            }));
+        }
+        parts.push(value);
+    }
+    parts
+}
+
+/// The `input_audio` format of a recording's MIME type.
+fn audio_format(mime: &str) -> Option<&'static str> {
+    match mime {
+        "audio/wav" | "audio/x-wav" | "audio/wave" => Some("wav"),
+        "audio/mpeg" | "audio/mp3" => Some("mp3"),
+        _ => None,
+    }
 }
 
 /// The assistant message carrying the calls (and text, if any).

@@ -27,16 +27,18 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::call::ToolCall;
+use crate::content::ToolOutput;
 use crate::conversation::Message;
 use crate::error::ToolError;
 use crate::tool::ToolDefinition;
 
+use super::attachments::{self, Part};
 use super::calls::CallTable;
 use super::{
     NO_ARGUMENTS, Profile, ProfileProblem, ProviderEvent, ProviderFormat, ResponseError,
-    StreamParser, StreamProblem, end_of_stream, error_text, lost_event,
+    StreamParser, StreamProblem, ToolResultMessage, end_of_stream, error_text, lost_event,
     no_arguments_as_empty_object, openai_parameters, parse_event, parse_response, provider_error,
-    result_text, usage_event,
+    usage_event,
 };
 
 /// The OpenAI Responses API as a [`ProviderFormat`]: flat function definitions (`"strict"`
@@ -52,7 +54,7 @@ use super::{
 /// let input = OpenAiResponses.messages(&[
 ///     Message::User { content: "ping?".into() },
 ///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
-///     Message::tool_result(&call, &Ok(serde_json::json!("pong"))),
+///     Message::tool_result(&call, &Ok(serde_json::json!("pong").into())),
 /// ]);
 /// assert_eq!(input.len(), 3);
 /// assert_eq!(input[2]["type"], "function_call_output");
@@ -138,13 +140,13 @@ impl ProviderFormat for OpenAiResponses {
     ///
     /// let call = ToolCall::new("call_1", "add", "{}");
     /// assert_eq!(
-    ///     OpenAiResponses.tool_result(&call, &Ok(json!(3))),
+    ///     OpenAiResponses.tool_result(&call, &Ok(json!(3).into())),
     ///     json!({ "type": "function_call_output", "call_id": "call_1", "output": "3" })
     /// );
     /// ```
-    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
-        let (output, _) = result_text(outcome);
-        output_item(call.id(), &output)
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<ToolOutput, ToolError>) -> Value {
+        let message = Message::tool_result(call, outcome);
+        ToolResultMessage::of(&message).map_or(Value::Null, |tool| output_item(&tool))
     }
 
     /// The input items of an assistant turn: its text as an assistant message (if any), then
@@ -177,9 +179,11 @@ impl ProviderFormat for OpenAiResponses {
                 } => {
                     items.extend(assistant_items(content.as_deref(), tool_calls));
                 }
-                Message::Tool {
-                    tool_call, content, ..
-                } => items.push(output_item(tool_call.id(), content)),
+                Message::Tool { .. } => {
+                    if let Some(tool) = ToolResultMessage::of(message) {
+                        items.push(output_item(&tool));
+                    }
+                }
             }
         }
         items
@@ -532,7 +536,35 @@ impl StreamParser for ResponsesStreamParser {
     }
 }
 
-fn output_item(call_id: &str, output: &str) -> Value {
+fn output_item(tool: &ToolResultMessage<'_>) -> Value {
+    let call_id = tool.call.id();
+    if tool.attachments.is_empty() {
+        let output = tool.content;
+        return json!({ "type": "function_call_output", "call_id": call_id, "output": output });
+    }
+    // An output with media is an array of `input_text`, `input_image` and `input_file` parts.
+    let mut output = Vec::with_capacity(tool.attachments.len() + 1);
+    if !tool.content.is_empty() {
+        output.push(json!({ "type": "input_text", "text": tool.content }));
+    }
+    for part in attachments::parts(tool.attachments) {
+        output.push(match part {
+            Part::Text(text) => json!({ "type": "input_text", "text": text }),
+            Part::Image { mime, data } => json!({
+                "type": "input_image",
+                "image_url": attachments::data_url(mime, data)
+            }),
+            Part::File { mime, data, name } => json!({
+                "type": "input_file",
+                "filename": name.unwrap_or("attachment"),
+                "file_data": attachments::data_url(mime, data)
+            }),
+            Part::Audio { mime, data } => json!({
+                "type": "input_text",
+                "text": attachments::not_sent("recording", mime, data.len(), "a function_call_output takes no audio")
+            }),
+        });
+    }
     json!({ "type": "function_call_output", "call_id": call_id, "output": output })
 }
 

@@ -53,6 +53,7 @@ pub struct RuntimeBuilder {
     interrupt_key: Option<Vec<u8>>,
     provenance_from_user: bool,
     trace_payloads: Option<usize>,
+    tool_result_caps: Vec<(String, usize)>,
     #[cfg(feature = "otel")]
     meter: Option<opentelemetry::metrics::Meter>,
 }
@@ -65,6 +66,7 @@ impl fmt::Debug for RuntimeBuilder {
             .field("limits", &self.limits)
             .field("default_timeout", &self.default_timeout)
             .field("settings", &self.settings)
+            .field("tool_result_caps", &self.tool_result_caps)
             .finish_non_exhaustive()
     }
 }
@@ -133,6 +135,39 @@ impl RuntimeBuilder {
     /// ```
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Sets the largest result the tool named `tool_name` may give the model, in bytes, in place
+    /// of the runtime's [`Limits::max_result_bytes`] (default 8 MiB) for it. Over the cap, text
+    /// blocks are cut, with a line saying how much was dropped and to ask for less; a medium
+    /// (an image, a recording, a file) fails the call with 1019
+    /// ([`ErrorCode::ContentRefused`](crate::ErrorCode::ContentRefused)); a structured value
+    /// fails it with 1002. A tool the runtime does not have is an error at [`build`](Self::build).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use pleach_core::{ContentBlock, Runtime, SessionOptions, ToolCall, ToolError, ToolOutput, ToolRegistryBuilder, ToolDefinition};
+    ///
+    /// let log = ToolDefinition::builder("read_log", "Reads the log.")
+    ///     .execute_json(|_, _| async {
+    ///         Ok::<_, ToolError>(ToolOutput::from_blocks([ContentBlock::text("x".repeat(1000))]))
+    ///     })
+    ///     .unwrap();
+    /// let runtime = Runtime::builder()
+    ///     .registry(ToolRegistryBuilder::new().register(log).build().unwrap())
+    ///     .tool_result_cap("read_log", 100)
+    ///     .build()
+    ///     .unwrap();
+    /// let session = runtime.create_session(SessionOptions::all()).unwrap();
+    /// let out = session.call(ToolCall::new("c1", "read_log", "{}")).await.outcome.unwrap();
+    /// let text = out.content[0].as_text().unwrap();
+    /// assert!(text.starts_with("xxx"));
+    /// assert!(text.contains("900 of 1000 bytes dropped"), "{text}");
+    /// # }
+    /// ```
+    pub fn tool_result_cap(mut self, tool_name: impl Into<String>, bytes: usize) -> Self {
+        self.tool_result_caps.push((tool_name.into(), bytes));
         self
     }
 
@@ -391,10 +426,7 @@ impl RuntimeBuilder {
     /// ```
     pub fn build(self) -> Result<Runtime, RuntimeError> {
         let implicit = self.registry.is_none();
-        let source = match self.registry {
-            Some(registry) => registry,
-            None => registry::try_active_registry()?,
-        };
+        let source = Option::map_or_else(self.registry, registry::try_active_registry, Ok)?;
         let mut builder =
             ToolRegistryBuilder::new().register_all(source.tools().into_iter().cloned());
         for plugin in &self.plugins {
@@ -466,7 +498,6 @@ impl RuntimeBuilder {
                 in_flight: Slots::new(max_in_flight),
                 overload: self.overload,
                 persisted,
-                registry,
                 extensions,
                 safety: Safety {
                     detectors,
@@ -477,6 +508,7 @@ impl RuntimeBuilder {
                     limits: self.limits,
                     default_timeout: self.default_timeout.unwrap_or(defaults::TIMEOUT),
                     tool_timeouts: timeouts,
+                    result_caps: per_tool(&registry, own(self.tool_result_caps))?,
                     idempotent,
                     cancel_grace: self.cancel_grace.unwrap_or(defaults::CANCEL_GRACE),
                     approval_timeout: self.approval_timeout.unwrap_or(defaults::APPROVAL_TIMEOUT),
@@ -496,6 +528,8 @@ impl RuntimeBuilder {
                             .map(crate::session::metrics::Instruments::new),
                     },
                 },
+                // Last: `config` reads it first.
+                registry,
             }),
         })
     }

@@ -10,7 +10,7 @@
 mod builder;
 mod checks;
 
-pub use crate::session::shared::{Limits, OverloadPolicy};
+pub use crate::session::shared::{CallSlot, Limits, OverloadPolicy};
 pub use builder::RuntimeBuilder;
 #[doc(hidden)]
 pub use builder::warn_no_tools;
@@ -19,7 +19,7 @@ pub use checks::RuntimeError;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::batch::{BatchingStrategy, Lane, infer_batching_strategy};
+use crate::batch::{BatchingStrategy, Lane, infer_batching_strategy, names_a_read};
 use crate::registry::ToolRegistry;
 use crate::session::shared::RuntimeInner;
 use crate::session::suggestion::suggestion;
@@ -43,7 +43,7 @@ use crate::tool::UnifiedToolDefinition;
 ///     .run_turn(vec![ToolCall::new("call_1", "subtract", r#"{"a":5,"b":2}"#)])
 ///     .finish()
 ///     .await;
-/// assert_eq!(results[0].outcome, Ok(serde_json::json!(3)));
+/// assert_eq!(results[0].outcome, Ok(serde_json::json!(3).into()));
 /// # }
 /// ```
 #[derive(Debug, Clone)]
@@ -83,11 +83,19 @@ impl Runtime {
         &self.inner.registry
     }
 
-    /// Whether a new call would be refused for capacity now (1014): every slot taken under
-    /// [`OverloadPolicy::FailFast`]. A host that can say so earlier (an HTTP 503) asks this.
+    /// A runtime-wide slot taken now for a call to be made next, if one is free: for a host
+    /// that refuses a request for capacity before it reads it (an HTTP 503), so that the call
+    /// it lets through cannot then find the runtime full. The call carries the slot
+    /// ([`Session::dispatch_reserved`]); dropped unused, it is given back.
     #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
-    pub fn refuses_new_calls(&self) -> bool {
-        self.inner.overload == OverloadPolicy::FailFast && self.inner.in_flight.is_full()
+    pub fn try_reserve_call(&self) -> Option<CallSlot> {
+        CallSlot::try_take(&self.inner)
+    }
+
+    /// What a call does when every slot is taken (`RuntimeBuilder::overload_policy`).
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn overload_policy(&self) -> OverloadPolicy {
+        self.inner.overload
     }
 
     /// The key approval interrupts are sealed with, if one was given.
@@ -137,8 +145,9 @@ impl Runtime {
 
     /// Whether calls of the tool named `name` may run again when their first run's end is unknown
     /// (a durable engine's worker died mid-call): declared with [`RuntimeBuilder::idempotent`],
-    /// else `true` for a tool that reads (its batching strategy is `Parallel`). `None` for a tool
-    /// the runtime does not know.
+    /// else `true` for a tool that reads — its name starts with a read verb
+    /// ([`infer_batching_strategy`]'s rule 1), whatever a hint makes of its lanes, or its batching
+    /// strategy is `Parallel`. `None` for a tool the runtime does not know.
     ///
     /// ```rust
     /// use pleach_core::{tool, Runtime};
@@ -156,7 +165,7 @@ impl Runtime {
             return Some(*declared);
         }
         let tool = self.inner.registry.get(name)?;
-        Some(self.batching(tool).0 == BatchingStrategy::Parallel)
+        Some(names_a_read(name) || self.batching(tool).0 == BatchingStrategy::Parallel)
     }
 
     /// [`validate_tool_call`](crate::validate_tool_call) against this runtime: its tools (the

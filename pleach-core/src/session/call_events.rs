@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::call::ToolCall;
+use crate::content::ToolOutput;
 use crate::error::ToolError;
 use crate::event::{EventSender, ToolEvent};
 use crate::tool::ProgressSink;
@@ -44,11 +45,15 @@ impl CallEvents {
 }
 
 /// A call's `tool.completed` or `tool.failed`.
-pub(crate) fn terminal_event(call: &ToolCall, outcome: &Result<Value, ToolError>) -> ToolEvent {
+pub(crate) fn terminal_event(
+    call: &ToolCall,
+    outcome: &Result<ToolOutput, ToolError>,
+) -> ToolEvent {
     match outcome {
         Ok(result) => ToolEvent::Completed {
             tool_call: call.clone(),
-            result: result.clone(),
+            result: result.structured.clone().unwrap_or(Value::Null),
+            content: result.content.clone(),
         },
         Err(error) => ToolEvent::Failed {
             tool_call: call.clone(),
@@ -64,7 +69,7 @@ pub(crate) fn send_terminal(
     sink: &EventSender,
     call: &ToolCall,
     gate: Option<&CallEvents>,
-    outcome: &Result<Value, ToolError>,
+    outcome: &Result<ToolOutput, ToolError>,
 ) {
     if !sink.is_connected() {
         if let Some(gate) = gate {

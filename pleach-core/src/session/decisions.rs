@@ -40,7 +40,7 @@ impl Session {
     ///     }
     /// }
     /// let results = turn.finish().await;
-    /// assert_eq!(results[0].outcome, Ok(serde_json::json!("sent 5 to ACC-1")));
+    /// assert_eq!(results[0].outcome, Ok(serde_json::json!("sent 5 to ACC-1").into()));
     /// # }
     /// ```
     pub fn resolve(

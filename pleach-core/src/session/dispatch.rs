@@ -1,9 +1,10 @@
-//! One call run in the caller's task, without a turn: [`Session::call`], [`Session::dispatch`]
-//! and `dispatch_with` (the same pipeline and error codes, no conversation write-back), and the
-//! guard that still ends a call whose dispatch the host dropped.
+//! One call run in the caller's task, without a turn: [`Session::call`], [`Session::dispatch`],
+//! `dispatch_with` and `dispatch_reserved` (the same pipeline and error codes, no conversation
+//! write-back), and the guard that still ends a call whose dispatch the host dropped.
 
 use tokio_util::sync::CancellationToken;
 
+use super::shared::CallSlot;
 use super::{Session, ToolResult};
 use crate::call::ToolCall;
 use crate::error::{ErrorCode, ToolError};
@@ -23,7 +24,7 @@ impl Session {
     ///
     /// let session = Runtime::builder().build().unwrap().create_session(SessionOptions::all()).unwrap();
     /// let result = session.call(ToolCall::new("c1", "square", r#"{"n":2}"#)).await;
-    /// assert_eq!(result.outcome, Ok(serde_json::json!(4)));
+    /// assert_eq!(result.outcome, Ok(serde_json::json!(4).into()));
     /// # }
     /// ```
     pub async fn call(&self, call: ToolCall) -> ToolResult {
@@ -70,6 +71,24 @@ impl Session {
         signal: &CancellationToken,
         approved: Option<crate::safety::Action>,
     ) -> ToolResult {
+        self.dispatch_reserved(call, events, signal, approved, None)
+            .await
+    }
+
+    /// [`dispatch_with`](Session::dispatch_with) for a call that runs in `slot` when one is
+    /// given: a slot of this session's runtime taken ahead of the call
+    /// ([`Runtime::try_reserve_call`](crate::Runtime::try_reserve_call)), so the call takes no
+    /// other and is never refused for capacity (1014). A slot of another runtime is given back,
+    /// and the call takes one of its own as any call does.
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub async fn dispatch_reserved(
+        &self,
+        call: ToolCall,
+        events: &EventSender,
+        signal: &CancellationToken,
+        approved: Option<crate::safety::Action>,
+        slot: Option<CallSlot>,
+    ) -> ToolResult {
         // Built only when someone listens (`Session::call` dispatches into a sender that drops
         // everything).
         if events.is_connected() {
@@ -77,7 +96,8 @@ impl Session {
                 tool_call: call.clone(),
             });
         }
-        let in_place = if approved.is_none() {
+        // A call carrying its slot goes the whole way: the place-run takes a slot of its own.
+        let in_place = if approved.is_none() && slot.is_none() {
             self.inner.dispatch_now(call, events, None, None, None)
         } else {
             Err(call)
@@ -95,7 +115,10 @@ impl Session {
                     call: &issued,
                     events,
                 };
-                let dispatched = self.inner.dispatch(call, events, signal, approved).await;
+                let dispatched = self
+                    .inner
+                    .dispatch(call, events, signal, approved, slot)
+                    .await;
                 std::mem::forget(unfinished);
                 (dispatched, Some(issued))
             }

@@ -58,7 +58,7 @@ impl Instruments {
         &self,
         tool: &str,
         started: Instant,
-        outcome: &Result<serde_json::Value, ToolError>,
+        outcome: &Result<crate::content::ToolOutput, ToolError>,
     ) {
         let name = tool_name(tool);
         self.in_flight.add(-1, std::slice::from_ref(&name));

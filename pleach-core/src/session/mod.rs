@@ -72,6 +72,7 @@ use tokio_util::sync::CancellationToken;
 use self::shared::RuntimeInner;
 use crate::batch::BatchingStrategy;
 use crate::call::ToolCall;
+use crate::content::ToolOutput;
 use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 use crate::tool::UnifiedToolDefinition;
@@ -174,18 +175,93 @@ impl Session {
 /// ```
 /// use pleach_core::{ToolCall, ToolResult};
 ///
-/// let result = ToolResult { tool_call: ToolCall::new("c1", "add", "{}"), outcome: Ok(3.into()) };
+/// let result = ToolResult { tool_call: ToolCall::new("c1", "add", "{}"), outcome: Ok(serde_json::json!(3).into()) };
 /// assert_eq!(result.tool_call.id(), "c1");
 /// ```
 ///
 /// It travels as JSON between processes (a durable engine's activities): the outcome as
-/// `{"Ok": value}` or `{"Err": error}`, the error without its operator detail.
+/// `{"Ok": value}` or `{"Err": error}`, the error without its operator detail; a result with
+/// content blocks as `{"Content": {"structured": value, "content": [blocks]}}`, each block in
+/// MCP's JSON shape (`pleach_core::content`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
 pub struct ToolResult {
     /// The call.
     pub tool_call: ToolCall,
     /// What came of it.
-    pub outcome: Result<Value, ToolError>,
+    #[serde(with = "outcome_wire")]
+    pub outcome: Result<ToolOutput, ToolError>,
+}
+
+/// A call's outcome as JSON (see [`ToolResult`]).
+pub(crate) mod outcome_wire {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+
+    use crate::content::{ContentBlock, ToolOutput, wire};
+    use crate::error::ToolError;
+
+    #[derive(Serialize)]
+    enum Written<'a> {
+        Ok(&'a Value),
+        Content {
+            structured: Option<&'a Value>,
+            #[serde(serialize_with = "blocks")]
+            content: &'a [ContentBlock],
+        },
+        Err(&'a ToolError),
+    }
+
+    #[allow(clippy::ref_option_ref, clippy::trivially_copy_pass_by_ref)] // serde's signature
+    fn blocks<S: Serializer>(blocks: &&[ContentBlock], serializer: S) -> Result<S::Ok, S::Error> {
+        wire::serialize(blocks, serializer)
+    }
+
+    #[derive(Deserialize)]
+    enum Read {
+        Ok(Value),
+        Content {
+            #[serde(default)]
+            structured: Option<Value>,
+            #[serde(with = "wire")]
+            content: Vec<ContentBlock>,
+        },
+        Err(ToolError),
+    }
+
+    pub(crate) fn serialize<S: Serializer>(
+        outcome: &Result<ToolOutput, ToolError>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        const NULL: &Value = &Value::Null;
+        match outcome {
+            Ok(output) if output.content.is_empty() => {
+                Written::Ok(output.structured.as_ref().unwrap_or(NULL))
+            }
+            Ok(output) => Written::Content {
+                structured: output.structured.as_ref(),
+                content: &output.content,
+            },
+            Err(error) => Written::Err(error),
+        }
+        .serialize(serializer)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Result<ToolOutput, ToolError>, D::Error> {
+        Ok(match Read::deserialize(deserializer)? {
+            Read::Ok(value) => Ok(ToolOutput::new(value)),
+            Read::Content {
+                structured,
+                content,
+            } => {
+                let mut output = ToolOutput::from_blocks(content);
+                output.structured = structured;
+                Ok(output)
+            }
+            Read::Err(error) => Err(error),
+        })
+    }
 }
 
 impl Session {
@@ -268,7 +344,7 @@ impl Session {
     /// session.restore_conversation(vec![
     ///     Message::User { content: "find my account".into() },
     ///     Message::Assistant { content: None, tool_calls: vec![call.clone()] },
-    ///     Message::tool_result(&call, &Ok(serde_json::json!({ "id": "ACC-1" }))),
+    ///     Message::tool_result(&call, &Ok(serde_json::json!({ "id": "ACC-1" }).into())),
     /// ]);
     /// assert_eq!(session.conversation().len(), 3);
     /// ```
@@ -294,6 +370,7 @@ impl Session {
                         content,
                         is_error: false,
                         edited_arguments,
+                        ..
                     } => {
                         // An edited result's content says so before the value.
                         let text = match edited_arguments {
@@ -304,6 +381,13 @@ impl Session {
                         };
                         if let Ok(value) = serde_json::from_str::<Value>(text) {
                             provenance.record_result(tool_call, &value);
+                        } else {
+                            // A result with text blocks: its JSON line, then one line a block.
+                            for line in text.lines() {
+                                let value = serde_json::from_str::<Value>(line)
+                                    .unwrap_or_else(|_| Value::from(line));
+                                provenance.record_result(tool_call, &value);
+                            }
                         }
                     }
                     _ => {}

@@ -3,6 +3,7 @@
 //! terminal event.
 
 use std::any::Any;
+use std::fmt::Write as _;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -11,9 +12,12 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::Value;
+
+use crate::content::{Block, ContentBlock, ToolOutput};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::shared::CallSlot;
 use super::shared::{Limits, OverloadPolicy};
 use super::suggestion::suggestion;
 use super::telemetry;
@@ -52,6 +56,7 @@ impl SessionInner {
         sink: &EventSender,
         turn_signal: &CancellationToken,
         approved: Option<Action>,
+        reserved: Option<CallSlot>,
     ) -> Dispatched {
         let recording = &self.runtime.config.recording;
         let mut gate = Gate(None);
@@ -60,14 +65,14 @@ impl SessionInner {
             let started = telemetry::started(recording, ran.name());
             let span = telemetry::call_span(&ran, recording.trace_payloads);
             let outcome = self
-                .run(&mut ran, sink, turn_signal, &mut gate, approved)
+                .run(&mut ran, sink, turn_signal, &mut gate, approved, reserved)
                 .instrument(span.clone())
                 .await;
             telemetry::record_outcome(&span, &outcome, recording.trace_payloads);
             telemetry::ended(recording, ran.name(), started, &outcome);
             outcome
         } else {
-            self.run(&mut ran, sink, turn_signal, &mut gate, approved)
+            self.run(&mut ran, sink, turn_signal, &mut gate, approved, reserved)
                 .await
         };
         self.conclude(ran, outcome, sink, gate.0.as_deref(), None)
@@ -138,7 +143,7 @@ impl SessionInner {
         call: &ToolCall,
         turn_signal: Option<&CancellationToken>,
         recorded: bool,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<ToolOutput, ToolError> {
         if turn_signal.is_some_and(CancellationToken::is_cancelled) {
             // Nothing of a cancelled turn starts; a tool that cannot suspend cannot be stopped
             // once started, and could not see the signal anyway.
@@ -162,7 +167,7 @@ impl SessionInner {
     fn conclude(
         &self,
         ran: ToolCall,
-        outcome: Result<Value, ToolError>,
+        outcome: Result<ToolOutput, ToolError>,
         sink: &EventSender,
         gate: Option<&CallEvents>,
         held: Option<&mut Vec<ToolEvent>>,
@@ -177,7 +182,15 @@ impl SessionInner {
         let counts = match &outcome {
             Ok(result) => {
                 if self.screens() {
-                    self.provenance().record_result(&ran, result);
+                    let mut provenance = self.provenance();
+                    // What detectors check calls against: the structured value and the text
+                    // blocks (media carry no values a later call could copy).
+                    if let Some(value) = &result.structured {
+                        provenance.record_result(&ran, value);
+                    }
+                    for text in result.content.iter().filter_map(ContentBlock::as_text) {
+                        provenance.record_result(&ran, &Value::from(text));
+                    }
                 }
                 false
             }
@@ -244,7 +257,8 @@ impl SessionInner {
         turn_signal: &CancellationToken,
         gate: &mut Gate,
         approved: Option<Action>,
-    ) -> Result<Value, ToolError> {
+        reserved: Option<CallSlot>,
+    ) -> Result<ToolOutput, ToolError> {
         let config = &self.runtime.config;
         let session_tool = self.admit(ran)?;
         let definition = session_tool.tool.definition();
@@ -261,7 +275,12 @@ impl SessionInner {
         }
         let call: &ToolCall = ran;
         // Before anything is built for the call: a call refused for capacity costs nothing.
-        let _slot = self.slot(turn_signal, session_tool.timeout).await?;
+        // A slot taken ahead of the call (a host's guard) is the call's; else one is taken now.
+        let carried = reserved.filter(|slot| slot.is_of(&self.runtime));
+        let _slot = match carried {
+            Some(_) => None,
+            None => Some(self.slot(turn_signal, session_tool.timeout).await?),
+        };
 
         // The call's own token, fired by its timeout or by the turn's cancellation (in `wait`, or
         // here when the turn is already over): a standalone token costs one allocation, a child
@@ -315,8 +334,8 @@ impl SessionInner {
         &self,
         definition: &ToolDefinition,
         turn_signal: &CancellationToken,
-        outcome: Result<Value, ToolError>,
-    ) -> Result<Value, ToolError> {
+        outcome: Result<ToolOutput, ToolError>,
+    ) -> Result<ToolOutput, ToolError> {
         // A tool that returns because its signal fired (the cooperative way to stop) was still
         // cancelled: its result is whatever it had, not an answer.
         if turn_signal.is_cancelled() {
@@ -330,15 +349,21 @@ impl SessionInner {
     fn accept_output(
         &self,
         definition: &ToolDefinition,
-        outcome: Result<Value, ToolError>,
+        outcome: Result<ToolOutput, ToolError>,
         recorded: bool,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<ToolOutput, ToolError> {
         let output = outcome?;
         if recorded {
             tracing::debug!(target: "pleach::tool", "tool returned");
         }
         definition.check_output(&output)?;
-        check_result_size(&output, self.runtime.config.limits.max_result_bytes)?;
+        let config = &self.runtime.config;
+        let cap = config
+            .result_caps
+            .get(definition.name())
+            .copied()
+            .unwrap_or(config.limits.max_result_bytes);
+        let output = cap_result(output, cap)?;
         if recorded {
             tracing::debug!(target: "pleach::tool", "result valid");
         }
@@ -353,7 +378,7 @@ impl SessionInner {
         timeout: Duration,
         turn_signal: &CancellationToken,
         call_signal: Option<&CancellationToken>,
-    ) -> Result<Result<Value, ToolError>, ToolError> {
+    ) -> Result<Result<ToolOutput, ToolError>, ToolError> {
         tokio::select! {
             biased;
             outcome = &mut *future => Ok(outcome),
@@ -480,7 +505,7 @@ impl SessionInner {
 /// issued it, see [`fingerprint`](crate::safety::fingerprint)).
 pub(super) struct Dispatched {
     pub(super) call: ToolCall,
-    pub(super) outcome: Result<Value, ToolError>,
+    pub(super) outcome: Result<ToolOutput, ToolError>,
     pub(super) counts: bool,
 }
 
@@ -540,10 +565,82 @@ pub(super) fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolEr
     Ok(())
 }
 
-/// Refuses a result whose JSON text would exceed `limit` bytes. Walks the value and stops as soon
-/// as the limit is passed, so a small result costs a few steps and a huge one no more than the
-/// limit.
-fn check_result_size(result: &Value, limit: usize) -> Result<(), ToolError> {
+/// A result within `cap` bytes: its structured value's JSON text (over the cap: 1002) and its
+/// blocks' bytes. A medium that does not fit in what is left fails the call (1019); text blocks
+/// are cut to what is left, each cut marked with how much was dropped.
+fn cap_result(mut output: ToolOutput, cap: usize) -> Result<ToolOutput, ToolError> {
+    let mut used = match &output.structured {
+        Some(value) => json_len_within(value, cap).ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::OutputInvalid,
+                format!(
+                    "the tool's result is larger than this runtime's limit of {cap} bytes; ask \
+                     for less (a narrower query, a page of the data)"
+                ),
+            )
+        })?,
+        None => 0,
+    };
+    if output.content.is_empty() {
+        return Ok(output);
+    }
+    // Media first: they cannot be cut, so they take their room before the text does.
+    for block in output
+        .content
+        .iter()
+        .filter(|block| block.as_text().is_none())
+    {
+        let bytes = block.len();
+        if used.saturating_add(bytes) > cap {
+            return Err(ToolError::new(
+                ErrorCode::ContentRefused,
+                format!(
+                    "the tool's {} is over the result cap of {} ({} left for it); ask for a \
+                     smaller one (a lower resolution, fewer pages)",
+                    block.summary(),
+                    crate::content::human_size(cap),
+                    crate::content::human_size(cap - used),
+                ),
+            ));
+        }
+        used += bytes;
+    }
+    for block in &mut output.content {
+        if let Block::Text(text) = &mut block.block {
+            let left = cap - used;
+            used += if text.len() > left {
+                cut_text(text, left, cap)
+            } else {
+                text.len()
+            };
+        }
+    }
+    Ok(output)
+}
+
+/// Cuts `text` to at most `keep` bytes (at a character boundary) and says so on a line of its
+/// own: how much was dropped, the cap, and how to get the rest. Returns the bytes kept.
+fn cut_text(text: &mut String, keep: usize, cap: usize) -> usize {
+    let total = text.len();
+    let mut end = keep.min(total);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    let _ = write!(
+        text,
+        "\n[cut: {} of {total} bytes dropped at the result cap of {}; ask for the rest in parts \
+         (a range, an offset, the next page) or for less]",
+        total - end,
+        crate::content::human_size(cap),
+    );
+    end
+}
+
+/// The length of `value`'s JSON text if it is at most `limit` bytes. Walks the value and stops as
+/// soon as the limit is passed, so a small result costs a few steps and a huge one no more than
+/// the limit.
+fn json_len_within(value: &Value, limit: usize) -> Option<usize> {
     /// Takes `bytes` from the budget; false once it is spent.
     fn take(budget: &mut usize, bytes: usize) -> bool {
         *budget = budget.saturating_sub(bytes);
@@ -573,17 +670,9 @@ fn check_result_size(result: &Value, limit: usize) -> Result<(), ToolError> {
             }
         }
     }
-    let mut budget = limit.saturating_add(1);
-    if size(result, &mut budget) {
-        return Ok(());
-    }
-    Err(ToolError::new(
-        ErrorCode::OutputInvalid,
-        format!(
-            "the tool's result is larger than this runtime's limit of {limit} bytes; ask for \
-             less (a narrower query, a page of the data)"
-        ),
-    ))
+    let start = limit.saturating_add(1);
+    let mut budget = start;
+    size(value, &mut budget).then(|| start - budget)
 }
 
 /// The length of a number's JSON text: exact for an integer, at most 24 bytes (the longest
@@ -601,7 +690,7 @@ fn number_len(number: &serde_json::Number) -> usize {
     }
 }
 
-pub(super) fn human(duration: Duration) -> String {
+pub(crate) fn human(duration: Duration) -> String {
     if duration.subsec_millis() == 0 {
         format!("{} s", duration.as_secs())
     } else {
@@ -625,7 +714,7 @@ impl Drop for Gate {
 struct CatchUnwind(crate::tool::ToolFuture);
 
 impl Future for CatchUnwind {
-    type Output = Result<Value, ToolError>;
+    type Output = Result<ToolOutput, ToolError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let future = self.0.as_mut();
@@ -668,7 +757,9 @@ pub(super) fn panic_message(payload: &(dyn Any + Send)) -> String {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::check_result_size;
+    use super::{cap_result, json_len_within};
+    use crate::content::{ContentBlock, ToolOutput};
+    use crate::error::ErrorCode;
 
     /// The smallest limit each result fits under is its JSON text's length, for the results whose
     /// length the guard counts exactly (everything but floats and strings with escapes).
@@ -690,19 +781,47 @@ mod tests {
             json!({}),
         ] {
             let length = result.to_string().len();
-            assert!(
-                check_result_size(&result, length).is_ok(),
-                "{result} in {length}"
-            );
-            assert!(
-                check_result_size(&result, length - 1).is_err(),
-                "{result} in {}",
-                length - 1
-            );
+            assert_eq!(json_len_within(&result, length), Some(length), "{result}");
+            assert_eq!(json_len_within(&result, length - 1), None, "{result}");
         }
         // A float counts as the longest shortest form of an `f64`: never less than its text.
         let float = json!(0.1);
-        assert!(check_result_size(&float, 24).is_ok());
-        assert!(check_result_size(&float, 23).is_err());
+        assert!(json_len_within(&float, 24).is_some());
+        assert!(json_len_within(&float, 23).is_none());
+    }
+
+    #[test]
+    fn over_the_cap_text_is_cut_and_marked_and_media_refused() {
+        let out = ToolOutput::new(json!("ok"))
+            .block(ContentBlock::text("é".repeat(10))) // 20 bytes
+            .block(ContentBlock::text("cut to a byte"));
+        // 4 bytes for `"ok"`, 7 left: the first text keeps 3 whole characters (6 bytes).
+        let capped = cap_result(out, 11).unwrap();
+        let first = capped.content[0].as_text().unwrap();
+        assert!(
+            first.starts_with("ééé\n[cut: 14 of 20 bytes dropped at the result cap of 11 B"),
+            "{first}"
+        );
+        // One byte was left for the second.
+        let second = capped.content[1].as_text().unwrap();
+        assert!(second.starts_with("c\n[cut: 12 of 13 bytes"), "{second}");
+
+        let image = ToolOutput::from_blocks([ContentBlock::image(vec![0u8; 100], "image/png")]);
+        let error = cap_result(image.clone(), 99).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::ContentRefused);
+        assert!(
+            error
+                .message()
+                .contains("image/png 100 B is over the result cap of 99 B"),
+            "{}",
+            error.message()
+        );
+        assert!(cap_result(image, 100).is_ok());
+
+        let big = ToolOutput::new(json!("x".repeat(50)));
+        assert_eq!(
+            cap_result(big, 10).unwrap_err().code(),
+            ErrorCode::OutputInvalid
+        );
     }
 }

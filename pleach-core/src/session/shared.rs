@@ -33,11 +33,14 @@ pub struct Limits {
     /// The deepest nesting of arrays and objects accepted (default
     /// [`defaults::MAX_ARGUMENT_DEPTH`], 64).
     pub max_argument_depth: usize,
-    /// The largest result accepted, as JSON text, in bytes (default [`defaults::MAX_RESULT_BYTES`],
-    /// 8 MiB): a bigger one fails
-    /// with 1002 rather than flooding the conversation and the model's context. Counted without
-    /// writing the text: exactly, except that a fractional number counts as 24 bytes and a
-    /// string's escapes are not counted.
+    /// The largest result a model may receive, in bytes (default
+    /// [`defaults::MAX_RESULT_BYTES`], 8 MiB; a tool's own cap:
+    /// [`RuntimeBuilder::tool_result_cap`](crate::RuntimeBuilder::tool_result_cap)). The
+    /// structured value counts as its JSON text, a content block as its bytes. Over it, text
+    /// blocks are cut (a line at the cut says how much was dropped and to ask for less), a medium
+    /// fails the call with 1019 and a structured value with 1002, rather than flood the
+    /// conversation and the model's context. JSON is counted without writing the text: exactly,
+    /// except that a fractional number counts as 24 bytes and a string's escapes are not counted.
     pub max_result_bytes: usize,
 }
 
@@ -78,8 +81,8 @@ impl Limits {
         self
     }
 
-    /// Sets the largest result accepted, as JSON text, in bytes (default
-    /// [`defaults::MAX_RESULT_BYTES`], 8 MiB).
+    /// Sets the largest result a model may receive, in bytes (default
+    /// [`defaults::MAX_RESULT_BYTES`], 8 MiB); the field's doc says what is cut and what is refused.
     ///
     /// ```
     /// let limits = pleach_core::Limits::default().max_result_bytes(1024);
@@ -118,6 +121,8 @@ pub(crate) struct Config {
     pub(crate) limits: Limits,
     pub(crate) default_timeout: Duration,
     pub(crate) tool_timeouts: HashMap<String, Duration>,
+    /// Per-tool result caps ([`RuntimeBuilder::tool_result_cap`](crate::RuntimeBuilder::tool_result_cap)).
+    pub(crate) result_caps: HashMap<String, usize>,
     /// Tools declared idempotent or not
     /// ([`RuntimeBuilder::idempotent`](crate::RuntimeBuilder::idempotent)).
     pub(crate) idempotent: HashMap<String, bool>,
@@ -174,4 +179,34 @@ pub(crate) struct RuntimeInner {
     pub(crate) overload: OverloadPolicy,
     /// The session state a host may save and restore, one kind per key.
     pub(crate) persisted: Vec<PersistedKind>,
+}
+
+/// One of the runtime's slots for running calls
+/// ([`max_in_flight`](crate::RuntimeBuilder::max_in_flight)), taken ahead of its call by
+/// [`Runtime::try_reserve_call`](crate::Runtime::try_reserve_call): the call that carries it ([`Session::dispatch_reserved`](crate::session::Session::dispatch_reserved)) runs
+/// in it; dropped, it is given back.
+#[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+#[derive(Debug)]
+pub struct CallSlot {
+    runtime: Arc<RuntimeInner>,
+}
+
+impl CallSlot {
+    /// A slot of `runtime`, if one is free now.
+    pub(crate) fn try_take(runtime: &Arc<RuntimeInner>) -> Option<CallSlot> {
+        runtime.in_flight.try_claim().then(|| CallSlot {
+            runtime: Arc::clone(runtime),
+        })
+    }
+
+    /// Whether this slot is one of `runtime`'s.
+    pub(crate) fn is_of(&self, runtime: &Arc<RuntimeInner>) -> bool {
+        Arc::ptr_eq(&self.runtime, runtime)
+    }
+}
+
+impl Drop for CallSlot {
+    fn drop(&mut self) {
+        self.runtime.in_flight.release();
+    }
 }

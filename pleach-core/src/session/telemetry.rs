@@ -12,6 +12,7 @@ use tracing::Span;
 use tracing::field::Empty;
 
 use crate::call::ToolCall;
+use crate::content::{ContentBlock, ToolOutput};
 use crate::error::ToolError;
 
 /// What a runtime records of its calls beyond their spans: the payload cap the host opted into,
@@ -55,6 +56,8 @@ pub(super) fn call_span(call: &ToolCall, payloads: Option<usize>) -> Span {
         gen_ai.tool.type = "function",
         gen_ai.tool.call.arguments = Empty,
         gen_ai.tool.call.result = Empty,
+        pleach.tool.result.blocks = Empty,
+        pleach.tool.result.content_bytes = Empty,
         pleach.error.code = Empty,
         error.type = Empty,
         otel.status_code = Empty,
@@ -76,8 +79,8 @@ pub(super) fn in_call_span(
     recording: &Recording,
     recorded: bool,
     call: &ToolCall,
-    work: impl FnOnce() -> Result<Value, ToolError>,
-) -> Result<Value, ToolError> {
+    work: impl FnOnce() -> Result<ToolOutput, ToolError>,
+) -> Result<ToolOutput, ToolError> {
     if recorded {
         record_call(recording, call, work)
     } else {
@@ -91,8 +94,8 @@ pub(super) fn in_call_span(
 fn record_call(
     recording: &Recording,
     call: &ToolCall,
-    work: impl FnOnce() -> Result<Value, ToolError>,
-) -> Result<Value, ToolError> {
+    work: impl FnOnce() -> Result<ToolOutput, ToolError>,
+) -> Result<ToolOutput, ToolError> {
     let started = started(recording, call.name());
     let span = call_span(call, recording.trace_payloads);
     let outcome = span.in_scope(work);
@@ -121,7 +124,7 @@ pub(super) fn ended(
     recording: &Recording,
     tool: &str,
     started: Option<std::time::Instant>,
-    outcome: &Result<Value, ToolError>,
+    outcome: &Result<ToolOutput, ToolError>,
 ) {
     #[cfg(feature = "otel")]
     if let (Some(metrics), Some(started)) = (&recording.metrics, started) {
@@ -144,7 +147,7 @@ pub(super) fn awaiting_approval(recording: &Recording, tool: &str, change: i64) 
 /// Records how the call ended on its span.
 pub(super) fn record_outcome(
     span: &Span,
-    outcome: &Result<Value, ToolError>,
+    outcome: &Result<ToolOutput, ToolError>,
     payloads: Option<usize>,
 ) {
     if span.is_disabled() {
@@ -153,7 +156,20 @@ pub(super) fn record_outcome(
     match outcome {
         Ok(result) => {
             if let Some(cap) = payloads {
-                span.record("gen_ai.tool.call.result", capped(&result.to_string(), cap));
+                let text = result
+                    .structured
+                    .as_ref()
+                    .map(Value::to_string)
+                    .unwrap_or_default();
+                span.record("gen_ai.tool.call.result", capped(&text, cap));
+            }
+            // Content blocks: how many and how big, never their bytes.
+            if !result.content.is_empty() {
+                span.record("pleach.tool.result.blocks", result.content.len());
+                span.record(
+                    "pleach.tool.result.content_bytes",
+                    result.content.iter().map(ContentBlock::len).sum::<usize>(),
+                );
             }
         }
         Err(error) => {

@@ -86,7 +86,7 @@ impl Session {
     /// }
     /// assert_eq!(types.iter().filter(|t| **t == "tool.started").count(), 2);
     /// let results = turn.finish().await;
-    /// assert_eq!(results[0].outcome, Ok(serde_json::json!({ "n": 1 })));
+    /// assert_eq!(results[0].outcome, Ok(serde_json::json!({ "n": 1 }).into()));
     /// assert_eq!(results[1].outcome.as_ref().unwrap_err().code().as_u16(), 1005);
     /// # }
     /// ```
@@ -237,7 +237,7 @@ pub(super) async fn drive_turn(
             };
             let (session, sink, signal) =
                 (session.clone(), shared_sink.clone(), shared_signal.clone());
-            Step::Later(async move { session.dispatch(call, &sink, &signal, decision).await })
+            Step::Later(async move { session.dispatch(call, &sink, &signal, decision, None).await })
         },
         // The turn was cancelled before these started: they end now, with their own failure if
         // they had one.

@@ -10,7 +10,8 @@ const _: () = {
     use ::pleach_core::__private::{
         ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
         ErrorViaNothing as _, ErrorViaStdError as _, OutputSchemaDerived as _,
-        OutputSchemaNone as _, PlainOutputOther as _, PlainOutputResult as _,
+        OutputSchemaNone as _, OutputSchemaStructured as _, PlainOutputContent as _,
+        PlainOutputOther as _, PlainOutputResult as _, ShapeContent as _, ShapeJson as _,
     };
     fn __pleach_input_schema() -> ::pleach_core::__private::serde_json::Value {
         ::pleach_core::__private::input_schema::<Greeting>()
@@ -37,8 +38,8 @@ const _: () = {
         ::core::result::Result::Ok(
             ::pleach_core::__private::run_now(async move {
                 let __pleach_ret = __pleach_future.await;
-                (&&::pleach_core::__private::PlainProbe::<Greeted>::new())
-                    .plain_output(&__pleach_ret)
+                (&&&::pleach_core::__private::PlainProbe::<Greeted>::new())
+                    .plain_output(__pleach_ret)
             }),
         )
     }
@@ -63,7 +64,7 @@ const _: () = {
                         "greet",
                         "Greets someone.",
                         __pleach_input_schema(),
-                        (&&::pleach_core::__private::OutputProbe::<Greeted>::new())
+                        (&&&::pleach_core::__private::OutputProbe::<Greeted>::new())
                             .output_schema(),
                         ::pleach_core::__private::Code {
                             invoke: __pleach_invoke,

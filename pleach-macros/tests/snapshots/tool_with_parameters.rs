@@ -16,7 +16,8 @@ const _: () = {
     use ::pleach_core::__private::{
         ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
         ErrorViaNothing as _, ErrorViaStdError as _, OutputSchemaDerived as _,
-        OutputSchemaNone as _, PlainOutputOther as _, PlainOutputResult as _,
+        OutputSchemaNone as _, OutputSchemaStructured as _, PlainOutputContent as _,
+        PlainOutputOther as _, PlainOutputResult as _, ShapeContent as _, ShapeJson as _,
     };
     #[derive(::pleach_core::__private::serde::Deserialize)]
     #[serde(crate = "::pleach_core::__private::serde", deny_unknown_fields)]
@@ -122,7 +123,8 @@ const _: () = {
                 let __pleach_ret = __pleach_future.await;
                 match __pleach_ret {
                     ::core::result::Result::Ok(__pleach_value) => {
-                        ::pleach_core::__private::output::<Vec<String>>(&__pleach_value)
+                        (&&::pleach_core::__private::ShapeProbe::<Vec<String>>::new())
+                            .tool_output(__pleach_value)
                     }
                     ::core::result::Result::Err(__pleach_error) => {
                         ::core::result::Result::Err(
@@ -157,7 +159,7 @@ const _: () = {
                         "search_corpus",
                         "Free-text search over the host corpus.",
                         __pleach_input_schema(),
-                        (&&::pleach_core::__private::OutputProbe::<Vec<String>>::new())
+                        (&&&::pleach_core::__private::OutputProbe::<Vec<String>>::new())
                             .output_schema(),
                         ::pleach_core::__private::Code {
                             invoke: __pleach_invoke,

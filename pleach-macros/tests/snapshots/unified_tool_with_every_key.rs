@@ -11,7 +11,8 @@ const _: () = {
     use ::pleach_core::__private::{
         ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
         ErrorViaNothing as _, ErrorViaStdError as _, OutputSchemaDerived as _,
-        OutputSchemaNone as _, PlainOutputOther as _, PlainOutputResult as _,
+        OutputSchemaNone as _, OutputSchemaStructured as _, PlainOutputContent as _,
+        PlainOutputOther as _, PlainOutputResult as _, ShapeContent as _, ShapeJson as _,
     };
     #[derive(::pleach_core::__private::serde::Deserialize)]
     #[serde(crate = "::pleach_core::__private::serde", deny_unknown_fields)]
@@ -63,7 +64,8 @@ const _: () = {
                 let __pleach_ret = __pleach_future.await;
                 match __pleach_ret {
                     ::core::result::Result::Ok(__pleach_value) => {
-                        ::pleach_core::__private::output::<String>(&__pleach_value)
+                        (&&::pleach_core::__private::ShapeProbe::<String>::new())
+                            .tool_output(__pleach_value)
                     }
                     ::core::result::Result::Err(__pleach_error) => {
                         ::core::result::Result::Err(
@@ -98,7 +100,7 @@ const _: () = {
                         "dangerous_lookup",
                         "Looks up an account.",
                         __pleach_input_schema(),
-                        (&&::pleach_core::__private::OutputProbe::<String>::new())
+                        (&&&::pleach_core::__private::OutputProbe::<String>::new())
                             .output_schema(),
                         ::pleach_core::__private::Code {
                             invoke: __pleach_invoke,

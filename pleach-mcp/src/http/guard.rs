@@ -1,26 +1,33 @@
-//! The request checks in front of rmcp, in order: the `Origin`, who is calling (a
-//! `WWW-Authenticate` challenge pointing at the protected-resource metadata when no one
-//! accepted is), no stream outside a request, (feature `redis`) the session still in the store,
-//! and room in the runtime; a session's answer then sent as JSON.
+//! The request checks in front of rmcp, in order: the request target (one `Host`, and an
+//! absolute-form target naming that host), the `Origin`, an announced body over the limit (413
+//! before it is read), who is calling (a `WWW-Authenticate` challenge pointing at the
+//! protected-resource metadata when no one accepted is), no stream outside a request, (feature
+//! `redis`) the session still in the store, and a slot in the runtime for the call (503 when
+//! there is none); a session's answer then sent as JSON.
 
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
+use pleach_core::OverloadPolicy;
 
 #[cfg(feature = "redis")]
 use super::buffered;
 use super::refusal::{as_json_rpc_error, is_json, json_rpc_error, refuse, try_again_shortly};
-use super::{METADATA_PATH, METADATA_ROOT_PATH, Shared};
+use super::{METADATA_ROOT_PATH, Shared};
+use crate::server::ReservedSlot;
 
 /// Origin, then who is calling, then whether there is room: before rmcp sees the request.
 pub(super) async fn guard(
     State(shared): State<Arc<Shared>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
+    if let Err(reason) = check_target(&request) {
+        return json_rpc_error(StatusCode::BAD_REQUEST, -32600, &reason);
+    }
     if let Some(origin) = request.headers().get(header::ORIGIN)
         && !shared.origins.allows(origin)
     {
@@ -30,18 +37,29 @@ pub(super) async fn guard(
             &format!("the origin `{shown}` is not allowed to call this server"),
         );
     }
+    if let Some(length) = announced_length(request.headers())
+        && length > shared.max_body_bytes as u64
+    {
+        // Before the body is read or asked for: `Expect: 100-continue` gets this, not a 100.
+        return json_rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            -32600,
+            &format!(
+                "the request body is {length} bytes, over this server's limit of {} bytes",
+                shared.max_body_bytes
+            ),
+        );
+    }
     if let Err(refusal) = shared.auth.check(request.headers()).await {
         let mut response = refuse(refusal.status(), &refusal.message());
-        if let Ok(challenge) =
-            HeaderValue::from_str(&refusal.challenge(&metadata_url(&shared, request.headers())))
-        {
+        if let Ok(challenge) = HeaderValue::from_str(&refusal.challenge(&metadata_url(&shared))) {
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, challenge);
         }
         return response;
     }
-    if shared.sessions && request.method() == axum::http::Method::GET {
+    if shared.sessions && request.method() == Method::GET {
         // No stream outside a request: this server sends nothing there, and a stream held open
         // would keep a draining replica (and a reloading nginx) waiting.
         let mut response = json_rpc_error(
@@ -58,12 +76,23 @@ pub(super) async fn guard(
     if let Some(refusal) = check_session(&shared, request.method(), request.headers()).await {
         return refusal;
     }
-    if request.method() == axum::http::Method::POST && shared.runtime.refuses_new_calls() {
-        return try_again_shortly("the server is at capacity; try again shortly");
+    if request.method() == Method::POST && may_call(request.headers()) {
+        // The call's slot is taken here, so a request let through cannot then find the runtime
+        // full: every refusal for capacity is this 503, never a 200 carrying 1014.
+        match shared.runtime.try_reserve_call() {
+            Some(slot) => {
+                request.extensions_mut().insert(ReservedSlot::new(slot));
+            }
+            None if shared.runtime.overload_policy() == OverloadPolicy::FailFast => {
+                return try_again_shortly("the server is at capacity; try again shortly");
+            }
+            // The call waits for a slot in the runtime.
+            None => {}
+        }
     }
     let sent_json = is_json(request.headers());
     #[cfg(feature = "redis")]
-    let response = if shared.sessions && request.method() == axum::http::Method::POST {
+    let response = if shared.sessions && request.method() == Method::POST {
         buffered::answer(request, next, shared.max_body_bytes).await
     } else {
         next.run(request).await
@@ -86,7 +115,7 @@ async fn check_session(
     headers: &HeaderMap,
 ) -> Option<Response> {
     let store = shared.store.as_ref()?;
-    if method != axum::http::Method::POST {
+    if method != Method::POST {
         return None;
     }
     let session_id = headers.get("mcp-session-id")?.to_str().ok()?.to_owned();
@@ -106,9 +135,48 @@ async fn check_session(
     }
 }
 
-/// Where the metadata for this resource is: beside the configured resource, else on the host
-/// the request was sent to.
-fn metadata_url(shared: &Shared, headers: &HeaderMap) -> String {
+/// Whether a POST may call a tool: any request but one whose `Mcp-Method` header (MCP
+/// 2026-07-28) names another method.
+fn may_call(headers: &HeaderMap) -> bool {
+    headers
+        .get("mcp-method")
+        .is_none_or(|method| method.as_bytes() == b"tools/call")
+}
+
+/// The body length a request announces (`Content-Length`), when it announces one.
+fn announced_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// One `Host`, and an absolute-form target (`POST http://host/mcp`) naming the host it is sent
+/// to (RFC 9112 §3.2: anything else is a 400): the `Host` check behind this one reads the first
+/// `Host` header alone.
+fn check_target(request: &Request) -> Result<(), String> {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Err("the request has more than one `Host` header".to_owned());
+    }
+    if let Some(authority) = request.uri().authority() {
+        let named = host.and_then(|host| host.to_str().ok()).unwrap_or_default();
+        if !named.eq_ignore_ascii_case(authority.as_str()) {
+            return Err(format!(
+                "the request target names `{authority}` but `Host` says `{named}`"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Where the metadata for this resource is: beside the configured resource, else on this
+/// server's own address (never a name the request brought).
+fn metadata_url(shared: &Shared) -> String {
     match &shared.resource {
         Some(resource) => {
             let mut url = resource.clone();
@@ -118,21 +186,6 @@ fn metadata_url(shared: &Shared, headers: &HeaderMap) -> String {
             url.set_fragment(None);
             url.to_string()
         }
-        None => format!("http://{}{METADATA_PATH}", host(headers)),
+        None => format!("http://{}{}", shared.address(), super::METADATA_PATH),
     }
-}
-
-/// The request's `Host`, if it is a plain authority (else `localhost`).
-pub(super) fn host(headers: &HeaderMap) -> String {
-    headers
-        .get(header::HOST)
-        .and_then(|value| value.to_str().ok())
-        .filter(|host| {
-            !host.is_empty()
-                && host
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || ".-:[]".contains(c))
-        })
-        .unwrap_or("localhost")
-        .to_owned()
 }

@@ -11,24 +11,36 @@
 //! - **Responses**: JSON for a plain call; SSE when the call sends progress before its result
 //!   (rmcp's `json_response`, on by default: [`HttpOptions::json_response`]).
 //! - **Origin**: a request whose `Origin` is not allowed ([`HttpOptions::allow_origin`]) gets
-//!   403; requests without `Origin` (non-browser clients) pass. `Host` is checked against
-//!   loopback names when the server listens on loopback (DNS rebinding), else against
-//!   [`HttpOptions::allow_host`] when any are given.
+//!   403; requests without `Origin` (non-browser clients) pass. Pages of an allowed origin get
+//!   CORS: their preflights are answered without a token, with the MCP headers allowed, and the
+//!   responses carry `Access-Control-Allow-Origin`. `Host` is checked against loopback names
+//!   when the server listens on loopback (DNS rebinding), else against
+//!   [`HttpOptions::allow_host`] when any are given; two `Host` headers, or an absolute-form
+//!   target naming another host, get 400.
 //! - **Who may call**: bearer tokens ([`HttpOptions::bearer_token`], compared in constant time)
 //!   and JWT access tokens from an authorization server ([`HttpOptions::jwt`]). A request without
 //!   an accepted token gets 401 with `WWW-Authenticate: Bearer resource_metadata="…"`, and the
 //!   OAuth protected-resource metadata (RFC 9728) is served at
-//!   `/.well-known/oauth-protected-resource/mcp`. [`HttpServer::serve`] refuses a listener that is
+//!   `/.well-known/oauth-protected-resource/mcp`; both name the configured resource
+//!   ([`HttpOptions::protected_resource`]), else the server's own address, never the `Host` a
+//!   request brought. [`HttpServer::serve`] refuses a listener that is
 //!   not on loopback when no way in is configured, unless told
 //!   [`insecure_no_auth`](HttpOptions::insecure_no_auth).
 //! - **Operations**: `GET /healthz` answers 200 while serving and 503 while draining. Draining
 //!   (SIGTERM or SIGINT for [`serve_http`]) answers 503 on `/healthz` for
 //!   [`HttpOptions::drain_notice`] while still serving, then stops taking connections, lets
 //!   running calls finish within [`HttpOptions::drain_timeout`], cancels the rest through their
-//!   signal (their result, 1011, is still sent) and returns. A POST while the runtime is at
+//!   signal (their result, 1011, is still sent) and returns; connections with no request
+//!   running are closed as the drain starts. A POST while the runtime is at
 //!   [`max_in_flight`](pleach_core::RuntimeBuilder::max_in_flight) under
-//!   [`OverloadPolicy::FailFast`](pleach_core::OverloadPolicy::FailFast) gets 503 with `Retry-After`.
-//! - **Limits**: a body over [`HttpOptions::max_body_bytes`] gets 413; malformed JSON-RPC, a
+//!   [`OverloadPolicy::FailFast`](pleach_core::OverloadPolicy::FailFast) gets 503 with
+//!   `Retry-After`: its call's slot is taken before it is read, so a request let through is never
+//!   refused later.
+//! - **Connections** ([`HttpServer::serve`]): HTTP/1.1 only, in every build (no h2c); a request's
+//!   headers within [`HttpOptions::header_timeout`], else the connection is closed; at most
+//!   [`HttpOptions::max_connections`] open, new ones waiting in the backlog past it.
+//! - **Limits**: a body over [`HttpOptions::max_body_bytes`] gets 413 (at once when its
+//!   `Content-Length` says so, before it is sent); malformed JSON-RPC, a
 //!   wrong `Accept` or `Content-Type` get the MCP transport's errors from rmcp.
 //!
 //! The rmcp options set: `legacy_session_mode = false` (stateless; with a session store `true`,
@@ -37,8 +49,9 @@
 //! drain fires last. rmcp's own Origin check is left off: pleach's runs first, on every route.
 //!
 //! This file holds what every request of one server shares; the options are `options.rs`, the
-//! server, its site and its drain `server.rs`, the checks in front of rmcp `guard.rs`, and
-//! refusals as JSON-RPC errors `refusal.rs`.
+//! server, its site (CORS included) and its drain `server.rs`, its connections
+//! `connections.rs`, the checks in front of rmcp `guard.rs`, and refusals as JSON-RPC errors
+//! `refusal.rs`.
 //!
 //! ```rust,no_run
 //! # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
@@ -59,6 +72,7 @@
 mod auth;
 #[cfg(feature = "redis")]
 mod buffered;
+mod connections;
 mod guard;
 mod jwt;
 mod options;
@@ -99,10 +113,22 @@ struct Shared {
     stop: CancellationToken,
     /// Whether MCP sessions are kept (a session store): `GET` then gets 405, not a stream.
     sessions: bool,
-    /// The largest request body taken (a session's request is read whole: `buffered`).
-    #[cfg(feature = "redis")]
+    /// The largest request body taken (a larger announced one gets 413 at once; a session's
+    /// request is read whole: `buffered`).
     max_body_bytes: usize,
+    /// Where the server listens, as configured ([`HttpOptions::new`]).
+    listen: std::net::SocketAddr,
+    /// Where [`HttpServer::serve`] listens, once it does (port 0 resolved).
+    bound: std::sync::OnceLock<std::net::SocketAddr>,
     /// The session store: a request of a session it no longer has gets 404.
     #[cfg(feature = "redis")]
     store: Option<RedisSessionStore>,
+}
+
+impl Shared {
+    /// This server's own address: the bound one once serving, else the configured one. What
+    /// the metadata names without a configured resource, never a `Host` a request brought.
+    fn address(&self) -> std::net::SocketAddr {
+        self.bound.get().copied().unwrap_or(self.listen)
+    }
 }

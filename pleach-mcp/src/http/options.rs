@@ -42,6 +42,8 @@ pub struct HttpOptions {
     pub(super) max_body_bytes: usize,
     pub(super) drain_timeout: Duration,
     pub(super) drain_notice: Duration,
+    pub(super) header_timeout: Duration,
+    pub(super) max_connections: usize,
     pub(super) json_response: bool,
     pub(super) insecure_no_auth: bool,
     #[cfg(feature = "redis")]
@@ -61,6 +63,8 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("drain_timeout", &self.drain_timeout)
             .field("drain_notice", &self.drain_notice)
+            .field("header_timeout", &self.header_timeout)
+            .field("max_connections", &self.max_connections)
             .field("json_response", &self.json_response)
             .field("insecure_no_auth", &self.insecure_no_auth)
             .finish_non_exhaustive()
@@ -87,6 +91,8 @@ impl HttpOptions {
             max_body_bytes: defaults::MAX_BODY_BYTES,
             drain_timeout: defaults::DRAIN_TIMEOUT,
             drain_notice: Duration::ZERO,
+            header_timeout: defaults::HEADER_TIMEOUT,
+            max_connections: defaults::MAX_CONNECTIONS,
             json_response: true,
             insecure_no_auth: false,
             #[cfg(feature = "redis")]
@@ -95,7 +101,9 @@ impl HttpOptions {
     }
 
     /// Allows browser pages of `origin` (`https://app.example.com`, `http://localhost:3000`,
-    /// `http://localhost:*` for any port, or `null`). Repeatable.
+    /// `http://localhost:*` for any port, or `null`). Repeatable. Their CORS preflights
+    /// (`OPTIONS`) are answered without a token, and the responses to their requests carry
+    /// `Access-Control-Allow-Origin`; any other `Origin` gets 403 and no CORS header.
     ///
     /// ```
     /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
@@ -152,8 +160,10 @@ impl HttpOptions {
     }
 
     /// What the protected-resource metadata says: this server's public URL (`resource`) and
-    /// where clients get tokens (`authorization_servers`). Without it, the metadata names
-    /// `http://<Host>/mcp` and no authorization server.
+    /// where clients get tokens (`authorization_servers`). Without it, the metadata (and the
+    /// 401's challenge) name the address the server listens on, `http://<address>/mcp`, never the
+    /// request's `Host`, and no authorization server: off loopback, set it, since clients check
+    /// that the metadata names the URL they called (RFC 9728 §3.3).
     ///
     /// ```
     /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
@@ -212,6 +222,39 @@ impl HttpOptions {
     #[must_use]
     pub fn drain_notice(mut self, notice: Duration) -> HttpOptions {
         self.drain_notice = notice;
+        self
+    }
+
+    /// How long a connection may take to send a request's headers (default
+    /// [`defaults::HEADER_TIMEOUT`], 30 s), counted from when the server waits for them: from
+    /// the connection's start, and on a kept-alive connection from the end of the previous
+    /// response, so it is also how long a connection may sit idle. Then the connection is closed.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .header_timeout(std::time::Duration::from_secs(10));
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn header_timeout(mut self, timeout: Duration) -> HttpOptions {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// How many connections may be open at once (default [`defaults::MAX_CONNECTIONS`], 512; at
+    /// least 1). At the cap no connection is accepted until one closes: new ones wait in the
+    /// listener's backlog, so the server spends no descriptor on them, and are served as slow ones
+    /// are cut by the [header timeout](HttpOptions::header_timeout). Keep it below the process's
+    /// descriptor limit (`ulimit -n`).
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .max_connections(256);
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> HttpOptions {
+        self.max_connections = connections.max(1);
         self
     }
 

@@ -38,6 +38,11 @@ impl AllowedOrigins {
         Ok(())
     }
 
+    /// Whether no origin is allowed (no browser page may call).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.origins.is_empty() && !self.null
+    }
+
     /// Whether a request carrying this `Origin` header may go on.
     pub(crate) fn allows(&self, header: &HeaderValue) -> bool {
         let Ok(value) = header.to_str() else {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderName, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -18,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 #[cfg(feature = "redis")]
 use super::RedisSessionStore;
 use super::auth::Authenticator;
-use super::guard::{guard, host};
+use super::connections::{self, ConnectionLimits};
+use super::guard::guard;
 use super::jwt;
 use super::options::HttpOptions;
 use super::origin::AllowedOrigins;
@@ -54,6 +55,7 @@ pub struct HttpServer {
     max_body_bytes: usize,
     drain_timeout: Duration,
     drain_notice: Duration,
+    connection_limits: ConnectionLimits,
     json_response: bool,
     insecure_no_auth: bool,
     #[cfg(feature = "redis")]
@@ -132,8 +134,9 @@ impl HttpServer {
                 cancel_calls: cancel_calls.clone(),
                 stop: CancellationToken::new(),
                 sessions,
-                #[cfg(feature = "redis")]
                 max_body_bytes: options.max_body_bytes,
+                listen: options.listen,
+                bound: std::sync::OnceLock::new(),
                 #[cfg(feature = "redis")]
                 store: options.session_store.clone(),
             }),
@@ -142,6 +145,10 @@ impl HttpServer {
             max_body_bytes: options.max_body_bytes,
             drain_timeout: options.drain_timeout,
             drain_notice: options.drain_notice,
+            connection_limits: ConnectionLimits {
+                max_connections: options.max_connections,
+                header_timeout: options.header_timeout,
+            },
             json_response: options.json_response,
             insecure_no_auth: options.insecure_no_auth,
             #[cfg(feature = "redis")]
@@ -163,7 +170,7 @@ impl HttpServer {
     /// # let _ = app;
     /// ```
     pub fn service(&self) -> Router {
-        self.endpoint(None)
+        self.cors(self.endpoint(None))
     }
 
     /// The whole site: the endpoint at `/mcp`, `GET /healthz`, and the protected-resource
@@ -183,12 +190,50 @@ impl HttpServer {
     }
 
     fn site(&self, listening: Option<SocketAddr>) -> Router {
-        Router::new()
-            .route("/healthz", get(healthz))
-            .route(METADATA_PATH, get(metadata))
-            .route(METADATA_ROOT_PATH, get(metadata))
-            .with_state(Arc::clone(&self.shared))
-            .nest_service("/mcp", self.endpoint(listening))
+        self.cors(
+            Router::new()
+                .route("/healthz", get(healthz))
+                .route(METADATA_PATH, get(metadata))
+                .route(METADATA_ROOT_PATH, get(metadata))
+                .with_state(Arc::clone(&self.shared))
+                .nest_service("/mcp", self.endpoint(listening)),
+        )
+    }
+
+    /// `routes` answering browsers of the allowed origins (none allowed: no CORS at all).
+    /// Preflights (`OPTIONS`) are answered here, before the guard, so they need no token; the
+    /// guard still refuses every other origin's requests with 403.
+    fn cors(&self, routes: Router) -> Router {
+        if self.shared.origins.is_empty() {
+            return routes;
+        }
+        let shared = Arc::clone(&self.shared);
+        let allowed = tower_http::cors::AllowOrigin::predicate(move |origin, _| {
+            shared.origins.allows(origin)
+        });
+        let mcp = |name: &'static str| HeaderName::from_static(name);
+        routes.layer(
+            tower_http::cors::CorsLayer::new()
+                .allow_origin(allowed)
+                .allow_methods([Method::GET, Method::POST, Method::DELETE])
+                .allow_headers([
+                    header::AUTHORIZATION,
+                    header::CONTENT_TYPE,
+                    header::ACCEPT,
+                    mcp("mcp-session-id"),
+                    mcp("mcp-protocol-version"),
+                    mcp("last-event-id"),
+                    mcp("mcp-method"),
+                    mcp("mcp-name"),
+                ])
+                .expose_headers([
+                    mcp("mcp-session-id"),
+                    mcp("mcp-protocol-version"),
+                    header::WWW_AUTHENTICATE,
+                    header::RETRY_AFTER,
+                ])
+                .max_age(Duration::from_mins(10)),
+        )
     }
 
     fn endpoint(&self, listening: Option<SocketAddr>) -> Router {
@@ -326,11 +371,21 @@ impl HttpServer {
             .local_addr()
             .map_err(|error| McpError::Connection(error.to_string()))?;
         self.check_address(address)?;
+        let _ = self.shared.bound.set(address);
+        if self.shared.resource.is_none() && !address.ip().is_loopback() {
+            tracing::warn!(
+                "no resource URL configured: the protected-resource metadata names \
+                 http://{address}/mcp, which clients reaching this server by another name refuse"
+            );
+        }
         let draining = self.shared.draining.clone();
         let closing = CancellationToken::new();
-        let server = axum::serve(listener, self.site(Some(address)))
-            .with_graceful_shutdown(closing.clone().cancelled_owned())
-            .into_future();
+        let server = connections::serve(
+            listener,
+            self.site(Some(address)),
+            self.connection_limits,
+            closing.clone(),
+        );
         tokio::pin!(server);
         let (notice, drain_timeout) = (self.drain_notice, self.drain_timeout);
         let drained = async {
@@ -340,14 +395,13 @@ impl HttpServer {
             }
             tracing::info!("draining: /healthz answers 503");
             tokio::time::sleep(notice).await;
-            // No new connections; running requests go on, on connections kept open for them.
+            // No new connections; idle ones close; running requests go on, on connections kept
+            // open for them.
             closing.cancel();
             tokio::time::sleep(drain_timeout).await;
         };
         tokio::select! {
-            outcome = &mut server => {
-                return outcome.map_err(|error| McpError::Connection(error.to_string()));
-            }
+            () = &mut server => return Ok(()),
             () = drained => {}
         }
         // The drain time is up: cancel what still runs; its result (1011) is still sent.
@@ -430,10 +484,11 @@ async fn healthz(State(shared): State<Arc<Shared>>) -> Response {
     }
 }
 
-/// The protected-resource metadata (RFC 9728 §2).
-async fn metadata(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+/// The protected-resource metadata (RFC 9728 §2): the configured resource, else this server's
+/// own address (never the request's `Host`).
+async fn metadata(State(shared): State<Arc<Shared>>) -> Response {
     let resource = shared.resource.as_ref().map_or_else(
-        || format!("http://{}/mcp", host(&headers)),
+        || format!("http://{}/mcp", shared.address()),
         ToString::to_string,
     );
     axum::Json(serde_json::json!({

@@ -14,6 +14,7 @@ use tracing::Instrument;
 
 use super::connection::{Connection, unavailable};
 use pleach_core::ToolContext;
+use pleach_core::content::{ToolOutput, wire};
 use pleach_core::error::{ErrorCode, ToolError};
 
 /// Calls `tool` (the server's own name) with `arguments` (already validated against the server's
@@ -23,7 +24,7 @@ pub(super) async fn call(
     tool: &str,
     arguments: Value,
     ctx: ToolContext,
-) -> Result<Value, ToolError> {
+) -> Result<ToolOutput, ToolError> {
     let span = super::span::request(connection, "tools/call", Some(tool));
     let outcome = send(connection, tool, arguments, ctx, &span)
         .instrument(span.clone())
@@ -41,7 +42,7 @@ async fn send(
     arguments: Value,
     ctx: ToolContext,
     span: &tracing::Span,
-) -> Result<Value, ToolError> {
+) -> Result<ToolOutput, ToolError> {
     let label = connection.label();
     let peer = connection.peer().await?;
     let mut params = CallToolRequestParams::new(tool.to_owned());
@@ -158,7 +159,11 @@ async fn broken(connection: &Connection, error: &ServiceError, during: bool) -> 
 /// The tool's outcome from the server's result: `isError` is the tool's own failure with the
 /// server's text; `structuredContent` is the result (checked against the output schema by the
 /// runtime); otherwise the text content, or the content blocks when some are not text.
-pub(super) fn outcome(label: &str, tool: &str, result: CallToolResult) -> Result<Value, ToolError> {
+pub(super) fn outcome(
+    label: &str,
+    tool: &str,
+    result: CallToolResult,
+) -> Result<ToolOutput, ToolError> {
     let content = serde_json::to_value(&result.content).unwrap_or(Value::Null);
     if result.is_error == Some(true) {
         let text = text_of(&content)
@@ -166,10 +171,40 @@ pub(super) fn outcome(label: &str, tool: &str, result: CallToolResult) -> Result
             .unwrap_or_else(|| format!("`{tool}` on the MCP server `{label}` failed"));
         return Err(ToolError::failed(text));
     }
+    let Some(text) = text_of(&content) else {
+        // Images, audio, resources: blocks, their bytes as the server sent them.
+        return media_outcome(label, tool, &content, result.structured_content);
+    };
     if let Some(structured) = result.structured_content {
-        return Ok(structured);
+        return Ok(ToolOutput::new(structured));
     }
-    Ok(text_of(&content).map_or(content, Value::String))
+    Ok(ToolOutput::new(Value::String(text)))
+}
+
+/// A result holding blocks other than text: each block as a `ContentBlock` (text blocks too,
+/// unless the result has a structured value, whose JSON they repeat by MCP's convention).
+fn media_outcome(
+    label: &str,
+    tool: &str,
+    content: &Value,
+    structured: Option<Value>,
+) -> Result<ToolOutput, ToolError> {
+    let mut blocks = Vec::new();
+    for block in content.as_array().into_iter().flatten() {
+        if structured.is_some() && block.get("type").is_some_and(|kind| kind == "text") {
+            continue;
+        }
+        let block = wire::from_value(block).map_err(|reason| {
+            ToolError::failed(format!(
+                "`{tool}` on the MCP server `{label}` returned a content block pleach cannot read"
+            ))
+            .with_detail(reason)
+        })?;
+        blocks.push(block);
+    }
+    let mut output = ToolOutput::from_blocks(blocks);
+    output.structured = structured;
+    Ok(output)
 }
 
 /// The text of `content` when every block is text, joined by newlines.
@@ -208,7 +243,19 @@ mod tests {
         let image = result(
             json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}),
         );
-        assert_eq!(outcome("s", "t", image).unwrap()[0]["type"], "image");
+        let image = outcome("s", "t", image).unwrap();
+        assert_eq!(image.structured, None);
+        assert_eq!(
+            image.content[0]
+                .media()
+                .map(|m| (&m.data[..], m.mime_type.as_str())),
+            Some((&[0u8][..], "image/png"))
+        );
+
+        let bad =
+            result(json!({"content": [{"type": "image", "data": "***", "mimeType": "image/png"}]}));
+        let error = outcome("s", "t", bad).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::ToolFailed);
 
         let failed =
             result(json!({"content": [{"type": "text", "text": "it broke"}], "isError": true}));

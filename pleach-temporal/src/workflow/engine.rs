@@ -12,11 +12,13 @@ use pleach_core::durable::{CallOutcome, CallRequest, Engine, ModelStep, StepFail
 use pleach_core::safety::{Decision, Interrupt};
 use serde_json::Value;
 use temporalio_common::RetryPolicy;
-use temporalio_sdk::{ActivityOptions, MemoValue, WorkflowContext};
+use temporalio_sdk::{
+    ActivityExecutionError, ActivityOptions, MemoValue, TimerOptions, WorkflowContext,
+};
 
 use super::ConversationWorkflow;
 use crate::activities::{PleachActivities, StepInput};
-use crate::{MEMO_WAITING, Waiting};
+use crate::{MEMO_WAITING, Waiting, expiry_summary};
 
 /// How long one model step may take, all attempts together.
 const STEP_TIMEOUT: Duration = Duration::from_mins(15);
@@ -25,6 +27,22 @@ const CALL_TIMEOUT: Duration = Duration::from_hours(1);
 /// Attempts at a model step (transient failures: a dropped connection, a rate limit, a 5xx, a
 /// worker that died) and at a call of an idempotent tool.
 const ATTEMPTS: u32 = 5;
+
+/// Why an activity failed, in the words of its root cause (`the model API could not be reached:
+/// …`), not Temporal's wrapping of it (`Activity task failed`).
+fn cause(error: &ActivityExecutionError) -> String {
+    let Some(mut failure) = error.failure() else {
+        return error.to_string();
+    };
+    while let Some(inner) = failure.cause.as_deref() {
+        failure = inner;
+    }
+    if failure.message.is_empty() {
+        error.to_string()
+    } else {
+        failure.message.clone()
+    }
+}
 
 pub(crate) struct TemporalEngine {
     ctx: WorkflowContext<ConversationWorkflow>,
@@ -86,7 +104,7 @@ impl Engine for TemporalEngine {
             .execute_activity(PleachActivities::model_step, input, options)
             .await
             .map_err(|error| StepFailure {
-                message: error.to_string(),
+                message: cause(&error),
                 transient: false,
             })
     }
@@ -102,7 +120,7 @@ impl Engine for TemporalEngine {
             .await
         {
             Ok(outcome) => outcome,
-            Err(error) => CallOutcome::unknown(call, error.to_string()),
+            Err(error) => CallOutcome::unknown(call, cause(&error)),
         }
     }
 
@@ -126,11 +144,24 @@ impl Engine for TemporalEngine {
         let decided = match expiry {
             None => arrived.await.is_ok(),
             Some(expiry) => {
-                let timer = self.ctx.timer(expiry).fuse();
+                // The timer's summary names the interrupt: a client reads from the history
+                // whether this interrupt's expiry fired (`DurableClient::status`).
+                let timer = self
+                    .ctx
+                    .timer(
+                        TimerOptions::builder(expiry)
+                            .summary(expiry_summary(&interrupt.id))
+                            .build(),
+                    )
+                    .fuse();
                 futures::pin_mut!(arrived, timer);
+                // The timer first: a worker that sees the expiry and a decision in one workflow
+                // task (none ran when the timer fired) cannot tell their order, as the SDK hands
+                // it signals before timers; the expiry has fired by then, so it wins, on every
+                // replay alike.
                 temporalio_sdk::workflows::select! {
-                    waited = arrived => waited.is_ok(),
                     _ = timer => false,
+                    waited = arrived => waited.is_ok(),
                 }
             }
         };
@@ -140,7 +171,14 @@ impl Engine for TemporalEngine {
                 .decisions
                 .iter()
                 .position(|decision| decision.interrupt_id == interrupt.id)?;
-            state.decisions.remove(at)
+            let decision = state.decisions.remove(at);
+            if !decided {
+                state.refused = Some(format!(
+                    "the decision on call `{}` came after its approval expired",
+                    interrupt.tool_call.id()
+                ));
+            }
+            decision
         });
         self.publish();
         decision.filter(|_| decided)

@@ -7,6 +7,7 @@ use std::collections::btree_map::Entry;
 use std::time::Duration;
 
 use base64::Engine as _;
+use pleach_core::content::{ContentBlock, ToolOutput};
 use pleach_core::schemars::JsonSchema;
 use pleach_core::serde::Serialize;
 use pleach_core::{CancellationToken, ErrorCode, ToolError};
@@ -161,6 +162,9 @@ pub enum BodyEncoding {
     Text,
     /// The bytes were not UTF-8 and are in standard base64 (RFC 4648, with padding).
     Base64,
+    /// The bytes are an image or a PDF (by their first bytes, not the `content-type`), whole: they
+    /// are the result's content block, which the model sees as such, and `body` is empty.
+    Content,
 }
 
 /// What `url_fetch` and `http_request` return: the last response, after redirects.
@@ -210,6 +214,10 @@ pub struct HttpResponse {
     pub body_encoding: BodyEncoding,
     /// Whether the body was cut at the byte limit.
     pub truncated: bool,
+    /// An image or PDF body, for the result's content block (`BodyEncoding::Content`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) media: Option<(pleach_core::content::Bytes, &'static str)>,
 }
 
 /// One request as the tools build it; redirects rewrite it hop by hop.
@@ -482,7 +490,15 @@ async fn read(
         }
         bytes.extend_from_slice(&chunk);
     }
-    let (body, body_encoding) = encode_body(bytes, truncated);
+    let media = pleach_core::content::sniff_mime(&bytes)
+        .filter(|mime| !truncated && (mime.starts_with("image/") || *mime == "application/pdf"));
+    let (body, body_encoding, media) = if let Some(mime) = media {
+        let data = pleach_core::content::Bytes::from(bytes);
+        (String::new(), BodyEncoding::Content, Some((data, mime)))
+    } else {
+        let (body, encoding) = encode_body(bytes, truncated);
+        (body, encoding, None)
+    };
     Ok(HttpResponse {
         status,
         final_url: url.into(),
@@ -491,7 +507,21 @@ async fn read(
         body,
         body_encoding,
         truncated,
+        media,
     })
+}
+
+/// A response as a tool's result: an image or a PDF body as its content block.
+pub(crate) fn into_output(mut response: HttpResponse) -> ToolOutput<HttpResponse> {
+    let media = response.media.take();
+    let output = ToolOutput::new(response);
+    match media {
+        Some((data, mime)) if mime.starts_with("image/") => {
+            output.block(ContentBlock::image(data, mime))
+        }
+        Some((data, mime)) => output.block(ContentBlock::file(data, mime)),
+        None => output,
+    }
 }
 
 /// The body as text when it is UTF-8 (a character cut in two by the byte limit is dropped),

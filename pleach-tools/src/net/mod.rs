@@ -121,7 +121,7 @@ pub use fetch::{BodyEncoding, FetchLimits, HttpResponse};
 pub use policy::NetPolicy;
 pub use ranges::{BlockedRange, blocked_range};
 
-pub(crate) use fetch::{Outgoing, send};
+pub(crate) use fetch::{Outgoing, into_output, send};
 pub(crate) use guard::parse_url;
 #[cfg(feature = "http-request")]
 pub(crate) use guard::{refused, shorten};

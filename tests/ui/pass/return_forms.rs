@@ -70,7 +70,10 @@ async fn with_alias(fail: bool) -> io::Result<String> {
 
 async fn call(definition: ToolDefinition, fail: bool) -> Result<Value, ToolError> {
     let arguments = format!(r#"{{"fail":{fail}}}"#);
-    definition.call(&arguments, ToolContext::new("c")).await
+    definition
+        .call(&arguments, ToolContext::new("c"))
+        .await
+        .map(|out| out.value().clone())
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -78,7 +81,7 @@ async fn main() {
     let plain_tool = plain::definition();
     assert_eq!(
         plain_tool.call("{}", ToolContext::new("c")).await.unwrap(),
-        7
+        pleach_core::serde_json::json!(7)
     );
     assert_eq!(plain_tool.output_schema().unwrap()["type"], "integer");
 
@@ -93,7 +96,8 @@ async fn main() {
         summary_tool
             .call("{}", ToolContext::new("c"))
             .await
-            .unwrap()["words"],
+            .unwrap()
+            .value()["words"],
         3
     );
     assert!(summary_tool.output_schema().is_none());

@@ -52,14 +52,16 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::call::ToolCall;
+use crate::content::ToolOutput;
 use crate::conversation::Message;
 use crate::error::ToolError;
 use crate::tool::ToolDefinition;
 
+use super::attachments::{self, Part as Attachment};
 use super::format::no_strict_mode;
 use super::{
     NO_ARGUMENTS, Profile, ProfileProblem, ProviderFormat, ResponseError, StreamParser,
-    arguments_object, error_text, grouped_messages, parse_response,
+    ToolResultMessage, arguments_object, error_text, grouped_messages, parse_response,
 };
 
 /// Gemini as a [`ProviderFormat`]: `functionDeclarations` with `parameters` in Gemini's OpenAPI
@@ -77,8 +79,8 @@ use super::{
 /// let contents = Gemini.messages(&[
 ///     Message::User { content: "go".into() },
 ///     Message::Assistant { content: None, tool_calls: vec![a.clone(), b.clone()] },
-///     Message::tool_result(&a, &Ok(serde_json::json!({ "n": 1 }))),
-///     Message::tool_result(&b, &Ok(serde_json::json!(2))),
+///     Message::tool_result(&a, &Ok(serde_json::json!({ "n": 1 }).into())),
+///     Message::tool_result(&b, &Ok(serde_json::json!(2).into())),
 /// ]);
 /// // A turn's results go in one `user` content of `functionResponse` parts.
 /// assert_eq!(contents.len(), 3);
@@ -175,18 +177,29 @@ impl ProviderFormat for Gemini {
     ///
     /// let call = ToolCall::new("gemini_r1_0", "add", "{}");
     /// assert_eq!(
-    ///     Gemini.tool_result(&call, &Ok(json!(3))),
+    ///     Gemini.tool_result(&call, &Ok(json!(3).into())),
     ///     json!({ "functionResponse": { "id": "gemini_r1_0", "name": "add", "response": { "output": 3 } } })
     /// );
     /// let failed = Gemini.tool_result(&call, &Err(ToolError::failed("boom")));
     /// assert_eq!(failed["functionResponse"]["response"], json!({ "error": "error 1008: boom" }));
     /// ```
-    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
-        let response = match outcome {
-            Ok(value) => json!({ "output": value }),
-            Err(error) => json!({ "error": error.model_text() }),
-        };
-        response_part(call.id(), call.name(), &response)
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<ToolOutput, ToolError>) -> Value {
+        match outcome {
+            Ok(output) if output.content.is_empty() => {
+                let value = output.structured.as_ref().unwrap_or(&Value::Null);
+                response_part(call.id(), call.name(), &json!({ "output": value }), &[])
+            }
+            Err(error) => response_part(
+                call.id(),
+                call.name(),
+                &json!({ "error": error.model_text() }),
+                &[],
+            ),
+            Ok(_) => {
+                let message = Message::tool_result(call, outcome);
+                ToolResultMessage::of(&message).map_or(Value::Null, |tool| result_part(&tool))
+            }
+        }
     }
 
     /// The `model` content carrying the calls as `functionCall` parts (after a text part, if
@@ -216,16 +229,7 @@ impl ProviderFormat for Gemini {
             conversation,
             |text| json!({ "role": "user", "parts": [{ "text": text }] }),
             assistant_message,
-            |id, name, content, is_error| {
-                let response = if is_error {
-                    json!({ "error": content })
-                } else {
-                    let output = serde_json::from_str::<Value>(content)
-                        .unwrap_or_else(|_| Value::String(content.to_owned()));
-                    json!({ "output": output })
-                };
-                response_part(id, name, &response)
-            },
+            result_part,
             |parts| json!({ "role": "user", "parts": parts }),
         )
     }
@@ -284,7 +288,7 @@ impl ProviderFormat for GeminiJsonSchema {
         Gemini.tool_calls(body)
     }
 
-    fn tool_result(&self, call: &ToolCall, outcome: &Result<Value, ToolError>) -> Value {
+    fn tool_result(&self, call: &ToolCall, outcome: &Result<ToolOutput, ToolError>) -> Value {
         Gemini.tool_result(call, outcome)
     }
 
@@ -454,8 +458,48 @@ fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     Ok(out)
 }
 
-fn response_part(id: &str, name: &str, response: &Value) -> Value {
-    json!({ "functionResponse": { "id": id, "name": name, "response": response } })
+fn response_part(id: &str, name: &str, response: &Value, parts: &[Value]) -> Value {
+    if parts.is_empty() {
+        return json!({ "functionResponse": { "id": id, "name": name, "response": response } });
+    }
+    json!({ "functionResponse": { "id": id, "name": name, "response": response, "parts": parts } })
+}
+
+/// A tool-result message as a `functionResponse` part: `response` holds `output` (the result's
+/// text read back as JSON where it is JSON) or `error`, and the media go in the function
+/// response's own `parts` as `inlineData` (text attachments in `response.content`).
+fn result_part(tool: &ToolResultMessage<'_>) -> Value {
+    let (id, name, content) = (tool.call.id(), tool.call.name(), tool.content);
+    let mut response = if tool.is_error {
+        json!({ "error": content })
+    } else {
+        let output = serde_json::from_str::<Value>(content)
+            .unwrap_or_else(|_| Value::String(content.to_owned()));
+        json!({ "output": output })
+    };
+    let mut texts = Vec::new();
+    let mut parts = Vec::new();
+    for part in attachments::parts(tool.attachments) {
+        let (mime, data, display_name) = match part {
+            Attachment::Text(text) => {
+                texts.push(Value::from(text.into_owned()));
+                continue;
+            }
+            Attachment::Image { mime, data } | Attachment::Audio { mime, data } => {
+                (mime, data, None)
+            }
+            Attachment::File { mime, data, name } => (mime, data, name),
+        };
+        let mut inline = json!({ "mimeType": mime, "data": attachments::base64(data) });
+        if let Some(display_name) = display_name {
+            inline["displayName"] = Value::from(display_name);
+        }
+        parts.push(json!({ "inlineData": inline }));
+    }
+    if !texts.is_empty() {
+        response["content"] = Value::Array(texts);
+    }
+    response_part(id, name, &response, &parts)
 }
 
 /// The `model` content carrying the calls as `functionCall` parts (after a text part, if any),
