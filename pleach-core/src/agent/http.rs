@@ -20,12 +20,17 @@ const READ_TIMEOUT: Duration = Duration::from_mins(5);
 /// How much of an error body is kept.
 const MAX_ERROR_BODY: usize = 4096;
 
-/// A client for a model API: [`client_builder`](crate::http_client::client_builder), HTTP/1.1, and timeouts for models that think
-/// before they speak.
+/// A client for a model API: [`client_builder`](crate::http_client::client_builder), HTTP/1.1, timeouts for models that think
+/// before they speak, and a new connection for each request.
 pub(super) fn client() -> Result<reqwest::Client, ModelError> {
     crate::http_client::client_builder()
         .map_err(ModelError::Config)?
         .http1_only()
+        // No connection is kept for the next step: llama.cpp's llama-server closes its end after
+        // every streamed response though its headers offer keep-alive, and the next step's
+        // request, written to that connection before the close was seen, failed ("connection
+        // closed before message completed"). A step takes seconds; a handshake does not.
+        .pool_max_idle_per_host(0)
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_TIMEOUT)
         .build()
