@@ -6,6 +6,7 @@
 //! | `mod.rs` | [`ToolRanker`] (what ranks tools for a query), [`SearchHit`], [`SearchError`] |
 //! | `document.rs` | [`ToolDocument`]: the searchable text of one tool |
 //! | `index.rs` | [`ToolIndex`]: BM25F over the documents, and the regex mode |
+//! | `deferral.rs` | [`ToolSearch`]: deferred tools in the agent loop, and the search tool |
 //! | `text.rs` | text into index terms: identifiers split, stop words, stemming |
 //!
 //! [`ToolIndex`] is pleach's ranker; a host with a better one (embeddings, a service) implements
@@ -31,10 +32,12 @@
 //! assert_eq!(ranker.rank("refund the customer's payment", 1)[0].name(), "refund_payment");
 //! ```
 
+mod deferral;
 mod document;
 mod index;
 mod text;
 
+pub use deferral::{DEFAULT_LIMIT, DEFAULT_SEARCH_TOOL, QueryMode, SearchResults, ToolSearch};
 pub use document::ToolDocument;
 pub use index::ToolIndex;
 
