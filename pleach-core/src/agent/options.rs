@@ -75,7 +75,8 @@ pub struct AgentOptions {
     pub step_timeout: Option<Duration>,
     /// Deferred tools and the search tool that loads them (docs/tool-search.md): the tools it
     /// defers are sent only from the step after a search found them. Default: none, every
-    /// offered tool is sent on every step.
+    /// offered tool is sent on every step. Read by [`Session::run_agent`](crate::Session::run_agent);
+    /// a durable conversation sends every offered tool.
     pub tool_search: Option<ToolSearch>,
 }
 

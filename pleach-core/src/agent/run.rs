@@ -225,6 +225,7 @@ impl Session {
     }
 }
 
+#[allow(clippy::too_many_lines)] // the loop, one step after another, read top to bottom
 async fn drive(
     session: SessionHandle,
     client: Arc<dyn ModelClient>,

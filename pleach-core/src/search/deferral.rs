@@ -110,7 +110,7 @@ impl std::fmt::Debug for ToolSearch {
             .field("mode", &self.mode)
             .field("deferred", &self.shared.tools.len())
             .field("custom_ranker", &self.ranker.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

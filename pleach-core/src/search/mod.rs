@@ -55,8 +55,8 @@ pub use index::ToolIndex;
 ///     fn rank(&self, query: &str, limit: usize) -> Vec<SearchHit> {
 ///         let mut hits: Vec<SearchHit> = self.0.iter().filter_map(|name| {
 ///             let shared = query.split_whitespace().filter(|w| name.contains(w)).count();
-///             #[allow(clippy::cast_precision_loss)]
-///             (shared > 0).then(|| SearchHit::new(name, shared as f32))
+///             let score = f32::from(u16::try_from(shared).unwrap_or(u16::MAX));
+///             (shared > 0).then(|| SearchHit::new(name, score))
 ///         }).collect();
 ///         hits.sort_by(|a, b| b.score().total_cmp(&a.score()).then_with(|| a.name().cmp(b.name())));
 ///         hits.truncate(limit);

@@ -14,13 +14,34 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// Suffixes the stemmer takes off, longest first within each family; one is taken off a word, and
-/// only when at least [`MIN_STEM`] characters are left.
+/// only when at least [`MIN_STEM`] characters are left. The stemmer reads them split by last
+/// letter (`suffixes_ending_in`); a test holds the two lists to one another.
+#[cfg(test)]
 const SUFFIXES: &[&str] = &[
     "ational", "ations", "ation", "ments", "ment", "ness", "ities", "ity", "ings", "ing", "ers",
     "er", "ied", "ies", "ed", "es", "ly", "al", "ive", "izes", "ize", "s",
 ];
 
-/// The shortest stem a suffix may leave: "status" keeps its `s`, "uses" is not cut to "u".
+/// The suffixes the stemmer takes off that end in `last`, longest first within each family: a
+/// word is compared with those alone.
+fn suffixes_ending_in(last: u8) -> &'static [&'static str] {
+    match last {
+        b'l' => &["ational", "al"],
+        b's' => &[
+            "ations", "ments", "ness", "ities", "ings", "ers", "ies", "es", "izes", "s",
+        ],
+        b'n' => &["ation"],
+        b't' => &["ment"],
+        b'y' => &["ity", "ly"],
+        b'g' => &["ing"],
+        b'r' => &["er"],
+        b'd' => &["ied", "ed"],
+        b'e' => &["ive", "ize"],
+        _ => &[],
+    }
+}
+
+/// The shortest stem a suffix may leave: "uses" is not cut to "u", nor "bus" to "bu".
 const MIN_STEM: usize = 4;
 
 /// The index terms of `text`, in order, repeats kept (term frequency counts them).
@@ -40,7 +61,8 @@ pub(crate) fn for_each_term(text: &str, buf: &mut String, mut f: impl FnMut(&str
         } else {
             buf.extend(word.chars().flat_map(char::to_lowercase));
         }
-        if STOP_WORDS.binary_search(&buf.as_str()).is_err() {
+        // No stop word is longer than six letters: most words skip the search.
+        if buf.len() > 6 || STOP_WORDS.binary_search(&buf.as_str()).is_err() {
             stem(buf);
             f(buf);
         }
@@ -50,10 +72,20 @@ pub(crate) fn for_each_term(text: &str, buf: &mut String, mut f: impl FnMut(&str
 /// Calls `f` with each word of `text`: runs of letters and digits, split where a lower-case
 /// letter or a digit meets an upper-case one (`getWeather`, `v2Api`) and before the last capital
 /// of a run of capitals followed by a lower-case letter (`HTTPServer` → `HTTP`, `Server`).
-fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+fn for_each_word(text: &str, f: impl FnMut(&str)) {
+    // All-ASCII text (the common case) is read byte by byte, without decoding UTF-8.
+    if text.is_ascii() {
+        split_words(text, text.bytes().map(char::from).enumerate(), f);
+    } else {
+        split_words(text, text.char_indices(), f);
+    }
+}
+
+/// [`for_each_word`] over `chars`, the characters of `text` with their byte offsets.
+fn split_words(text: &str, chars: impl Iterator<Item = (usize, char)>, mut f: impl FnMut(&str)) {
     let mut start: Option<usize> = None;
     let mut previous = ' ';
-    let mut chars = text.char_indices().peekable();
+    let mut chars = chars.peekable();
     while let Some((at, here)) = chars.next() {
         if !here.is_alphanumeric() {
             if let Some(from) = start.take() {
@@ -89,7 +121,10 @@ fn stem(word: &mut String) {
     if !word.is_ascii() || word.bytes().all(|b| b.is_ascii_digit()) {
         return;
     }
-    if let Some(suffix) = SUFFIXES
+    let Some(&last) = word.as_bytes().last() else {
+        return;
+    };
+    if let Some(suffix) = suffixes_ending_in(last)
         .iter()
         .find(|suffix| word.ends_with(*suffix) && word.len() - suffix.len() >= MIN_STEM)
     {
@@ -105,8 +140,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stop_words_are_sorted_for_binary_search() {
+    fn stop_words_are_sorted_for_binary_search_and_short() {
         assert!(STOP_WORDS.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(STOP_WORDS.iter().all(|word| word.len() <= 6));
+    }
+
+    #[test]
+    fn suffixes_by_last_letter_are_the_suffixes_in_order() {
+        let mut by_letter: Vec<&str> = Vec::new();
+        for letter in b'a'..=b'z' {
+            by_letter.extend(suffixes_ending_in(letter));
+        }
+        let mut all: Vec<&str> = SUFFIXES.to_vec();
+        all.sort_unstable();
+        by_letter.sort_unstable();
+        assert_eq!(by_letter, all);
+        for letter in b'a'..=b'z' {
+            let in_order: Vec<&str> = SUFFIXES
+                .iter()
+                .copied()
+                .filter(|suffix| suffix.as_bytes().last() == Some(&letter))
+                .collect();
+            assert_eq!(suffixes_ending_in(letter), in_order.as_slice());
+        }
     }
 
     #[test]
