@@ -43,6 +43,7 @@ public_errors! {
     pleach_core::runtime::RuntimeError,
     pleach_core::safety::DecisionError,
     pleach_core::safety::SealError,
+    pleach_core::search::SearchError,
     pleach_core::session::RestoreError,
     pleach_core::session::SessionError,
     pleach_mcp::McpError,

@@ -10,6 +10,7 @@
 //! cargo run --release -p pleach-bench -- mcp-http [--quick]
 //! cargo run --release -p pleach-bench -- mcp-stdio [--quick]
 //! cargo run --release -p pleach-bench -- durable [--quick] --temporal HOST:PORT
+//! cargo run --release -p pleach-bench -- tool-search [--quick] [--bfcl DIR]
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
@@ -25,11 +26,12 @@ mod mcp_stdio;
 mod measure;
 mod soak;
 mod stream;
+mod tool_search;
 
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT]
+usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable|tool-search> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT] [--bfcl DIR]
 
 subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
@@ -58,6 +60,9 @@ subcommands:
              loopback model: in process (`Session::run_agent`) beside a durable conversation on
              the Temporal server `--temporal` names, with a worker in this process; 5 of each
              (--quick: 1), medians
+  tool-search  pleach's tool search on BFCL's catalog (1,437 functions, bfcl-eval from PyPI,
+             fetched once into the cache by `pip download`): recall@1 and @5 per category beside
+             plain BM25, then build time and query latency over 1,000 and 10,000 tools
 
 options:
   --quick    fewer batches (rounds, for batch and stream): a rough number in a few seconds
@@ -68,6 +73,7 @@ options:
   --keep     compile only: leave the generated crates and their target dirs in the temp dir
              (for `cargo rustc -- -Z time-passes` and the like)
   --temporal HOST:PORT  durable only: the Temporal server (`temporal server start-dev`)
+  --bfcl DIR tool-search only: an unpacked `bfcl_eval/data` directory instead of the download
   -h, --help print this help
 
 The last line of output is machine-readable, e.g.
@@ -79,7 +85,9 @@ The last line of output is machine-readable, e.g.
   mcp_http clients=16 pleach_rps=<median> rmcp_rps=<median> pleach_p99_ms=<p99> rmcp_p99_ms=<p99>
   mcp_stdio calls=<n> pleach_cps=<median> rmcp_cps=<median> pleach_user_us=<mean> pleach_sys_us=<mean>
     rmcp_user_us=<mean> rmcp_sys_us=<mean>
-  durable calls=100 inproc_ms=<median> temporal_ms=<median> per_call_ms=<temporal_ms/calls>";
+  durable calls=100 inproc_ms=<median> temporal_ms=<median> per_call_ms=<temporal_ms/calls>
+  tool_search multiple_recall_at_5=<r> live_multiple_recall_at_5=<r> build_ms_1000=<ms>
+    p99_us_1000=<us> build_ms_10000=<ms> p99_us_10000=<us> (after one line per category and size)";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -94,6 +102,7 @@ enum Subcommand {
     McpHttp,
     McpStdio,
     Durable,
+    ToolSearch,
 }
 
 impl Subcommand {
@@ -107,6 +116,7 @@ impl Subcommand {
             "mcp-http" => Some(Subcommand::McpHttp),
             "mcp-stdio" => Some(Subcommand::McpStdio),
             "durable" => Some(Subcommand::Durable),
+            "tool-search" => Some(Subcommand::ToolSearch),
             _ => None,
         }
     }
@@ -121,6 +131,7 @@ impl Subcommand {
             Subcommand::McpHttp => "mcp-http",
             Subcommand::McpStdio => "mcp-stdio",
             Subcommand::Durable => "durable",
+            Subcommand::ToolSearch => "tool-search",
         }
     }
 }
@@ -146,6 +157,8 @@ struct Options {
     keep: bool,
     /// `--temporal HOST:PORT` (durable).
     temporal: Option<String>,
+    /// `--bfcl DIR` (tool-search).
+    bfcl: Option<String>,
 }
 
 /// The value of `--tools`: a positive count.
@@ -174,6 +187,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
             "--temporal" => {
                 options.temporal = Some(args.next().ok_or("`--temporal` needs HOST:PORT")?);
             }
+            "--bfcl" => {
+                options.bfcl = Some(args.next().ok_or("`--bfcl` needs a directory")?);
+            }
             flag if flag.starts_with("--tools=") => {
                 options.tools = Some(parse_tools(Some(flag["--tools=".len()..].to_owned()))?);
             }
@@ -183,7 +199,8 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
                 (None, None) => {
                     return Err(format!(
                         "unknown subcommand `{name}`; expected one of `dispatch`, `batch`, \
-                         `stream`, `soak`, `compile`, `mcp-http`, `mcp-stdio`, `durable`"
+                         `stream`, `soak`, `compile`, `mcp-http`, `mcp-stdio`, `durable`, \
+                         `tool-search`"
                     ));
                 }
                 (Some(first), _) => {
@@ -204,6 +221,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
     }
     if options.temporal.is_some() && subcommand != Subcommand::Durable {
         return Err("`--temporal` is for `durable` only".to_owned());
+    }
+    if options.bfcl.is_some() && subcommand != Subcommand::ToolSearch {
+        return Err("`--bfcl` is for `tool-search` only".to_owned());
     }
     Ok(Command::Run {
         subcommand,
@@ -268,6 +288,16 @@ fn main() -> ExitCode {
         } => exit_code(
             Subcommand::Durable,
             durable::run(options.quick, options.temporal.as_deref()),
+        ),
+        Command::Run {
+            subcommand: Subcommand::ToolSearch,
+            options,
+        } => exit_code(
+            Subcommand::ToolSearch,
+            tool_search::run(
+                options.quick,
+                options.bfcl.as_deref().map(std::path::Path::new),
+            ),
         ),
     }
 }
