@@ -179,7 +179,8 @@ pub(super) fn endpoint(base: &str, path: &str) -> Result<String, ModelError> {
 }
 
 /// Whether the API at `url` is known to honour strict mode: OpenAI's own API and Azure OpenAI
-/// for Chat Completions, Anthropic's own API for Messages. Elsewhere (llama.cpp's server,
+/// for Chat Completions and Responses, Anthropic's own API for Messages; Gemini has no strict
+/// mode. Elsewhere (llama.cpp's server,
 /// Ollama, vLLM, a gateway) the field is ignored or refused, and a server that builds a grammar
 /// from the schema holds a small model to strict mode's every-property-required schema: it
 /// invents values for the optional properties rather than leave them out.
@@ -191,12 +192,13 @@ pub(super) fn honours_strict(url: &str, format: WireFormat) -> bool {
         return false;
     };
     match format {
-        WireFormat::OpenAiChat => {
+        WireFormat::OpenAiChat | WireFormat::OpenAiResponses => {
             host == "api.openai.com"
                 || host.ends_with(".openai.azure.com")
                 || host.ends_with(".cognitiveservices.azure.com")
         }
         WireFormat::AnthropicMessages => host == "api.anthropic.com",
+        WireFormat::Gemini => false,
     }
 }
 
