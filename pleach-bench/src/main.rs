@@ -10,6 +10,7 @@
 //! cargo run --release -p pleach-bench -- mcp-http [--quick]
 //! cargo run --release -p pleach-bench -- mcp-stdio [--quick]
 //! cargo run --release -p pleach-bench -- durable [--quick] --temporal HOST:PORT
+//! cargo run --release -p pleach-bench -- media [--quick]
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
@@ -23,13 +24,14 @@ mod durable;
 mod mcp_http;
 mod mcp_stdio;
 mod measure;
+mod media;
 mod soak;
 mod stream;
 
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT]
+usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable|media> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT]
 
 subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
@@ -58,6 +60,9 @@ subcommands:
              loopback model: in process (`Session::run_agent`) beside a durable conversation on
              the Temporal server `--temporal` names, with a worker in this process; 5 of each
              (--quick: 1), medians
+  media      a 1 MB image from a tool's ToolOutput through `Session::call` and the conversation
+             to the request body's bytes in each provider format, beside base64-encoding the
+             1 MB alone; 301 runs per row (--quick: 31), medians
 
 options:
   --quick    fewer batches (rounds, for batch and stream): a rough number in a few seconds
@@ -79,7 +84,8 @@ The last line of output is machine-readable, e.g.
   mcp_http clients=16 pleach_rps=<median> rmcp_rps=<median> pleach_p99_ms=<p99> rmcp_p99_ms=<p99>
   mcp_stdio calls=<n> pleach_cps=<median> rmcp_cps=<median> pleach_user_us=<mean> pleach_sys_us=<mean>
     rmcp_user_us=<mean> rmcp_sys_us=<mean>
-  durable calls=100 inproc_ms=<median> temporal_ms=<median> per_call_ms=<temporal_ms/calls>";
+  durable calls=100 inproc_ms=<median> temporal_ms=<median> per_call_ms=<temporal_ms/calls>
+  media bytes=1048576 pleach_us=<slowest format's median> encode_only_us=<median>";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -94,6 +100,7 @@ enum Subcommand {
     McpHttp,
     McpStdio,
     Durable,
+    Media,
 }
 
 impl Subcommand {
@@ -107,6 +114,7 @@ impl Subcommand {
             "mcp-http" => Some(Subcommand::McpHttp),
             "mcp-stdio" => Some(Subcommand::McpStdio),
             "durable" => Some(Subcommand::Durable),
+            "media" => Some(Subcommand::Media),
             _ => None,
         }
     }
@@ -121,6 +129,7 @@ impl Subcommand {
             Subcommand::McpHttp => "mcp-http",
             Subcommand::McpStdio => "mcp-stdio",
             Subcommand::Durable => "durable",
+            Subcommand::Media => "media",
         }
     }
 }
@@ -183,7 +192,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
                 (None, None) => {
                     return Err(format!(
                         "unknown subcommand `{name}`; expected one of `dispatch`, `batch`, \
-                         `stream`, `soak`, `compile`, `mcp-http`, `mcp-stdio`, `durable`"
+                         `stream`, `soak`, `compile`, `mcp-http`, `mcp-stdio`, `durable`, `media`"
                     ));
                 }
                 (Some(first), _) => {
@@ -269,6 +278,10 @@ fn main() -> ExitCode {
             Subcommand::Durable,
             durable::run(options.quick, options.temporal.as_deref()),
         ),
+        Command::Run {
+            subcommand: Subcommand::Media,
+            options,
+        } => exit_code(Subcommand::Media, media::run(options.quick)),
     }
 }
 
@@ -335,6 +348,16 @@ mod tests {
             parse(&["mcp-stdio", "--quick"]),
             Ok(Command::Run {
                 subcommand: Subcommand::McpStdio,
+                options: Options {
+                    quick: true,
+                    ..Options::default()
+                },
+            })
+        );
+        assert_eq!(
+            parse(&["media", "--quick"]),
+            Ok(Command::Run {
+                subcommand: Subcommand::Media,
                 options: Options {
                     quick: true,
                     ..Options::default()

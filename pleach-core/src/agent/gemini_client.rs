@@ -149,7 +149,9 @@ impl GeminiClient {
 
     /// The request body for `request`.
     fn body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
-        let mut body = json!({ "contents": Gemini.messages(request.conversation) });
+        // Moved in: `json!` would copy the conversation, media and all.
+        let mut body = json!({});
+        body["contents"] = Value::Array(Gemini.messages(request.conversation));
         if let Some(system) = request.system {
             body["systemInstruction"] = json!({ "parts": [{ "text": system }] });
         }
@@ -206,9 +208,7 @@ impl ModelClient for GeminiClient {
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self
-            .body(&request)
-            .map(|body| body.to_string().into_bytes());
+        let body = self.body(&request).and_then(|body| http::body_bytes(&body));
         Box::pin(async move {
             let body = body?;
             let mut headers = HeaderMap::new();

@@ -1,7 +1,6 @@
 //! The OpenAI Responses client: OpenAI, Azure OpenAI, and the servers that speak the Responses
 //! API.
 
-use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
 use super::http;
@@ -10,9 +9,6 @@ use super::{
 };
 use crate::providers::ProviderFormat;
 use crate::providers::openai_responses::OpenAiResponses;
-
-/// The default base URL of [`OpenAiResponsesClient::from_env`].
-const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// A streaming client for the Responses API: POST `{base_url}/responses` with `"stream": true`,
 /// the conversation as `input` items (results as `function_call_output` items, their images and
@@ -108,10 +104,8 @@ impl OpenAiResponsesClient {
     /// # Ok::<(), pleach_core::agent::ModelError>(())
     /// ```
     pub fn from_env() -> Result<Self, ModelError> {
-        let model = http::env("OPENAI_MODEL")
-            .ok_or_else(|| ModelError::Config("set OPENAI_MODEL to the model to ask".into()))?;
-        let base = http::env("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
-        OpenAiResponsesClient::new(base, model, http::env("OPENAI_API_KEY"))
+        let (base, model, key) = http::openai_env()?;
+        OpenAiResponsesClient::new(base, model, key)
     }
 
     /// Sends tools in strict mode (`true`) or not (`false`: every schema as it is,
@@ -161,11 +155,9 @@ impl OpenAiResponsesClient {
 
     /// The request body for `request`.
     fn body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
-        let mut body = json!({
-            "model": self.model,
-            "stream": true,
-            "input": OpenAiResponses.messages(request.conversation),
-        });
+        let mut body = json!({ "model": self.model, "stream": true });
+        // Moved in: `json!` would copy the conversation, media and all.
+        body["input"] = Value::Array(OpenAiResponses.messages(request.conversation));
         if let Some(system) = request.system {
             body["instructions"] = json!(system);
         }
@@ -217,15 +209,10 @@ impl ModelClient for OpenAiResponsesClient {
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self
-            .body(&request)
-            .map(|body| body.to_string().into_bytes());
+        let body = self.body(&request).and_then(|body| http::body_bytes(&body));
         Box::pin(async move {
             let body = body?;
-            let mut headers = HeaderMap::new();
-            if let Some(key) = &self.api_key {
-                http::secret_header(&mut headers, "authorization", &format!("Bearer {key}"))?;
-            }
+            let headers = http::bearer(self.api_key.as_deref())?;
             http::post_stream(
                 &self.http,
                 &self.url,
