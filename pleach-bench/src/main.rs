@@ -11,6 +11,7 @@
 //! cargo run --release -p pleach-bench -- mcp-stdio [--quick]
 //! cargo run --release -p pleach-bench -- durable [--quick] --temporal HOST:PORT
 //! cargo run --release -p pleach-bench -- tool-search [--quick] [--bfcl DIR]
+//! cargo run --release -p pleach-bench -- media [--quick]
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
@@ -24,6 +25,7 @@ mod durable;
 mod mcp_http;
 mod mcp_stdio;
 mod measure;
+mod media;
 mod soak;
 mod stream;
 mod tool_search;
@@ -31,7 +33,7 @@ mod tool_search;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable|tool-search> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT] [--bfcl DIR]
+usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable|tool-search|media> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT] [--bfcl DIR]
 
 subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
@@ -63,6 +65,9 @@ subcommands:
   tool-search  pleach's tool search on BFCL's catalog (1,437 functions, bfcl-eval from PyPI,
              fetched once into the cache by `pip download`): recall@1 and @5 per category beside
              plain BM25, then build time and query latency over 1,000 and 10,000 tools
+  media      a 1 MB image from a tool's ToolOutput through `Session::call` and the conversation
+             to the request body's bytes in each provider format, beside base64-encoding the
+             1 MB alone; 301 runs per row (--quick: 31), medians
 
 options:
   --quick    fewer batches (rounds, for batch and stream): a rough number in a few seconds
@@ -87,7 +92,8 @@ The last line of output is machine-readable, e.g.
     rmcp_user_us=<mean> rmcp_sys_us=<mean>
   durable calls=100 inproc_ms=<median> temporal_ms=<median> per_call_ms=<temporal_ms/calls>
   tool_search multiple_recall_at_5=<r> live_multiple_recall_at_5=<r> build_ms_1000=<ms>
-    p99_us_1000=<us> build_ms_10000=<ms> p99_us_10000=<us> (after one line per category and size)";
+    p99_us_1000=<us> build_ms_10000=<ms> p99_us_10000=<us> (after one line per category and size)
+  media bytes=1048576 pleach_us=<slowest format's median> encode_only_us=<median>";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -103,6 +109,7 @@ enum Subcommand {
     McpStdio,
     Durable,
     ToolSearch,
+    Media,
 }
 
 impl Subcommand {
@@ -117,6 +124,7 @@ impl Subcommand {
             "mcp-stdio" => Some(Subcommand::McpStdio),
             "durable" => Some(Subcommand::Durable),
             "tool-search" => Some(Subcommand::ToolSearch),
+            "media" => Some(Subcommand::Media),
             _ => None,
         }
     }
@@ -132,6 +140,7 @@ impl Subcommand {
             Subcommand::McpStdio => "mcp-stdio",
             Subcommand::Durable => "durable",
             Subcommand::ToolSearch => "tool-search",
+            Subcommand::Media => "media",
         }
     }
 }
@@ -200,7 +209,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
                     return Err(format!(
                         "unknown subcommand `{name}`; expected one of `dispatch`, `batch`, \
                          `stream`, `soak`, `compile`, `mcp-http`, `mcp-stdio`, `durable`, \
-                         `tool-search`"
+                         `tool-search`, `media`"
                     ));
                 }
                 (Some(first), _) => {
@@ -299,6 +308,10 @@ fn main() -> ExitCode {
                 options.bfcl.as_deref().map(std::path::Path::new),
             ),
         ),
+        Command::Run {
+            subcommand: Subcommand::Media,
+            options,
+        } => exit_code(Subcommand::Media, media::run(options.quick)),
     }
 }
 
@@ -365,6 +378,16 @@ mod tests {
             parse(&["mcp-stdio", "--quick"]),
             Ok(Command::Run {
                 subcommand: Subcommand::McpStdio,
+                options: Options {
+                    quick: true,
+                    ..Options::default()
+                },
+            })
+        );
+        assert_eq!(
+            parse(&["media", "--quick"]),
+            Ok(Command::Run {
+                subcommand: Subcommand::Media,
                 options: Options {
                     quick: true,
                     ..Options::default()
