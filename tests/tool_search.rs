@@ -13,7 +13,7 @@ use pleach_core::{
     ErrorCode, Runtime, Session, SessionOptions, ToolDefinition, ToolError, ToolEvent,
     ToolRegistryBuilder, UnifiedToolDefinition,
 };
-use pleach_test_support::http::{LoopbackServer, Reply};
+use pleach_test_support::http::{LoopbackServer, Recorded, Reply};
 use serde_json::{Value, json};
 
 use crate::agent::{anthropic_answer, openai_answer, run, sse};
@@ -21,127 +21,26 @@ use crate::agent::{anthropic_answer, openai_answer, run, sse};
 /// The tool the model finds: the 1,000th, among 999 about other things.
 const TARGET: &str = "convert_currency";
 
+/// The nouns of the made-up catalog, each its own.
+const NOUNS: &str = "invoice ticket user group project task comment label milestone repository branch commit \
+    release package build deployment server volume snapshot network firewall certificate \
+    domain record mailbox message thread channel meeting calendar event reminder note document \
+    folder file image video playlist song album artist podcast episode book author library \
+    course lesson student teacher grade exam patient doctor appointment prescription claim \
+    policy customer lead deal quote order shipment warehouse product supplier coupon cart \
+    review survey form report dashboard metric alert incident runbook schedule shift employee \
+    payroll expense budget account ledger asset contract vendor license device sensor vehicle \
+    route trip hotel flight booking recipe ingredient menu table room desk badge visitor \
+    parcel locker printer scanner";
+
 /// 1,000 tools: 999 of a made-up catalog (each its own noun and verb) and the one to find.
 fn catalog() -> Vec<UnifiedToolDefinition> {
     const VERBS: [&str; 9] = [
         "list", "create", "delete", "update", "archive", "export", "import", "share", "count",
     ];
-    const NOUNS: [&str; 111] = [
-        "invoice",
-        "ticket",
-        "user",
-        "group",
-        "project",
-        "task",
-        "comment",
-        "label",
-        "milestone",
-        "repository",
-        "branch",
-        "commit",
-        "release",
-        "package",
-        "build",
-        "deployment",
-        "server",
-        "volume",
-        "snapshot",
-        "network",
-        "firewall",
-        "certificate",
-        "domain",
-        "record",
-        "mailbox",
-        "message",
-        "thread",
-        "channel",
-        "meeting",
-        "calendar",
-        "event",
-        "reminder",
-        "note",
-        "document",
-        "folder",
-        "file",
-        "image",
-        "video",
-        "playlist",
-        "song",
-        "album",
-        "artist",
-        "podcast",
-        "episode",
-        "book",
-        "author",
-        "library",
-        "course",
-        "lesson",
-        "student",
-        "teacher",
-        "grade",
-        "exam",
-        "patient",
-        "doctor",
-        "appointment",
-        "prescription",
-        "claim",
-        "policy",
-        "customer",
-        "lead",
-        "deal",
-        "quote",
-        "order",
-        "shipment",
-        "warehouse",
-        "product",
-        "supplier",
-        "coupon",
-        "cart",
-        "review",
-        "survey",
-        "form",
-        "report",
-        "dashboard",
-        "metric",
-        "alert",
-        "incident",
-        "runbook",
-        "schedule",
-        "shift",
-        "employee",
-        "payroll",
-        "expense",
-        "budget",
-        "account",
-        "ledger",
-        "asset",
-        "contract",
-        "vendor",
-        "license",
-        "device",
-        "sensor",
-        "vehicle",
-        "route",
-        "trip",
-        "hotel",
-        "flight",
-        "booking",
-        "recipe",
-        "ingredient",
-        "menu",
-        "table",
-        "room",
-        "desk",
-        "badge",
-        "visitor",
-        "parcel",
-        "locker",
-        "printer",
-        "scanner",
-    ];
     let mut tools: Vec<UnifiedToolDefinition> = VERBS
         .iter()
-        .flat_map(|verb| NOUNS.iter().map(move |noun| (verb, noun)))
+        .flat_map(|verb| NOUNS.split_whitespace().map(move |noun| (verb, noun)))
         .map(|(verb, noun)| {
             tool(
                 &format!("{verb}_{noun}"),
@@ -233,7 +132,7 @@ async fn searches_loads_and_calls(
     let (events, outcome) = run(&session, client(&server), options).await;
     assert_eq!(outcome.stop_reason, StopReason::Finished, "{events:?}");
 
-    let requests: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    let requests: Vec<Value> = server.requests().iter().map(Recorded::json).collect();
     assert_eq!(requests.len(), 3);
     assert_eq!(
         sent_names(&requests[0]),
