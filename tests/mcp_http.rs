@@ -207,38 +207,6 @@ async fn http_archive_record(id: i64) -> i64 {
     id
 }
 
-/// An initialize-first client that can elicit: its "user" approves or rejects, in turn.
-struct HttpApprover {
-    answers: std::sync::Mutex<Vec<Value>>,
-    asked: std::sync::Mutex<Vec<String>>,
-}
-
-impl ClientHandler for HttpApprover {
-    fn get_info(&self) -> rmcp::model::ClientConfig {
-        let capabilities = serde_json::from_value(json!({ "elicitation": { "form": {} } }))
-            .expect("client capabilities");
-        rmcp::model::ClientConfig::new(
-            capabilities,
-            rmcp::model::Implementation::new("approver", "1"),
-        )
-        .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: rmcp::model::ElicitRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
-    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        let request = serde_json::to_value(&request).expect("serializes");
-        self.asked
-            .lock()
-            .expect("not poisoned")
-            .push(request["message"].as_str().unwrap_or_default().to_owned());
-        let answer = self.answers.lock().expect("not poisoned").remove(0);
-        Ok(serde_json::from_value(answer).expect("an elicitation result"))
-    }
-}
-
 #[tokio::test]
 async fn an_initialize_first_client_is_asked_for_approval_over_http_in_its_session() {
     let runtime = Runtime::builder()
@@ -253,7 +221,9 @@ async fn an_initialize_first_client_is_asked_for_approval_over_http_in_its_sessi
     )
     .expect("options hold");
     let address = serve(http.router()).await;
-    let approver = HttpApprover {
+    // The stdio tests' eliciting client, initialize-first (MCP 2025-11-25).
+    let approver = crate::mcp::Approver {
+        version: rmcp::model::ProtocolVersion::V_2025_11_25,
         answers: std::sync::Mutex::new(vec![
             json!({"action": "accept", "content": {"approve": true}}),
             json!({"action": "decline"}),
