@@ -82,41 +82,13 @@ pub(super) async fn guard(
     if let Some(refusal) = check_session(&shared, request.method(), request.headers()).await {
         return refusal;
     }
-    let held = match request.headers().get(sessions::SESSION_ID) {
-        Some(id) => {
-            has_store(&shared)
-                || sessions::holds(&shared.sessions, id.to_str().unwrap_or_default()).await
+    let route = match routed(&shared, request).await {
+        Ok((routed, route)) => {
+            request = routed;
+            route
         }
-        None => false,
+        Err(refusal) => return refusal,
     };
-    let route = if sessions::needs_body(request.method(), request.headers()) {
-        let (parts, body) = request.into_parts();
-        let Ok(bytes) = axum::body::to_bytes(body, shared.max_body_bytes).await else {
-            return json_rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                -32600,
-                &format!(
-                    "the request body is over {} bytes, or was cut off",
-                    shared.max_body_bytes
-                ),
-            );
-        };
-        let route = sessions::route(&parts.method, &parts.headers, Some(&bytes), |_| held);
-        request = Request::from_parts(parts, axum::body::Body::from(bytes));
-        route
-    } else {
-        sessions::route(request.method(), request.headers(), None, |_| held)
-    };
-    if route == Route::Session
-        && !request.headers().contains_key(sessions::SESSION_ID)
-        && sessions::count(&shared.sessions).await >= shared.max_sessions
-    {
-        return try_again_shortly(&format!(
-            "this server holds its most sessions ({}); try again shortly",
-            shared.max_sessions
-        ));
-    }
-    request.extensions_mut().insert(route);
     if request.method() == Method::POST && may_call(request.headers()) {
         // The call's slot is taken here, so a request let through cannot then find the runtime
         // full: every refusal for capacity is this 503, never a 200 carrying 1014.
@@ -171,6 +143,47 @@ async fn check_session(
             ))
         }
     }
+}
+
+/// The request's [`Route`] (its body read when it may be an `initialize`), set in its
+/// extensions; a 413 for a body over the limit, a 503 for a new session past the limit.
+async fn routed(shared: &Shared, mut request: Request) -> Result<(Request, Route), Response> {
+    let held = match request.headers().get(sessions::SESSION_ID) {
+        Some(id) => {
+            has_store(shared)
+                || sessions::holds(&shared.sessions, id.to_str().unwrap_or_default()).await
+        }
+        None => false,
+    };
+    let route = if sessions::needs_body(request.method(), request.headers()) {
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, shared.max_body_bytes).await else {
+            return Err(json_rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                &format!(
+                    "the request body is over {} bytes, or was cut off",
+                    shared.max_body_bytes
+                ),
+            ));
+        };
+        let route = sessions::route(&parts.method, &parts.headers, Some(&bytes), |_| held);
+        request = Request::from_parts(parts, axum::body::Body::from(bytes));
+        route
+    } else {
+        sessions::route(request.method(), request.headers(), None, |_| held)
+    };
+    if route == Route::Session
+        && !request.headers().contains_key(sessions::SESSION_ID)
+        && sessions::count(&shared.sessions).await >= shared.max_sessions
+    {
+        return Err(try_again_shortly(&format!(
+            "this server holds its most sessions ({}); try again shortly",
+            shared.max_sessions
+        )));
+    }
+    request.extensions_mut().insert(route);
+    Ok((request, route))
 }
 
 /// Whether sessions are kept in a store, which restores (or refuses) any session a request names.
