@@ -222,7 +222,7 @@ async fn an_initialize_first_client_is_asked_for_approval_over_http_in_its_sessi
     .expect("options hold");
     let address = serve(http.router()).await;
     // The stdio tests' eliciting client, initialize-first (MCP 2025-11-25).
-    let approver = crate::mcp::Approver {
+    let eliciting = crate::mcp::Approver {
         version: rmcp::model::ProtocolVersion::V_2025_11_25,
         answers: std::sync::Mutex::new(vec![
             json!({"action": "accept", "content": {"approve": true}}),
@@ -230,7 +230,7 @@ async fn an_initialize_first_client_is_asked_for_approval_over_http_in_its_sessi
         ]),
         asked: std::sync::Mutex::new(Vec::new()),
     };
-    let client = connect(format!("http://{address}/mcp"), approver).await;
+    let client = connect(format!("http://{address}/mcp"), eliciting).await;
     let arguments = json!({ "id": 7 }).as_object().cloned().expect("an object");
     let approved = bounded(client.call_tool(
         CallToolRequestParams::new("http_archive_record").with_arguments(arguments.clone()),
