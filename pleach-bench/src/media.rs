@@ -4,7 +4,7 @@
 //! | row | what one run is |
 //! | --- | --- |
 //! | `encode only` | the floor: `base64::STANDARD.encode` of the 1 MB, once |
-//! | `anthropic`, `openai-responses`, `gemini`, `openai-chat` | `Session::call` of a `#[tool]` returning `ToolOutput` with the image (its bytes shared, as a tool holding its image returns them), the result written into the conversation (`Message::tool_result`), the conversation as the format's messages, and the request body written to bytes as the model clients write it (the messages moved into the body, `serde_json::to_vec`) |
+//! | `anthropic`, `openai-responses`, `gemini`, `openai-chat` | `Session::call` of a `#[tool]` returning `ToolOutput` with the image (its bytes shared, as a tool holding its image returns them), the result written into the conversation (`Message::tool_result`), the conversation as the format's messages, and the request body written to bytes as the model clients write it (the messages moved into the body, `pleach_core::providers::json_bytes`) |
 //!
 //! The rows run interleaved (who goes first rotates), after warm-up rounds; each row's number is
 //! the median run. Every row's body is checked to hold the image's base64 once before anything
@@ -190,10 +190,10 @@ fn request_body(
         },
         Message::tool_result(call, &result.outcome),
     ];
-    // As the clients write it: the messages moved into the body, the body written by `to_vec`.
+    // As the clients write it: the messages moved into the body, the body written by `json_bytes`.
     let mut body = json!({ "model": "m", "stream": true });
     body[row.field] = serde_json::Value::Array(row.format.messages(&conversation));
-    Ok(serde_json::to_vec(&body)?)
+    Ok(pleach_core::providers::json_bytes(&body)?)
 }
 
 /// The median of `runs`, in microseconds (`NaN` when nothing was measured).

@@ -124,11 +124,12 @@ pub(super) async fn post_stream(
     Ok(ModelResponse::new(format, HttpBody(response)))
 }
 
-/// A request body's bytes: `serde_json::to_vec`, which writes them once (`to_string` goes through
-/// `Display`, which checks every piece it writes for UTF-8 again: a second pass over a request's
-/// media).
+/// A request body's bytes: [`json_bytes`](crate::providers::json_bytes), which writes them once
+/// into a buffer sized once, a medium's base64 copied whole (`to_string` would go through
+/// `Display`, which checks every piece it writes for UTF-8 again; `serde_json::to_vec` checks each
+/// byte of the base64 for escaping).
 pub(super) fn body_bytes(body: &Value) -> Result<Vec<u8>, ModelError> {
-    serde_json::to_vec(body).map_err(|err| {
+    crate::providers::json_bytes(body).map_err(|err| {
         ModelError::Config(format!("the request could not be written as JSON: {err}"))
     })
 }
