@@ -95,6 +95,13 @@ pub struct ToolSearch {
     ranker: Option<Arc<dyn ToolRanker>>,
 }
 
+// A `ToolSearch` is unwind-safe as the `AgentOptions` holding it always were: nothing in it changes
+// after it is built (the index and the definitions are read through `&`, and the host's ranker is
+// asked through `&self`), so a panic while it is used cannot leave it half-changed. The compiler
+// cannot see that through the definitions' handlers (`Arc<dyn Fn>`) and a host's `dyn ToolRanker`.
+impl std::panic::UnwindSafe for ToolSearch {}
+impl std::panic::RefUnwindSafe for ToolSearch {}
+
 struct Shared {
     index: ToolIndex,
     /// The deferred tools by name.
@@ -394,6 +401,13 @@ mod tests {
             .execute_json(|_, _| async { Ok::<_, ToolError>(json!(null)) })
             .unwrap()
             .into()
+    }
+
+    #[test]
+    fn agent_options_holding_a_search_stay_unwind_safe() {
+        fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>(_: &T) {}
+        let search = ToolSearch::new(&[tool("refund_payment", "Refunds a card payment.")]);
+        unwind_safe(&crate::agent::AgentOptions::default().tool_search(search));
     }
 
     #[test]
