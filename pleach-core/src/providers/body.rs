@@ -1,24 +1,24 @@
 //! A request body's bytes: the text `serde_json::to_vec` writes, with long strings that need no
 //! escaping copied whole instead of checked byte by byte.
 //!
-//! A request carrying a tool's image holds its base64 text: 1.4 MB for a 1 MB image. serde_json
+//! A request carrying a tool's image holds its base64 text: 1.4 MB for a 1 MB image. `serde_json`
 //! looks up every byte of a string in its escape table as it writes it, which costs about as much
 //! as encoding the base64 in the first place. Base64 has nothing JSON escapes, and a check for
 //! the three kinds of byte that need it (`"`, `\` and the controls below U+0020) runs over a whole
 //! block at a time. So a long string passes that check and is copied as it is; a short one, or
-//! one that needs escaping, is written by serde_json. The bytes are the same either way.
+//! one that needs escaping, is written by `serde_json`. The bytes are the same either way.
 
 use serde_json::Value;
 
-/// Strings at least this long are checked a block at a time before serde_json would escape them
-/// byte by byte; shorter ones go to serde_json directly (the check would cost more than it saves).
+/// Strings at least this long are checked a block at a time before `serde_json` would escape them
+/// byte by byte; shorter ones go to `serde_json` directly (the check would cost more than it saves).
 const CHECKED_WHOLE: usize = 512;
 
 /// The bytes `serde_json::to_vec(value)` writes (compact JSON, keys in the map's order), written
 /// in one pass into a buffer sized once: the request bodies pleach's model clients send.
 ///
 /// A long string that JSON needs not escape (a medium's base64) is copied whole; everything else
-/// is written by serde_json itself, so the output is the same byte for byte.
+/// is written by `serde_json` itself, so the output is the same byte for byte.
 ///
 /// ```
 /// use serde_json::json;
@@ -107,14 +107,15 @@ fn write_str(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
     }
 }
 
-/// Whether any byte is one JSON escapes: `"`, `\` or a control below U+0020 (serde_json's escape
+/// Whether any byte is one JSON escapes: `"`, `\` or a control below U+0020 (`serde_json`'s escape
 /// table holds exactly these). Each block is folded without stopping early, which the compiler
 /// turns into vector compares.
 fn needs_escaping(bytes: &[u8]) -> bool {
     bytes.chunks(64).any(|block| {
-        block.iter().fold(false, |found, &byte| {
-            found | (byte < 0x20) | (byte == b'"') | (byte == b'\\')
-        })
+        let found = block.iter().fold(0u8, |found, &byte| {
+            found | u8::from(byte < 0x20) | u8::from(byte == b'"') | u8::from(byte == b'\\')
+        });
+        found != 0
     })
 }
 
