@@ -50,6 +50,16 @@ public_errors! {
     pleach_mcp::remote::RemoteError,
 }
 
+fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+
+/// `AgentOptions` were unwind-safe before they could hold a `ToolSearch` (whose definitions hold
+/// `Arc<dyn Fn>` handlers the compiler cannot see through): they still are.
+#[test]
+fn agent_options_and_a_tool_search_are_unwind_safe() {
+    unwind_safe::<pleach_core::agent::AgentOptions>();
+    unwind_safe::<pleach_core::search::ToolSearch>();
+}
+
 /// The error types of library crates this binary does not link, each checked in its own crate:
 /// pleach-temporal (outside `cargo test`'s default members) boxes `DurableError` as an error in
 /// its doc example, which CI's Temporal section runs.

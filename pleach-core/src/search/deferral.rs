@@ -404,13 +404,6 @@ mod tests {
     }
 
     #[test]
-    fn agent_options_holding_a_search_stay_unwind_safe() {
-        fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>(_: &T) {}
-        let search = ToolSearch::new(&[tool("refund_payment", "Refunds a card payment.")]);
-        unwind_safe(&crate::agent::AgentOptions::default().tool_search(search));
-    }
-
-    #[test]
     fn each_result_shape_names_what_it_found() {
         let catalog = [
             tool("refund_payment", "Refunds a card payment."),
