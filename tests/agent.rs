@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use pleach_core::agent::{
-    AgentOptions, AgentOutcome, AnthropicClient, ModelClient, ModelError, OpenAiChatClient,
-    ReplayClient, StopReason, WireFormat,
+    AgentOptions, AgentOutcome, AnthropicClient, GeminiClient, ModelClient, ModelError,
+    OpenAiChatClient, OpenAiResponsesClient, ReplayClient, StopReason, WireFormat,
 };
 use pleach_core::{ErrorCode, Limits, Message, Runtime, Session, SessionOptions, ToolEvent, tool};
 use pleach_test_support::http::{LoopbackServer, Reply};
@@ -39,6 +39,12 @@ async fn get_weather(location: String) -> String {
 }
 
 static MAKE_FILE_RAN: AtomicUsize = AtomicUsize::new(0);
+
+/// Current weather at a location (the Responses and Gemini fixtures' tool).
+#[tool]
+async fn weather(location: String) -> String {
+    format!("foggy in {location}")
+}
 
 /// Writes a file (the truncated Anthropic fixture's tool: it must never run).
 #[tool]
@@ -78,6 +84,44 @@ const OPENAI_TWO_CALLS: &str =
     "openai-python-f82268f2fefd5cfbc7eeb59c297688be2f6ca0849a6e4f17851b517310841d9b.sse";
 const ANTHROPIC_TOOL_USE: &str = "anthropic-sdk-python-tool_use_response.sse";
 const ANTHROPIC_TRUNCATED: &str = "anthropic-sdk-python-incomplete_partial_json_response.sse";
+
+/// A recorded stream of JSON events, one a line (`.chunks.txt`), framed as server-sent events.
+fn chunks_as_sse(folder: &str, file: &str) -> Vec<u8> {
+    let text = String::from_utf8(fixture(folder, file)).unwrap();
+    let mut framed = String::new();
+    for line in text.lines().filter(|line| !line.trim().is_empty()) {
+        let _ = write!(framed, "data: {line}\n\n");
+    }
+    framed.into_bytes()
+}
+
+const RESPONSES_TOOL_CALL: &str = "vercel-azure-tool-call.1.chunks.txt";
+const GEMINI_TOOL_CALL: &str = "vercel-google-tool-call.chunks.txt";
+
+/// A Responses answer: text, then the response completed.
+pub(super) fn responses_answer(text: &str) -> Vec<u8> {
+    sse(&[
+        json!({"type":"response.created","response":{"id":"resp_2","status":"in_progress","output":[]}}),
+        json!({"type":"response.output_text.delta","item_id":"msg_2","output_index":0,"content_index":0,"delta":text}),
+        json!({"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":9,"output_tokens":4}}}),
+    ])
+}
+
+/// A Gemini answer: one chunk of text that finishes the candidate.
+pub(super) fn gemini_answer(text: &str) -> Vec<u8> {
+    let chunk = json!({"candidates":[{"content":{"role":"model","parts":[{"text":text}]},"finishReason":"STOP","index":0}],"responseId":"r2"});
+    format!("data: {chunk}\r\n\r\n").into_bytes()
+}
+
+fn weather_session() -> Session {
+    let session = Runtime::builder()
+        .build()
+        .unwrap()
+        .create_session(SessionOptions::enabled(["weather"]))
+        .unwrap();
+    session.push_user_message("weather in San Francisco?");
+    session
+}
 
 /// A final answer, hand-written (the recorded streams are for tool calls).
 pub(super) fn openai_answer(text: &str) -> Vec<u8> {
@@ -397,6 +441,121 @@ async fn anthropic_runs_a_streamed_tool_use_and_sends_results_as_tool_result_blo
     assert_eq!(
         messages[2]["content"][0],
         json!({"type":"tool_result","tool_use_id":id,"content":"\"sunny in Paris\"","is_error":false})
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b') OpenAI Responses and Gemini: a recorded call stream, then the answer.
+
+#[tokio::test]
+async fn openai_responses_runs_a_recorded_call_and_sends_its_output_as_an_input_item() {
+    let server = LoopbackServer::replying(vec![
+        Reply::sse(chunks_as_sse("openai-responses", RESPONSES_TOOL_CALL)),
+        Reply::sse(responses_answer("It is foggy.")),
+    ])
+    .await;
+    let key = "sk-test-secret";
+    let client =
+        OpenAiResponsesClient::new(server.url("/v1"), "gpt-5.1", Some(key.to_owned())).unwrap();
+    let session = weather_session();
+    let options = AgentOptions::default().system("Be brief.").max_tokens(300);
+    let (events, outcome) = run(&session, Arc::new(client), options).await;
+
+    assert_eq!(outcome.stop_reason, StopReason::Finished);
+    assert_eq!(outcome.final_text.as_deref(), Some("It is foggy."));
+    let id = "call_H5DxLSFnsGhiROnUiDHmgyc8";
+    assert_eq!(
+        completed(&events),
+        [(id.to_owned(), json!("foggy in San Francisco"))]
+    );
+    assert_exactly_once(&events, &session.conversation());
+
+    let requests = server.requests();
+    assert_eq!(requests[0].target, "/v1/responses");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {key}").as_str())
+    );
+    let first = requests[0].json();
+    assert_eq!(first["stream"], true);
+    assert_eq!(first["instructions"], "Be brief.");
+    assert_eq!(first["max_output_tokens"], 300);
+    assert_eq!(first["tools"][0]["name"], "weather");
+    assert_eq!(
+        first["input"],
+        json!([{ "role": "user", "content": "weather in San Francisco?" }])
+    );
+    let second = requests[1].json();
+    assert_eq!(
+        second["input"],
+        json!([
+            { "role": "user", "content": "weather in San Francisco?" },
+            { "type": "function_call", "call_id": id, "name": "weather", "arguments": r#"{"location":"San Francisco"}"# },
+            { "type": "function_call_output", "call_id": id, "output": "\"foggy in San Francisco\"" }
+        ])
+    );
+}
+
+#[tokio::test]
+async fn gemini_runs_a_recorded_call_and_sends_its_result_as_a_function_response() {
+    let server = LoopbackServer::replying(vec![
+        Reply::sse(chunks_as_sse("gemini", GEMINI_TOOL_CALL)),
+        Reply::sse(gemini_answer("It is foggy.")),
+    ])
+    .await;
+    let key = "AIza-test-secret";
+    let client = GeminiClient::new(server.url("/v1beta"), "gemini-3-pro-preview", key).unwrap();
+    let session = weather_session();
+    let options = AgentOptions::default().system("Be brief.").max_tokens(300);
+    let (events, outcome) = run(&session, Arc::new(client), options).await;
+
+    assert_eq!(outcome.stop_reason, StopReason::Finished);
+    assert_eq!(outcome.final_text.as_deref(), Some("It is foggy."));
+    // Gemini sent no call id: the call has its synthetic one.
+    let id = "gemini_b36LacjwM668nsEP2tbsgQQ_0";
+    assert_eq!(
+        completed(&events),
+        [(id.to_owned(), json!("foggy in San Francisco"))]
+    );
+    assert_exactly_once(&events, &session.conversation());
+
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].target,
+        "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse"
+    );
+    assert_eq!(requests[0].header("x-goog-api-key"), Some(key));
+    assert_eq!(requests[0].header("authorization"), None);
+    let first = requests[0].json();
+    assert_eq!(
+        first["systemInstruction"],
+        json!({ "parts": [{ "text": "Be brief." }] })
+    );
+    assert_eq!(first["generationConfig"]["maxOutputTokens"], 300);
+    assert_eq!(
+        first["tools"][0]["functionDeclarations"][0]["name"],
+        "weather"
+    );
+    let second = requests[1].json();
+    let contents = second["contents"].as_array().unwrap();
+    assert_eq!(contents.len(), 3);
+    // The call goes back with the signature Gemini 3 sent with it, then its result.
+    let call = &contents[1]["parts"][0];
+    assert_eq!(
+        call["functionCall"],
+        json!({ "id": id, "name": "weather", "args": { "location": "San Francisco" } })
+    );
+    assert!(
+        call["thoughtSignature"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("EqUCCqICAb4")),
+        "{call}"
+    );
+    assert_eq!(
+        contents[2],
+        json!({ "role": "user", "parts": [{ "functionResponse": {
+            "id": id, "name": "weather", "response": { "output": "foggy in San Francisco" }
+        } }] })
     );
 }
 

@@ -78,6 +78,46 @@ fn failed(events: &[ToolEvent]) -> Vec<(String, pleach_core::ToolError)> {
 // ---------------------------------------------------------------------------------------------
 // The recorded llama-server streams.
 
+/// `body` as llama-server sends a stream: chunked, keep-alive offered (`keep-alive: timeout=5,
+/// max=100`, no `connection: close`), and the connection closed when a second request comes on it.
+fn chunked_then_closed(body: &[u8]) -> Reply {
+    let mut bytes = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+        transfer-encoding: chunked\r\nkeep-alive: timeout=5, max=100\r\n\r\n"
+        .to_vec();
+    for piece in body.chunks(64) {
+        bytes.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        bytes.extend_from_slice(piece);
+        bytes.extend_from_slice(b"\r\n");
+    }
+    bytes.extend_from_slice(b"0\r\n\r\n");
+    Reply::ClosedOnReuse(bytes)
+}
+
+#[tokio::test]
+async fn a_server_that_closes_its_connection_after_each_stream_gets_every_step() {
+    // The second step's request went on the connection the first stream came on, and the server
+    // closed it: the run stopped with "connection closed before message completed".
+    let server = LoopbackServer::replying(vec![
+        chunked_then_closed(&recorded("llama-server-stream-two-calls.sse")),
+        chunked_then_closed(&openai_text("1234*5678 = 7006652", "stop")),
+    ])
+    .await;
+    let client = OpenAiChatClient::new(server.url("/v1"), "m", None).unwrap();
+    let session = session();
+    let options = AgentOptions::default().tools(["math"]);
+    let (events, outcome) = run(&session, Arc::new(client), options).await;
+
+    assert_eq!(
+        outcome.stop_reason,
+        StopReason::Finished,
+        "{:?}",
+        outcome.steps
+    );
+    assert_eq!(outcome.final_text.as_deref(), Some("1234*5678 = 7006652"));
+    assert_eq!(completed(&events).len(), 2);
+    assert_eq!(server.requests().len(), 2);
+}
+
 #[tokio::test]
 async fn llama_servers_two_calls_run_and_their_results_go_back_with_plain_schemas() {
     let server = LoopbackServer::replying(vec![

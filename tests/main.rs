@@ -26,5 +26,6 @@ mod public_api;
 mod round_trip;
 mod runtime;
 mod stream;
+mod tool_search;
 mod tools;
 mod validation;

@@ -480,10 +480,10 @@ async fn mcp_archive_record(id: i64) -> i64 {
 }
 
 /// A client that can elicit, speaking `version`: its "user" gives the queued answers in order.
-struct Approver {
-    version: rmcp::model::ProtocolVersion,
-    answers: std::sync::Mutex<Vec<Value>>,
-    asked: std::sync::Mutex<Vec<String>>,
+pub(crate) struct Approver {
+    pub(crate) version: rmcp::model::ProtocolVersion,
+    pub(crate) answers: std::sync::Mutex<Vec<Value>>,
+    pub(crate) asked: std::sync::Mutex<Vec<String>>,
 }
 
 impl ClientHandler for Approver {

@@ -436,3 +436,62 @@ async fn http2_with_prior_knowledge_is_not_spoken_in_any_build() {
         String::from_utf8_lossy(&answer)
     );
 }
+
+#[tokio::test]
+async fn on_loopback_the_loopback_origins_of_any_port_may_call_and_no_other() {
+    let server = start(runtime(), |options| options).await;
+    let address = server.address;
+    let port = address.port();
+    for origin in [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+        "http://localhost:5173".to_owned(),
+        "http://127.0.0.1".to_owned(),
+    ] {
+        let call = pause_request(address, 1, &format!("origin: {origin}\r\n"));
+        let answer = exchange(address, call.as_bytes()).await;
+        assert_eq!(status(&answer), 200, "{origin}: {answer}");
+        assert_eq!(
+            header(&answer, "access-control-allow-origin"),
+            Some(origin.as_str()),
+            "{origin}: {answer}"
+        );
+    }
+    for origin in [
+        "https://attacker.example",
+        "http://localhost.attacker.example",
+        "http://127.0.0.2:80",
+    ] {
+        let call = pause_request(address, 1, &format!("origin: {origin}\r\n"));
+        let answer = exchange(address, call.as_bytes()).await;
+        assert_eq!(status(&answer), 403, "{origin}: {answer}");
+    }
+}
+
+#[tokio::test]
+async fn off_loopback_a_loopback_origin_still_needs_allow_origin() {
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0")
+        .await
+        .expect("a free port");
+    let port = listener.local_addr().expect("bound").port();
+    let options = HttpOptions::new(listener.local_addr().expect("bound")).bearer_token("s3cret");
+    let http = HttpServer::new(
+        McpServer::new(runtime()).expect("every tool can be described to MCP"),
+        options,
+    )
+    .expect("options hold");
+    let served = tokio::spawn({
+        let http = http.clone();
+        async move { http.serve(listener, std::future::pending()).await }
+    });
+    let address = SocketAddr::from(([127, 0, 0, 1], port));
+    let call = pause_request(
+        address,
+        1,
+        &format!("origin: http://localhost:{port}\r\nauthorization: Bearer s3cret\r\n"),
+    );
+    let answer = exchange(address, call.as_bytes()).await;
+    assert_eq!(status(&answer), 403, "{answer}");
+    served.abort();
+}

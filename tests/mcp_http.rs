@@ -194,3 +194,164 @@ async fn a_client_that_hangs_up_mid_call_cancels_it() {
         .expect("read");
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
+
+static HTTP_ARCHIVED: std::sync::Mutex<Vec<i64>> = std::sync::Mutex::new(Vec::new());
+
+/// Archives a record: a standard-tier tool its user approves through elicitation.
+#[pleach_core::unified_tool(safety_tier = "standard")]
+async fn http_archive_record(id: i64) -> i64 {
+    HTTP_ARCHIVED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(id);
+    id
+}
+
+#[tokio::test]
+async fn an_initialize_first_client_is_asked_for_approval_over_http_in_its_session() {
+    let runtime = Runtime::builder()
+        .detector(pleach_core::safety::ApprovalRequired::tools([
+            "http_archive_record",
+        ]))
+        .build()
+        .expect("the runtime builds");
+    let http = HttpServer::new(
+        McpServer::new(runtime).expect("every tool can be described to MCP"),
+        HttpOptions::new(([127, 0, 0, 1], 0).into()),
+    )
+    .expect("options hold");
+    let address = serve(http.router()).await;
+    // The stdio tests' eliciting client, initialize-first (MCP 2025-11-25).
+    let eliciting = crate::mcp::Approver {
+        version: rmcp::model::ProtocolVersion::V_2025_11_25,
+        answers: std::sync::Mutex::new(vec![
+            json!({"action": "accept", "content": {"approve": true}}),
+            json!({"action": "decline"}),
+        ]),
+        asked: std::sync::Mutex::new(Vec::new()),
+    };
+    let client = connect(format!("http://{address}/mcp"), eliciting).await;
+    let arguments = json!({ "id": 7 }).as_object().cloned().expect("an object");
+    let approved = bounded(client.call_tool(
+        CallToolRequestParams::new("http_archive_record").with_arguments(arguments.clone()),
+    ))
+    .await
+    .expect("tools/call");
+    let approved = serde_json::to_value(&approved).expect("serializes");
+    assert_eq!(approved["content"][0]["text"], json!("7"), "{approved}");
+    let declined = bounded(
+        client
+            .call_tool(CallToolRequestParams::new("http_archive_record").with_arguments(arguments)),
+    )
+    .await
+    .expect("tools/call");
+    let declined = serde_json::to_value(&declined).expect("serializes");
+    let text = declined["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("error 1013: "), "{declined}");
+    assert_eq!(*HTTP_ARCHIVED.lock().expect("not poisoned"), [7]);
+    let asked = client.service().asked.lock().expect("not poisoned").clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[0].contains("http_archive_record"), "{asked:?}");
+    client.cancel().await.expect("the client closes");
+}
+
+/// A raw POST of `body` (with `extra` header lines, each ending in `\r\n`); the whole answer.
+async fn raw_post(address: std::net::SocketAddr, body: &Value, extra: &str) -> String {
+    let body = body.to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n\
+         connection: close\r\n{extra}content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connects");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("the request is sent");
+    let mut answer = String::new();
+    bounded(stream.read_to_string(&mut answer))
+        .await
+        .expect("read");
+    answer
+}
+
+fn initialize(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+}
+
+#[tokio::test]
+async fn sessions_past_the_limit_get_503_and_stateless_clients_are_still_answered() {
+    let runtime = Runtime::builder().build().expect("the registry builds");
+    let http = HttpServer::new(
+        McpServer::new(runtime).expect("every tool can be described to MCP"),
+        HttpOptions::new(([127, 0, 0, 1], 0).into()).max_sessions(2),
+    )
+    .expect("options hold");
+    let address = serve(http.router()).await;
+    let mut sessions = Vec::new();
+    for id in 1..=2 {
+        let answer = raw_post(address, &initialize(id), "").await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        // Answered with JSON: nothing but the result to send.
+        assert!(
+            answer
+                .to_ascii_lowercase()
+                .contains("content-type: application/json"),
+            "{answer}"
+        );
+        let session = answer
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("mcp-session-id")
+                    .then(|| value.trim().to_owned())
+            })
+            .expect("a session id");
+        sessions.push(session);
+    }
+    let flood = raw_post(address, &initialize(3), "").await;
+    assert!(flood.starts_with("HTTP/1.1 503"), "{flood}");
+    assert!(
+        flood.to_ascii_lowercase().contains("retry-after"),
+        "{flood}"
+    );
+
+    // A session's call is answered in it, with JSON when it sends nothing before its result.
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "http_two_steps", "arguments": {}}});
+    let notified = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let session = format!("mcp-session-id: {}\r\n", sessions[0]);
+    let accepted = raw_post(address, &notified, &session).await;
+    assert!(accepted.starts_with("HTTP/1.1 202"), "{accepted}");
+    let answer = raw_post(address, &call, &session).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(r#""text":"2""#), "{answer}");
+
+    // A client that never initializes is answered statelessly, whatever the sessions.
+    let answer = raw_post(address, &call, "").await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(r#""text":"2""#), "{answer}");
+
+    // An ended session frees its place.
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connects");
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nmcp-session-id: {}\r\n\
+         mcp-protocol-version: 2025-11-25\r\nconnection: close\r\n\r\n",
+        sessions[1]
+    );
+    stream.write_all(delete.as_bytes()).await.expect("sent");
+    let mut answer = String::new();
+    bounded(stream.read_to_string(&mut answer))
+        .await
+        .expect("read");
+    assert!(answer.starts_with("HTTP/1.1 2"), "{answer}");
+    let again = raw_post(address, &initialize(5), "").await;
+    assert!(again.starts_with("HTTP/1.1 200"), "{again}");
+}

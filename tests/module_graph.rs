@@ -52,6 +52,7 @@ const PLEACH_CORE_LAYERS: &[(&str, &[&str])] = &[
             "plugin",
             "session",
             "runtime",
+            "search",
         ],
     ),
     ("edges", &["assemble", "providers", "agent", "durable"]),

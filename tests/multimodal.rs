@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use base64::Engine as _;
-use pleach_core::agent::{AgentOptions, AnthropicClient, OpenAiChatClient};
+use pleach_core::agent::{
+    AgentOptions, AnthropicClient, GeminiClient, OpenAiChatClient, OpenAiResponsesClient,
+};
 use pleach_core::content::{ContentBlock, ToolOutput};
 use pleach_core::providers::ProviderFormat;
 use pleach_core::providers::gemini::Gemini;
@@ -18,7 +20,7 @@ use pleach_core::{
 use pleach_test_support::http::{LoopbackServer, Reply};
 use serde_json::{Value, json};
 
-use crate::agent::{anthropic_answer, openai_answer, run, sse};
+use crate::agent::{anthropic_answer, gemini_answer, openai_answer, responses_answer, run, sse};
 
 /// A PNG header for a 1280×720 image, padded to `len` bytes (no pixels are decoded anywhere).
 fn png(len: usize) -> Vec<u8> {
@@ -157,6 +159,70 @@ async fn an_image_reaches_an_openai_chat_request_in_a_user_message_after_the_too
         ] })
     );
     assert_eq!(messages.len(), tool + 2, "nothing after the media message");
+}
+
+#[tokio::test]
+async fn an_image_reaches_an_openai_responses_request_as_an_input_image() {
+    let call = sse(&[
+        json!({"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"call_1","name":"mm_screenshot","arguments":""}}),
+        json!({"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":r#"{"page":"home"}"#}),
+        json!({"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":r#"{"page":"home"}"#}),
+        json!({"type":"response.completed","response":{"id":"resp_1","status":"completed"}}),
+    ]);
+    let server = LoopbackServer::replying(vec![
+        Reply::sse(call),
+        Reply::sse(responses_answer("Two widgets.")),
+    ])
+    .await;
+    let client = OpenAiResponsesClient::new(server.url("/v1"), "gpt-5.1", None).unwrap();
+    let session = session(None);
+    run(&session, Arc::new(client), AgentOptions::default()).await;
+
+    let second = server.requests()[1].json();
+    let input = second["input"].as_array().unwrap();
+    let output = input
+        .iter()
+        .find(|item| item["type"] == "function_call_output")
+        .unwrap_or_else(|| panic!("no function_call_output in {second}"));
+    assert_eq!(
+        *output,
+        json!({ "type": "function_call_output", "call_id": "call_1", "output": [
+            { "type": "input_text", "text": "\"home: 2 widgets\"" },
+            { "type": "input_image", "image_url": format!("data:image/png;base64,{}", base64(&png(2048))) }
+        ] })
+    );
+}
+
+#[tokio::test]
+async fn an_image_reaches_a_gemini_request_as_inline_data_in_the_function_response() {
+    let chunk = json!({"candidates":[{"content":{"role":"model","parts":[
+        {"functionCall":{"id":"fc_1","name":"mm_screenshot","args":{"page":"home"}}}
+    ]},"finishReason":"STOP","index":0}],"responseId":"r1"});
+    let server = LoopbackServer::replying(vec![
+        Reply::sse(format!("data: {chunk}\r\n\r\n")),
+        Reply::sse(gemini_answer("Two widgets.")),
+    ])
+    .await;
+    let client = GeminiClient::new(server.url("/v1beta"), "gemini-2.5-flash", "k").unwrap();
+    let session = session(None);
+    run(&session, Arc::new(client), AgentOptions::default()).await;
+
+    let second = server.requests()[1].json();
+    let contents = second["contents"].as_array().unwrap();
+    let response = contents
+        .iter()
+        .flat_map(|content| content["parts"].as_array().into_iter().flatten())
+        .find(|part| part.get("functionResponse").is_some())
+        .unwrap_or_else(|| panic!("no functionResponse in {second}"));
+    assert_eq!(
+        *response,
+        json!({ "functionResponse": {
+            "id": "fc_1",
+            "name": "mm_screenshot",
+            "response": { "output": "home: 2 widgets" },
+            "parts": [{ "inlineData": { "mimeType": "image/png", "data": base64(&png(2048)) } }]
+        } })
+    );
 }
 
 /// The conversation a session keeps after running the screenshot tool.

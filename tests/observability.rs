@@ -450,8 +450,12 @@ fn mcp_conventions(spans: &[SpanData], client: &SpanData, server: &SpanData, por
     for key in ["jsonrpc.request.id", "mcp.protocol.version"] {
         assert!(server_attributes.contains_key(key), "server {key}");
     }
-    // Stateless HTTP: no MCP session to name.
-    assert!(!server_attributes.contains_key("mcp.session.id"));
+    // The remote client starts with `initialize`: the server holds its session in memory and
+    // names it.
+    assert!(
+        text(server_attributes.get("mcp.session.id")).is_some_and(|id| !id.is_empty()),
+        "server mcp.session.id"
+    );
     assert!(client_attributes.contains_key("jsonrpc.request.id"));
     // Listing the server's tools: a `tools/list` span on each side, in one trace.
     let listed = |kind: &SpanKind| {

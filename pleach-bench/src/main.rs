@@ -10,6 +10,8 @@
 //! cargo run --release -p pleach-bench -- mcp-http [--quick]
 //! cargo run --release -p pleach-bench -- mcp-stdio [--quick]
 //! cargo run --release -p pleach-bench -- durable [--quick] --temporal HOST:PORT
+//! cargo run --release -p pleach-bench -- tool-search [--quick] [--bfcl DIR]
+//! cargo run --release -p pleach-bench -- media [--quick]
 //! ```
 //!
 //! Each subcommand prints a short table for people and ends with one `key=value` line for
@@ -23,13 +25,15 @@ mod durable;
 mod mcp_http;
 mod mcp_stdio;
 mod measure;
+mod media;
 mod soak;
 mod stream;
+mod tool_search;
 
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT]
+usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable|tool-search|media> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT] [--bfcl DIR]
 
 subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
@@ -58,6 +62,12 @@ subcommands:
              loopback model: in process (`Session::run_agent`) beside a durable conversation on
              the Temporal server `--temporal` names, with a worker in this process; 5 of each
              (--quick: 1), medians
+  tool-search  pleach's tool search on BFCL's catalog (1,437 functions, bfcl-eval from PyPI,
+             fetched once into the cache by `pip download`): recall@1 and @5 per category beside
+             plain BM25, then build time and query latency over 1,000 and 10,000 tools
+  media      a 1 MB image from a tool's ToolOutput through `Session::call` and the conversation
+             to the request body's bytes in each provider format, beside base64-encoding the
+             1 MB alone; 301 runs per row (--quick: 31), medians
 
 options:
   --quick    fewer batches (rounds, for batch and stream): a rough number in a few seconds
@@ -68,6 +78,7 @@ options:
   --keep     compile only: leave the generated crates and their target dirs in the temp dir
              (for `cargo rustc -- -Z time-passes` and the like)
   --temporal HOST:PORT  durable only: the Temporal server (`temporal server start-dev`)
+  --bfcl DIR tool-search only: an unpacked `bfcl_eval/data` directory instead of the download
   -h, --help print this help
 
 The last line of output is machine-readable, e.g.
@@ -79,7 +90,10 @@ The last line of output is machine-readable, e.g.
   mcp_http clients=16 pleach_rps=<median> rmcp_rps=<median> pleach_p99_ms=<p99> rmcp_p99_ms=<p99>
   mcp_stdio calls=<n> pleach_cps=<median> rmcp_cps=<median> pleach_user_us=<mean> pleach_sys_us=<mean>
     rmcp_user_us=<mean> rmcp_sys_us=<mean>
-  durable calls=100 inproc_ms=<median> temporal_ms=<median> per_call_ms=<temporal_ms/calls>";
+  durable calls=100 inproc_ms=<median> temporal_ms=<median> per_call_ms=<temporal_ms/calls>
+  tool_search multiple_recall_at_5=<r> live_multiple_recall_at_5=<r> build_ms_1000=<ms>
+    p99_us_1000=<us> build_ms_10000=<ms> p99_us_10000=<us> (after one line per category and size)
+  media bytes=1048576 pleach_us=<slowest format's median> encode_only_us=<median>";
 
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
@@ -94,6 +108,8 @@ enum Subcommand {
     McpHttp,
     McpStdio,
     Durable,
+    ToolSearch,
+    Media,
 }
 
 impl Subcommand {
@@ -107,6 +123,8 @@ impl Subcommand {
             "mcp-http" => Some(Subcommand::McpHttp),
             "mcp-stdio" => Some(Subcommand::McpStdio),
             "durable" => Some(Subcommand::Durable),
+            "tool-search" => Some(Subcommand::ToolSearch),
+            "media" => Some(Subcommand::Media),
             _ => None,
         }
     }
@@ -121,6 +139,8 @@ impl Subcommand {
             Subcommand::McpHttp => "mcp-http",
             Subcommand::McpStdio => "mcp-stdio",
             Subcommand::Durable => "durable",
+            Subcommand::ToolSearch => "tool-search",
+            Subcommand::Media => "media",
         }
     }
 }
@@ -146,6 +166,8 @@ struct Options {
     keep: bool,
     /// `--temporal HOST:PORT` (durable).
     temporal: Option<String>,
+    /// `--bfcl DIR` (tool-search).
+    bfcl: Option<String>,
 }
 
 /// The value of `--tools`: a positive count.
@@ -174,6 +196,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
             "--temporal" => {
                 options.temporal = Some(args.next().ok_or("`--temporal` needs HOST:PORT")?);
             }
+            "--bfcl" => {
+                options.bfcl = Some(args.next().ok_or("`--bfcl` needs a directory")?);
+            }
             flag if flag.starts_with("--tools=") => {
                 options.tools = Some(parse_tools(Some(flag["--tools=".len()..].to_owned()))?);
             }
@@ -183,7 +208,8 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
                 (None, None) => {
                     return Err(format!(
                         "unknown subcommand `{name}`; expected one of `dispatch`, `batch`, \
-                         `stream`, `soak`, `compile`, `mcp-http`, `mcp-stdio`, `durable`"
+                         `stream`, `soak`, `compile`, `mcp-http`, `mcp-stdio`, `durable`, \
+                         `tool-search`, `media`"
                     ));
                 }
                 (Some(first), _) => {
@@ -204,6 +230,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
     }
     if options.temporal.is_some() && subcommand != Subcommand::Durable {
         return Err("`--temporal` is for `durable` only".to_owned());
+    }
+    if options.bfcl.is_some() && subcommand != Subcommand::ToolSearch {
+        return Err("`--bfcl` is for `tool-search` only".to_owned());
     }
     Ok(Command::Run {
         subcommand,
@@ -269,6 +298,20 @@ fn main() -> ExitCode {
             Subcommand::Durable,
             durable::run(options.quick, options.temporal.as_deref()),
         ),
+        Command::Run {
+            subcommand: Subcommand::ToolSearch,
+            options,
+        } => exit_code(
+            Subcommand::ToolSearch,
+            tool_search::run(
+                options.quick,
+                options.bfcl.as_deref().map(std::path::Path::new),
+            ),
+        ),
+        Command::Run {
+            subcommand: Subcommand::Media,
+            options,
+        } => exit_code(Subcommand::Media, media::run(options.quick)),
     }
 }
 
@@ -335,6 +378,16 @@ mod tests {
             parse(&["mcp-stdio", "--quick"]),
             Ok(Command::Run {
                 subcommand: Subcommand::McpStdio,
+                options: Options {
+                    quick: true,
+                    ..Options::default()
+                },
+            })
+        );
+        assert_eq!(
+            parse(&["media", "--quick"]),
+            Ok(Command::Run {
+                subcommand: Subcommand::Media,
                 options: Options {
                     quick: true,
                     ..Options::default()

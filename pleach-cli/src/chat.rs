@@ -22,8 +22,9 @@ use crate::usage::{Outcome, UsageError};
 /// What `pleach chat` was asked.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The API's base URL: OpenAI-compatible up to `/v1` (`https://api.openai.com/v1`,
-    /// `http://127.0.0.1:11434/v1` for Ollama); Anthropic without it.
+    /// The API's base URL: OpenAI-compatible (Chat Completions and Responses) up to `/v1`
+    /// (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` for Ollama); Anthropic without
+    /// it; Gemini up to its version (`https://generativelanguage.googleapis.com/v1beta`).
     #[arg(long, value_name = "URL")]
     base_url: String,
     /// The model to ask.
@@ -50,8 +51,7 @@ pub(crate) struct Args {
     host: HostArgs,
 }
 
-/// The wire formats `pleach chat` has a client for: two of [`Provider`]'s, spelled as it spells
-/// them.
+/// The wire formats `pleach chat` has a client for: [`Provider`]'s, spelled as it spells them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct ChatProvider(WireFormat);
 
@@ -59,14 +59,18 @@ impl ValueEnum for ChatProvider {
     fn value_variants<'a>() -> &'a [Self] {
         &[
             ChatProvider(WireFormat::OpenAiChat),
+            ChatProvider(WireFormat::OpenAiResponses),
             ChatProvider(WireFormat::AnthropicMessages),
+            ChatProvider(WireFormat::Gemini),
         ]
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         match self.0 {
             WireFormat::OpenAiChat => Provider::OpenaiChat.to_possible_value(),
+            WireFormat::OpenAiResponses => Provider::OpenaiResponses.to_possible_value(),
             WireFormat::AnthropicMessages => Provider::Anthropic.to_possible_value(),
+            WireFormat::Gemini => Provider::Gemini.to_possible_value(),
             _ => None,
         }
     }
@@ -115,8 +119,8 @@ pub(crate) async fn run(args: Args) -> Outcome {
         } = args;
         return crate::durable::chat::run(durable, endpoint, message, max_steps, json).await;
     }
-    // The key is read from the environment: `OPENAI_API_KEY` (optional for local servers) or
-    // `ANTHROPIC_API_KEY` (required).
+    // The key is read from the environment: `OPENAI_API_KEY` (optional for local servers),
+    // `ANTHROPIC_API_KEY` or `GEMINI_API_KEY` (required).
     let client = endpoint.client().map_err(UsageError)?;
     let runtime = args.host.runtime().await?;
     let session = runtime

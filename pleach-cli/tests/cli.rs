@@ -324,20 +324,22 @@ fn provider_spellings_are_one_set_and_the_old_ones_still_work() {
         assert!(help.contains("anthropic"), "{command}: {help}");
         assert!(!help.contains("openai-strict"), "{command}: {help}");
     }
-    // `chat` has clients for two of them: the others are refused before any request.
-    let gemini_chat = pleach(&[
-        "chat",
-        "--provider",
-        "gemini",
-        "--base-url",
-        "http://127.0.0.1:9",
-        "--model",
-        "m",
-        "--message",
-        "hi",
-    ]);
+    // `chat` has a client for each; one whose key is missing is refused before any request.
+    let gemini_chat = Command::new(env!("CARGO_BIN_EXE_pleach"))
+        .args([
+            "chat",
+            "--provider",
+            "gemini",
+            "--base-url",
+            "http://127.0.0.1:9",
+        ])
+        .args(["--model", "m", "--message", "hi"])
+        .env_remove("GEMINI_API_KEY")
+        .output()
+        .expect("the binary runs");
     assert_eq!(gemini_chat.status.code(), Some(2));
-    assert!(stderr(&gemini_chat).contains("openai-chat"));
+    assert!(stderr(&gemini_chat).contains("GEMINI_API_KEY"));
+    assert_eq!(stdout(&gemini_chat), "", "no turn was started");
 }
 
 /// Two tools in OpenAI's function format: one every provider can take, one (a map of labels)
@@ -1548,6 +1550,80 @@ fn chat_with_anthropic_sends_strict_tool_use_only_when_asked_to_a_server_not_ant
                 "{}: {tool}",
                 plain[i]["name"]
             );
+        }
+    }
+}
+
+#[test]
+fn chat_speaks_openai_responses_and_gemini() {
+    let delta = json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hello."});
+    let completed = json!({"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":3,"output_tokens":2}}});
+    let responses_answer = format!(
+        "event: response.output_text.delta\ndata: {delta}\n\nevent: response.completed\ndata: {completed}\n\n"
+    );
+    let gemini_answer = format!(
+        "data: {}\r\n\r\n",
+        json!({"candidates":[{"content":{"role":"model","parts":[{"text":"Hello."}]},"finishReason":"STOP","index":0}],"responseId":"r1"})
+    );
+    for (provider, answer, target) in [
+        ("openai-responses", responses_answer, "POST /v1/responses "),
+        (
+            "gemini",
+            gemini_answer,
+            "POST /v1/models/gemini-x:streamGenerateContent?alt=sse ",
+        ),
+    ] {
+        let (url, server) = model_server(vec![answer]);
+        let output = Command::new(env!("CARGO_BIN_EXE_pleach"))
+            .args(["chat", "--provider", provider, "--base-url", &url])
+            .args([
+                "--model",
+                "gemini-x",
+                "--message",
+                "hi",
+                "--max-tokens",
+                "64",
+            ])
+            .env("OPENAI_API_KEY", "test-openai-key")
+            .env("GEMINI_API_KEY", "test-gemini-key")
+            .output()
+            .expect("the binary runs");
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{provider}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stdout(&output).contains("Hello."),
+            "{provider}: {}",
+            stdout(&output)
+        );
+        let requests = server.join().expect("the server ends");
+        assert!(
+            requests[0].starts_with(target),
+            "{provider}: {}",
+            requests[0]
+        );
+        let head = requests[0].to_ascii_lowercase();
+        let body = request_body(&requests[0]);
+        if provider == "gemini" {
+            assert!(head.contains("x-goog-api-key: test-gemini-key"), "{head}");
+            assert_eq!(body["contents"][0]["parts"][0]["text"], "hi");
+            assert_eq!(body["generationConfig"]["maxOutputTokens"], 64);
+            assert!(
+                body["tools"][0]["functionDeclarations"]
+                    .as_array()
+                    .is_some_and(|d| !d.is_empty())
+            );
+        } else {
+            assert!(
+                head.contains("authorization: bearer test-openai-key"),
+                "{head}"
+            );
+            assert_eq!(body["input"][0], json!({ "role": "user", "content": "hi" }));
+            assert_eq!(body["max_output_tokens"], 64);
+            assert!(body["tools"][0]["name"].is_string(), "{body}");
         }
     }
 }

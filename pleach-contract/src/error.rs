@@ -74,6 +74,10 @@ pub enum ErrorCode {
     /// 1019: a content block of the result cannot be given to the model: a medium larger than
     /// the result cap, or media for a model API that takes text only.
     ContentRefused,
+    /// 1021: the tool is deferred (sent only once a search found it) and no search has loaded it
+    /// yet; the message names the search tool to call first.
+    #[doc(alias = "TOOL_NOT_LOADED")]
+    ToolNotLoaded,
 }
 
 impl ErrorCode {
@@ -82,9 +86,9 @@ impl ErrorCode {
     /// ```
     /// use pleach_core::ErrorCode;
     /// let numbers: Vec<u16> = ErrorCode::ALL.iter().map(|c| c.as_u16()).collect();
-    /// assert_eq!(numbers, (1001..=1019).collect::<Vec<_>>());
+    /// assert_eq!(numbers, (1001..=1019).chain([1021]).collect::<Vec<_>>());
     /// ```
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 20] = [
         ErrorCode::InputInvalid,
         ErrorCode::OutputInvalid,
         ErrorCode::UnknownTool,
@@ -104,6 +108,7 @@ impl ErrorCode {
         ErrorCode::RemoteUnavailable,
         ErrorCode::OutcomeUnknown,
         ErrorCode::ContentRefused,
+        ErrorCode::ToolNotLoaded,
     ];
 
     /// The numeric code.
@@ -132,6 +137,7 @@ impl ErrorCode {
             ErrorCode::RemoteUnavailable => 1017,
             ErrorCode::OutcomeUnknown => 1018,
             ErrorCode::ContentRefused => 1019,
+            ErrorCode::ToolNotLoaded => 1021,
         }
     }
 

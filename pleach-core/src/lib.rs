@@ -68,7 +68,8 @@
 //! | [`validate_tool_call`], [`ValidationResult`] | checking a call without running it |
 //! | [`ToolError`], [`ErrorCode`] | errors with stable 1xxx codes (`docs/error-codes.md`) |
 //! | [`SafetyTier`], [`safety`] | `critical` / `standard` / `advisory`, fabrication detectors, provenance, approval interrupts (`docs/safety.md`) |
-//! | [`agent`] | the agent loop: a [`ModelClient`](agent::ModelClient) streams the model's response, calls are assembled, run and written back, and the model asked again ([`Session::run_agent`]); HTTP clients for OpenAI-compatible Chat Completions and Anthropic Messages (feature `http`); a [`ReplayClient`](agent::ReplayClient) for scripted runs (`docs/agent.md`) |
+//! | [`search`] | tool search over a catalog ([`search::ToolIndex`]: ranked words and regex; [`search::ToolRanker`] for a host's own ranker) and deferred tools in the agent loop ([`search::ToolSearch`], `docs/tool-search.md`) |
+//! | [`agent`] | the agent loop: a [`ModelClient`](agent::ModelClient) streams the model's response, calls are assembled, run and written back, and the model asked again ([`Session::run_agent`]); HTTP clients for OpenAI-compatible Chat Completions, OpenAI Responses, Anthropic Messages and Gemini (feature `http`); a [`ReplayClient`](agent::ReplayClient) for scripted runs (`docs/agent.md`) |
 //! | [`providers`] | tool definitions per provider (OpenAI Chat / Responses, Anthropic, Gemini, MCP), schema profiles, whole and streamed tool calls parsed, results written back (`docs/providers.md`) |
 //!
 //! The contract a tool author compiles (tools, calls, context, errors, registry, schemas, what the
@@ -159,6 +160,7 @@ pub mod prelude;
 pub mod providers;
 pub mod runtime;
 pub mod safety;
+pub mod search;
 pub mod session;
 #[cfg(feature = "otel")]
 #[doc(hidden)] // Not API: W3C trace context, for the model clients and pleach-mcp.

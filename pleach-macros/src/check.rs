@@ -5,7 +5,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, LitStr, Signature, Type};
 
-use crate::ast::{Param, ParamKind, ToolFn, is_tool_context_ref};
+use crate::ast::{Output, Param, ParamKind, ToolFn, is_tool_context_ref};
 use crate::attr::{ArgAttrs, ArgValue, Literal, Shape, ToolAttrs, tool_attribute};
 use crate::ctxt::Ctxt;
 
@@ -24,6 +24,7 @@ pub(crate) fn check(shape: Shape, attrs: &ToolAttrs, tool: &ToolFn, errors: &Ctx
     no_receiver(sig, errors);
     no_generics(sig, errors);
     no_impl_trait(sig, errors);
+    no_nested_content_block(&tool.output, errors);
     one_tool_attribute(shape, &tool.item.attrs, errors);
     no_helpers_on_context(&tool.params, errors);
     no_arg_on_input(&tool.params, errors);
@@ -130,6 +131,64 @@ fn no_impl_trait(sig: &Signature, errors: &Ctxt) {
             true
         });
     }
+}
+
+/// Content blocks are not JSON: a tool returns them as its whole output (`ContentBlock`,
+/// `Vec<ContentBlock>`) or beside a value (`ToolOutput<T>`), never inside another type, where they
+/// would have to be written as JSON (and rustc would report serde's bound deep down, not the
+/// shapes a tool can return). Read by name, as the macro sees types: a type of the user's own
+/// called `ContentBlock`, inside another type in a tool's output, is refused too.
+fn no_nested_content_block(output: &Output, errors: &Ctxt) {
+    let (Output::Plain(ty) | Output::Result { ok: ty, .. }) = output;
+    if is_content_block(ty) || vec_of_content_blocks(ty) {
+        return;
+    }
+    let mut nested = None;
+    visit_types(ty, &mut |inner| {
+        if nested.is_none() && is_content_block(inner) {
+            nested = Some(inner);
+        }
+        nested.is_none()
+    });
+    if let Some(block) = nested {
+        errors.push(syn::Error::new_spanned(
+            block,
+            format!(
+                "`{}` cannot be a tool's output: a tool returns a `Serialize` type, content blocks (`ContentBlock`, `Vec<ContentBlock>`), or both (`ToolOutput<T>`); a `ContentBlock` inside another type is not JSON: return the value as `ToolOutput<T>` with the blocks added (`ToolOutput::new(value).block(block)`)",
+                type_text(ty)
+            ),
+        ));
+    }
+}
+
+/// Whether `ty` names a `ContentBlock` (by its last path segment, without arguments).
+fn is_content_block(ty: &Type) -> bool {
+    match ty {
+        Type::Paren(p) => is_content_block(&p.elem),
+        Type::Group(g) => is_content_block(&g.elem),
+        Type::Path(path) if path.qself.is_none() => path
+            .path
+            .segments
+            .last()
+            .is_some_and(|last| last.ident == "ContentBlock" && last.arguments.is_none()),
+        _ => false,
+    }
+}
+
+/// Whether `ty` is `Vec<ContentBlock>`.
+fn vec_of_content_blocks(ty: &Type) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    last.ident == "Vec"
+        && args.args.len() == 1
+        && matches!(args.args.first(), Some(syn::GenericArgument::Type(inner)) if is_content_block(inner))
 }
 
 /// Calls `f` on `ty` and on each type nested in it (references, slices, arrays, tuples, generic

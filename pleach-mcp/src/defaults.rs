@@ -5,7 +5,7 @@
 //! | constant | the default of |
 //! | --- | --- |
 //! | [`CONNECT_TIMEOUT`], [`MAX_TOOLS`] | a remote server ([`McpRemote`](crate::remote::McpRemote)) |
-//! | `MAX_BODY_BYTES`, `DRAIN_TIMEOUT`, `HEADER_TIMEOUT`, `MAX_CONNECTIONS` (feature `http`) | the HTTP server (`http::HttpOptions`) |
+//! | `MAX_BODY_BYTES`, `DRAIN_TIMEOUT`, `HEADER_TIMEOUT`, `MAX_CONNECTIONS`, `MAX_SESSIONS`, `SESSION_IDLE_TIMEOUT` (feature `http`) | the HTTP server (`http::HttpOptions`) |
 //! | `SESSION_TTL`, `SESSION_KEY_PREFIX` (feature `redis`) | the session store (`http::RedisSessionStore`) |
 //!
 //! ```
@@ -68,6 +68,25 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// ```
 #[cfg(feature = "http")]
 pub const MAX_CONNECTIONS: usize = 512;
+
+/// How many MCP sessions the HTTP server holds in memory at once: the default of
+/// [`HttpOptions::max_sessions`](crate::http::HttpOptions::max_sessions), 1024.
+///
+/// ```
+/// assert_eq!(pleach_mcp::defaults::MAX_SESSIONS, 1024);
+/// ```
+#[cfg(feature = "http")]
+pub const MAX_SESSIONS: usize = 1024;
+
+/// How long the HTTP server holds an MCP session that sees no message in memory: the default of
+/// [`HttpOptions::session_idle_timeout`](crate::http::HttpOptions::session_idle_timeout),
+/// 5 minutes.
+///
+/// ```
+/// assert_eq!(pleach_mcp::defaults::SESSION_IDLE_TIMEOUT.as_secs(), 300);
+/// ```
+#[cfg(feature = "http")]
+pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_mins(5);
 
 /// How long a session and its state are kept after their last use: the default of
 /// [`RedisSessionStore::ttl`](crate::http::RedisSessionStore::ttl), a day.

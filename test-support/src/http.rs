@@ -74,6 +74,10 @@ pub enum Reply {
     Hold(Vec<u8>),
     /// A 200 whose body goes on until the client hangs up (64 MiB at most).
     Endless,
+    /// These bytes (a whole response that offers keep-alive), then the connection held open
+    /// until the client sends more, and closed without a word: llama.cpp's `llama-server` after
+    /// a streamed response.
+    ClosedOnReuse(Vec<u8>),
     /// The connection closed without a word.
     Close,
 }
@@ -268,6 +272,12 @@ async fn serve(
                         break;
                     }
                 }
+            }
+        }
+        Reply::ClosedOnReuse(bytes) => {
+            if stream.write_all(&bytes).await.is_ok() {
+                let mut next = [0; 1];
+                let _ = stream.read(&mut next).await;
             }
         }
         Reply::Close => {}

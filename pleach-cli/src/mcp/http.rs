@@ -23,7 +23,9 @@ pub(crate) struct HttpArgs {
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
     /// A browser origin allowed to call (`https://app.example.com`, `http://localhost:*`;
-    /// repeatable). Any other `Origin` gets 403; requests without one pass.
+    /// repeatable). On a loopback ADDR the loopback origins (`http://127.0.0.1`,
+    /// `http://localhost`, `http://[::1]`, any port) are allowed without it. Any other
+    /// `Origin` gets 403; requests without one pass.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
     /// A `Host` the server answers to (repeatable). Without it: loopback names on a loopback
@@ -74,9 +76,18 @@ pub(crate) struct HttpArgs {
     /// Listen off loopback with no token or JWT check (anyone who can reach it calls every tool).
     #[arg(long, requires = "http")]
     insecure_no_auth: bool,
-    /// Keeps MCP sessions and their state (the scratchpad's notes) in Redis
-    /// (`redis://HOST:PORT/DB`), so a session survives its replica and works behind round robin.
-    /// Without it the server is stateless.
+    /// At most this many MCP sessions at once (default 1024): a client that starts with
+    /// `initialize` gets one, held in memory; past it `initialize` gets 503 with `Retry-After`.
+    /// Clients that never initialize are answered statelessly.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_sessions: Option<u64>,
+    /// How long an MCP session that sees no message is held (default 5m); then it ends and its
+    /// client starts a new one.
+    #[arg(long, value_name = "DURATION", requires = "http", value_parser = duration::positive)]
+    session_idle: Option<Duration>,
+    /// Keeps MCP sessions' state (the scratchpad's notes) in Redis (`redis://HOST:PORT/DB`), so
+    /// a session survives its replica and works behind round robin. Without it sessions are
+    /// held in this process's memory.
     #[arg(long, value_name = "URL", requires = "http")]
     session_store: Option<String>,
     /// How long the session store keeps a session after its last use, in whole seconds (default
@@ -152,6 +163,12 @@ fn options(args: &HttpArgs, address: SocketAddr) -> Result<HttpOptions, UsageErr
     }
     for host in &args.allow_host {
         options = options.allow_host(host);
+    }
+    if let Some(max) = args.max_sessions {
+        options = options.max_sessions(usize::try_from(max).unwrap_or(usize::MAX));
+    }
+    if let Some(idle) = args.session_idle {
+        options = options.session_idle_timeout(idle);
     }
     if let Some(file) = &args.token_file {
         for token in read_tokens(file)? {

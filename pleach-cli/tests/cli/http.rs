@@ -198,7 +198,7 @@ fn http_lists_and_calls_tools_as_stdio_does() {
 }
 
 #[test]
-fn a_browser_origin_not_allowed_gets_403_and_others_pass() {
+fn a_browser_origin_not_allowed_gets_403_and_loopback_or_allowed_ones_pass() {
     let server = Server::start(&["--allow-origin", "https://app.example.com"]);
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
     let evil = post(&server.url, &list, &[("origin", "https://evil.example")]);
@@ -223,9 +223,20 @@ fn a_browser_origin_not_allowed_gets_403_and_others_pass() {
     let no_origin = post(&server.url, &list, &[]);
     assert_eq!(no_origin.status(), 200);
 
-    // With no origin allowed, every browser origin is refused, loopback pages included.
-    let closed = Server::start(&[]);
-    let page = post(&closed.url, &list, &[("origin", "http://localhost:3000")]);
+    // On loopback, the loopback origins (any port) pass without `--allow-origin`; any other
+    // browser origin is refused.
+    let local = Server::start(&[]);
+    let port = reqwest::Url::parse(&local.url).unwrap().port().unwrap();
+    for origin in [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+        "http://localhost:3000".to_owned(),
+    ] {
+        let page = post(&local.url, &list, &[("origin", origin.as_str())]);
+        assert_eq!(page.status(), 200, "{origin}");
+    }
+    let page = post(&local.url, &list, &[("origin", "https://app.example.com")]);
     assert_eq!(page.status(), 403);
 }
 

@@ -1,8 +1,10 @@
 // A real browser against `pleach mcp --http --allow-origin`: headless Chromium loads a page served
-// on an allowed origin (loopback, a free port) whose script calls the server with fetch(): an
-// `Authorization` and `Mcp-Protocol-Version` header make each call need a CORS preflight. The
-// page reports what it got back to the server that served it. A page on an origin that is not
-// allowed must be stopped by the browser.
+// on an allowed origin (`http://app.test:PORT`, a name Chromium maps to loopback) whose script
+// calls the server with fetch(): an `Authorization` and `Mcp-Protocol-Version` header make each
+// call need a CORS preflight. The page reports what it got back to the server that served it. A
+// page on an origin that is not allowed (`http://other.test:PORT`) must be stopped by the browser;
+// a page on a loopback origin (`http://127.0.0.1:PORT`) is allowed without being named, as the
+// server listens on loopback.
 // Usage: node browser.mjs PATH/TO/pleach PATH/TO/chromium. Node's standard library only. Exits 1
 // on any failure.
 import assert from "node:assert/strict";
@@ -52,8 +54,9 @@ const page = (mcpUrl) => `<!doctype html><meta charset="utf-8"><title>pleach</ti
 </script>`;
 
 // Serves the page (calling the URL `mcpUrlOf` gives when it is asked for) on a free loopback
-// port: its server, its origin, and its report once the page sends it.
-const pageServer = async (mcpUrlOf) => {
+// port, reached by the browser as `host`: its server, its origin, and its report once the page
+// sends it.
+const pageServer = async (mcpUrlOf, host) => {
   let deliver;
   const reported = new Promise((resolve) => (deliver = resolve));
   const server = http.createServer((request, response) => {
@@ -70,12 +73,12 @@ const pageServer = async (mcpUrlOf) => {
     response.end(page(mcpUrlOf()));
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { server, origin: `http://127.0.0.1:${server.address().port}`, reported };
+  return { server, origin: `http://${host}:${server.address().port}`, reported };
 };
 
 // The allowed page's server first: its origin is what `--allow-origin` names.
 let mcpUrl;
-const allowed = await pageServer(() => mcpUrl);
+const allowed = await pageServer(() => mcpUrl, "app.test");
 const pleach = spawn(
   binary,
   ["mcp", "--http", "127.0.0.1:0", "--token-file", path.join(folder, "tokens"),
@@ -102,7 +105,8 @@ const browse = async (url, reported) => {
   const browser = spawn(
     chromium,
     ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-      "--disable-dev-shm-usage", `--user-data-dir=${profile}`, url],
+      "--disable-dev-shm-usage", "--host-resolver-rules=MAP *.test 127.0.0.1",
+      `--user-data-dir=${profile}`, url],
     // A process group of its own: its helper processes are killed with it.
     { stdio: ["ignore", "ignore", "pipe"], detached: true },
   );
@@ -129,11 +133,17 @@ try {
   const good = await browse(`${allowed.origin}/`, allowed.reported);
   assert.deepEqual(good, { ok: true, status: 200, server: "pleach", result: 42 }, JSON.stringify(good));
 
-  const other = await pageServer(() => mcpUrl);
+  const other = await pageServer(() => mcpUrl, "other.test");
   const stopped = await browse(`${other.origin}/`, other.reported);
   assert.equal(stopped.ok, false, `a page of an origin not allowed is stopped: ${JSON.stringify(stopped)}`);
   other.server.close();
-  console.log("browser: a page of the allowed origin called the server; another origin's page was stopped");
+
+  const loopback = await pageServer(() => mcpUrl, "127.0.0.1");
+  const local = await browse(`${loopback.origin}/`, loopback.reported);
+  assert.deepEqual(local, { ok: true, status: 200, server: "pleach", result: 42 },
+    `a page of a loopback origin calls a server on loopback: ${JSON.stringify(local)}`);
+  loopback.server.close();
+  console.log("browser: pages of the allowed origin and of a loopback origin called the server; another origin's page was stopped");
 } catch (error) {
   console.error(`${error.stack ?? error}\n--- pleach mcp --http said:\n${log}`);
   process.exitCode = 1;

@@ -1,7 +1,7 @@
 # The real-client MCP test over Streamable HTTP, Python side: the official Python SDK against
 # `pleach mcp --http` (started here on a free loopback port, with a token file) in both of the
 # SDK's modes: "auto" (`server/discover`, then MCP 2026-07-28, stateless) and "legacy" (the
-# `initialize` handshake). Usage: python client_http.py PATH/TO/pleach (with `mcp` installed:
+# `initialize` handshake, then an MCP session). Usage: python client_http.py PATH/TO/pleach (with `mcp` installed:
 # .ci/run installs it into a temporary venv). Exits 1 on any failure.
 import asyncio
 import re
@@ -79,12 +79,14 @@ async def session(server, mode, token):
         await call_every_tool(client, skip={"scratchpad"})
         await call_badly(client)
 
-        # Stateless: each request has a session of its own, so a note set by one call is not
-        # there for the next (docs/mcp.md, "Session state over HTTP").
+        # Auto mode is stateless: each request has a session of its own, so a note set by one call
+        # is not there for the next. Legacy mode starts with `initialize`, so the client has an MCP
+        # session held by the server, and the note lasts (docs/mcp.md, "Sessions").
         result = await client.call_tool("scratchpad", {"operation": "set", "key": "plan", "value": "x"})
         check(not result.is_error, result)
         listed = await client.call_tool("scratchpad", {"operation": "list"})
-        check(not listed.is_error and "plan" not in str(listed.structured_content), listed)
+        kept = "plan" in str(listed.structured_content)
+        check(not listed.is_error and kept == (mode == "legacy"), (mode, listed))
 
         await call_fifty_at_once(client)
 

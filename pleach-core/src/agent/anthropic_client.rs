@@ -187,8 +187,9 @@ impl AnthropicClient {
             "model": self.model,
             "max_tokens": request.max_tokens.unwrap_or(self.max_tokens),
             "stream": true,
-            "messages": Anthropic.messages(request.conversation),
         });
+        // Moved in: `json!` would copy the messages, media and all.
+        body["messages"] = Value::Array(Anthropic.messages(request.conversation));
         if let Some(system) = request.system {
             body["system"] = json!(system);
         }
@@ -304,9 +305,7 @@ impl ModelClient for AnthropicClient {
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self
-            .body(&request)
-            .map(|body| body.to_string().into_bytes());
+        let body = self.body(&request).and_then(|body| http::body_bytes(&body));
         Box::pin(async move {
             let body = body?;
             let mut headers = HeaderMap::new();

@@ -9,7 +9,9 @@ use std::pin::Pin;
 use crate::conversation::Message;
 use crate::providers::ProviderFormat;
 use crate::providers::anthropic::Anthropic;
+use crate::providers::gemini::Gemini;
 use crate::providers::openai_chat::OpenAiChat;
+use crate::providers::openai_responses::OpenAiResponses;
 use crate::tool::UnifiedToolDefinition;
 
 /// A boxed future that can be sent between threads: what [`ModelClient`] and [`ResponseBody`]
@@ -30,8 +32,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// assert_ne!(WireFormat::OpenAiChat, WireFormat::AnthropicMessages);
 /// ```
 ///
-/// As data (a model endpoint's, `ModelEndpoint` with the `http` feature) it is `"openai"` or
-/// `"anthropic"`.
+/// As data (a model endpoint's, `ModelEndpoint` with the `http` feature) it is `"openai"`,
+/// `"openai-responses"`, `"anthropic"` or `"gemini"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum WireFormat {
@@ -41,6 +43,12 @@ pub enum WireFormat {
     /// Anthropic Messages server-sent events.
     #[serde(rename = "anthropic")]
     AnthropicMessages,
+    /// OpenAI Responses server-sent events (`response.output_item.added`, …).
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    /// Gemini `streamGenerateContent?alt=sse` server-sent events (Gemini API and Vertex AI).
+    #[serde(rename = "gemini")]
+    Gemini,
 }
 
 impl WireFormat {
@@ -59,6 +67,8 @@ impl WireFormat {
         match self {
             WireFormat::OpenAiChat => &OpenAiChat,
             WireFormat::AnthropicMessages => &Anthropic,
+            WireFormat::OpenAiResponses => &OpenAiResponses,
+            WireFormat::Gemini => &Gemini,
         }
     }
 }
@@ -126,14 +136,16 @@ impl<'a> ModelRequest<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ToolChoice {
-    /// The model decides (OpenAI `"auto"`, Anthropic `{"type":"auto"}`).
+    /// The model decides (OpenAI `"auto"`, Anthropic `{"type":"auto"}`, Gemini `AUTO`).
     Auto,
-    /// The model must call a tool (OpenAI `"required"`, Anthropic `{"type":"any"}`).
+    /// The model must call a tool (OpenAI `"required"`, Anthropic `{"type":"any"}`, Gemini
+    /// `ANY`).
     #[doc(alias = "any")]
     Required,
-    /// The model must not call a tool (OpenAI `"none"`, Anthropic `{"type":"none"}`).
+    /// The model must not call a tool (OpenAI `"none"`, Anthropic `{"type":"none"}`, Gemini
+    /// `NONE`).
     None,
-    /// The model must call this tool.
+    /// The model must call this tool (Gemini: `ANY` with this one name allowed).
     Tool(String),
 }
 

@@ -5,12 +5,16 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{AnthropicClient, ModelClient, OpenAiChatClient, WireFormat};
+use super::{
+    AnthropicClient, GeminiClient, ModelClient, OpenAiChatClient, OpenAiResponsesClient, WireFormat,
+};
 
 /// A model endpoint: its wire format, base URL and model, and whether tools go in the provider's
 /// strict mode (unset: by the endpoint, as the clients decide — strict for OpenAI's own API,
-/// Azure OpenAI and Anthropic's own API, plain elsewhere). [`client`](ModelEndpoint::client) reads the key from the environment:
-/// `OPENAI_API_KEY` (optional for local servers) or `ANTHROPIC_API_KEY`.
+/// Azure OpenAI and Anthropic's own API, plain elsewhere; Gemini has none).
+/// [`client`](ModelEndpoint::client) reads the key from the environment: `OPENAI_API_KEY` for
+/// Chat Completions and Responses (optional for local servers), `ANTHROPIC_API_KEY`, or
+/// `GEMINI_API_KEY`.
 ///
 /// ```
 /// use pleach_core::agent::{ModelEndpoint, WireFormat};
@@ -25,7 +29,8 @@ use super::{AnthropicClient, ModelClient, OpenAiChatClient, WireFormat};
 pub struct ModelEndpoint {
     /// The API's wire format.
     pub format: WireFormat,
-    /// The API's base URL: OpenAI-compatible up to `/v1`; Anthropic without it.
+    /// The API's base URL: OpenAI-compatible (Chat Completions and Responses) up to `/v1`;
+    /// Anthropic without it; Gemini up to its version (`…/v1beta`).
     pub base_url: String,
     /// The model to ask.
     pub model: String,
@@ -69,7 +74,8 @@ impl ModelEndpoint {
     ///
     /// # Errors
     ///
-    /// The URL cannot be used, or `ANTHROPIC_API_KEY` is not set for Anthropic.
+    /// The URL or the model name cannot be used, or the key is not set for Anthropic
+    /// (`ANTHROPIC_API_KEY`) or Gemini (`GEMINI_API_KEY`).
     pub fn client(&self) -> Result<Arc<dyn ModelClient>, String> {
         let key = |name: &str| std::env::var(name).ok().filter(|k| !k.trim().is_empty());
         let setup = |error: super::ModelError| format!("cannot set up the client: {error}");
@@ -81,6 +87,23 @@ impl ModelEndpoint {
                 if let Some(strict) = self.strict {
                     client = client.strict(strict);
                 }
+                Ok(Arc::new(client))
+            }
+            WireFormat::OpenAiResponses => {
+                let mut client =
+                    OpenAiResponsesClient::new(&self.base_url, &self.model, key("OPENAI_API_KEY"))
+                        .map_err(setup)?;
+                if let Some(strict) = self.strict {
+                    client = client.strict(strict);
+                }
+                Ok(Arc::new(client))
+            }
+            WireFormat::Gemini => {
+                let api_key = key("GEMINI_API_KEY")
+                    .ok_or("set GEMINI_API_KEY to the key for the Gemini API")?;
+                // Gemini has no strict mode: `strict` asks for nothing it can give.
+                let client =
+                    GeminiClient::new(&self.base_url, &self.model, api_key).map_err(setup)?;
                 Ok(Arc::new(client))
             }
             WireFormat::AnthropicMessages => {

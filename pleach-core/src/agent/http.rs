@@ -20,12 +20,17 @@ const READ_TIMEOUT: Duration = Duration::from_mins(5);
 /// How much of an error body is kept.
 const MAX_ERROR_BODY: usize = 4096;
 
-/// A client for a model API: [`client_builder`](crate::http_client::client_builder), HTTP/1.1, and timeouts for models that think
-/// before they speak.
+/// A client for a model API: [`client_builder`](crate::http_client::client_builder), HTTP/1.1, timeouts for models that think
+/// before they speak, and a new connection for each request.
 pub(super) fn client() -> Result<reqwest::Client, ModelError> {
     crate::http_client::client_builder()
         .map_err(ModelError::Config)?
         .http1_only()
+        // No connection is kept for the next step: llama.cpp's llama-server closes its end after
+        // every streamed response though its headers offer keep-alive, and the next step's
+        // request, written to that connection before the close was seen, failed ("connection
+        // closed before message completed"). A step takes seconds; a handshake does not.
+        .pool_max_idle_per_host(0)
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_TIMEOUT)
         .build()
@@ -119,6 +124,16 @@ pub(super) async fn post_stream(
     Ok(ModelResponse::new(format, HttpBody(response)))
 }
 
+/// A request body's bytes: [`json_bytes`](crate::providers::json_bytes), which writes them once
+/// into a buffer sized once, a medium's base64 copied whole (`to_string` would go through
+/// `Display`, which checks every piece it writes for UTF-8 again; `serde_json::to_vec` checks each
+/// byte of the base64 for escaping).
+pub(super) fn body_bytes(body: &Value) -> Result<Vec<u8>, ModelError> {
+    crate::providers::json_bytes(body).map_err(|err| {
+        ModelError::Config(format!("the request could not be written as JSON: {err}"))
+    })
+}
+
 /// The first [`MAX_ERROR_BODY`] bytes of an error response, as text.
 async fn error_body(mut response: reqwest::Response) -> String {
     let mut body = Vec::new();
@@ -179,7 +194,8 @@ pub(super) fn endpoint(base: &str, path: &str) -> Result<String, ModelError> {
 }
 
 /// Whether the API at `url` is known to honour strict mode: OpenAI's own API and Azure OpenAI
-/// for Chat Completions, Anthropic's own API for Messages. Elsewhere (llama.cpp's server,
+/// for Chat Completions and Responses, Anthropic's own API for Messages; Gemini has no strict
+/// mode. Elsewhere (llama.cpp's server,
 /// Ollama, vLLM, a gateway) the field is ignored or refused, and a server that builds a grammar
 /// from the schema holds a small model to strict mode's every-property-required schema: it
 /// invents values for the optional properties rather than leave them out.
@@ -191,12 +207,13 @@ pub(super) fn honours_strict(url: &str, format: WireFormat) -> bool {
         return false;
     };
     match format {
-        WireFormat::OpenAiChat => {
+        WireFormat::OpenAiChat | WireFormat::OpenAiResponses => {
             host == "api.openai.com"
                 || host.ends_with(".openai.azure.com")
                 || host.ends_with(".cognitiveservices.azure.com")
         }
         WireFormat::AnthropicMessages => host == "api.anthropic.com",
+        WireFormat::Gemini => false,
     }
 }
 
@@ -294,6 +311,25 @@ fn strict_definition(
             None
         }
     }
+}
+
+/// What both OpenAI clients' `from_env` read: `OPENAI_BASE_URL` (default
+/// `https://api.openai.com/v1`), `OPENAI_MODEL` (required) and `OPENAI_API_KEY` (optional: local
+/// servers need none).
+pub(super) fn openai_env() -> Result<(String, String, Option<String>), ModelError> {
+    let model = env("OPENAI_MODEL")
+        .ok_or_else(|| ModelError::Config("set OPENAI_MODEL to the model to ask".into()))?;
+    let base = env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".to_owned());
+    Ok((base, model, env("OPENAI_API_KEY")))
+}
+
+/// The headers of a request with `key` (if any) as `Authorization: Bearer`.
+pub(super) fn bearer(key: Option<&str>) -> Result<HeaderMap, ModelError> {
+    let mut headers = HeaderMap::new();
+    if let Some(key) = key {
+        secret_header(&mut headers, "authorization", &format!("Bearer {key}"))?;
+    }
+    Ok(headers)
 }
 
 /// An environment variable, if set and not empty.

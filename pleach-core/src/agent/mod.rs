@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | [`ModelClient`] | sends the conversation and the tool definitions to a model; answers with its streamed response ([`ModelResponse`]: bytes and their [`WireFormat`]) |
 //! | [`ReplayClient`] | a client that replays recorded responses, one per step: tests, demos, no key |
-//! | `OpenAiChatClient`, `AnthropicClient` | HTTP clients (feature `http`): Chat Completions and any API that copies it (vLLM, llama.cpp's server, Ollama, `OpenRouter`), and Anthropic Messages |
+//! | `OpenAiChatClient`, `OpenAiResponsesClient`, `AnthropicClient`, `GeminiClient` | HTTP clients (feature `http`): Chat Completions and any API that copies it (vLLM, llama.cpp's server, Ollama, `OpenRouter`), OpenAI Responses, Anthropic Messages, and Gemini |
 //! | [`Session::run_agent`](crate::Session::run_agent) | the loop; its [`AgentRun`] streams every event and [`finish`](AgentRun::finish)es with an [`AgentOutcome`] |
 //!
 //! Per step: the request (the conversation so far, the session's enabled tools) → the response's
@@ -63,23 +63,33 @@
 //!
 //! The files: `client.rs` (the model-client contract and [`ModelError`]), `replay.rs`,
 //! `options.rs` (how a run goes and how it ended), `reading.rs` (one response read into a step)
-//! and `run.rs` (the loop and [`AgentRun`]); the HTTP clients and `endpoint.rs` beside them.
+//! and `run.rs` (the loop and [`AgentRun`]); the HTTP clients (`openai_client.rs`,
+//! `openai_responses_client.rs`, `anthropic_client.rs`, `gemini_client.rs`, and what they share,
+//! `http.rs`) and `endpoint.rs` beside them.
 
 #[cfg(feature = "http")]
 mod anthropic_client;
 #[cfg(feature = "http")]
 mod endpoint;
 #[cfg(feature = "http")]
+mod gemini_client;
+#[cfg(feature = "http")]
 pub(crate) mod http;
 #[cfg(feature = "http")]
 mod openai_client;
+#[cfg(feature = "http")]
+mod openai_responses_client;
 
 #[cfg(feature = "http")]
 pub use anthropic_client::AnthropicClient;
 #[cfg(feature = "http")]
 pub use endpoint::ModelEndpoint;
 #[cfg(feature = "http")]
+pub use gemini_client::GeminiClient;
+#[cfg(feature = "http")]
 pub use openai_client::OpenAiChatClient;
+#[cfg(feature = "http")]
+pub use openai_responses_client::OpenAiResponsesClient;
 
 mod client;
 mod options;

@@ -1,7 +1,6 @@
 //! The OpenAI Chat Completions client: OpenAI, and the servers that speak its API (vLLM,
 //! llama.cpp's server, Ollama, `OpenRouter`, …).
 
-use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
 use super::http;
@@ -10,9 +9,6 @@ use super::{
 };
 use crate::providers::ProviderFormat;
 use crate::providers::openai_chat::OpenAiChat;
-
-/// The default base URL of [`OpenAiChatClient::from_env`].
-const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// A streaming client for Chat Completions: POST `{base_url}/chat/completions` with
 /// `"stream": true`, the conversation in OpenAI's `messages` format, the session's tools as
@@ -116,10 +112,8 @@ impl OpenAiChatClient {
     /// # Ok::<(), pleach_core::agent::ModelError>(())
     /// ```
     pub fn from_env() -> Result<Self, ModelError> {
-        let model = http::env("OPENAI_MODEL")
-            .ok_or_else(|| ModelError::Config("set OPENAI_MODEL to the model to ask".into()))?;
-        let base = http::env("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
-        OpenAiChatClient::new(base, model, http::env("OPENAI_API_KEY"))
+        let (base, model, key) = http::openai_env()?;
+        OpenAiChatClient::new(base, model, key)
     }
 
     /// Sends tools in strict mode (`true`) or not (`false`: every schema as it is,
@@ -176,11 +170,9 @@ impl OpenAiChatClient {
         if let Some(system) = request.system {
             messages.insert(0, json!({ "role": "system", "content": system }));
         }
-        let mut body = json!({
-            "model": self.model,
-            "stream": true,
-            "messages": messages,
-        });
+        let mut body = json!({ "model": self.model, "stream": true });
+        // Moved in: `json!` would copy the messages, media and all.
+        body["messages"] = Value::Array(messages);
         if let Some(tokens) = request.max_tokens {
             let field = if self.official {
                 "max_completion_tokens"
@@ -229,15 +221,10 @@ impl ModelClient for OpenAiChatClient {
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self
-            .body(&request)
-            .map(|body| body.to_string().into_bytes());
+        let body = self.body(&request).and_then(|body| http::body_bytes(&body));
         Box::pin(async move {
             let body = body?;
-            let mut headers = HeaderMap::new();
-            if let Some(key) = &self.api_key {
-                http::secret_header(&mut headers, "authorization", &format!("Bearer {key}"))?;
-            }
+            let headers = http::bearer(self.api_key.as_deref())?;
             http::post_stream(&self.http, &self.url, headers, body, WireFormat::OpenAiChat).await
         })
     }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::client::{ModelError, ModelRequest, ToolChoice};
 use crate::defaults;
+use crate::search::ToolSearch;
 use crate::session::ToolResult;
 
 /// How an agent run goes. Read the settings as fields; set them with the setter of the same
@@ -72,6 +73,11 @@ pub struct AgentOptions {
     /// [`ModelError::Timeout`]. Default: no limit (the HTTP clients' read timeout still applies
     /// between two chunks).
     pub step_timeout: Option<Duration>,
+    /// Deferred tools and the search tool that loads them (docs/tool-search.md): the tools it
+    /// defers are sent only from the step after a search found them. Default: none, every
+    /// offered tool is sent on every step. Read by [`Session::run_agent`](crate::Session::run_agent);
+    /// a durable conversation sends every offered tool.
+    pub tool_search: Option<ToolSearch>,
 }
 
 impl Default for AgentOptions {
@@ -88,6 +94,7 @@ impl Default for AgentOptions {
             exclude_tools: Vec::new(),
             timeout: None,
             step_timeout: None,
+            tool_search: None,
         }
     }
 }
@@ -236,6 +243,22 @@ impl AgentOptions {
     #[must_use]
     pub fn step_timeout(mut self, timeout: Duration) -> Self {
         self.step_timeout = Some(timeout);
+        self
+    }
+
+    /// Defers the tools `search` names: they are sent to the model only from the step after its
+    /// search tool found them, and a call to one not loaded yet fails with 1021. Register
+    /// `search.definition()` in the runtime and enable it in the session.
+    ///
+    /// ```
+    /// use pleach_core::agent::AgentOptions;
+    /// use pleach_core::search::ToolSearch;
+    /// let options = AgentOptions::default().tool_search(ToolSearch::new([]).name("find_tools"));
+    /// assert_eq!(options.tool_search.unwrap().tool_name(), "find_tools");
+    /// ```
+    #[must_use]
+    pub fn tool_search(mut self, search: ToolSearch) -> Self {
+        self.tool_search = Some(search);
         self
     }
 

@@ -2,6 +2,7 @@
 //! cancellation, outcome), and each step asks the model, reads its response and runs its calls
 //! as one turn of the session, under the `invoke_agent` and `chat` spans.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use tokio::time::Instant;
@@ -12,9 +13,11 @@ use super::client::{ModelClient, ModelError, ModelRequest, ToolChoice};
 use super::options::{AgentOptions, AgentOutcome, StepReport, StopReason};
 use super::reading::{Deadline, Step, read_response, until};
 use crate::call::ToolCall;
-use crate::error::ToolError;
-use crate::event::{EventSender, EventStream};
+use crate::error::{ErrorCode, ToolError};
+use crate::event::{EventSender, EventStream, ToolEvent};
+use crate::search::ToolSearch;
 use crate::session::{Session, SessionHandle, ToolResult};
+use crate::tool::UnifiedToolDefinition;
 
 /// A running agent loop: its events, its cancellation, and its outcome.
 ///
@@ -222,6 +225,7 @@ impl Session {
     }
 }
 
+#[allow(clippy::too_many_lines)] // the loop, one step after another, read top to bottom
 async fn drive(
     session: SessionHandle,
     client: Arc<dyn ModelClient>,
@@ -229,11 +233,15 @@ async fn drive(
     sink: EventSender,
     signal: CancellationToken,
 ) -> AgentOutcome {
-    let tools: Vec<_> = session
+    let offered: Vec<_> = session
         .tools()
         .into_iter()
         .filter(|tool| options.offers(tool.name()))
         .collect();
+    let deferral = options.tool_search.as_ref();
+    // The deferred tools a search of this run found: sent from the step after.
+    let mut loaded: BTreeSet<String> = BTreeSet::new();
+    let mut tools = step_tools(&offered, deferral, &loaded);
     // A timeout too long to reach (`Duration::MAX`) is none.
     let run_deadline = options
         .timeout
@@ -282,9 +290,12 @@ async fn drive(
         let Step {
             text,
             calls,
-            failed,
+            mut failed,
             mut report,
         } = step;
+        if let Some(search) = deferral {
+            refuse_unloaded(search, &loaded, &calls, &mut failed);
+        }
         if calls.is_empty() {
             let answered = broke.is_none() && !signal.is_cancelled();
             if let Some(text) = text.as_ref().filter(|_| answered) {
@@ -308,6 +319,11 @@ async fn drive(
         let calls_signal = signal.child_token();
         let timer = run_deadline.map(|at| cancel_at(at, calls_signal.clone()));
         report.results = run_calls(&session, text, calls, failed, &sink, &calls_signal).await;
+        if let Some(search) = deferral
+            && load_found(search, &report.results, &offered, &mut loaded, &sink)
+        {
+            tools = step_tools(&offered, deferral, &loaded);
+        }
         if let Some(timer) = timer {
             timer.abort();
         }
@@ -325,6 +341,96 @@ async fn drive(
     record_run(&outcome, &stop);
     outcome.stop_reason = stop;
     outcome
+}
+
+/// The tools a step sends: the offered ones, less the deferred ones no search loaded yet.
+fn step_tools(
+    offered: &[UnifiedToolDefinition],
+    deferral: Option<&ToolSearch>,
+    loaded: &BTreeSet<String>,
+) -> Vec<UnifiedToolDefinition> {
+    offered
+        .iter()
+        .filter(|tool| {
+            deferral.is_none_or(|search| {
+                !search.is_deferred(tool.name()) || loaded.contains(tool.name())
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// Fails, without running them, the calls of deferred tools no search of this run loaded (1021).
+fn refuse_unloaded(
+    search: &ToolSearch,
+    loaded: &BTreeSet<String>,
+    calls: &[ToolCall],
+    failed: &mut Vec<Option<ToolError>>,
+) {
+    for (index, call) in calls.iter().enumerate() {
+        let name = call.name();
+        if !search.is_deferred(name) || loaded.contains(name) {
+            continue;
+        }
+        if failed.len() < calls.len() {
+            failed.resize(calls.len(), None);
+        }
+        if failed[index].is_none() {
+            failed[index] = Some(ToolError::new(
+                ErrorCode::ToolNotLoaded,
+                format!(
+                    "tool `{name}` is not loaded yet: call `{}` with what you need done first; \
+                     the tools it finds can be called from your next step on",
+                    search.tool_name()
+                ),
+            ));
+        }
+    }
+}
+
+/// Loads the offered deferred tools the step's successful search calls found, with a
+/// `tools.loaded` event per search that found new ones. Returns whether any was new.
+fn load_found(
+    search: &ToolSearch,
+    results: &[ToolResult],
+    offered: &[UnifiedToolDefinition],
+    loaded: &mut BTreeSet<String>,
+    sink: &EventSender,
+) -> bool {
+    let mut any = false;
+    for result in results {
+        let (true, Ok(output)) = (
+            result.tool_call.name() == search.tool_name(),
+            &result.outcome,
+        ) else {
+            continue;
+        };
+        let new: Vec<String> = search
+            .found_in(output.value())
+            .into_iter()
+            .filter(|name| {
+                offered
+                    .binary_search_by(|tool| tool.name().cmp(name))
+                    .is_ok()
+            })
+            .filter(|name| loaded.insert(name.clone()))
+            .collect();
+        if new.is_empty() {
+            continue;
+        }
+        any = true;
+        tracing::info!(
+            target: "pleach::search",
+            tool_call_id = result.tool_call.id(),
+            tools = ?new,
+            "tools.loaded"
+        );
+        sink.send(ToolEvent::ToolsLoaded {
+            tool_call_id: Arc::from(result.tool_call.id()),
+            tools: new,
+        });
+    }
+    any
 }
 
 /// The run's token usage, steps and stop reason on its `invoke_agent` span.

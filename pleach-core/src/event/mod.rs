@@ -113,6 +113,15 @@ pub enum ToolEvent {
         /// What was flagged.
         findings: Vec<crate::safety::Finding>,
     },
+    /// `tools.loaded`: a call of the agent loop's search tool found deferred tools
+    /// ([`search::ToolSearch`](crate::search::ToolSearch)); they are sent to the model from the
+    /// next step on. After the search call's `tool.completed`; only tools not loaded before.
+    ToolsLoaded {
+        /// The search call's id.
+        tool_call_id: Arc<str>,
+        /// The tools loaded, by name, sorted.
+        tools: Vec<String>,
+    },
 }
 
 impl ToolEvent {
@@ -136,6 +145,7 @@ impl ToolEvent {
             ToolEvent::InterruptRequested { .. } => "interrupt.requested",
             ToolEvent::InterruptResolved { .. } => "interrupt.resolved",
             ToolEvent::SafetyProbe { .. } => "safety.probe",
+            ToolEvent::ToolsLoaded { .. } => "tools.loaded",
         }
     }
 
@@ -154,7 +164,8 @@ impl ToolEvent {
             | ToolEvent::Failed { tool_call, .. }
             | ToolEvent::SafetyProbe { tool_call, .. } => tool_call.id(),
             ToolEvent::Delta { tool_call_id, .. }
-            | ToolEvent::InterruptResolved { tool_call_id, .. } => tool_call_id,
+            | ToolEvent::InterruptResolved { tool_call_id, .. }
+            | ToolEvent::ToolsLoaded { tool_call_id, .. } => tool_call_id,
             ToolEvent::InterruptRequested { interrupt } => interrupt.tool_call.id(),
         }
     }

@@ -119,6 +119,13 @@ impl Serialize for WireEvent<'_> {
                 s.serialize_field("toolCall", &WireCall(tool_call))?;
                 s.serialize_field("findings", findings)?;
             }
+            ToolEvent::ToolsLoaded {
+                tool_call_id,
+                tools,
+            } => {
+                s.serialize_field("toolCallId", &**tool_call_id)?;
+                s.serialize_field("tools", tools)?;
+            }
         }
         s.end()
     }

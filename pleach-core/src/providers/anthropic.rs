@@ -35,7 +35,7 @@ use crate::conversation::Message;
 use crate::error::ToolError;
 use crate::tool::ToolDefinition;
 
-use super::attachments::{self, Part};
+use super::attachments::{self, Part, with};
 use super::calls::CallTable;
 use super::{
     NO_ARGUMENTS, Profile, ProfileProblem, ProviderEvent, ProviderFormat, ResponseError,
@@ -196,7 +196,7 @@ impl ProviderFormat for Anthropic {
             |text| json!({ "role": "user", "content": text }),
             assistant_message,
             result_block,
-            |blocks| json!({ "role": "user", "content": blocks }),
+            |blocks| with(json!({ "role": "user" }), "content", blocks),
         )
     }
 
@@ -480,15 +480,26 @@ fn result_block(tool: &ToolResultMessage<'_>) -> Value {
     for part in attachments::parts(tool.attachments) {
         blocks.push(match part {
             Part::Text(text) => json!({ "type": "text", "text": text }),
-            Part::Image { mime, data } if IMAGE_TYPES.contains(&mime) => json!({
-                "type": "image",
-                "source": { "type": "base64", "media_type": mime, "data": attachments::base64(data) }
-            }),
-            Part::File { mime: "application/pdf", data, name } => {
-                let mut document = json!({
-                    "type": "document",
-                    "source": { "type": "base64", "media_type": "application/pdf", "data": attachments::base64(data) }
-                });
+            Part::Image { mime, data } if IMAGE_TYPES.contains(&mime) => with(
+                json!({ "type": "image" }),
+                "source",
+                with(
+                    json!({ "type": "base64", "media_type": mime }),
+                    "data",
+                    attachments::base64(data),
+                ),
+            ),
+            Part::File {
+                mime: "application/pdf",
+                data,
+                name,
+            } => {
+                let source = json!({ "type": "base64", "media_type": "application/pdf" });
+                let mut document = with(
+                    json!({ "type": "document" }),
+                    "source",
+                    with(source, "data", attachments::base64(data)),
+                );
                 if let Some(name) = name {
                     document["title"] = Value::from(name);
                 }
@@ -506,20 +517,36 @@ fn result_block(tool: &ToolResultMessage<'_>) -> Value {
                 document
             }
             Part::Image { mime, data } => {
-                let note = attachments::not_sent("image", mime, data.len(), "the Messages API takes JPEG, PNG, GIF and WebP");
+                let note = attachments::not_sent(
+                    "image",
+                    mime,
+                    data.len(),
+                    "the Messages API takes JPEG, PNG, GIF and WebP",
+                );
                 json!({ "type": "text", "text": note })
             }
             Part::Audio { mime, data } => {
-                let note = attachments::not_sent("recording", mime, data.len(), "the Messages API takes no audio");
+                let note = attachments::not_sent(
+                    "recording",
+                    mime,
+                    data.len(),
+                    "the Messages API takes no audio",
+                );
                 json!({ "type": "text", "text": note })
             }
             Part::File { mime, data, .. } => {
-                let note = attachments::not_sent("file", mime, data.len(), "the Messages API takes PDF and text documents");
+                let note = attachments::not_sent(
+                    "file",
+                    mime,
+                    data.len(),
+                    "the Messages API takes PDF and text documents",
+                );
                 json!({ "type": "text", "text": note })
             }
         });
     }
-    json!({ "type": "tool_result", "tool_use_id": id, "content": blocks, "is_error": is_error })
+    let result = json!({ "type": "tool_result", "tool_use_id": id, "is_error": is_error });
+    with(result, "content", blocks)
 }
 
 /// The image types the Messages API reads.

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
+use serde_json::Value;
+
 use crate::content::{Block, Bytes, ContentBlock, ResourceContents};
 
 /// One attachment as a format sees it.
@@ -92,6 +94,14 @@ pub(super) fn not_sent(what: &str, mime: &str, bytes: usize, why: &str) -> Strin
 }
 
 pub(super) use crate::content::human_size;
+
+/// `object` with `value` moved in at `key`. `json!` copies every value it is given (it
+/// serializes a reference to it): for a medium's base64, and for each value holding one, that is a
+/// copy of the encoded bytes per level, so the values holding media are built with this instead.
+pub(super) fn with(mut object: Value, key: &str, value: impl Into<Value>) -> Value {
+    object[key] = value.into();
+    object
+}
 
 /// The bytes in base64: the one encode each attachment costs per request.
 pub(super) fn base64(data: &[u8]) -> String {

@@ -78,6 +78,7 @@ use crate::tool::ToolDefinition;
 
 pub mod anthropic;
 mod attachments;
+mod body;
 mod calls;
 mod format;
 pub mod gemini;
@@ -87,6 +88,7 @@ pub mod openai_responses;
 pub mod profile;
 pub mod sse;
 
+pub use body::json_bytes;
 pub use format::ProviderFormat;
 pub use profile::{Profile, ProfileError, ProfileProblem, assert_registry_fits, check_registry};
 

@@ -32,7 +32,7 @@ use crate::conversation::Message;
 use crate::error::ToolError;
 use crate::tool::ToolDefinition;
 
-use super::attachments::{self, Part};
+use super::attachments::{self, Part, with};
 use super::calls::CallTable;
 use super::{
     NO_ARGUMENTS, Profile, ProfileProblem, ProviderEvent, ProviderFormat, ResponseError,
@@ -550,22 +550,24 @@ fn output_item(tool: &ToolResultMessage<'_>) -> Value {
     for part in attachments::parts(tool.attachments) {
         output.push(match part {
             Part::Text(text) => json!({ "type": "input_text", "text": text }),
-            Part::Image { mime, data } => json!({
-                "type": "input_image",
-                "image_url": attachments::data_url(mime, data)
-            }),
-            Part::File { mime, data, name } => json!({
-                "type": "input_file",
-                "filename": name.unwrap_or("attachment"),
-                "file_data": attachments::data_url(mime, data)
-            }),
+            Part::Image { mime, data } => with(
+                json!({ "type": "input_image" }),
+                "image_url",
+                attachments::data_url(mime, data),
+            ),
+            Part::File { mime, data, name } => with(
+                json!({ "type": "input_file", "filename": name.unwrap_or("attachment") }),
+                "file_data",
+                attachments::data_url(mime, data),
+            ),
             Part::Audio { mime, data } => json!({
                 "type": "input_text",
                 "text": attachments::not_sent("recording", mime, data.len(), "a function_call_output takes no audio")
             }),
         });
     }
-    json!({ "type": "function_call_output", "call_id": call_id, "output": output })
+    let item = json!({ "type": "function_call_output", "call_id": call_id });
+    with(item, "output", output)
 }
 
 /// The input items of an assistant turn: its text as an assistant message (if any), then one

@@ -1,9 +1,11 @@
 //! The request checks in front of rmcp, in order: the request target (one `Host`, and an
 //! absolute-form target naming that host), the `Origin`, an announced body over the limit (413
 //! before it is read), who is calling (a `WWW-Authenticate` challenge pointing at the
-//! protected-resource metadata when no one accepted is), no stream outside a request, (feature
-//! `redis`) the session still in the store, and a slot in the runtime for the call (503 when
-//! there is none); a session's answer then sent as JSON.
+//! protected-resource metadata when no one accepted is), no stream outside a request (a `GET`
+//! without `Last-Event-ID`), (feature `redis`, with a store) the session still in the store, the route (a session's, or
+//! stateless) and room for a new session (503 when there is none), and a slot in the runtime for
+//! the call (503 when there is none); a session's answer then sent as JSON unless the call talks
+//! to the client.
 
 use std::sync::Arc;
 
@@ -13,9 +15,9 @@ use axum::middleware::Next;
 use axum::response::Response;
 use pleach_core::OverloadPolicy;
 
-#[cfg(feature = "redis")]
 use super::buffered;
 use super::refusal::{as_json_rpc_error, is_json, json_rpc_error, refuse, try_again_shortly};
+use super::sessions::{self, Route};
 use super::{METADATA_ROOT_PATH, Shared};
 use crate::server::ReservedSlot;
 
@@ -59,9 +61,13 @@ pub(super) async fn guard(
         }
         return response;
     }
-    if shared.sessions && request.method() == Method::GET {
+    if request.method() == Method::GET
+        && (has_store(&shared) || !request.headers().contains_key("last-event-id"))
+    {
         // No stream outside a request: this server sends nothing there, and a stream held open
-        // would keep a draining replica (and a reloading nginx) waiting.
+        // would keep a draining replica (and a reloading nginx) waiting. A `GET` with
+        // `Last-Event-ID` goes to rmcp's resumption of a session's stream (not with a store:
+        // the replica that held the stream may be gone).
         let mut response = json_rpc_error(
             StatusCode::METHOD_NOT_ALLOWED,
             -32000,
@@ -76,6 +82,13 @@ pub(super) async fn guard(
     if let Some(refusal) = check_session(&shared, request.method(), request.headers()).await {
         return refusal;
     }
+    let route = match routed(&shared, request).await {
+        Ok((routed, route)) => {
+            request = routed;
+            route
+        }
+        Err(refusal) => return refusal,
+    };
     if request.method() == Method::POST && may_call(request.headers()) {
         // The call's slot is taken here, so a request let through cannot then find the runtime
         // full: every refusal for capacity is this 503, never a 200 carrying 1014.
@@ -91,14 +104,11 @@ pub(super) async fn guard(
         }
     }
     let sent_json = is_json(request.headers());
-    #[cfg(feature = "redis")]
-    let response = if shared.sessions && request.method() == Method::POST {
+    let response = if route == Route::Session && request.method() == Method::POST {
         buffered::answer(request, next, shared.max_body_bytes).await
     } else {
         next.run(request).await
     };
-    #[cfg(not(feature = "redis"))]
-    let response = next.run(request).await;
     if response.status().is_client_error() && !is_json(response.headers()) {
         return as_json_rpc_error(response, sent_json).await;
     }
@@ -132,6 +142,58 @@ async fn check_session(
                 "the session store is unavailable; try again shortly",
             ))
         }
+    }
+}
+
+/// The request's [`Route`] (its body read when it may be an `initialize`), set in its
+/// extensions; a 413 for a body over the limit, a 503 for a new session past the limit.
+async fn routed(shared: &Shared, mut request: Request) -> Result<(Request, Route), Response> {
+    let held = match request.headers().get(sessions::SESSION_ID) {
+        Some(id) => {
+            has_store(shared)
+                || sessions::holds(&shared.sessions, id.to_str().unwrap_or_default()).await
+        }
+        None => false,
+    };
+    let route = if sessions::needs_body(request.method(), request.headers()) {
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, shared.max_body_bytes).await else {
+            return Err(json_rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                &format!(
+                    "the request body is over {} bytes, or was cut off",
+                    shared.max_body_bytes
+                ),
+            ));
+        };
+        let route = sessions::route(&parts.method, &parts.headers, Some(&bytes), |_| held);
+        request = Request::from_parts(parts, axum::body::Body::from(bytes));
+        route
+    } else {
+        sessions::route(request.method(), request.headers(), None, |_| held)
+    };
+    if route == Route::Session
+        && !request.headers().contains_key(sessions::SESSION_ID)
+        && sessions::count(&shared.sessions).await >= shared.max_sessions
+    {
+        return Err(try_again_shortly(&format!(
+            "this server holds its most sessions ({}); try again shortly",
+            shared.max_sessions
+        )));
+    }
+    request.extensions_mut().insert(route);
+    Ok((request, route))
+}
+
+/// Whether sessions are kept in a store, which restores (or refuses) any session a request names.
+fn has_store(shared: &Shared) -> bool {
+    #[cfg(feature = "redis")]
+    return shared.store.is_some();
+    #[cfg(not(feature = "redis"))]
+    {
+        let _ = shared;
+        false
     }
 }
 

@@ -1,17 +1,22 @@
 //! MCP over Streamable HTTP (feature `http`): the same [`McpServer`](crate::McpServer) as on
 //! stdio, served by rmcp's Streamable HTTP transport behind pleach's own checks.
 //!
-//! - **Both MCP eras, statelessly**: clients of 2026-07-28 (`server/discover`, the version in
-//!   every request) and initialize-based clients (2025-11-25 and before) are each answered request
-//!   by request, so any replica can answer any request. Each request runs in a session of its
-//!   own: session state (a scratchpad's notes) does not outlive the request.
-//! - **Or sessions in Redis** (feature `redis`, [`HttpOptions::session_store`]): an
-//!   initialize-based client gets an `Mcp-Session-Id`, any replica answers its requests, and each
-//!   call runs with the session's persisted state (a scratchpad's notes) restored from Redis.
-//! - **Responses**: JSON for a plain call; SSE when the call sends progress before its result
-//!   (rmcp's `json_response`, on by default: [`HttpOptions::json_response`]).
-//! - **Origin**: a request whose `Origin` is not allowed ([`HttpOptions::allow_origin`]) gets
-//!   403; requests without `Origin` (non-browser clients) pass. Pages of an allowed origin get
+//! - **Sessions in memory**: a client that starts with `initialize` (2025-11-25 and before) gets
+//!   an `Mcp-Session-Id` and a session held in memory (rmcp's `LocalSessionManager`, at most
+//!   [`HttpOptions::max_sessions`], each ending after [`HttpOptions::session_idle_timeout`]):
+//!   its calls can ask it things (approvals by elicitation), its state (a scratchpad's notes)
+//!   lasts across calls.
+//! - **Stateless otherwise**: clients of 2026-07-28 (`server/discover`, the version in every
+//!   request), clients that never initialize, and requests naming a session this process does
+//!   not hold (another replica's) are answered request by request, each in a session of its own.
+//! - **Or sessions in Redis** (feature `redis`, [`HttpOptions::session_store`]): any replica
+//!   answers a session's requests, and each call runs with the session's persisted state (a
+//!   scratchpad's notes) restored from Redis.
+//! - **Responses**: JSON for a call that sends nothing before its result; SSE when it does
+//!   (progress, a request to the client) (rmcp's `json_response`, on by default:
+//!   [`HttpOptions::json_response`]; a session's answers alike).
+//! - **Origin**: a request whose `Origin` is not allowed ([`HttpOptions::allow_origin`]; on a
+//!   loopback address the loopback origins, any port, also are) gets 403; requests without `Origin` (non-browser clients) pass. Pages of an allowed origin get
 //!   CORS: their preflights are answered without a token, with the MCP headers allowed, and the
 //!   responses carry `Access-Control-Allow-Origin`. `Host` is checked against loopback names
 //!   when the server listens on loopback (DNS rebinding), else against
@@ -43,15 +48,17 @@
 //!   `Content-Length` says so, before it is sent); malformed JSON-RPC, a
 //!   wrong `Accept` or `Content-Type` get the MCP transport's errors from rmcp.
 //!
-//! The rmcp options set: `legacy_session_mode = false` (stateless; with a session store `true`,
-//! with rmcp's `session_store` hook and no SSE priming events), `json_response` from the
+//! The rmcp options set: two services, one with `legacy_session_mode = true` for sessions (with a
+//! session store, rmcp's `session_store` hook and no SSE priming events) and one with `false` for
+//! the rest, `json_response` from the
 //! options, `max_request_body_bytes`, `allowed_hosts` as above, and a cancellation token the
 //! drain fires last. rmcp's own Origin check is left off: pleach's runs first, on every route.
 //!
 //! This file holds what every request of one server shares; the options are `options.rs`, the
 //! server, its site (CORS included) and its drain `server.rs`, its connections
-//! `connections.rs`, the checks in front of rmcp `guard.rs`, and refusals as JSON-RPC errors
-//! `refusal.rs`.
+//! `connections.rs`, the checks in front of rmcp `guard.rs`, which requests belong to a session
+//! `sessions.rs`, a session's answer as JSON or SSE `buffered.rs`, and refusals as JSON-RPC
+//! errors `refusal.rs`.
 //!
 //! ```rust,no_run
 //! # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {
@@ -70,7 +77,6 @@
 //! ```
 
 mod auth;
-#[cfg(feature = "redis")]
 mod buffered;
 mod connections;
 mod guard;
@@ -79,7 +85,9 @@ mod options;
 mod origin;
 mod refusal;
 mod server;
+mod sessions;
 
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "redis")]
@@ -111,8 +119,11 @@ struct Shared {
     cancel_calls: CancellationToken,
     /// Fired last: rmcp ends what is still open.
     stop: CancellationToken,
-    /// Whether MCP sessions are kept (a session store): `GET` then gets 405, not a stream.
-    sessions: bool,
+    /// The MCP sessions held in memory (rmcp's manager, shared with the service that answers
+    /// their requests): counted against `max_sessions`.
+    sessions: std::sync::Arc<LocalSessionManager>,
+    /// At most this many sessions: an `initialize` past it gets 503.
+    max_sessions: usize,
     /// The largest request body taken (a larger announced one gets 413 at once; a session's
     /// request is read whole: `buffered`).
     max_body_bytes: usize,

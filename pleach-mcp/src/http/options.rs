@@ -46,6 +46,8 @@ pub struct HttpOptions {
     pub(super) max_connections: usize,
     pub(super) json_response: bool,
     pub(super) insecure_no_auth: bool,
+    pub(super) max_sessions: usize,
+    pub(super) session_idle_timeout: Duration,
     #[cfg(feature = "redis")]
     pub(super) session_store: Option<RedisSessionStore>,
 }
@@ -67,13 +69,15 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_connections", &self.max_connections)
             .field("json_response", &self.json_response)
             .field("insecure_no_auth", &self.insecure_no_auth)
+            .field("max_sessions", &self.max_sessions)
+            .field("session_idle_timeout", &self.session_idle_timeout)
             .finish_non_exhaustive()
     }
 }
 
 impl HttpOptions {
     /// Serving on `listen` ([`serve_http`](super::serve_http) binds it), with no browser origin
-    /// allowed, no way in configured, the default limits and JSON responses.
+    /// allowed but loopback ones on a loopback `listen`, no way in configured, the default limits and JSON responses.
     ///
     /// ```
     /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap());
@@ -95,6 +99,8 @@ impl HttpOptions {
             max_connections: defaults::MAX_CONNECTIONS,
             json_response: true,
             insecure_no_auth: false,
+            max_sessions: defaults::MAX_SESSIONS,
+            session_idle_timeout: defaults::SESSION_IDLE_TIMEOUT,
             #[cfg(feature = "redis")]
             session_store: None,
         }
@@ -103,7 +109,9 @@ impl HttpOptions {
     /// Allows browser pages of `origin` (`https://app.example.com`, `http://localhost:3000`,
     /// `http://localhost:*` for any port, or `null`). Repeatable. Their CORS preflights
     /// (`OPTIONS`) are answered without a token, and the responses to their requests carry
-    /// `Access-Control-Allow-Origin`; any other `Origin` gets 403 and no CORS header.
+    /// `Access-Control-Allow-Origin`; any other `Origin` gets 403 and no CORS header. A server
+    /// whose `listen` address is loopback allows the loopback origins (`http://127.0.0.1`,
+    /// `http://localhost`, `http://[::1]`, any port) without this.
     ///
     /// ```
     /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
@@ -287,9 +295,42 @@ impl HttpOptions {
         self
     }
 
+    /// At most `max` MCP sessions held at once (default
+    /// [`MAX_SESSIONS`](crate::defaults::MAX_SESSIONS)): an `initialize` past it gets 503 with
+    /// `Retry-After`, so a flood of sessions cannot exhaust memory. Each session holds a bounded
+    /// buffer of the messages it sent.
+    ///
+    /// ```
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .max_sessions(100);
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn max_sessions(mut self, max: usize) -> HttpOptions {
+        self.max_sessions = max;
+        self
+    }
+
+    /// How long an MCP session that sees no message (from its client or its calls) is held
+    /// (default [`SESSION_IDLE_TIMEOUT`](crate::defaults::SESSION_IDLE_TIMEOUT)); then it ends
+    /// and its client gets 404, which tells it to start a new one. A call that runs longer
+    /// without a word ends with its session.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = pleach_mcp::http::HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    ///     .session_idle_timeout(Duration::from_secs(600));
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> HttpOptions {
+        self.session_idle_timeout = timeout.max(Duration::from_secs(1));
+        self
+    }
+
     /// Keeps MCP sessions and their persisted state in `store` (feature `redis`), so a
-    /// session survives its replica and works behind round robin. Without it the server is
-    /// stateless: each request runs in a session of its own.
+    /// session survives its replica and works behind round robin. Without it sessions are held
+    /// in this process's memory.
     ///
     /// With a store, a client that starts with `initialize` (MCP before 2026-07-28) gets an
     /// `Mcp-Session-Id`; each of its calls runs with the state the runtime persists
@@ -297,8 +338,8 @@ impl HttpOptions {
     /// the store, and what the call changed is written back before the result is sent. Such a
     /// client is not asked to approve calls (its answer could reach another replica): a call
     /// that needs approval fails with 1012 for it, as over stateless HTTP. There is no SSE stream
-    /// on `GET` (405): this server sends nothing outside a request. Clients of MCP 2026-07-28 have
-    /// no sessions and stay stateless.
+    /// on `GET` (405): this server sends nothing outside a request. Clients that never
+    /// initialize (MCP 2026-07-28 ones among them) have no sessions and stay stateless.
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::McpError> {

@@ -1,6 +1,8 @@
 //! The `Origin` check: a browser page from a site the server does not name cannot call it (MCP's
 //! transport security: DNS rebinding and cross-site requests). Requests without `Origin` (every
-//! non-browser client) pass.
+//! non-browser client) pass. A server on a loopback address also answers pages of the loopback
+//! origins (`http://127.0.0.1`, `http://localhost`, `http://[::1]`, any port): only a program on
+//! the same machine can be one, and a local browser client needs them.
 
 use axum::http::HeaderValue;
 
@@ -36,6 +38,21 @@ impl AllowedOrigins {
         })?;
         self.origins.push(origin);
         Ok(())
+    }
+
+    /// Allows pages of the loopback origins, any port: what a server listening on loopback
+    /// answers without being told.
+    pub(crate) fn allow_loopback(&mut self) {
+        for host in ["127.0.0.1", "localhost", "[::1]"] {
+            let loopback = AllowedOrigin {
+                scheme: "http".to_owned(),
+                host: host.to_owned(),
+                port: None,
+            };
+            if !self.origins.contains(&loopback) {
+                self.origins.push(loopback);
+            }
+        }
     }
 
     /// Whether no origin is allowed (no browser page may call).
@@ -146,6 +163,29 @@ mod tests {
         assert!(origins.allows(&header("http://[::1]:8080")));
         assert!(!origins.allows(&header("http://[::1]:8081")));
         assert!(!origins.allows(&header("https://localhost:5173")));
+    }
+
+    #[test]
+    fn loopback_origins_match_any_port_and_nothing_else() {
+        let mut origins = AllowedOrigins::default();
+        origins.allow_loopback();
+        for origin in [
+            "http://127.0.0.1:8080",
+            "http://localhost:5173",
+            "http://LOCALHOST",
+            "http://[::1]:3000",
+        ] {
+            assert!(origins.allows(&header(origin)), "{origin}");
+        }
+        for origin in [
+            "https://localhost:5173",
+            "http://localhost.example.com",
+            "http://127.0.0.2:8080",
+            "http://[::2]:8080",
+            "null",
+        ] {
+            assert!(!origins.allows(&header(origin)), "{origin}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use axum::extract::State;
 use axum::http::{HeaderName, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -23,6 +24,7 @@ use super::guard::guard;
 use super::jwt;
 use super::options::HttpOptions;
 use super::origin::AllowedOrigins;
+use super::sessions::Services;
 use super::{METADATA_PATH, METADATA_ROOT_PATH, Shared};
 use crate::{McpError, McpServer};
 use pleach_core::runtime::Runtime;
@@ -91,6 +93,9 @@ impl HttpServer {
     /// ```
     pub fn new(server: McpServer, options: HttpOptions) -> Result<HttpServer, McpError> {
         let mut origins = AllowedOrigins::default();
+        if options.listen.ip().is_loopback() {
+            origins.allow_loopback();
+        }
         for origin in &options.allowed_origins {
             origins.add(origin).map_err(McpError::Options)?;
         }
@@ -119,10 +124,12 @@ impl HttpServer {
             Some(store) => server.with_state_store(store.clone()),
             None => server,
         };
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(options.session_idle_timeout);
         #[cfg(feature = "redis")]
-        let sessions = options.session_store.is_some();
-        #[cfg(not(feature = "redis"))]
-        let sessions = false;
+        if options.session_store.is_some() {
+            sessions.session_config.sse_retry = None;
+        }
         Ok(HttpServer {
             shared: Arc::new(Shared {
                 runtime: server.runtime().clone(),
@@ -133,7 +140,8 @@ impl HttpServer {
                 draining: CancellationToken::new(),
                 cancel_calls: cancel_calls.clone(),
                 stop: CancellationToken::new(),
-                sessions,
+                sessions: Arc::new(sessions),
+                max_sessions: options.max_sessions,
                 max_body_bytes: options.max_body_bytes,
                 listen: options.listen,
                 bound: std::sync::OnceLock::new(),
@@ -251,34 +259,32 @@ impl HttpServer {
         }
         let server = self.server.clone();
         let factory = move || server.with_new_session().map_err(std::io::Error::other);
+        let stateless = StreamableHttpService::new(
+            factory.clone(),
+            Arc::new(NeverSessionManager::default()),
+            config.clone(),
+        );
+        #[cfg_attr(not(feature = "redis"), allow(unused_mut))]
+        let mut config = config.with_legacy_session_mode(true);
         #[cfg(feature = "redis")]
         if let Some(store) = &self.session_store {
             // No priming events: they invite clients to resume a stream with `GET`, which this
-            // server does not offer (a replica that died took the stream with it).
-            config = config.with_legacy_session_mode(true).with_sse_retry(None);
+            // server does not offer with a store (a replica that died took the stream with it).
+            config = config.with_sse_retry(None);
             config.session_store = Some(Arc::new(store.clone()));
-            let mut manager = rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default();
-            manager.session_config.sse_retry = None;
-            return self.guarded(StreamableHttpService::new(
-                factory,
-                Arc::new(manager),
-                config,
-            ));
         }
-        self.guarded(StreamableHttpService::new(
-            factory,
-            Arc::new(NeverSessionManager::default()),
-            config,
-        ))
+        let sessions =
+            StreamableHttpService::new(factory, Arc::clone(&self.shared.sessions), config);
+        self.guarded(Services {
+            sessions,
+            stateless,
+        })
     }
 
-    /// `rmcp` behind [`guard`].
-    fn guarded<M>(&self, rmcp: StreamableHttpService<McpServer, M>) -> Router
-    where
-        M: rmcp::transport::streamable_http_server::SessionManager,
-    {
+    /// rmcp (with sessions, and stateless) behind [`guard`].
+    fn guarded(&self, services: Services) -> Router {
         Router::new()
-            .fallback_service(rmcp)
+            .fallback(move |request: axum::extract::Request| services.clone().answer(request))
             .layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&self.shared),
                 guard,

@@ -57,7 +57,7 @@ use crate::conversation::Message;
 use crate::error::ToolError;
 use crate::tool::ToolDefinition;
 
-use super::attachments::{self, Part as Attachment};
+use super::attachments::{self, Part as Attachment, with};
 use super::format::no_strict_mode;
 use super::{
     NO_ARGUMENTS, Profile, ProfileProblem, ProviderFormat, ResponseError, StreamParser,
@@ -187,13 +187,18 @@ impl ProviderFormat for Gemini {
         match outcome {
             Ok(output) if output.content.is_empty() => {
                 let value = output.structured.as_ref().unwrap_or(&Value::Null);
-                response_part(call.id(), call.name(), &json!({ "output": value }), &[])
+                response_part(
+                    call.id(),
+                    call.name(),
+                    &json!({ "output": value }),
+                    Vec::new(),
+                )
             }
             Err(error) => response_part(
                 call.id(),
                 call.name(),
                 &json!({ "error": error.model_text() }),
-                &[],
+                Vec::new(),
             ),
             Ok(_) => {
                 let message = Message::tool_result(call, outcome);
@@ -230,7 +235,7 @@ impl ProviderFormat for Gemini {
             |text| json!({ "role": "user", "parts": [{ "text": text }] }),
             assistant_message,
             result_part,
-            |parts| json!({ "role": "user", "parts": parts }),
+            |parts| with(json!({ "role": "user" }), "parts", parts),
         )
     }
 
@@ -458,11 +463,16 @@ fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     Ok(out)
 }
 
-fn response_part(id: &str, name: &str, response: &Value, parts: &[Value]) -> Value {
+fn response_part(id: &str, name: &str, response: &Value, parts: Vec<Value>) -> Value {
     if parts.is_empty() {
         return json!({ "functionResponse": { "id": id, "name": name, "response": response } });
     }
-    json!({ "functionResponse": { "id": id, "name": name, "response": response, "parts": parts } })
+    let function_response = json!({ "id": id, "name": name, "response": response });
+    with(
+        json!({}),
+        "functionResponse",
+        with(function_response, "parts", parts),
+    )
 }
 
 /// A tool-result message as a `functionResponse` part: `response` holds `output` (the result's
@@ -490,16 +500,20 @@ fn result_part(tool: &ToolResultMessage<'_>) -> Value {
             }
             Attachment::File { mime, data, name } => (mime, data, name),
         };
-        let mut inline = json!({ "mimeType": mime, "data": attachments::base64(data) });
+        let mut inline = with(
+            json!({ "mimeType": mime }),
+            "data",
+            attachments::base64(data),
+        );
         if let Some(display_name) = display_name {
             inline["displayName"] = Value::from(display_name);
         }
-        parts.push(json!({ "inlineData": inline }));
+        parts.push(with(json!({}), "inlineData", inline));
     }
     if !texts.is_empty() {
         response["content"] = Value::Array(texts);
     }
-    response_part(id, name, &response, &parts)
+    response_part(id, name, &response, parts)
 }
 
 /// The `model` content carrying the calls as `functionCall` parts (after a text part, if any),

@@ -8,7 +8,7 @@ use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 
 use crate::providers::ToolResultMessage;
-use crate::providers::attachments::{self, Part};
+use crate::providers::attachments::{self, Part, with};
 
 /// What a Chat Completions format does with a result's media.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -33,7 +33,11 @@ pub(super) fn chat_messages(conversation: &[Message], media: Media) -> Vec<Value
             continue;
         }
         if !attached.is_empty() {
-            out.push(json!({ "role": "user", "content": std::mem::take(&mut attached) }));
+            out.push(with(
+                json!({ "role": "user" }),
+                "content",
+                std::mem::take(&mut attached),
+            ));
         }
         out.push(match message {
             Message::User { content } => json!({ "role": "user", "content": content }),
@@ -46,7 +50,7 @@ pub(super) fn chat_messages(conversation: &[Message], media: Media) -> Vec<Value
         });
     }
     if !attached.is_empty() {
-        out.push(json!({ "role": "user", "content": attached }));
+        out.push(with(json!({ "role": "user" }), "content", attached));
     }
     out
 }
@@ -112,22 +116,30 @@ fn media_parts(tool: &ToolResultMessage<'_>) -> Vec<Value> {
     for part in attachments::parts(tool.attachments) {
         let value = match part {
             Part::Text(_) => continue, // in the tool message
-            Part::Image { mime, data } => json!({
-                "type": "image_url",
-                "image_url": { "url": attachments::data_url(mime, data) }
-            }),
-            Part::File { mime, data, name } => json!({
-                "type": "file",
-                "file": {
-                    "filename": name.unwrap_or("attachment"),
-                    "file_data": attachments::data_url(mime, data)
-                }
-            }),
+            Part::Image { mime, data } => with(
+                json!({ "type": "image_url" }),
+                "image_url",
+                with(json!({}), "url", attachments::data_url(mime, data)),
+            ),
+            Part::File { mime, data, name } => with(
+                json!({ "type": "file" }),
+                "file",
+                with(
+                    json!({ "filename": name.unwrap_or("attachment") }),
+                    "file_data",
+                    attachments::data_url(mime, data),
+                ),
+            ),
             Part::Audio { mime, data } => match audio_format(mime) {
-                Some(format) => json!({
-                    "type": "input_audio",
-                    "input_audio": { "data": attachments::base64(data), "format": format }
-                }),
+                Some(format) => with(
+                    json!({ "type": "input_audio" }),
+                    "input_audio",
+                    with(
+                        json!({ "format": format }),
+                        "data",
+                        attachments::base64(data),
+                    ),
+                ),
                 None => json!({
                     "type": "text",
                     "text": attachments::not_sent("recording", mime, data.len(), "Chat Completions takes WAV and MP3")

@@ -1,0 +1,454 @@
+//! [`ToolIndex`]: BM25F over a catalog's [`ToolDocument`]s, and the regex mode.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::text;
+use super::{SearchError, SearchHit, ToolDocument, ToolRanker};
+use crate::ToolSource;
+
+/// How many fields a document has: name, description, parameter names, parameter descriptions,
+/// enum values, category and schema key.
+pub(crate) const FIELDS: usize = 6;
+
+/// How much a term counts in each field, in [`ToolDocument::fields`]' order. A tool's name says
+/// what it does in the fewest words, so a word there counts three times one in its description;
+/// parameter descriptions are long and repeat the description, so theirs count half. Chosen on
+/// the BFCL catalog with the bench (`pleach-bench tool-search`, docs/tool-search.md), from a few
+/// round values, for every category at once.
+const FIELD_WEIGHTS: [f32; FIELDS] = [3.0, 1.0, 1.0, 0.5, 1.0, 0.5];
+
+/// BM25's term-frequency saturation.
+const K1: f32 = 1.2;
+/// BM25's length normalisation: how much a long field's words count less.
+const B: f32 = 0.75;
+
+/// Longest regex pattern accepted, in bytes, and the compiled program's size cap: a pattern is
+/// the model's input.
+const MAX_PATTERN_LEN: usize = 1_000;
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// A searchable index over a catalog of tools: ranked lexical search (BM25F: each field weighted,
+/// identifiers split at `_`, `-`, `.` and case changes, light stemming) and a regex mode.
+///
+/// Built once from the catalog (a runtime's registry with [`ToolIndex::from_source`], or any
+/// [`ToolDocument`]s, such as a remote server's listing, with [`ToolIndex::new`]) and never
+/// changed: when the catalog changes, build a new one. Each term's score in each tool is worked
+/// out when the index is built, so a query costs one pass over the postings of its words.
+/// Results are ordered by score, ties by name, so a query gives the same answer every time.
+///
+/// ```
+/// use pleach_core::search::{ToolDocument, ToolIndex};
+/// use serde_json::json;
+///
+/// let index = ToolIndex::new([
+///     ToolDocument::new("get_weather", "Current weather for a city.",
+///         &json!({"properties": {"city": {"type": "string"}}})),
+///     ToolDocument::new("convertCurrency", "Converts an amount between currencies.",
+///         &json!({"properties": {"amount": {"type": "number"}}})),
+/// ]);
+/// let hits = index.search("how much is 100 euros in dollars? convert the currency", 5);
+/// assert_eq!(hits[0].name(), "convertCurrency");
+/// assert_eq!(index.search_regex("^get_", 5).unwrap()[0].name(), "get_weather");
+/// ```
+#[derive(Debug, Clone)]
+pub struct ToolIndex {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// Sorted by name, one per name: a document's position is its tie-break. Kept whole for
+    /// the regex mode.
+    documents: Vec<ToolDocument>,
+    terms: HashMap<Box<str>, u32, FastHash>,
+    /// Per term: the documents holding it, in document order, with the term's BM25F score there.
+    postings: Vec<Vec<(u32, f32)>>,
+}
+
+impl ToolIndex {
+    /// An index over `documents`. A name given twice is indexed once (its first document).
+    ///
+    /// ```
+    /// use pleach_core::search::{ToolDocument, ToolIndex};
+    /// let index = ToolIndex::new([ToolDocument::new("ping", "Answers pong.", &serde_json::json!({}))]);
+    /// assert_eq!(index.len(), 1);
+    /// ```
+    pub fn new(documents: impl IntoIterator<Item = ToolDocument>) -> Self {
+        let mut documents: Vec<ToolDocument> = documents.into_iter().collect();
+        // Stable: of two documents with one name, the first given stays first and is kept.
+        documents.sort_by(|a, b| a.name().cmp(b.name()));
+        documents.dedup_by(|later, earlier| later.name() == earlier.name());
+
+        // Pass 1: every document's terms, field by field, as term ids in one flat list.
+        let mut terms: HashMap<Box<str>, u32, FastHash> = HashMap::default();
+        let mut ids: Vec<u32> = Vec::new();
+        // Per document and field: where its ids end in `ids`.
+        let mut ends: Vec<[usize; FIELDS]> = Vec::with_capacity(documents.len());
+        let mut buf = String::new();
+        for doc in &documents {
+            let mut doc_ends = [0; FIELDS];
+            for (field, text) in doc.fields().into_iter().enumerate() {
+                text::for_each_term(text, &mut buf, |term| {
+                    let id = if let Some(&id) = terms.get(term) {
+                        id
+                    } else {
+                        let id = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+                        terms.insert(term.into(), id);
+                        id
+                    };
+                    ids.push(id);
+                });
+                doc_ends[field] = ids.len();
+            }
+            ends.push(doc_ends);
+        }
+
+        #[allow(clippy::cast_precision_loss)] // counts far below 2^24
+        let doc_count = documents.len().max(1) as f32;
+        let mut average = [0f32; FIELDS];
+        let mut from = 0;
+        for doc_ends in &ends {
+            for (field, &end) in doc_ends.iter().enumerate() {
+                #[allow(clippy::cast_precision_loss)]
+                let len = (end - from) as f32;
+                average[field] += len;
+                from = end;
+            }
+        }
+        for sum in &mut average {
+            *sum = (*sum / doc_count).max(f32::MIN_POSITIVE);
+        }
+
+        // Pass 2, BM25F: a term's frequencies in the fields, each normalised by its field's
+        // length and weighted, summed into one pseudo-frequency, saturated once, times its idf.
+        let mut postings: Vec<Vec<(u32, f32)>> = vec![Vec::new(); terms.len()];
+        let mut pseudo = vec![0f32; terms.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut from = 0;
+        for (doc_id, doc_ends) in ends.iter().enumerate() {
+            for (field, &end) in doc_ends.iter().enumerate() {
+                #[allow(clippy::cast_precision_loss)]
+                let norm = 1.0 - B + B * (end - from) as f32 / average[field];
+                let weight = FIELD_WEIGHTS[field] / norm;
+                for &term in &ids[from..end] {
+                    let slot = &mut pseudo[term as usize];
+                    if *slot == 0.0 {
+                        touched.push(term);
+                    }
+                    *slot += weight;
+                }
+                from = end;
+            }
+            let doc_id = u32::try_from(doc_id).unwrap_or(u32::MAX);
+            for term in touched.drain(..) {
+                let x = std::mem::take(&mut pseudo[term as usize]);
+                postings[term as usize].push((doc_id, x * (K1 + 1.0) / (x + K1)));
+            }
+        }
+        for list in &mut postings {
+            #[allow(clippy::cast_precision_loss)]
+            let holding = list.len() as f32;
+            let idf = ((doc_count - holding + 0.5) / (holding + 0.5) + 1.0).ln();
+            for (_, score) in &mut *list {
+                *score *= idf;
+            }
+        }
+
+        ToolIndex {
+            inner: Arc::new(Inner {
+                documents,
+                terms,
+                postings,
+            }),
+        }
+    }
+
+    /// An index over every tool of `source` (a runtime's registry, `tool_registry()`).
+    ///
+    /// ```
+    /// use pleach_core::search::ToolIndex;
+    /// let index = ToolIndex::from_source(pleach_core::tool_registry());
+    /// assert_eq!(index.len(), pleach_core::tool_registry().len());
+    /// ```
+    pub fn from_source(source: &dyn ToolSource) -> Self {
+        ToolIndex::new(source.tools().into_iter().map(ToolDocument::from))
+    }
+
+    /// How many tools the index holds.
+    ///
+    /// ```
+    /// # use pleach_core::search::ToolIndex;
+    /// assert_eq!(ToolIndex::new([]).len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.inner.documents.len()
+    }
+
+    /// Whether the index holds no tool.
+    ///
+    /// ```
+    /// # use pleach_core::search::ToolIndex;
+    /// assert!(ToolIndex::new([]).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.inner.documents.is_empty()
+    }
+
+    /// Whether the index holds the tool `name`.
+    ///
+    /// ```
+    /// # use pleach_core::search::{ToolDocument, ToolIndex};
+    /// let index = ToolIndex::new([ToolDocument::new("ping", "", &serde_json::json!({}))]);
+    /// assert!(index.contains("ping") && !index.contains("pong"));
+    /// ```
+    pub fn contains(&self, name: &str) -> bool {
+        self.inner
+            .documents
+            .binary_search_by(|doc| doc.name().cmp(name))
+            .is_ok()
+    }
+
+    /// The names of the tools held, sorted.
+    ///
+    /// ```
+    /// # use pleach_core::search::{ToolDocument, ToolIndex};
+    /// let index = ToolIndex::new(["b", "a"].map(|n| ToolDocument::new(n, "", &serde_json::json!({}))));
+    /// assert_eq!(index.names().collect::<Vec<_>>(), ["a", "b"]);
+    /// ```
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.inner.documents.iter().map(ToolDocument::name)
+    }
+
+    /// The at most `limit` tools that best match `query` (words in any language and casing), best
+    /// first, ties by name. A tool that shares no word with the query is not returned.
+    ///
+    /// ```
+    /// use pleach_core::search::{ToolDocument, ToolIndex};
+    /// let index = ToolIndex::new([
+    ///     ToolDocument::new("reserve_table", "Books a restaurant table.", &serde_json::json!({})),
+    ///     ToolDocument::new("cancel_reservation", "Cancels a booking.", &serde_json::json!({})),
+    /// ]);
+    /// let hits = index.search("cancel my reservation", 5);
+    /// assert_eq!(hits[0].name(), "cancel_reservation");
+    /// assert!(hits[0].score() > hits[1].score()); // "reservation" meets "reserve"
+    /// ```
+    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        let inner = &*self.inner;
+        if limit == 0 || inner.documents.is_empty() {
+            return Vec::new();
+        }
+        let mut query_terms: Vec<u32> = Vec::new();
+        text::for_each_term(query, &mut String::new(), |term| {
+            if let Some(&id) = inner.terms.get(term) {
+                query_terms.push(id);
+            }
+        });
+        query_terms.sort_unstable();
+        query_terms.dedup();
+
+        let mut scores = vec![0f32; inner.documents.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for term in query_terms {
+            for &(doc, score) in &inner.postings[term as usize] {
+                let slot = &mut scores[doc as usize];
+                if *slot == 0.0 {
+                    touched.push(doc);
+                }
+                *slot += score;
+            }
+        }
+        let order = |a: &u32, b: &u32| {
+            scores[*b as usize]
+                .total_cmp(&scores[*a as usize])
+                .then(a.cmp(b))
+        };
+        if touched.len() > limit {
+            touched.select_nth_unstable_by(limit - 1, order);
+            touched.truncate(limit);
+        }
+        touched.sort_unstable_by(order);
+        touched
+            .into_iter()
+            .map(|doc| SearchHit::new(inner.documents[doc as usize].name(), scores[doc as usize]))
+            .collect()
+    }
+
+    /// The at most `limit` tools whose name, description, parameters, enum values, category or
+    /// schema key `pattern` matches (Rust `regex` syntax; `(?i)` for case-insensitive): those
+    /// whose name matches first, then the others, each group by name. The score is 2 for a name
+    /// match and 1 for another.
+    ///
+    /// # Errors
+    ///
+    /// [`SearchError::InvalidPattern`] when `pattern` is not a regex, is longer than 1,000 bytes
+    /// or compiles to too large a program.
+    ///
+    /// ```
+    /// use pleach_core::search::{ToolDocument, ToolIndex};
+    /// let index = ToolIndex::new([
+    ///     ToolDocument::new("weather_now", "Current conditions.", &serde_json::json!({})),
+    ///     ToolDocument::new("forecast", "The weather for the days ahead.", &serde_json::json!({})),
+    /// ]);
+    /// let names: Vec<_> = index.search_regex("(?i)weather", 5).unwrap()
+    ///     .into_iter().map(|hit| hit.name().to_owned()).collect();
+    /// assert_eq!(names, ["weather_now", "forecast"]);
+    /// assert!(index.search_regex("(", 5).is_err());
+    /// ```
+    pub fn search_regex(&self, pattern: &str, limit: usize) -> Result<Vec<SearchHit>, SearchError> {
+        if pattern.len() > MAX_PATTERN_LEN {
+            return Err(SearchError::InvalidPattern(format!(
+                "the pattern is {} bytes; at most {MAX_PATTERN_LEN} are accepted",
+                pattern.len()
+            )));
+        }
+        let regex = regex::RegexBuilder::new(pattern)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
+        let inner = &*self.inner;
+        let mut by_name = Vec::new();
+        let mut elsewhere = Vec::new();
+        for doc in &inner.documents {
+            if by_name.len() >= limit {
+                break;
+            }
+            let [name, rest @ ..] = doc.fields();
+            if regex.is_match(name) {
+                by_name.push(SearchHit::new(name, 2.0));
+            } else if elsewhere.len() < limit && rest.iter().any(|text| regex.is_match(text)) {
+                elsewhere.push(SearchHit::new(name, 1.0));
+            }
+        }
+        by_name.extend(elsewhere);
+        by_name.truncate(limit);
+        Ok(by_name)
+    }
+}
+
+/// `FxHash` (rustc's) for the term table: `SipHash` was most of the index's build time. A catalog's
+/// words come from its tools' authors; a remote server choosing colliding words could only slow
+/// the build of its own listing's index, whose size pleach-mcp caps.
+#[derive(Debug, Clone, Copy, Default)]
+struct FastHash;
+
+impl std::hash::BuildHasher for FastHash {
+    type Hasher = FxHasher;
+    fn build_hasher(&self) -> FxHasher {
+        FxHasher(0)
+    }
+}
+
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(SEED);
+        }
+        for &byte in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl ToolRanker for ToolIndex {
+    fn rank(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        self.search(query, limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(name: &str, description: &str) -> ToolDocument {
+        ToolDocument::new(name, description, &json!({}))
+    }
+
+    #[test]
+    fn ties_are_ordered_by_name_and_limit_keeps_the_best() {
+        let index = ToolIndex::new([
+            doc("y_report", "x"),
+            doc("x_report", "x"),
+            doc("c", "report"),
+        ]);
+        let names: Vec<String> = index
+            .search("report", 5)
+            .into_iter()
+            .map(|hit| hit.name().to_owned())
+            .collect();
+        assert_eq!(
+            names,
+            ["x_report", "y_report", "c"],
+            "a name match outranks a description one"
+        );
+        let top = index.search("report", 1);
+        assert_eq!(top.len(), 1);
+        assert_eq!(top[0].name(), "x_report");
+    }
+
+    #[test]
+    fn a_duplicate_name_keeps_its_first_document() {
+        let index = ToolIndex::new([doc("t", "apples"), doc("t", "pears")]);
+        assert_eq!(index.len(), 1);
+        assert_eq!(index.search("apples", 5).len(), 1);
+        assert!(index.search("pears", 5).is_empty());
+    }
+
+    #[test]
+    fn nothing_matches_nothing() {
+        let index = ToolIndex::new([doc("ping", "Answers pong.")]);
+        assert!(index.search("", 5).is_empty());
+        assert!(index.search("the of a", 5).is_empty(), "stop words alone");
+        assert!(index.search("ping", 0).is_empty());
+        assert!(ToolIndex::new([]).search("ping", 5).is_empty());
+    }
+
+    #[test]
+    fn parameters_and_enum_values_are_searched() {
+        let index = ToolIndex::new([
+            ToolDocument::new(
+                "find_events",
+                "Finds events in a city.",
+                &json!({"properties": {"kind": {"enum": ["Theater", "Music"]}}}),
+            ),
+            doc("find_movies", "Finds movies in a city."),
+        ]);
+        assert_eq!(
+            index.search("theater events in Seattle", 5)[0].name(),
+            "find_events"
+        );
+        let hits = index.search("theater", 5);
+        assert_eq!(hits.len(), 1);
+    }
+
+    #[test]
+    fn regex_rejects_what_it_cannot_compile() {
+        let index = ToolIndex::new([doc("ping", "Answers pong.")]);
+        assert!(matches!(
+            index.search_regex("(", 5),
+            Err(SearchError::InvalidPattern(_))
+        ));
+        let long = "a".repeat(MAX_PATTERN_LEN + 1);
+        assert!(index.search_regex(&long, 5).is_err());
+        assert!(
+            index.search_regex(r"\w{1000}{1000}", 5).is_err(),
+            "too large a program"
+        );
+        let hits = index.search_regex("pong", 5).unwrap();
+        assert!(
+            (hits[0].score() - 1.0).abs() < f32::EPSILON,
+            "a match outside the name"
+        );
+    }
+}

@@ -1,0 +1,171 @@
+//! MCP sessions over Streamable HTTP: which requests belong to one, and how many there may be.
+//!
+//! A client that starts with `initialize` (MCP before 2026-07-28) gets a session, held in this
+//! process's memory by rmcp's `LocalSessionManager` (and, with a session store, its state in
+//! Redis): its requests then reach it on the session's own channel, so the server can ask the
+//! client things during a call (an approval, an elicitation). Every other request, from a client that never initializes,
+//! is answered statelessly, each in a session of its own.
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, Method};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use serde::Deserialize;
+use tower::ServiceExt;
+
+use crate::McpServer;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+
+/// The header naming the session a request belongs to.
+pub(super) const SESSION_ID: &str = "mcp-session-id";
+
+/// Which of the two services answers a request, set by the guard in the request's extensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Route {
+    /// A session's request, or the `initialize` that starts one.
+    Session,
+    /// A request of a client that never initialized.
+    Stateless,
+}
+
+/// The route of a request whose body (a POST's, when it has no session yet) is `body`: a
+/// session's when it names one `held` says this process holds (or, with a session store, any
+/// session: the store restores or refuses it), or starts one with `initialize`.
+///
+/// A request naming a session this process does not hold — another replica's, one from before a
+/// restart, one that expired — is answered statelessly, as for a client that never initialized:
+/// replicas without a store behind round robin still answer every request.
+pub(super) fn route(
+    method: &Method,
+    headers: &HeaderMap,
+    body: Option<&[u8]>,
+    held: impl FnOnce(&str) -> bool,
+) -> Route {
+    if let Some(id) = headers.get(SESSION_ID) {
+        return match id.to_str() {
+            Ok(id) if held(id) => Route::Session,
+            _ => Route::Stateless,
+        };
+    }
+    if method == Method::POST && body.is_some_and(starts_session) {
+        Route::Session
+    } else {
+        Route::Stateless
+    }
+}
+
+/// Whether a POST without a session must be read to be routed: one that may be an
+/// `initialize` (an `Mcp-Method` header, MCP 2026-07-28, names its method without it).
+pub(super) fn needs_body(method: &Method, headers: &HeaderMap) -> bool {
+    method == Method::POST
+        && !headers.contains_key(SESSION_ID)
+        && headers
+            .get("mcp-method")
+            .is_none_or(|name| name.as_bytes() == b"initialize")
+}
+
+/// Whether `body` is an `initialize` request: what starts a session.
+fn starts_session(body: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+    }
+    serde_json::from_slice::<Method<'_>>(body)
+        .is_ok_and(|message| message.method == Some("initialize"))
+}
+
+/// The two services behind the guard: rmcp with sessions held in memory, and rmcp stateless.
+#[derive(Clone)]
+pub(super) struct Services {
+    pub(super) sessions: StreamableHttpService<McpServer, LocalSessionManager>,
+    pub(super) stateless: StreamableHttpService<McpServer, NeverSessionManager>,
+}
+
+impl Services {
+    /// Answers `request` with the service its [`Route`] names (stateless when none was set).
+    pub(super) async fn answer(self, request: Request) -> Response {
+        let answered = match request.extensions().get::<Route>() {
+            Some(Route::Session) => self.sessions.oneshot(request).await,
+            _ => self.stateless.oneshot(request).await,
+        };
+        match answered {
+            Ok(response) => response.into_response(),
+            Err(never) => match never {},
+        }
+    }
+}
+
+/// How many sessions `manager` holds now (those still initializing included).
+pub(super) async fn count(manager: &LocalSessionManager) -> usize {
+    manager.sessions.read().await.len()
+}
+
+/// Whether `manager` holds session `id`.
+pub(super) async fn holds(manager: &LocalSessionManager, id: &str) -> bool {
+    manager.sessions.read().await.contains_key(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn an_initialize_or_a_session_id_routes_to_the_sessions() {
+        let none = HeaderMap::new();
+        let held = |id: &str| id == "held";
+        let initialize = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#;
+        assert_eq!(
+            route(&Method::POST, &none, Some(initialize), held),
+            Route::Session
+        );
+        assert_eq!(
+            route(&Method::POST, &none, Some(call), held),
+            Route::Stateless
+        );
+        assert_eq!(
+            route(&Method::POST, &none, Some(b"not json"), held),
+            Route::Stateless
+        );
+        assert_eq!(
+            route(
+                &Method::POST,
+                &none,
+                Some(br#"[{"method":"initialize"}]"#),
+                held
+            ),
+            Route::Stateless
+        );
+        assert_eq!(route(&Method::GET, &none, None, held), Route::Stateless);
+        let mut session = HeaderMap::new();
+        session.insert(SESSION_ID, HeaderValue::from_static("held"));
+        assert_eq!(
+            route(&Method::POST, &session, Some(call), held),
+            Route::Session
+        );
+        assert_eq!(route(&Method::DELETE, &session, None, held), Route::Session);
+        assert_eq!(route(&Method::GET, &session, None, held), Route::Session);
+        // Another replica's session, or one that ended: answered statelessly.
+        session.insert(SESSION_ID, HeaderValue::from_static("elsewhere"));
+        assert_eq!(
+            route(&Method::POST, &session, Some(call), held),
+            Route::Stateless
+        );
+    }
+
+    #[test]
+    fn only_a_post_that_may_start_a_session_is_read_to_be_routed() {
+        let mut headers = HeaderMap::new();
+        assert!(needs_body(&Method::POST, &headers));
+        assert!(!needs_body(&Method::GET, &headers));
+        headers.insert("mcp-method", HeaderValue::from_static("tools/call"));
+        assert!(!needs_body(&Method::POST, &headers));
+        headers.insert("mcp-method", HeaderValue::from_static("initialize"));
+        assert!(needs_body(&Method::POST, &headers));
+        headers.insert(SESSION_ID, HeaderValue::from_static("abc"));
+        assert!(!needs_body(&Method::POST, &headers));
+    }
+}

@@ -1,0 +1,235 @@
+//! Deferred tools in the agent loop (docs/tool-search.md): a session with 1,000 deferred tools,
+//! a scripted model on loopback that searches, loads and calls a tool it was not sent at first,
+//! over the OpenAI Chat and Anthropic wire shapes; and the refusal (1021) of a deferred tool
+//! called before a search loaded it.
+
+use std::sync::Arc;
+
+use pleach_core::agent::{
+    AgentOptions, AnthropicClient, ModelClient, OpenAiChatClient, StopReason,
+};
+use pleach_core::search::ToolSearch;
+use pleach_core::{
+    ErrorCode, Runtime, Session, SessionOptions, ToolDefinition, ToolError, ToolEvent,
+    ToolRegistryBuilder, UnifiedToolDefinition,
+};
+use pleach_test_support::http::{LoopbackServer, Recorded, Reply};
+use serde_json::{Value, json};
+
+use crate::agent::{anthropic_answer, openai_answer, run, sse};
+
+/// The tool the model finds: the 1,000th, among 999 about other things.
+const TARGET: &str = "convert_currency";
+
+/// The nouns of the made-up catalog, each its own.
+const NOUNS: &str = "invoice ticket user group project task comment label milestone repository branch commit \
+    release package build deployment server volume snapshot network firewall certificate \
+    domain record mailbox message thread channel meeting calendar event reminder note document \
+    folder file image video playlist song album artist podcast episode book author library \
+    course lesson student teacher grade exam patient doctor appointment prescription claim \
+    policy customer lead deal quote order shipment warehouse product supplier coupon cart \
+    review survey form report dashboard metric alert incident runbook schedule shift employee \
+    payroll expense budget account ledger asset contract vendor license device sensor vehicle \
+    route trip hotel flight booking recipe ingredient menu table room desk badge visitor \
+    parcel locker printer scanner";
+
+/// 1,000 tools: 999 of a made-up catalog (each its own noun and verb) and the one to find.
+fn catalog() -> Vec<UnifiedToolDefinition> {
+    const VERBS: [&str; 9] = [
+        "list", "create", "delete", "update", "archive", "export", "import", "share", "count",
+    ];
+    let mut tools: Vec<UnifiedToolDefinition> = VERBS
+        .iter()
+        .flat_map(|verb| NOUNS.split_whitespace().map(move |noun| (verb, noun)))
+        .map(|(verb, noun)| {
+            tool(
+                &format!("{verb}_{noun}"),
+                &format!("{verb}s one {noun} or more, by id."),
+            )
+        })
+        .collect();
+    tools.push(tool(
+        TARGET,
+        "Converts an amount of money from one currency to another at today's rate.",
+    ));
+    assert_eq!(tools.len(), 1_000);
+    tools
+}
+
+fn tool(name: &str, description: &str) -> UnifiedToolDefinition {
+    let answer = format!("{name} done");
+    ToolDefinition::builder(name, description)
+        .input_schema(json!({"type": "object", "properties": {"amount": {"type": "number"}}}))
+        .execute_json(move |_, _| {
+            let answer = answer.clone();
+            async move { Ok::<_, ToolError>(json!(answer)) }
+        })
+        .unwrap()
+        .into()
+}
+
+/// A session with the catalog deferred, the search tool, and `always_on` sent on every step.
+fn deferred_session() -> (Session, ToolSearch) {
+    let catalog = catalog();
+    let search = ToolSearch::new(&catalog);
+    let always_on = tool("get_time", "The current time.");
+    let registry = ToolRegistryBuilder::new()
+        .register_all(catalog)
+        .register(always_on)
+        .register(search.definition().unwrap())
+        .build()
+        .unwrap();
+    let runtime = Runtime::builder().registry(registry).build().unwrap();
+    let session = runtime.create_session(SessionOptions::all()).unwrap();
+    session.push_user_message("How much is 100 euros in dollars?");
+    (session, search)
+}
+
+/// The names of the tools a recorded request sent, in either wire shape.
+fn sent_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["function"]["name"].as_str().or(tool["name"].as_str()))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn openai_call(id: &str, name: &str, arguments: &Value) -> Vec<u8> {
+    pleach_test_support::model::calls(&[(id, name, arguments.clone())])
+}
+
+fn anthropic_call(id: &str, name: &str, arguments: &Value) -> Vec<u8> {
+    sse(&[
+        json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[]}}),
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":id,"name":name,"input":{}}}),
+        json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":arguments.to_string()}}),
+        json!({"type":"content_block_stop","index":0}),
+        json!({"type":"message_delta","delta":{"stop_reason":"tool_use"}}),
+        json!({"type":"message_stop"}),
+    ])
+}
+
+/// The scripted conversation on one wire shape: search, call the tool found, answer.
+async fn searches_loads_and_calls(
+    call: fn(&str, &str, &Value) -> Vec<u8>,
+    answer: fn(&str) -> Vec<u8>,
+    client: impl FnOnce(&LoopbackServer) -> Arc<dyn ModelClient>,
+) {
+    let (session, search) = deferred_session();
+    let server = LoopbackServer::replying(vec![
+        Reply::sse(call(
+            "c1",
+            "search_tools",
+            &json!({"query": "convert currency euros to dollars"}),
+        )),
+        Reply::sse(call("c2", TARGET, &json!({"amount": 100}))),
+        Reply::sse(answer("About 108 dollars.")),
+    ])
+    .await;
+    let options = AgentOptions::default().tool_search(search);
+    let (events, outcome) = run(&session, client(&server), options).await;
+    assert_eq!(outcome.stop_reason, StopReason::Finished, "{events:?}");
+
+    let requests: Vec<Value> = server.requests().iter().map(Recorded::json).collect();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        sent_names(&requests[0]),
+        ["get_time", "search_tools"],
+        "only the always-on tools and the search tool at first"
+    );
+    let second = sent_names(&requests[1]);
+    assert!(
+        second.iter().any(|name| name == TARGET),
+        "the found tool is sent next: {second:?}"
+    );
+    assert!(
+        second.len() <= 2 + pleach_core::search::DEFAULT_LIMIT,
+        "{second:?}"
+    );
+
+    let loaded: Vec<&Vec<String>> = events
+        .iter()
+        .filter_map(|event| match event {
+            ToolEvent::ToolsLoaded {
+                tool_call_id,
+                tools,
+            } if &**tool_call_id == "c1" => Some(tools),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(loaded.len(), 1, "{events:?}");
+    assert!(loaded[0].iter().any(|name| name == TARGET));
+    let completed: Vec<(&str, &Value)> = events
+        .iter()
+        .filter_map(|event| match event {
+            ToolEvent::Completed {
+                tool_call, result, ..
+            } => Some((tool_call.name(), result)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(completed[0].0, "search_tools");
+    assert_eq!(
+        completed[0].1["tools"][0]["name"], TARGET,
+        "the best match first"
+    );
+    assert_eq!(completed[1], (TARGET, &json!("convert_currency done")));
+}
+
+#[tokio::test]
+async fn over_openai_chat_the_model_searches_loads_and_calls_a_deferred_tool() {
+    searches_loads_and_calls(openai_call, openai_answer, |server| {
+        Arc::new(OpenAiChatClient::new(server.url("/v1"), "gpt-4o", Some("k".into())).unwrap())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn over_anthropic_the_model_searches_loads_and_calls_a_deferred_tool() {
+    searches_loads_and_calls(anthropic_call, anthropic_answer, |server| {
+        Arc::new(AnthropicClient::new(server.url(""), "claude-sonnet-4", "k").unwrap())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_deferred_tool_called_before_a_search_fails_with_1021_naming_the_search_tool() {
+    let (session, search) = deferred_session();
+    let server = LoopbackServer::replying(vec![
+        Reply::sse(openai_call("c1", TARGET, &json!({"amount": 100}))),
+        Reply::sse(openai_answer("I could not.")),
+    ])
+    .await;
+    let client = OpenAiChatClient::new(server.url("/v1"), "gpt-4o", Some("k".into())).unwrap();
+    let (events, outcome) = run(
+        &session,
+        Arc::new(client),
+        AgentOptions::default().tool_search(search),
+    )
+    .await;
+    assert_eq!(outcome.stop_reason, StopReason::Finished);
+    let error = events
+        .iter()
+        .find_map(|event| match event {
+            ToolEvent::Failed { error, .. } => Some(error),
+            _ => None,
+        })
+        .expect("the call failed");
+    assert_eq!(error.code(), ErrorCode::ToolNotLoaded);
+    assert!(
+        error.message().contains("`search_tools`"),
+        "{}",
+        error.message()
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|event| matches!(event, ToolEvent::Completed { .. })),
+        "it never ran"
+    );
+    // The tool is still not sent: nothing loaded it.
+    let second = server.requests()[1].json();
+    assert!(!sent_names(&second).iter().any(|name| name == TARGET));
+}
