@@ -51,20 +51,17 @@ const MAX_STRICT_UNIONS: usize = 16;
 /// ```
 #[derive(Clone)]
 pub struct AnthropicClient {
-    http: reqwest::Client,
-    url: String,
-    model: String,
+    connection: http::Connection,
     api_key: String,
     max_tokens: u32,
     strict: bool,
-    fallbacks: http::StrictFallbacks,
 }
 
 impl std::fmt::Debug for AnthropicClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AnthropicClient")
-            .field("url", &self.url)
-            .field("model", &self.model)
+            .field("url", &self.connection.url)
+            .field("model", &self.connection.model)
             .field("api_key", &"<redacted>")
             .field("max_tokens", &self.max_tokens)
             .field("strict", &self.strict)
@@ -91,19 +88,12 @@ impl AnthropicClient {
         model: impl Into<String>,
         api_key: impl Into<String>,
     ) -> Result<Self, ModelError> {
-        let model = model.into();
-        if model.trim().is_empty() {
-            return Err(ModelError::Config("no model named".into()));
-        }
-        let url = http::endpoint(base_url.as_ref(), "v1/messages")?;
+        let connection = http::Connection::new(base_url.as_ref(), "v1/messages", model.into())?;
         Ok(AnthropicClient {
-            http: http::client()?,
-            strict: http::honours_strict(&url, WireFormat::AnthropicMessages),
-            url,
-            model,
+            strict: http::honours_strict(&connection.url, WireFormat::AnthropicMessages),
+            connection,
             api_key: api_key.into(),
             max_tokens: crate::defaults::MAX_TOKENS,
-            fallbacks: http::StrictFallbacks::default(),
         })
     }
 
@@ -178,13 +168,13 @@ impl AnthropicClient {
     /// assert_eq!(client.url(), "http://127.0.0.1:9/v1/messages");
     /// ```
     pub fn url(&self) -> &str {
-        &self.url
+        &self.connection.url
     }
 
     /// The request body for `request`, or the tools the Anthropic profile refuses.
     fn body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
         let mut body = json!({
-            "model": self.model,
+            "model": self.connection.model,
             "max_tokens": request.max_tokens.unwrap_or(self.max_tokens),
             "stream": true,
         });
@@ -203,7 +193,7 @@ impl AnthropicClient {
                 "Anthropic API",
                 request.tools,
                 request.strict.unwrap_or(self.strict),
-                &self.fallbacks,
+                &self.connection.fallbacks,
                 |strict| budget.take(&strict["input_schema"]),
             )?;
             if let Some(choice) = request.tool_choice {
@@ -294,7 +284,7 @@ fn count_complexity(schema: &Value, optional: &mut usize, unions: &mut usize) {
 
 impl ModelClient for AnthropicClient {
     fn model(&self) -> Option<&str> {
-        Some(&self.model)
+        Some(&self.connection.model)
     }
 
     fn provider_name(&self) -> Option<&str> {
@@ -315,8 +305,8 @@ impl ModelClient for AnthropicClient {
                 HeaderValue::from_static(API_VERSION),
             );
             http::post_stream(
-                &self.http,
-                &self.url,
+                &self.connection.http,
+                &self.connection.url,
                 headers,
                 body,
                 WireFormat::AnthropicMessages,

@@ -40,18 +40,15 @@ const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta
 /// ```
 #[derive(Clone)]
 pub struct GeminiClient {
-    http: reqwest::Client,
-    url: String,
-    model: String,
+    connection: http::Connection,
     api_key: String,
-    fallbacks: http::StrictFallbacks,
 }
 
 impl std::fmt::Debug for GeminiClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GeminiClient")
-            .field("url", &self.url)
-            .field("model", &self.model)
+            .field("url", &self.connection.url)
+            .field("model", &self.connection.model)
             .field("api_key", &"<redacted>")
             .finish_non_exhaustive()
     }
@@ -92,16 +89,14 @@ impl GeminiClient {
                 "the model name `{model}` holds `{bad}`; a Gemini model is named like `gemini-2.5-flash`"
             )));
         }
-        let url = http::endpoint(
+        let connection = http::Connection::new(
             base_url.as_ref(),
             &format!("models/{name}:streamGenerateContent?alt=sse"),
+            name.to_owned(),
         )?;
         Ok(GeminiClient {
-            http: http::client()?,
-            url,
-            model: name.to_owned(),
+            connection,
             api_key: api_key.into(),
-            fallbacks: http::StrictFallbacks::default(),
         })
     }
 
@@ -134,7 +129,7 @@ impl GeminiClient {
     /// assert_eq!(client.model(), "gemini-2.5-pro");
     /// ```
     pub fn model(&self) -> &str {
-        &self.model
+        &self.connection.model
     }
 
     /// The URL requests go to.
@@ -144,7 +139,7 @@ impl GeminiClient {
     /// assert!(client.url().ends_with(":streamGenerateContent?alt=sse"));
     /// ```
     pub fn url(&self) -> &str {
-        &self.url
+        &self.connection.url
     }
 
     /// The request body for `request`.
@@ -179,7 +174,7 @@ impl GeminiClient {
             "Gemini API",
             request.tools,
             request.strict.unwrap_or(false),
-            &self.fallbacks,
+            &self.connection.fallbacks,
             |_| Ok(()),
         )?;
         if let Some(choice) = request.tool_choice {
@@ -197,7 +192,7 @@ impl GeminiClient {
 
 impl ModelClient for GeminiClient {
     fn model(&self) -> Option<&str> {
-        Some(&self.model)
+        Some(&self.connection.model)
     }
 
     fn provider_name(&self) -> Option<&str> {
@@ -213,7 +208,14 @@ impl ModelClient for GeminiClient {
             let body = body?;
             let mut headers = HeaderMap::new();
             http::secret_header(&mut headers, "x-goog-api-key", &self.api_key)?;
-            http::post_stream(&self.http, &self.url, headers, body, WireFormat::Gemini).await
+            http::post_stream(
+                &self.connection.http,
+                &self.connection.url,
+                headers,
+                body,
+                WireFormat::Gemini,
+            )
+            .await
         })
     }
 }

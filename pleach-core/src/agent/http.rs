@@ -20,6 +20,32 @@ const READ_TIMEOUT: Duration = Duration::from_mins(5);
 /// How much of an error body is kept.
 const MAX_ERROR_BODY: usize = 4096;
 
+/// What every model client holds: the HTTP client, the URL its requests go to, the model it
+/// asks and the strict-mode fallbacks it has reported.
+#[derive(Clone)]
+pub(super) struct Connection {
+    pub(super) http: reqwest::Client,
+    pub(super) url: String,
+    pub(super) model: String,
+    pub(super) fallbacks: StrictFallbacks,
+}
+
+impl Connection {
+    /// `model` at `path` under `base`: refused when no model is named (checked first) or `base`
+    /// is not an absolute http or https URL; the HTTP client set up.
+    pub(super) fn new(base: &str, path: &str, model: String) -> Result<Self, ModelError> {
+        if model.trim().is_empty() {
+            return Err(ModelError::Config("no model named".into()));
+        }
+        Ok(Connection {
+            url: endpoint(base, path)?,
+            http: client()?,
+            model,
+            fallbacks: StrictFallbacks::default(),
+        })
+    }
+}
+
 /// A client for a model API: [`client_builder`](crate::http_client::client_builder), HTTP/1.1, timeouts for models that think
 /// before they speak, and a new connection for each request.
 pub(super) fn client() -> Result<reqwest::Client, ModelError> {

@@ -40,22 +40,19 @@ use crate::providers::openai_chat::OpenAiChat;
 /// ```
 #[derive(Clone)]
 pub struct OpenAiChatClient {
-    http: reqwest::Client,
-    url: String,
-    model: String,
+    connection: http::Connection,
     api_key: Option<String>,
     strict: bool,
     /// OpenAI's own API or Azure OpenAI: `max_completion_tokens`, where others read
     /// `max_tokens`.
     official: bool,
-    fallbacks: http::StrictFallbacks,
 }
 
 impl std::fmt::Debug for OpenAiChatClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiChatClient")
-            .field("url", &self.url)
-            .field("model", &self.model)
+            .field("url", &self.connection.url)
+            .field("model", &self.connection.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("strict", &self.strict)
             .finish_non_exhaustive()
@@ -82,19 +79,14 @@ impl OpenAiChatClient {
         model: impl Into<String>,
         api_key: Option<String>,
     ) -> Result<Self, ModelError> {
-        let model = model.into();
-        if model.trim().is_empty() {
-            return Err(ModelError::Config("no model named".into()));
-        }
-        let url = http::endpoint(base_url.as_ref(), "chat/completions")?;
+        let connection =
+            http::Connection::new(base_url.as_ref(), "chat/completions", model.into())?;
+        let official = http::honours_strict(&connection.url, WireFormat::OpenAiChat);
         Ok(OpenAiChatClient {
-            http: http::client()?,
-            official: http::honours_strict(&url, WireFormat::OpenAiChat),
-            strict: http::honours_strict(&url, WireFormat::OpenAiChat),
-            url,
-            model,
+            connection,
             api_key,
-            fallbacks: http::StrictFallbacks::default(),
+            strict: official,
+            official,
         })
     }
 
@@ -151,7 +143,7 @@ impl OpenAiChatClient {
     /// assert_eq!(client.model(), "m");
     /// ```
     pub fn model(&self) -> &str {
-        &self.model
+        &self.connection.model
     }
 
     /// The URL requests go to.
@@ -161,7 +153,7 @@ impl OpenAiChatClient {
     /// assert_eq!(client.url(), "http://127.0.0.1:1/v1/chat/completions");
     /// ```
     pub fn url(&self) -> &str {
-        &self.url
+        &self.connection.url
     }
 
     /// The request body for `request`.
@@ -170,7 +162,7 @@ impl OpenAiChatClient {
         if let Some(system) = request.system {
             messages.insert(0, json!({ "role": "system", "content": system }));
         }
-        let mut body = json!({ "model": self.model, "stream": true });
+        let mut body = json!({ "model": self.connection.model, "stream": true });
         // Moved in: `json!` would copy the messages, media and all.
         body["messages"] = Value::Array(messages);
         if let Some(tokens) = request.max_tokens {
@@ -190,7 +182,7 @@ impl OpenAiChatClient {
                 "Chat Completions API",
                 request.tools,
                 request.strict.unwrap_or(self.strict),
-                &self.fallbacks,
+                &self.connection.fallbacks,
                 |_| Ok(()),
             )?;
             if let Some(choice) = request.tool_choice {
@@ -210,7 +202,7 @@ impl OpenAiChatClient {
 
 impl ModelClient for OpenAiChatClient {
     fn model(&self) -> Option<&str> {
-        Some(&self.model)
+        Some(&self.connection.model)
     }
 
     fn provider_name(&self) -> Option<&str> {
@@ -225,7 +217,14 @@ impl ModelClient for OpenAiChatClient {
         Box::pin(async move {
             let body = body?;
             let headers = http::bearer(self.api_key.as_deref())?;
-            http::post_stream(&self.http, &self.url, headers, body, WireFormat::OpenAiChat).await
+            http::post_stream(
+                &self.connection.http,
+                &self.connection.url,
+                headers,
+                body,
+                WireFormat::OpenAiChat,
+            )
+            .await
         })
     }
 }

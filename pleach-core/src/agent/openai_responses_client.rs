@@ -35,19 +35,16 @@ use crate::providers::openai_responses::OpenAiResponses;
 /// ```
 #[derive(Clone)]
 pub struct OpenAiResponsesClient {
-    http: reqwest::Client,
-    url: String,
-    model: String,
+    connection: http::Connection,
     api_key: Option<String>,
     strict: bool,
-    fallbacks: http::StrictFallbacks,
 }
 
 impl std::fmt::Debug for OpenAiResponsesClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiResponsesClient")
-            .field("url", &self.url)
-            .field("model", &self.model)
+            .field("url", &self.connection.url)
+            .field("model", &self.connection.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("strict", &self.strict)
             .finish_non_exhaustive()
@@ -74,18 +71,11 @@ impl OpenAiResponsesClient {
         model: impl Into<String>,
         api_key: Option<String>,
     ) -> Result<Self, ModelError> {
-        let model = model.into();
-        if model.trim().is_empty() {
-            return Err(ModelError::Config("no model named".into()));
-        }
-        let url = http::endpoint(base_url.as_ref(), "responses")?;
+        let connection = http::Connection::new(base_url.as_ref(), "responses", model.into())?;
         Ok(OpenAiResponsesClient {
-            http: http::client()?,
-            strict: http::honours_strict(&url, WireFormat::OpenAiResponses),
-            url,
-            model,
+            strict: http::honours_strict(&connection.url, WireFormat::OpenAiResponses),
+            connection,
             api_key,
-            fallbacks: http::StrictFallbacks::default(),
         })
     }
 
@@ -140,7 +130,7 @@ impl OpenAiResponsesClient {
     /// assert_eq!(client.model(), "m");
     /// ```
     pub fn model(&self) -> &str {
-        &self.model
+        &self.connection.model
     }
 
     /// The URL requests go to.
@@ -150,12 +140,12 @@ impl OpenAiResponsesClient {
     /// assert_eq!(client.url(), "http://127.0.0.1:1/v1/responses");
     /// ```
     pub fn url(&self) -> &str {
-        &self.url
+        &self.connection.url
     }
 
     /// The request body for `request`.
     fn body(&self, request: &ModelRequest<'_>) -> Result<Value, ModelError> {
-        let mut body = json!({ "model": self.model, "stream": true });
+        let mut body = json!({ "model": self.connection.model, "stream": true });
         // Moved in: `json!` would copy the conversation, media and all.
         body["input"] = Value::Array(OpenAiResponses.messages(request.conversation));
         if let Some(system) = request.system {
@@ -181,7 +171,7 @@ impl OpenAiResponsesClient {
             "Responses API",
             request.tools,
             request.strict.unwrap_or(self.strict),
-            &self.fallbacks,
+            &self.connection.fallbacks,
             |_| Ok(()),
         )?;
         if let Some(choice) = request.tool_choice {
@@ -198,7 +188,7 @@ impl OpenAiResponsesClient {
 
 impl ModelClient for OpenAiResponsesClient {
     fn model(&self) -> Option<&str> {
-        Some(&self.model)
+        Some(&self.connection.model)
     }
 
     fn provider_name(&self) -> Option<&str> {
@@ -214,8 +204,8 @@ impl ModelClient for OpenAiResponsesClient {
             let body = body?;
             let headers = http::bearer(self.api_key.as_deref())?;
             http::post_stream(
-                &self.http,
-                &self.url,
+                &self.connection.http,
+                &self.connection.url,
                 headers,
                 body,
                 WireFormat::OpenAiResponses,
