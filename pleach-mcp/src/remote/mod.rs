@@ -52,11 +52,18 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "http")]
+mod authorized;
 mod call;
 mod connection;
 mod listing;
+#[cfg(feature = "http")]
+mod oauth;
 mod span;
 mod target;
+
+#[cfg(feature = "http")]
+pub use self::oauth::{Authorize, ClientCredentials, KeyError, OAuth, TokenFile};
 
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock, Weak};
@@ -224,6 +231,7 @@ impl McpRemote {
             url: url.into(),
             token: None,
             headers: Vec::new(),
+            oauth: None,
         }))
     }
 
@@ -254,6 +262,25 @@ impl McpRemote {
     pub fn bearer_token(mut self, token: impl Into<String>) -> McpRemote {
         if let Target::Http(http) = &mut self.target {
             http.token = Some(token.into());
+        }
+        self
+    }
+
+    /// Signs in to the server with OAuth 2.1 when it asks (HTTP servers): see [`OAuth`]. Its
+    /// tokens are sent, refreshed and stepped up for every request; a static
+    /// [`bearer_token`](McpRemote::bearer_token) is then not sent.
+    ///
+    /// ```
+    /// use pleach_mcp::remote::{ClientCredentials, McpRemote, OAuth};
+    /// let remote = McpRemote::http("https://mcp.example.com/mcp")
+    ///     .oauth(OAuth::new().client_credentials(ClientCredentials::secret("worker-7", "s3cret")));
+    /// # let _ = remote;
+    /// ```
+    #[cfg(feature = "http")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: OAuth) -> McpRemote {
+        if let Target::Http(http) = &mut self.target {
+            http.oauth = Some(Arc::new(authorized::SignIn::new(http.url.clone(), oauth)));
         }
         self
     }
