@@ -665,3 +665,117 @@ impl StreamableHttpClient for Authorized {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use pleach_test_support::http::{LoopbackServer, Recorded, Reply};
+    use serde_json::json;
+
+    use crate::remote::{ClientCredentials, McpRemote, OAuth};
+
+    const TOKEN: &str = "tok-SECRET-7d1f";
+    const CLIENT_SECRET: &str = "client-SECRET-93ab";
+
+    /// An authorization server and a resource server on one port: metadata, a token endpoint
+    /// that grants `TOKEN` (or refuses when `grant` is false), and an MCP endpoint that refuses
+    /// every token.
+    async fn server(grant: bool) -> LoopbackServer {
+        LoopbackServer::start(move |request: &Recorded, _| {
+            let base = format!(
+                "http://{}",
+                request.header("host").unwrap_or("127.0.0.1")
+            );
+            let path = request.target.split('?').next().unwrap_or_default();
+            match (request.method.as_str(), path) {
+                ("GET", "/.well-known/oauth-protected-resource/mcp" | "/.well-known/oauth-protected-resource") => {
+                    Reply::json(200, json!({
+                        "resource": format!("{base}/mcp"),
+                        "authorization_servers": [base],
+                    }).to_string())
+                }
+                ("GET", "/.well-known/oauth-authorization-server") => Reply::json(200, json!({
+                    "issuer": base,
+                    "authorization_endpoint": format!("{base}/authorize"),
+                    "token_endpoint": format!("{base}/token"),
+                    "response_types_supported": ["code"],
+                    "grant_types_supported": ["authorization_code", "client_credentials"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["client_secret_post"],
+                }).to_string()),
+                ("POST", "/token") if grant => Reply::json(200, json!({
+                    "access_token": TOKEN,
+                    "token_type": "Bearer",
+                    "expires_in": 3600,
+                }).to_string()),
+                ("POST", "/token") => Reply::json(401, json!({
+                    "error": "invalid_client",
+                    "error_description": "unknown client",
+                }).to_string()),
+                ("POST", "/mcp") => Reply::with(
+                    401,
+                    &[(
+                        "www-authenticate",
+                        &format!(r#"Bearer error="invalid_token", resource_metadata="{base}/.well-known/oauth-protected-resource/mcp""#),
+                    )],
+                    "",
+                ),
+                _ => Reply::with(404, &[], ""),
+            }
+        })
+        .await
+    }
+
+    fn remote(server: &LoopbackServer) -> McpRemote {
+        McpRemote::http(server.url("/mcp"))
+            .connect_timeout(Duration::from_secs(10))
+            .oauth(
+                OAuth::new().client_credentials(ClientCredentials::secret("worker", CLIENT_SECRET)),
+            )
+    }
+
+    #[tokio::test]
+    async fn a_token_is_asked_for_this_server_sent_renewed_once_and_named_nowhere() {
+        let server = server(true).await;
+        let error = remote(&server).connect().await.unwrap_err().to_string();
+        assert!(
+            !error.contains(TOKEN) && !error.contains(CLIENT_SECRET),
+            "{error}"
+        );
+        let requests = server.requests();
+        let tokens: Vec<_> = requests.iter().filter(|r| r.target == "/token").collect();
+        // The first request had no token; after each 401, one new grant and one retry.
+        assert!(!tokens.is_empty(), "{requests:?}");
+        let form = String::from_utf8_lossy(&tokens[0].body).into_owned();
+        assert!(form.contains("grant_type=client_credentials"), "{form}");
+        let mut encoded = reqwest::Url::parse("http://localhost/").unwrap();
+        encoded
+            .query_pairs_mut()
+            .append_pair("resource", &server.url("/mcp"));
+        let resource = encoded.query().unwrap().to_owned();
+        assert!(form.contains(&resource), "no RFC 8707 resource: {form}");
+        let bearer = format!("Bearer {TOKEN}");
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.target == "/mcp" && r.header("authorization") == Some(bearer.as_str())),
+            "the MCP request never carried the token: {requests:?}"
+        );
+        assert!(
+            requests.iter().filter(|r| r.target == "/mcp").count() <= 4,
+            "{requests:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_client_says_what_the_token_endpoint_said_and_not_its_secret() {
+        let server = server(false).await;
+        let error = remote(&server).connect().await.unwrap_err().to_string();
+        assert!(
+            error.contains("invalid_client") || error.contains("unknown client"),
+            "{error}"
+        );
+        assert!(!error.contains(CLIENT_SECRET), "{error}");
+    }
+}

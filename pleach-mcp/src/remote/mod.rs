@@ -32,6 +32,9 @@
 //!   (and each reconnection) lists the tools again: a tool the server no longer lists fails its
 //!   calls with 1003 without sending them, and [`RemoteServer::plugin`] gives the new list to a
 //!   runtime built afterwards.
+//! - **OAuth** (HTTP servers): `McpRemote::oauth` signs in when the server's 401 asks, as a
+//!   person through an `Authorize` or as a machine with `ClientCredentials`, and keeps the
+//!   token fresh (refresh, step-up on 403 `insufficient_scope`); see `OAuth`.
 //!
 //! ```rust,no_run
 //! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
