@@ -538,6 +538,8 @@ impl Authorized {
     }
 }
 
+/// The transport sends through `post_message_with_response_limits` and
+/// `get_stream_with_max_sse_event_size`; the other methods are the trait's required ones.
 impl StreamableHttpClient for Authorized {
     type Error = reqwest::Error;
 
@@ -556,28 +558,6 @@ impl StreamableHttpClient for Authorized {
                 session_id.clone(),
                 token,
                 custom_headers.clone(),
-            )
-        })
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        _auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.with_token(|token| {
-            self.http.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-                max_sse_event_size,
             )
         })
         .await
