@@ -239,8 +239,8 @@ impl Connection {
                 #[cfg(feature = "http")]
                 Target::Http(http) => {
                     if let Some(transport) = http.authorized_transport()? {
-                        return handler
-                            .serve(transport)
+                        // Boxed: a sign-in's state would double the size of every open's future.
+                        return Box::pin(handler.serve(transport))
                             .await
                             .map_err(|error| error.to_string());
                     }
