@@ -48,6 +48,7 @@ public_errors! {
     pleach_core::session::SessionError,
     pleach_mcp::McpError,
     pleach_mcp::remote::RemoteError,
+    pleach_mcp::remote::KeyError,
 }
 
 fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}

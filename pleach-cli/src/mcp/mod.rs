@@ -11,7 +11,10 @@ use crate::usage::Outcome;
 
 /// What `pleach mcp` was asked.
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct Args {
+    #[command(subcommand)]
+    action: Option<crate::oauth::Action>,
     #[command(flatten)]
     http: Box<http::HttpArgs>,
     #[command(flatten)]
@@ -27,6 +30,9 @@ impl Args {
 
 /// Serves until the client goes or the process is told to stop.
 pub(crate) async fn run(args: Args) -> Outcome {
+    if let Some(action) = args.action {
+        return crate::oauth::run(action).await;
+    }
     if args.is_http() {
         return http::run(&args.http, &args.host).await;
     }
