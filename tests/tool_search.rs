@@ -235,6 +235,22 @@ async fn a_deferred_tool_called_before_a_search_fails_with_1021_naming_the_searc
     assert!(!sent_names(&second).iter().any(|name| name == TARGET));
 }
 
+/// A natively deferred run of the 1,000-tool session against a loopback model giving `replies`:
+/// its events, once it finished, and the requests the model received.
+async fn native_run(
+    replies: [Vec<u8>; 3],
+    client: impl FnOnce(&LoopbackServer) -> Arc<dyn ModelClient>,
+) -> (Vec<ToolEvent>, Vec<Value>) {
+    let (session, search) = deferred_session();
+    let server = LoopbackServer::replying(replies.into_iter().map(Reply::sse).collect()).await;
+    let options = AgentOptions::default().tool_search(search.native(true));
+    let (events, outcome) = run(&session, client(&server), options).await;
+    assert_eq!(outcome.stop_reason, StopReason::Finished, "{events:?}");
+    let requests: Vec<Value> = server.requests().iter().map(Recorded::json).collect();
+    assert_eq!(requests.len(), 3);
+    (events, requests)
+}
+
 /// The events of a run that say a search loaded `TARGET`, and the tools completed in order.
 fn loaded_and_completed(events: &[ToolEvent]) -> (usize, Vec<(String, Value)>) {
     let loads = events
@@ -258,21 +274,19 @@ fn loaded_and_completed(events: &[ToolEvent]) -> (usize, Vec<(String, Value)>) {
 #[tokio::test]
 async fn over_anthropic_natively_every_deferred_tool_is_sent_deferred_and_a_search_answers_with_tool_references()
  {
-    let (session, search) = deferred_session();
-    let server = LoopbackServer::replying(vec![
-        Reply::sse(anthropic_call(
+    let replies = [
+        anthropic_call(
             "toolu_1",
             "search_tools",
             &json!({"query": "convert currency euros to dollars"}),
-        )),
-        Reply::sse(anthropic_call("toolu_2", TARGET, &json!({"amount": 100}))),
-        Reply::sse(anthropic_answer("About 108 dollars.")),
-    ])
+        ),
+        anthropic_call("toolu_2", TARGET, &json!({"amount": 100})),
+        anthropic_answer("About 108 dollars."),
+    ];
+    let (events, requests) = native_run(replies, |server| {
+        Arc::new(AnthropicClient::new(server.url(""), "claude-sonnet-4-5", "k").unwrap())
+    })
     .await;
-    let client = AnthropicClient::new(server.url(""), "claude-sonnet-4-5", "k").unwrap();
-    let options = AgentOptions::default().tool_search(search.native(true));
-    let (events, outcome) = run(&session, Arc::new(client), options).await;
-    assert_eq!(outcome.stop_reason, StopReason::Finished, "{events:?}");
     let (loads, completed) = loaded_and_completed(&events);
     assert_eq!(loads, 1, "{events:?}");
     assert_eq!(completed[0].0, "search_tools");
@@ -281,8 +295,6 @@ async fn over_anthropic_natively_every_deferred_tool_is_sent_deferred_and_a_sear
         (TARGET.to_owned(), json!("convert_currency done"))
     );
 
-    let requests: Vec<Value> = server.requests().iter().map(Recorded::json).collect();
-    assert_eq!(requests.len(), 3);
     // Every step sends the same tools: the two always-on ones, then the 1,000 deferred.
     for request in &requests {
         let tools = request["tools"].as_array().unwrap();
@@ -361,20 +373,15 @@ fn responses_call(call_id: &str, name: &str, arguments: &Value) -> Vec<u8> {
 #[tokio::test]
 async fn over_openai_responses_natively_the_search_is_a_client_tool_search_whose_output_carries_the_tools_found()
  {
-    let (session, search) = deferred_session();
-    let server = LoopbackServer::replying(vec![
-        Reply::sse(responses_search(
-            "call_1",
-            "convert currency euros to dollars",
-        )),
-        Reply::sse(responses_call("call_2", TARGET, &json!({"amount": 100}))),
-        Reply::sse(responses_answer("About 108 dollars.")),
-    ])
+    let replies = [
+        responses_search("call_1", "convert currency euros to dollars"),
+        responses_call("call_2", TARGET, &json!({"amount": 100})),
+        responses_answer("About 108 dollars."),
+    ];
+    let (events, requests) = native_run(replies, |server| {
+        Arc::new(OpenAiResponsesClient::new(server.url("/v1"), "gpt-5.4", None).unwrap())
+    })
     .await;
-    let client = OpenAiResponsesClient::new(server.url("/v1"), "gpt-5.4", None).unwrap();
-    let options = AgentOptions::default().tool_search(search.native(true));
-    let (events, outcome) = run(&session, Arc::new(client), options).await;
-    assert_eq!(outcome.stop_reason, StopReason::Finished, "{events:?}");
     let (loads, completed) = loaded_and_completed(&events);
     assert_eq!(loads, 1, "{events:?}");
     assert_eq!(
@@ -386,8 +393,6 @@ async fn over_openai_responses_natively_the_search_is_a_client_tool_search_whose
         (TARGET.to_owned(), json!("convert_currency done"))
     );
 
-    let requests: Vec<Value> = server.requests().iter().map(Recorded::json).collect();
-    assert_eq!(requests.len(), 3);
     for request in &requests {
         // The always-on function and the client tool search, the same on every step.
         let tools = request["tools"].as_array().unwrap();

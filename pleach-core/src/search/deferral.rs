@@ -219,10 +219,10 @@ impl ToolSearch {
     /// Defers the provider's way where the model client can (`true`), or pleach's way everywhere
     /// (`false`, the default).
     ///
-    /// Native, over Anthropic ([`AnthropicClient`](crate::agent::AnthropicClient)) every
+    /// Native, over Anthropic (`AnthropicClient`, feature `http`) every
     /// deferred tool is sent from the first step with `defer_loading: true` and each search
     /// result goes back as `tool_reference` blocks, which the API expands; over OpenAI Responses
-    /// ([`OpenAiResponsesClient`](crate::agent::OpenAiResponsesClient)) the search tool is sent as
+    /// (`OpenAiResponsesClient`) the search tool is sent as
     /// a client-run `tool_search` tool and each result goes back as a `tool_search_output` item
     /// carrying the definitions found (`defer_loading: true`). The search itself is this one
     /// either way (its ranking, its events), and the tools sent do not change from step to step,
