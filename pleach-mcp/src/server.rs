@@ -25,6 +25,8 @@ use pleach_core::runtime::Runtime;
 use pleach_core::safety::{Action, Decision, DecisionError, Interrupt};
 use pleach_core::session::{Session, SessionError, SessionOptions};
 
+mod tool_search;
+
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
 /// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`](super::serve_stdio).
 ///
@@ -61,6 +63,8 @@ struct Shared {
     /// Seals an interrupt a 2026-07-28 client carries between its call and the call's retry:
     /// the runtime's interrupt key, else one drawn for this process.
     interrupt_key: Vec<u8>,
+    /// What `tools/list` gives instead of every tool, with a search ([`McpServer::tool_search`]).
+    listing: Option<tool_search::Listing>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -146,6 +150,7 @@ impl McpServer {
                 implementation: Implementation::new("pleach", env!("CARGO_PKG_VERSION")),
                 calls: AtomicU64::new(0),
                 interrupt_key,
+                listing: None,
             }),
             session: Arc::new(session),
             shutdown: CancellationToken::new(),
@@ -217,7 +222,10 @@ impl McpServer {
     /// assert_eq!(server.tools()[0].input_schema.get("type"), Some(&serde_json::json!("object")));
     /// ```
     pub fn tools(&self) -> &[Tool] {
-        &self.shared.tools
+        self.shared
+            .listing
+            .as_ref()
+            .map_or(&self.shared.tools, |listing| &listing.tools)
     }
 
     /// The runtime whose tools are served.
@@ -621,7 +629,7 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -637,7 +645,11 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.run_call(request, context).await
+        match self.listing_call(&request)? {
+            Some(tool_search::Routed::Answer(answer)) => Ok(answer),
+            Some(tool_search::Routed::Call(call)) => self.run_call(call, context).await,
+            None => self.run_call(request, context).await,
+        }
     }
 
     /// rmcp hands over a request whose params do not fit its method (a `tools/call` with

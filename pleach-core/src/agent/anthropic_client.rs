@@ -3,10 +3,10 @@
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
-use super::http;
 use super::{
     BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, ToolChoice, WireFormat,
 };
+use super::{http, native_deferral};
 use crate::providers::ProviderFormat;
 use crate::providers::anthropic::Anthropic;
 
@@ -205,6 +205,7 @@ impl AnthropicClient {
                 };
             }
         }
+        native_deferral::anthropic(&mut body, request, &self.connection.fallbacks)?;
         Ok(body)
     }
 }
@@ -289,6 +290,10 @@ impl ModelClient for AnthropicClient {
 
     fn provider_name(&self) -> Option<&str> {
         Some("anthropic")
+    }
+
+    fn native_deferral(&self) -> bool {
+        true
     }
 
     fn send<'a>(

@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use super::http;
 use super::{
     BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, ToolChoice, WireFormat,
 };
+use super::{http, native_deferral};
 use crate::providers::ProviderFormat;
 use crate::providers::openai_responses::OpenAiResponses;
 
@@ -158,6 +158,7 @@ impl OpenAiResponsesClient {
             body["temperature"] = json!(temperature);
         }
         self.tools(request, &mut body)?;
+        native_deferral::responses(&mut body, request);
         Ok(body)
     }
 
@@ -193,6 +194,10 @@ impl ModelClient for OpenAiResponsesClient {
 
     fn provider_name(&self) -> Option<&str> {
         Some("openai")
+    }
+
+    fn native_deferral(&self) -> bool {
+        true
     }
 
     fn send<'a>(
