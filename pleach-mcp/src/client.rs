@@ -132,9 +132,9 @@ pub(crate) async fn elicit(
             action, content, ..
         })) => {
             let answer = match action {
-                ElicitationAction::Accept => {
-                    Elicited::Accept(content.unwrap_or_else(|| Value::Object(Default::default())))
-                }
+                ElicitationAction::Accept => Elicited::Accept(
+                    content.unwrap_or_else(|| Value::Object(serde_json::Map::new())),
+                ),
                 ElicitationAction::Decline => Elicited::Decline,
                 _ => Elicited::Cancel,
             };
@@ -203,7 +203,7 @@ fn sampled(result: &CreateMessageResult) -> Sampled {
     if let Ok(role) = serde_json::from_value(message["role"].clone()) {
         answer.role = role;
     }
-    answer.stop_reason = result.stop_reason.clone();
+    answer.stop_reason.clone_from(&result.stop_reason);
     answer
 }
 
