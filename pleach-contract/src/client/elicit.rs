@@ -18,7 +18,8 @@ use crate::schema::CompiledSchema;
 /// ```
 /// use pleach_core::client::Elicitation;
 ///
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// #[derive(schemars::JsonSchema)]
+/// # #[allow(dead_code)]
 /// struct Booking {
 ///     /// How many seats.
 ///     seats: u32,
@@ -52,9 +53,11 @@ impl Elicitation {
     /// ```
     /// use pleach_core::client::Elicitation;
     ///
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// #[derive(schemars::JsonSchema)]
+    /// # #[allow(dead_code)]
     /// struct Address { city: String }
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// #[derive(schemars::JsonSchema)]
+    /// # #[allow(dead_code)]
     /// struct Person { name: String, address: Address }
     ///
     /// let refused = Elicitation::new::<Person>("Who?").unwrap_err();

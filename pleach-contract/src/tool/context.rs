@@ -309,7 +309,7 @@ impl ToolContext {
     /// use pleach_core::{tool, ToolContext, ToolError};
     /// use pleach_core::client::Elicited;
     ///
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
     /// struct Confirm {
     ///     /// How many copies.
     ///     copies: u32,

@@ -22,7 +22,8 @@ use crate::error::{ErrorCode, ToolError};
 /// use pleach_core::client::{Elicitation, Elicited};
 /// use pleach_core::event::ClientRequest;
 ///
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// #[pleach_core::input]
+/// # #[allow(dead_code)]
 /// struct Name { name: String }
 ///
 /// let question = Elicitation::new::<Name>("Your name?").unwrap();
