@@ -18,19 +18,11 @@ use rmcp::model::{
     ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-const BOUND: Duration = Duration::from_secs(15);
-
-async fn bounded<T>(future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, future)
-        .await
-        .expect("the step finishes within the bound")
-}
+use crate::mcp_http::bounded;
 
 /// Logs at three levels, one under a logger name.
 #[tool]
@@ -384,24 +376,8 @@ async fn over_http<H: ClientHandler>(handler: H) -> RunningService<RoleClient, H
     let server = McpServer::new(runtime()).expect("every tool can be described to MCP");
     let http = HttpServer::new(server, HttpOptions::new(([127, 0, 0, 1], 0).into()))
         .expect("options hold");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a free port");
-    let address = listener.local_addr().expect("bound");
-    let app = http.router();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .tls_backend_preconfigured(pleach_contract::tls::client_config().expect("TLS set up"))
-        .build()
-        .expect("a client");
-    let transport = StreamableHttpClientTransport::with_client(
-        client,
-        StreamableHttpClientTransportConfig::with_uri(format!("http://{address}/mcp")),
-    );
-    bounded(handler.serve(transport))
-        .await
-        .expect("the handshake succeeds")
+    let address = crate::mcp_http::serve(http.router()).await;
+    crate::mcp_http::connect(format!("http://{address}/mcp"), handler).await
 }
 
 fn call(name: &'static str) -> CallToolRequestParams {

@@ -6,7 +6,7 @@
 //! runtime implements for every call (each message an event of the call's stream; over MCP, the
 //! client's notifications and requests). A host that cannot give what a tool asks (an MCP client
 //! that declared no elicitation or sampling, a session nobody reads events from) answers with
-//! error 1020 ([`ErrorCode::CapabilityMissing`](crate::ErrorCode::CapabilityMissing)) at once,
+//! error 1020 ([`ErrorCode::CapabilityMissing`]) at once,
 //! never a wait.
 //!
 //! | file | owns |
