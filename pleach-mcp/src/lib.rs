@@ -71,6 +71,7 @@
 // Doc tests share one binary and so one tool registry: see pleach-core's `lib.rs`.
 
 mod approval;
+mod client;
 pub mod defaults;
 #[cfg(feature = "http")]
 pub mod http;
