@@ -1,5 +1,6 @@
 //! The server the official MCP conformance suite (`@modelcontextprotocol/conformance`) tests:
-//! its tools written as `#[tool]`s returning content blocks, its resources, prompts and
+//! its tools written as `#[tool]`s returning content blocks, logging, reporting progress and
+//! asking the client's model and user through `ToolContext`, its resources, prompts and
 //! completion from an rmcp handler given to [`McpServer::features`], served over Streamable HTTP
 //! on loopback behind pleach's guard. Names and answers follow the suite's reference
 //! "everything server".
@@ -12,10 +13,13 @@
 //! It prints `listening on http://127.0.0.1:PORT/mcp` once it listens, and drains on SIGTERM
 //! or Ctrl-C. `pleach-cli/tests/conformance/run.sh` runs the suite against it.
 
+use std::time::Duration;
+
+use pleach_core::client::{Elicited, LogLevel, Progress, SamplingRequest};
 use pleach_core::content::{ContentBlock, EmbeddedResource, wire};
 use pleach_core::serde_json::{Value, json};
 use pleach_core::tool::DefinitionError;
-use pleach_core::{PleachPlugin, Runtime, ToolDefinition, ToolError, tool};
+use pleach_core::{PleachPlugin, Runtime, ToolContext, ToolDefinition, ToolError, output, tool};
 use pleach_mcp::McpServer;
 use pleach_mcp::http::{HttpOptions, HttpServer, shutdown_signal};
 use pleach_mcp::rmcp::model::{
@@ -104,6 +108,226 @@ async fn test_reconnection() -> ContentBlock {
         "Reconnection test completed successfully. If you received this, the client properly \
          reconnected after stream closure.",
     )
+}
+
+// ===== Tools that talk to the client =====
+
+/// Tests tool that emits log messages during execution
+#[tool]
+async fn test_tool_with_logging(ctx: ToolContext) -> ContentBlock {
+    for (step, message) in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if step > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.log(LogLevel::Info, message);
+    }
+    ContentBlock::text("Tool with logging executed successfully")
+}
+
+/// Tests tool that reports progress notifications
+#[tool]
+async fn test_tool_with_progress(ctx: ToolContext) -> ContentBlock {
+    for done in [0.0, 50.0, 100.0] {
+        if done > 0.0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.report_progress(
+            Progress::new(done)
+                .total(100.0)
+                .message(format!("Completed step {done} of 100")),
+        );
+    }
+    ContentBlock::text("Progress reported: 0, 50 and 100 of 100")
+}
+
+/// Tests server-initiated sampling (LLM completion request)
+#[tool]
+async fn test_sampling(
+    ctx: ToolContext,
+    #[arg(description = "The prompt to send to the LLM")] prompt: String,
+) -> Result<ContentBlock, ToolError> {
+    let answer = ctx
+        .sample(SamplingRequest::new(prompt).max_tokens(100))
+        .await?;
+    Ok(ContentBlock::text(format!(
+        "LLM response: {}",
+        answer.text().unwrap_or("No response")
+    )))
+}
+
+/// The answer `test_elicitation` asks for.
+#[output]
+#[pleach_core::input]
+struct UserResponse {
+    /// User's response
+    response: String,
+}
+
+/// `elicited`'s action and content as the reference server words them.
+fn elicited_text<T: pleach_core::serde::Serialize>(
+    prefix: &str,
+    elicited: Elicited<T>,
+) -> ContentBlock {
+    let action = elicited.action();
+    let content = elicited
+        .accepted()
+        .and_then(|content| pleach_core::serde_json::to_value(content).ok())
+        .unwrap_or_else(|| json!({}));
+    ContentBlock::text(format!("{prefix}: action={action}, content={content}"))
+}
+
+/// Tests server-initiated elicitation (user input request)
+#[tool]
+async fn test_elicitation(
+    ctx: ToolContext,
+    #[arg(description = "The message to show the user")] message: String,
+) -> Result<ContentBlock, ToolError> {
+    let elicited = ctx.elicit::<UserResponse>(message).await?;
+    Ok(elicited_text("User response", elicited))
+}
+
+/// A user's status.
+#[output]
+#[pleach_core::input]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Active,
+    Inactive,
+    Pending,
+}
+
+/// The form of `test_elicitation_sep1034_defaults`: every primitive type with a default.
+#[output]
+#[pleach_core::input]
+struct Defaults {
+    /// User name
+    #[serde(default = "Defaults::name")]
+    name: String,
+    /// User age
+    #[serde(default = "Defaults::age")]
+    age: i64,
+    /// User score
+    #[serde(default = "Defaults::score")]
+    score: f64,
+    /// User status
+    #[serde(default = "Defaults::status")]
+    status: Status,
+    /// Verification status
+    #[serde(default = "Defaults::verified")]
+    verified: bool,
+}
+
+impl Defaults {
+    fn name() -> String {
+        "John Doe".to_owned()
+    }
+    fn age() -> i64 {
+        30
+    }
+    fn score() -> f64 {
+        95.5
+    }
+    fn status() -> Status {
+        Status::Active
+    }
+    fn verified() -> bool {
+        true
+    }
+}
+
+/// Tests elicitation with default values per SEP-1034
+#[tool]
+async fn test_elicitation_sep1034_defaults(ctx: ToolContext) -> Result<ContentBlock, ToolError> {
+    let elicited = ctx
+        .elicit::<Defaults>("Please review and update the form fields with defaults")
+        .await?;
+    Ok(elicited_text("Elicitation completed", elicited))
+}
+
+/// Three options, untitled.
+#[output]
+#[pleach_core::input]
+#[serde(rename_all = "lowercase")]
+enum Untitled {
+    Option1,
+    Option2,
+    Option3,
+}
+
+/// Three options with titles (SEP-1330's titled single-select).
+#[output]
+#[pleach_core::input]
+#[serde(rename_all = "lowercase")]
+enum TitledOption {
+    #[schemars(title = "First Option")]
+    Value1,
+    #[schemars(title = "Second Option")]
+    Value2,
+    #[schemars(title = "Third Option")]
+    Value3,
+}
+
+/// Three options titled the deprecated way, by `enumNames`.
+#[output]
+#[pleach_core::input]
+#[serde(rename_all = "lowercase")]
+#[schemars(extend("enumNames" = ["Option One", "Option Two", "Option Three"]))]
+enum Legacy {
+    Opt1,
+    Opt2,
+    Opt3,
+}
+
+/// Three choices with titles (SEP-1330's titled multi-select).
+#[output]
+#[pleach_core::input]
+#[serde(rename_all = "lowercase")]
+enum TitledChoice {
+    #[schemars(title = "First Choice")]
+    Value1,
+    #[schemars(title = "Second Choice")]
+    Value2,
+    #[schemars(title = "Third Choice")]
+    Value3,
+}
+
+/// The form of `test_elicitation_sep1330_enums`: each kind of enum SEP-1330 defines.
+#[output]
+#[pleach_core::input]
+struct Enums {
+    /// Select one option
+    #[serde(rename = "untitledSingle")]
+    untitled_single: Option<Untitled>,
+    /// Select one option with titles
+    #[serde(rename = "titledSingle")]
+    titled_single: Option<TitledOption>,
+    /// Select one option (legacy)
+    #[serde(rename = "legacyEnum")]
+    legacy_enum: Option<Legacy>,
+    /// Select multiple options
+    #[serde(rename = "untitledMulti")]
+    #[schemars(length(min = 1, max = 3))]
+    untitled_multi: Option<Vec<Untitled>>,
+    /// Select multiple options with titles
+    #[serde(rename = "titledMulti")]
+    #[schemars(length(min = 1, max = 3))]
+    titled_multi: Option<Vec<TitledChoice>>,
+}
+
+/// Tests elicitation with enum schema improvements per SEP-1330
+#[tool]
+async fn test_elicitation_sep1330_enums(ctx: ToolContext) -> Result<ContentBlock, ToolError> {
+    let elicited = ctx
+        .elicit::<Enums>("Please select options from the enum fields")
+        .await?;
+    Ok(elicited_text("Elicitation completed", elicited))
 }
 
 /// `json_schema_2020_12_tool` (SEP-1613): a tool whose input schema is written by hand in JSON

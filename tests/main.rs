@@ -8,6 +8,7 @@
 
 mod agent;
 mod batching;
+mod client_talk;
 mod docs;
 mod durable;
 mod faults;

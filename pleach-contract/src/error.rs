@@ -74,10 +74,19 @@ pub enum ErrorCode {
     /// 1019: a content block of the result cannot be given to the model: a medium larger than
     /// the result cap, or media for a model API that takes text only.
     ContentRefused,
+    /// 1020: the tool asked its client for something the client cannot give: elicitation or
+    /// sampling from an MCP client that did not declare it, or from a host nobody answers
+    /// (no event stream).
+    #[doc(alias = "CAPABILITY_MISSING")]
+    CapabilityMissing,
     /// 1021: the tool is deferred (sent only once a search found it) and no search has loaded it
     /// yet; the message names the search tool to call first.
     #[doc(alias = "TOOL_NOT_LOADED")]
     ToolNotLoaded,
+    /// 1022: the tool's question to the user (elicitation) or request to the client's model
+    /// (sampling) got no answer within the runtime's approval timeout.
+    #[doc(alias = "NO_ANSWER")]
+    NoAnswer,
 }
 
 impl ErrorCode {
@@ -86,9 +95,9 @@ impl ErrorCode {
     /// ```
     /// use pleach_core::ErrorCode;
     /// let numbers: Vec<u16> = ErrorCode::ALL.iter().map(|c| c.as_u16()).collect();
-    /// assert_eq!(numbers, (1001..=1019).chain([1021]).collect::<Vec<_>>());
+    /// assert_eq!(numbers, (1001..=1022).collect::<Vec<_>>());
     /// ```
-    pub const ALL: [ErrorCode; 20] = [
+    pub const ALL: [ErrorCode; 22] = [
         ErrorCode::InputInvalid,
         ErrorCode::OutputInvalid,
         ErrorCode::UnknownTool,
@@ -108,7 +117,9 @@ impl ErrorCode {
         ErrorCode::RemoteUnavailable,
         ErrorCode::OutcomeUnknown,
         ErrorCode::ContentRefused,
+        ErrorCode::CapabilityMissing,
         ErrorCode::ToolNotLoaded,
+        ErrorCode::NoAnswer,
     ];
 
     /// The numeric code.
@@ -137,7 +148,9 @@ impl ErrorCode {
             ErrorCode::RemoteUnavailable => 1017,
             ErrorCode::OutcomeUnknown => 1018,
             ErrorCode::ContentRefused => 1019,
+            ErrorCode::CapabilityMissing => 1020,
             ErrorCode::ToolNotLoaded => 1021,
+            ErrorCode::NoAnswer => 1022,
         }
     }
 
@@ -169,6 +182,8 @@ impl ErrorCode {
                 | ErrorCode::SafetyHalt
                 | ErrorCode::RepeatedFailure
                 | ErrorCode::ApprovalTimedOut
+                | ErrorCode::CapabilityMissing
+                | ErrorCode::NoAnswer
         )
     }
 }

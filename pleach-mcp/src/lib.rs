@@ -74,6 +74,7 @@
 // Doc tests share one binary and so one tool registry: see pleach-core's `lib.rs`.
 
 mod approval;
+mod client;
 pub mod defaults;
 mod features;
 #[cfg(feature = "http")]

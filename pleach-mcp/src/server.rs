@@ -52,6 +52,12 @@ pub struct McpServer {
     session: Arc<Session>,
     /// Fired when the host stops serving: running calls are cancelled through their signal.
     shutdown: CancellationToken,
+    /// The least severe level of the tools' logs this connection's client wants
+    /// (`logging/setLevel`).
+    logs: super::client::LogFilter,
+    /// Whether a request to the client can reach it during a call (not over stateless HTTP,
+    /// which answers each POST alone).
+    channel_back: bool,
     /// Where MCP sessions keep their persisted state (HTTP with a session store).
     #[cfg(feature = "redis")]
     store: Option<crate::store::RedisSessionStore>,
@@ -158,6 +164,8 @@ impl McpServer {
             }),
             session: Arc::new(session),
             shutdown: CancellationToken::new(),
+            logs: super::client::LogFilter::default(),
+            channel_back: true,
             #[cfg(feature = "redis")]
             store: None,
         })
@@ -171,6 +179,8 @@ impl McpServer {
             shared: Arc::clone(&self.shared),
             session: Arc::new(open_session(&self.shared.runtime)?),
             shutdown: self.shutdown.clone(),
+            logs: super::client::LogFilter::default(),
+            channel_back: self.channel_back,
             #[cfg(feature = "redis")]
             store: self.store.clone(),
         })
@@ -181,6 +191,14 @@ impl McpServer {
     #[cfg(feature = "redis")]
     pub(crate) fn with_state_store(mut self, store: crate::store::RedisSessionStore) -> McpServer {
         self.store = Some(store);
+        self
+    }
+
+    /// The same server with no channel back to its client during a call (stateless HTTP): a
+    /// tool's elicitation and sampling fail at once with 1020.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn without_channel_back(mut self) -> McpServer {
+        self.channel_back = false;
         self
     }
 
@@ -419,6 +437,17 @@ impl McpServer {
         };
         self.session
             .set_takes_approvals(!matches!(asking, Asking::Cannot));
+        // A tool's own requests go to the client during the call: only a client that declared
+        // the capability and has a channel back (before 2026-07-28) gets them; for any other,
+        // they fail at once with 1020.
+        let requests = self.channel_back && super::approval::can_request(&context);
+        #[cfg(feature = "redis")]
+        let requests = requests && self.store.is_none();
+        let declared = context.client_capabilities();
+        let elicits = requests && matches!(asking, Asking::Request(_));
+        let samples =
+            requests && declared.is_some_and(|capabilities| capabilities.sampling.is_some());
+        self.session.set_client_capabilities(elicits, samples);
         let (ran, approved) = match request.request_state.as_deref() {
             // The retry of a call the user was asked about (2026-07-28): their answer decides.
             Some(sealed) => self.resume(&call, sealed, request.input_responses.as_ref())?,
@@ -498,6 +527,7 @@ impl McpServer {
         tokio::pin!(dispatching);
         let mut input_required = None;
         let mut progress = 0_u32;
+        let peer = &context.peer;
         let mut waiting: Option<Pin<Box<dyn Future<Output = Asked> + Send>>> = None;
         let result = loop {
             tokio::select! {
@@ -505,6 +535,18 @@ impl McpServer {
                 Some(event) = events.recv() => match event {
                     ToolEvent::Delta { delta, .. } => {
                         self.report_progress(progress_token.as_ref(), &mut progress, delta, context).await;
+                    }
+                    ToolEvent::Log { message, .. } => super::client::send_log(peer, &self.logs, message).await,
+                    ToolEvent::Progress { progress: report, .. } => {
+                        if let Some(token) = &progress_token {
+                            super::client::send_progress(peer, token, report).await;
+                        }
+                    }
+                    ToolEvent::ElicitationRequested { request } => {
+                        tokio::spawn(super::client::elicit(peer.clone(), context.id.clone(), request));
+                    }
+                    ToolEvent::SamplingRequested { request } => {
+                        tokio::spawn(super::client::sample(peer.clone(), context.id.clone(), request));
                     }
                     ToolEvent::InterruptRequested { interrupt } => match &asking {
                         Asking::Request(peer) => {
@@ -536,9 +578,22 @@ impl McpServer {
         };
         // Progress sent before the result and not read yet goes out before it.
         for event in events.drain() {
-            if let ToolEvent::Delta { delta, .. } = event {
-                self.report_progress(progress_token.as_ref(), &mut progress, delta, context)
-                    .await;
+            match event {
+                ToolEvent::Delta { delta, .. } => {
+                    self.report_progress(progress_token.as_ref(), &mut progress, delta, context)
+                        .await;
+                }
+                ToolEvent::Log { message, .. } => {
+                    super::client::send_log(peer, &self.logs, message).await;
+                }
+                ToolEvent::Progress {
+                    progress: report, ..
+                } => {
+                    if let Some(token) = &progress_token {
+                        super::client::send_progress(peer, token, report).await;
+                    }
+                }
+                _ => {}
             }
         }
         if let Some(input_required) = input_required {
@@ -657,10 +712,14 @@ impl McpServer {
 }
 
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); MCP still has it.
     fn get_info(&self) -> ServerConfig {
         let features = self.shared.features.info();
         let mut config = ServerConfig::new(super::features::capabilities(
-            ServerCapabilities::builder().enable_tools().build(),
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
             &features.capabilities,
         ));
         config.server_info = self.shared.implementation.clone();
@@ -689,6 +748,18 @@ impl ServerHandler for McpServer {
             ));
         }
         Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+    }
+
+    /// `logging/setLevel`: the tools' logs this connection's client gets from now on are those
+    /// at `level` and above.
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); MCP still has it.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.logs.set(super::client::level_of(request.level));
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
