@@ -17,6 +17,7 @@ mod input_types;
 mod local_models;
 mod mcp;
 mod mcp_edge;
+mod mcp_features;
 mod mcp_http;
 mod mcp_remote;
 mod mcp_sessions;

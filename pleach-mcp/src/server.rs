@@ -10,7 +10,12 @@ use rmcp::model::{
     ElicitResult, Implementation, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ProgressToken, ResultType, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    ReadResourceResponse, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -18,6 +23,7 @@ use tracing::Instrument;
 
 use super::McpError;
 use super::approval::Asking;
+use super::features::{Features, ToolsOnly};
 use pleach_core::call::ToolCall;
 use pleach_core::event::ToolEvent;
 use pleach_core::providers::ProfileProblem;
@@ -71,6 +77,8 @@ struct Shared {
     interrupt_key: Vec<u8>,
     /// What `tools/list` gives instead of every tool, with a search ([`McpServer::tool_search`]).
     listing: Option<tool_search::Listing>,
+    /// Resources, prompts and completion ([`McpServer::features`]).
+    features: Box<dyn Features>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -157,6 +165,7 @@ impl McpServer {
                 calls: AtomicU64::new(0),
                 interrupt_key,
                 listing: None,
+                features: Box::new(ToolsOnly),
             }),
             session: Arc::new(session),
             shutdown: CancellationToken::new(),
@@ -219,6 +228,59 @@ impl McpServer {
         } else {
             // Cloned servers share what they list; a renamed copy cannot change it under them.
             tracing::warn!("McpServer::implementation on a shared server: name left unchanged");
+        }
+        self
+    }
+
+    /// Serves `handler`'s resources, prompts and completion beside the runtime's tools: the
+    /// server's `resources/*`, `prompts/*` and `completion/complete` (and `subscriptions/listen`)
+    /// are `handler`'s, and `initialize` declares the `resources`, `prompts` and `completions`
+    /// capabilities its [`get_info`](rmcp::ServerHandler::get_info) declares, and only those. The
+    /// tools stay the runtime's (`handler`'s own tools are not served), and over HTTP every
+    /// request still passes the server's guard (tokens, Origin, limits, drain) first.
+    ///
+    /// One handler answers every client and MCP session: what it keeps per client it keys by
+    /// the request's context (its peer, its session's `Mcp-Session-Id`).
+    ///
+    /// ```
+    /// use pleach_mcp::McpServer;
+    /// use pleach_mcp::rmcp::model::{
+    ///     ListPromptsResult, PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig,
+    /// };
+    /// use pleach_mcp::rmcp::service::RequestContext;
+    /// use pleach_mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
+    ///
+    /// struct Prompts;
+    ///
+    /// impl ServerHandler for Prompts {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_prompts().build())
+    ///     }
+    ///
+    ///     async fn list_prompts(
+    ///         &self,
+    ///         _request: Option<PaginatedRequestParams>,
+    ///         _context: RequestContext<RoleServer>,
+    ///     ) -> Result<ListPromptsResult, ErrorData> {
+    ///         let review = Prompt::new("review", Some("Reviews a diff"), None);
+    ///         Ok(ListPromptsResult::with_all_items(vec![review]))
+    ///     }
+    /// }
+    ///
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let server = McpServer::new(runtime).unwrap().features(Prompts);
+    /// let capabilities = server.get_info().capabilities;
+    /// assert!(capabilities.prompts.is_some() && capabilities.tools.is_some());
+    /// assert!(capabilities.resources.is_none());
+    /// ```
+    #[must_use]
+    pub fn features(mut self, handler: impl rmcp::ServerHandler) -> McpServer {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.features = Box::new(handler);
+        } else {
+            // Cloned servers share what they serve; a copy cannot change it under them.
+            tracing::warn!("McpServer::features on a shared server: its features left unchanged");
         }
         self
     }
@@ -660,13 +722,16 @@ impl McpServer {
 impl ServerHandler for McpServer {
     #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); MCP still has it.
     fn get_info(&self) -> ServerConfig {
-        let mut config = ServerConfig::new(
+        let features = self.shared.features.info();
+        let mut config = ServerConfig::new(super::features::capabilities(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_logging()
                 .build(),
-        );
+            &features.capabilities,
+        ));
         config.server_info = self.shared.implementation.clone();
+        config.instructions = features.instructions;
         config
     }
 
@@ -723,6 +788,84 @@ impl ServerHandler for McpServer {
             Some(tool_search::Routed::Call(call)) => self.run_call(call, context).await,
             None => self.run_call(request, context).await,
         }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.shared.features.complete(request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.shared.features.get_prompt(request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.shared.features.list_prompts(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.shared.features.list_resources(request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.shared
+            .features
+            .list_resource_templates(request, context)
+            .await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.shared.features.read_resource(request, context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.features.subscribe(request, context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.features.unsubscribe(request, context).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.shared.features.accepted_subscription_filter(requested)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.shared.features.listen(context).await
     }
 
     /// rmcp hands over a request whose params do not fit its method (a `tools/call` with
