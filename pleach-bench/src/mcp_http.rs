@@ -35,18 +35,9 @@ const IMAGE_CALL: &str =
 /// The image's size in bytes.
 const IMAGE_BYTES: usize = 1 << 20;
 
-/// The image both servers return: a PNG signature, then bytes that do not compress.
+/// The image both servers return: a PNG header, then bytes that do not compress.
 fn image() -> Bytes {
-    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
-    let mut state: u32 = 0x9e37_79b9;
-    while bytes.len() < IMAGE_BYTES {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        bytes.extend_from_slice(&state.to_le_bytes());
-    }
-    bytes.truncate(IMAGE_BYTES);
-    Bytes::from(bytes)
+    Bytes::from(crate::media::png(IMAGE_BYTES))
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]

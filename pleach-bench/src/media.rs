@@ -33,24 +33,27 @@ const IMAGE_BYTES: usize = 1 << 20;
 /// The summary line's goal: at most this many times the encode alone.
 const TARGET_RATIO: f64 = 1.5;
 
-/// The image every run sends: a PNG header, then bytes that vary (so no run is cheaper for
-/// repeated input).
+/// The image every run sends (its bytes made once).
 fn image() -> &'static Bytes {
     static IMAGE: OnceLock<Bytes> = OnceLock::new();
-    IMAGE.get_or_init(|| {
-        let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-        bytes.extend_from_slice(&1024u32.to_be_bytes());
-        bytes.extend_from_slice(&768u32.to_be_bytes());
-        let mut state = 0x9e37_79b9_u32;
-        while bytes.len() < IMAGE_BYTES {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            bytes.extend_from_slice(&state.to_le_bytes());
-        }
-        bytes.truncate(IMAGE_BYTES);
-        Bytes::from(bytes)
-    })
+    IMAGE.get_or_init(|| Bytes::from(png(IMAGE_BYTES)))
+}
+
+/// `len` bytes of a 1024×768 PNG: its header, then bytes that vary and do not compress (so no run
+/// is cheaper for repeated input). No pixels are decoded anywhere.
+pub(crate) fn png(len: usize) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend_from_slice(&1024u32.to_be_bytes());
+    bytes.extend_from_slice(&768u32.to_be_bytes());
+    let mut state = 0x9e37_79b9_u32;
+    while bytes.len() < len {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        bytes.extend_from_slice(&state.to_le_bytes());
+    }
+    bytes.truncate(len);
+    bytes
 }
 
 /// Takes a 1 MB screenshot (`media`'s tool).
