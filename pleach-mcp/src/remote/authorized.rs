@@ -37,6 +37,13 @@ pub(super) struct SignIn {
     grant: Mutex<Grant>,
 }
 
+// A `SignIn` is unwind-safe as the `McpRemote` holding it always was: its one changing part, the
+// grant, is replaced whole under its lock (a panic while a request holds it leaves the last grant,
+// at worst one that asks the server again), and the host's callbacks and store are asked through
+// `&self` (see `OAuth`). The compiler cannot see that through `dyn` objects and rmcp's manager.
+impl std::panic::UnwindSafe for SignIn {}
+impl std::panic::RefUnwindSafe for SignIn {}
+
 /// What the server accepted last.
 enum Grant {
     /// Nothing yet: the store is read at the first request.

@@ -64,6 +64,12 @@ pub struct OAuth {
     pub(crate) store: Arc<dyn CredentialStore>,
 }
 
+// An `OAuth` is a configuration: nothing in it changes after it is built, and the host's
+// authorizer and credential store are asked through `&self` (a store that changes keeps its own
+// lock). The compiler cannot see that through their `dyn` objects.
+impl std::panic::UnwindSafe for OAuth {}
+impl std::panic::RefUnwindSafe for OAuth {}
+
 impl fmt::Debug for OAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OAuth")
