@@ -11,9 +11,16 @@
 //! `delete_expense` (approve, approve with other arguments, reject); one that cannot gets an
 //! `isError` result at once, `error 1012: this call needs the user's approval …`, and the delete
 //! never runs (`docs/mcp.md`, "Approvals").
+//!
+//! Four tools talk to the client while they run (`docs/mcp.md`, "Tools that talk to the
+//! client"): `import_receipts` logs as it goes, `total_expenses` reports progress in its own
+//! numbers, `split_expense` asks the user how to split one (a typed elicitation), and
+//! `categorize_expense` asks the client's model (sampling). A client that did not declare
+//! elicitation or sampling gets `error 1020: …` for those two.
 
 use std::sync::{Mutex, PoisonError};
 
+use pleach_core::client::{Elicited, LogLevel, Progress, SamplingRequest};
 use pleach_core::safety::ApprovalRequired;
 use pleach_core::{Runtime, ToolContext, ToolError, input, output, tool, unified_tool};
 use pleach_mcp::McpServer;
@@ -109,6 +116,90 @@ async fn delete_expense(ctx: ToolContext, id: u64) -> Result<bool, ToolError> {
     let before = expenses.len();
     expenses.retain(|e| e.id != id);
     Ok(expenses.len() < before)
+}
+
+/// Imports receipts as expenses, logging each one (and a warning for each it skips).
+#[tool]
+async fn import_receipts(ctx: ToolContext, receipts: Vec<String>) -> Result<usize, ToolError> {
+    let log = ctx.with_logger("import");
+    log.log(LogLevel::Debug, format!("{} receipts", receipts.len()));
+    let mut imported = 0;
+    for receipt in &receipts {
+        if receipt.trim().is_empty() {
+            log.log(LogLevel::Warning, "an empty receipt was skipped");
+        } else {
+            log.log(LogLevel::Info, serde_json::json!({ "imported": receipt }));
+            imported += 1;
+        }
+    }
+    Ok(imported)
+}
+
+/// Adds up the expenses in cents, reporting its progress one expense at a time.
+#[tool]
+async fn total_expenses(ctx: ToolContext) -> Result<u64, ToolError> {
+    let expenses = Ledger::of(&ctx)?.expenses().clone();
+    #[allow(clippy::cast_precision_loss)] // a count of expenses
+    let count = expenses.len() as f64;
+    let mut total = 0;
+    for (done, expense) in (1_u32..).zip(&expenses) {
+        total += expense.cents;
+        ctx.report_progress(
+            Progress::new(f64::from(done))
+                .total(count)
+                .message(expense.description.clone()),
+        );
+    }
+    Ok(total)
+}
+
+/// How the user splits an expense.
+#[input]
+struct Split {
+    /// Between how many people.
+    #[schemars(range(min = 1, max = 20))]
+    people: u32,
+    /// Whether to round each share up to whole units.
+    round_up: Option<bool>,
+}
+
+/// Splits an expense between people: asks the user how many.
+#[tool]
+async fn split_expense(ctx: ToolContext, id: u64) -> Result<String, ToolError> {
+    let cents = Ledger::of(&ctx)?
+        .expenses()
+        .iter()
+        .find(|e| e.id == id)
+        .map(|e| e.cents)
+        .ok_or_else(|| ToolError::failed(format!("no expense has the id {id}")))?;
+    let question = format!("Split expense {id} ({cents} cents) between how many people?");
+    Ok(match ctx.elicit::<Split>(question).await? {
+        Elicited::Accept(split) => {
+            let people = u64::from(split.people);
+            let share = if split.round_up.unwrap_or(false) {
+                cents.div_ceil(people * 100) * 100
+            } else {
+                cents / people
+            };
+            format!("{people} shares of {share} cents")
+        }
+        Elicited::Decline => "the user declined to split it".to_owned(),
+        Elicited::Cancel => "the user dismissed the question".to_owned(),
+    })
+}
+
+/// Asks the client's model which category a description belongs to.
+#[tool]
+async fn categorize_expense(ctx: ToolContext, description: String) -> Result<String, ToolError> {
+    let request = SamplingRequest::new(format!(
+        "Which of food, travel, lodging or office is this expense? Answer with the one word: {description}"
+    ))
+    .system_prompt("You sort expenses into categories.")
+    .max_tokens(5);
+    let answer = ctx.sample(request).await?;
+    Ok(answer
+        .text()
+        .map_or_else(|| "no text".to_owned(), |text| text.trim().to_lowercase()))
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -8,6 +8,7 @@
 
 mod agent;
 mod batching;
+mod client_talk;
 mod docs;
 mod durable;
 mod faults;
@@ -16,6 +17,7 @@ mod input_types;
 mod local_models;
 mod mcp;
 mod mcp_edge;
+mod mcp_features;
 mod mcp_http;
 mod mcp_remote;
 mod mcp_sessions;

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 /// How long any step may take before the test fails instead of hanging.
 const BOUND: Duration = Duration::from_secs(15);
 
-async fn bounded<T>(future: impl Future<Output = T>) -> T {
+pub(crate) async fn bounded<T>(future: impl Future<Output = T>) -> T {
     tokio::time::timeout(BOUND, future)
         .await
         .expect("the step finishes within the bound")
@@ -68,7 +68,7 @@ fn http_server() -> HttpServer {
 }
 
 /// Serves `app` on a free loopback port until the test ends; its address.
-async fn serve(app: axum::Router) -> std::net::SocketAddr {
+pub(crate) async fn serve(app: axum::Router) -> std::net::SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a free port");
@@ -78,7 +78,10 @@ async fn serve(app: axum::Router) -> std::net::SocketAddr {
 }
 
 /// rmcp's client on `url`, over a reqwest client with pleach's TLS set-up.
-async fn connect<H: ClientHandler>(url: String, handler: H) -> RunningService<RoleClient, H> {
+pub(crate) async fn connect<H: ClientHandler>(
+    url: String,
+    handler: H,
+) -> RunningService<RoleClient, H> {
     let client = reqwest::Client::builder()
         .no_proxy()
         .tls_backend_preconfigured(pleach_contract::tls::client_config().expect("TLS set up"))

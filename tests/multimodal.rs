@@ -225,6 +225,68 @@ async fn an_image_reaches_a_gemini_request_as_inline_data_in_the_function_respon
     );
 }
 
+/// A medium's base64 over 64 KiB is sent as a piece of its own (`JsonBody`), not copied into one
+/// buffer with the rest: the request still says its length (never chunked), and the bytes are the
+/// JSON the API expects.
+#[tokio::test]
+async fn a_large_image_is_sent_whole_with_its_length() {
+    let encoded = base64(&png(64 * 1024));
+    assert!(
+        encoded.len() > 64 * 1024,
+        "the base64 must be a piece of its own"
+    );
+
+    let server = LoopbackServer::replying(vec![
+        Reply::sse(anthropic_call("toolu_1", "mm_huge", "{}")),
+        Reply::sse(anthropic_answer("A huge image.")),
+    ])
+    .await;
+    let client = AnthropicClient::new(server.url(""), "claude-sonnet-4", "k").unwrap();
+    run(&session(None), Arc::new(client), AgentOptions::default()).await;
+    let anthropic = server.requests()[1].clone();
+
+    let server = LoopbackServer::replying(vec![
+        Reply::sse(openai_call("call_1", "mm_huge", "{}")),
+        Reply::sse(openai_answer("A huge image.")),
+    ])
+    .await;
+    let client = OpenAiChatClient::new(server.url("/v1"), "gpt-4o", None).unwrap();
+    run(&session(None), Arc::new(client), AgentOptions::default()).await;
+    let chat = server.requests()[1].clone();
+
+    for request in [&anthropic, &chat] {
+        assert_eq!(request.header("transfer-encoding"), None);
+        assert_eq!(
+            request.header("content-length"),
+            Some(request.body.len().to_string().as_str())
+        );
+        let body = std::str::from_utf8(&request.body).unwrap();
+        assert_eq!(
+            body.matches(encoded.as_str()).count(),
+            1,
+            "{}",
+            &body[..200]
+        );
+    }
+    let anthropic = anthropic.json();
+    let result = anthropic["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["content"][0]["type"] == "tool_result")
+        .unwrap_or_else(|| panic!("no tool_result"));
+    assert_eq!(
+        result["content"][0]["content"][0]["source"],
+        json!({ "type": "base64", "media_type": "image/png", "data": encoded })
+    );
+    let chat = chat.json();
+    let media = chat["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        media["content"][1]["image_url"]["url"],
+        format!("data:image/png;base64,{encoded}")
+    );
+}
+
 /// The conversation a session keeps after running the screenshot tool.
 async fn screenshot_conversation() -> Vec<Message> {
     let session = session(None);

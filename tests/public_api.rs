@@ -48,6 +48,7 @@ public_errors! {
     pleach_core::session::SessionError,
     pleach_mcp::McpError,
     pleach_mcp::remote::RemoteError,
+    pleach_mcp::remote::KeyError,
 }
 
 fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
@@ -58,6 +59,14 @@ fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
 fn agent_options_and_a_tool_search_are_unwind_safe() {
     unwind_safe::<pleach_core::agent::AgentOptions>();
     unwind_safe::<pleach_core::search::ToolSearch>();
+}
+
+/// `McpRemote` was unwind-safe before it could hold an OAuth sign-in (the host's callbacks and
+/// store as `dyn` objects, rmcp's authorization manager): it still is.
+#[test]
+fn a_remote_server_and_its_oauth_are_unwind_safe() {
+    unwind_safe::<pleach_mcp::remote::McpRemote>();
+    unwind_safe::<pleach_mcp::remote::OAuth>();
 }
 
 /// The error types of library crates this binary does not link, each checked in its own crate:

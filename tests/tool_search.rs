@@ -1,12 +1,13 @@
 //! Deferred tools in the agent loop (docs/tool-search.md): a session with 1,000 deferred tools,
 //! a scripted model on loopback that searches, loads and calls a tool it was not sent at first,
-//! over the OpenAI Chat and Anthropic wire shapes; and the refusal (1021) of a deferred tool
-//! called before a search loaded it.
+//! over the OpenAI Chat and Anthropic wire shapes, and deferred natively over Anthropic
+//! (`defer_loading`, `tool_reference`) and OpenAI Responses (client `tool_search`); and the
+//! refusal (1021) of a deferred tool called before a search loaded it.
 
 use std::sync::Arc;
 
 use pleach_core::agent::{
-    AgentOptions, AnthropicClient, ModelClient, OpenAiChatClient, StopReason,
+    AgentOptions, AnthropicClient, ModelClient, OpenAiChatClient, OpenAiResponsesClient, StopReason,
 };
 use pleach_core::search::ToolSearch;
 use pleach_core::{
@@ -16,7 +17,7 @@ use pleach_core::{
 use pleach_test_support::http::{LoopbackServer, Recorded, Reply};
 use serde_json::{Value, json};
 
-use crate::agent::{anthropic_answer, openai_answer, run, sse};
+use crate::agent::{anthropic_answer, openai_answer, responses_answer, run, sse};
 
 /// The tool the model finds: the 1,000th, among 999 about other things.
 const TARGET: &str = "convert_currency";
@@ -232,4 +233,230 @@ async fn a_deferred_tool_called_before_a_search_fails_with_1021_naming_the_searc
     // The tool is still not sent: nothing loaded it.
     let second = server.requests()[1].json();
     assert!(!sent_names(&second).iter().any(|name| name == TARGET));
+}
+
+/// A natively deferred run of the 1,000-tool session against a loopback model giving `replies`:
+/// its events, once it finished, and the requests the model received.
+async fn native_run(
+    replies: [Vec<u8>; 3],
+    client: impl FnOnce(&LoopbackServer) -> Arc<dyn ModelClient>,
+) -> (Vec<ToolEvent>, Vec<Value>) {
+    let (session, search) = deferred_session();
+    let server = LoopbackServer::replying(replies.into_iter().map(Reply::sse).collect()).await;
+    let options = AgentOptions::default().tool_search(search.native(true));
+    let (events, outcome) = run(&session, client(&server), options).await;
+    assert_eq!(outcome.stop_reason, StopReason::Finished, "{events:?}");
+    let requests: Vec<Value> = server.requests().iter().map(Recorded::json).collect();
+    assert_eq!(requests.len(), 3);
+    (events, requests)
+}
+
+/// The events of a run that say a search loaded `TARGET`, and the tools completed in order.
+fn loaded_and_completed(events: &[ToolEvent]) -> (usize, Vec<(String, Value)>) {
+    let loads = events
+        .iter()
+        .filter(|event| {
+            matches!(event, ToolEvent::ToolsLoaded { tools, .. } if tools.iter().any(|name| name == TARGET))
+        })
+        .count();
+    let completed = events
+        .iter()
+        .filter_map(|event| match event {
+            ToolEvent::Completed {
+                tool_call, result, ..
+            } => Some((tool_call.name().to_owned(), result.clone())),
+            _ => None,
+        })
+        .collect();
+    (loads, completed)
+}
+
+#[tokio::test]
+async fn over_anthropic_natively_every_deferred_tool_is_sent_deferred_and_a_search_answers_with_tool_references()
+ {
+    let replies = [
+        anthropic_call(
+            "toolu_1",
+            "search_tools",
+            &json!({"query": "convert currency euros to dollars"}),
+        ),
+        anthropic_call("toolu_2", TARGET, &json!({"amount": 100})),
+        anthropic_answer("About 108 dollars."),
+    ];
+    let (events, requests) = native_run(replies, |server| {
+        Arc::new(AnthropicClient::new(server.url(""), "claude-sonnet-4-5", "k").unwrap())
+    })
+    .await;
+    let (loads, completed) = loaded_and_completed(&events);
+    assert_eq!(loads, 1, "{events:?}");
+    assert_eq!(completed[0].0, "search_tools");
+    assert_eq!(
+        completed[1],
+        (TARGET.to_owned(), json!("convert_currency done"))
+    );
+
+    // Every step sends the same tools: the two always-on ones, then the 1,000 deferred.
+    for request in &requests {
+        let tools = request["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 1_002);
+        assert_eq!(sent_names(request)[..2], ["get_time", "search_tools"]);
+        assert!(
+            tools[..2]
+                .iter()
+                .all(|tool| tool.get("defer_loading").is_none())
+        );
+        assert!(tools[2..].iter().all(|tool| tool["defer_loading"] == true));
+        assert_eq!(request["tools"], requests[0]["tools"]);
+    }
+    let target = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == TARGET)
+        .unwrap();
+    assert_eq!(
+        target["input_schema"]["properties"]["amount"]["type"],
+        "number"
+    );
+    // The search's result goes back as Anthropic's tool references, best match first.
+    let messages = requests[1]["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["content"][0]["type"], "tool_use");
+    assert_eq!(messages[1]["content"][0]["name"], "search_tools");
+    let result = &messages[2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], "toolu_1");
+    assert_eq!(
+        result["content"][0],
+        json!({"type": "tool_reference", "tool_name": TARGET})
+    );
+    let references = result["content"].as_array().unwrap();
+    assert!(references.len() <= pleach_core::search::DEFAULT_LIMIT);
+    assert!(
+        references
+            .iter()
+            .all(|block| block["type"] == "tool_reference")
+    );
+    // The found tool's own call and result go back as usual.
+    let messages = requests[2]["messages"].as_array().unwrap();
+    assert_eq!(messages[3]["content"][0]["name"], TARGET);
+    assert_eq!(
+        messages[4]["content"][0]["content"],
+        "\"convert_currency done\""
+    );
+}
+
+/// A Responses stream with one client tool search call, as the API sends it.
+fn responses_search(call_id: &str, query: &str) -> Vec<u8> {
+    let item = json!({"id":"ts_1","type":"tool_search_call","call_id":call_id,"execution":"client","status":"completed","arguments":{"query":query}});
+    let mut added = item.clone();
+    added["status"] = json!("in_progress");
+    sse(&[
+        json!({"type":"response.created","response":{"id":"resp_1","status":"in_progress","output":[]}}),
+        json!({"type":"response.output_item.added","output_index":0,"item":added}),
+        json!({"type":"response.output_item.done","output_index":0,"item":item}),
+        json!({"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[item]}}),
+    ])
+}
+
+/// A Responses stream with one function call.
+fn responses_call(call_id: &str, name: &str, arguments: &Value) -> Vec<u8> {
+    let arguments = arguments.to_string();
+    sse(&[
+        json!({"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":call_id,"name":name,"arguments":""}}),
+        json!({"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":arguments}),
+        json!({"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":arguments}),
+        json!({"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":call_id,"name":name,"arguments":arguments,"status":"completed"}}),
+        json!({"type":"response.completed","response":{"id":"resp_2","status":"completed"}}),
+    ])
+}
+
+#[tokio::test]
+async fn over_openai_responses_natively_the_search_is_a_client_tool_search_whose_output_carries_the_tools_found()
+ {
+    let replies = [
+        responses_search("call_1", "convert currency euros to dollars"),
+        responses_call("call_2", TARGET, &json!({"amount": 100})),
+        responses_answer("About 108 dollars."),
+    ];
+    let (events, requests) = native_run(replies, |server| {
+        Arc::new(OpenAiResponsesClient::new(server.url("/v1"), "gpt-5.4", None).unwrap())
+    })
+    .await;
+    let (loads, completed) = loaded_and_completed(&events);
+    assert_eq!(loads, 1, "{events:?}");
+    assert_eq!(
+        completed[0].0, "search_tools",
+        "the tool search call ran the search tool"
+    );
+    assert_eq!(
+        completed[1],
+        (TARGET.to_owned(), json!("convert_currency done"))
+    );
+
+    for request in &requests {
+        // The always-on function and the client tool search, the same on every step.
+        let tools = request["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 2, "{tools:?}");
+        assert_eq!(tools[0]["name"], "get_time");
+        assert_eq!(tools[1]["type"], "tool_search");
+        assert_eq!(tools[1]["execution"], "client");
+        assert_eq!(tools[1]["parameters"]["required"], json!(["query"]));
+        assert!(
+            tools[1]["description"]
+                .as_str()
+                .unwrap()
+                .contains("1000 more tools")
+        );
+    }
+    let input = requests[1]["input"].as_array().unwrap();
+    assert_eq!(
+        input[1],
+        json!({"type": "tool_search_call", "call_id": "call_1", "execution": "client",
+               "status": "completed", "arguments": {"query": "convert currency euros to dollars"}})
+    );
+    let output = &input[2];
+    assert_eq!(output["type"], "tool_search_output");
+    assert_eq!(output["call_id"], "call_1");
+    assert_eq!(output["execution"], "client");
+    let found = output["tools"].as_array().unwrap();
+    assert!(!found.is_empty() && found.len() <= pleach_core::search::DEFAULT_LIMIT);
+    assert_eq!(found[0]["type"], "function");
+    assert_eq!(found[0]["name"], TARGET);
+    assert_eq!(found[0]["defer_loading"], true);
+    assert_eq!(
+        found[0]["parameters"]["properties"]["amount"]["type"],
+        "number"
+    );
+    let input = requests[2]["input"].as_array().unwrap();
+    assert_eq!(input[3]["type"], "function_call");
+    assert_eq!(input[3]["name"], TARGET);
+    assert_eq!(input[4]["output"], "\"convert_currency done\"");
+}
+
+#[tokio::test]
+async fn a_client_without_native_deferral_defers_pleachs_way_when_native_is_asked() {
+    let (session, search) = deferred_session();
+    let server = LoopbackServer::replying(vec![
+        Reply::sse(openai_call(
+            "c1",
+            "search_tools",
+            &json!({"query": "convert currency"}),
+        )),
+        Reply::sse(openai_answer("Found it.")),
+    ])
+    .await;
+    let client = OpenAiChatClient::new(server.url("/v1"), "gpt-4o", Some("k".into())).unwrap();
+    let options = AgentOptions::default().tool_search(search.native(true));
+    let (_, outcome) = run(&session, Arc::new(client), options).await;
+    assert_eq!(outcome.stop_reason, StopReason::Finished);
+    let requests: Vec<Value> = server.requests().iter().map(Recorded::json).collect();
+    assert_eq!(sent_names(&requests[0]), ["get_time", "search_tools"]);
+    assert!(sent_names(&requests[1]).iter().any(|name| name == TARGET));
+    assert!(
+        requests[1]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|tool| tool.get("defer_loading").is_none())
+    );
 }

@@ -88,6 +88,7 @@ The last line of output is machine-readable, e.g.
   compile tools=<n> pleach_clean_s=<median> rmcp_clean_s=<median> pleach_edit_s=<median>
     rmcp_edit_s=<median> pleach_check_edit_s=<median> rmcp_check_edit_s=<median> (one line)
   mcp_http clients=16 pleach_rps=<median> rmcp_rps=<median> pleach_p99_ms=<p99> rmcp_p99_ms=<p99>
+    (after `mcp_http_image pleach_rps=<median> rmcp_rps=<median>`: a 1 MiB image, 16 clients)
   mcp_stdio calls=<n> pleach_cps=<median> rmcp_cps=<median> pleach_user_us=<mean> pleach_sys_us=<mean>
     rmcp_user_us=<mean> rmcp_sys_us=<mean>
   durable calls=100 inproc_ms=<median> temporal_ms=<median> per_call_ms=<temporal_ms/calls>

@@ -1,6 +1,8 @@
 //! `mcp-http`: `tools/call` round trips over MCP Streamable HTTP on loopback, pleach's server
-//! beside rmcp's own serving the same `add(a, b)` tool, with 1 and 16 clients at once; and the
-//! cold start of `pleach mcp` on stdio to its first `tools/list` answer.
+//! beside rmcp's own serving the same `add(a, b)` tool, with 1 and 16 clients at once; the same
+//! with 16 clients for `image()`, a tool returning a 1 MiB PNG (an `image` content block: each
+//! server base64-encodes the bytes it holds once a call); and the cold start of `pleach mcp` on
+//! stdio to its first `tools/list` answer.
 //!
 //! Both servers are rmcp's `StreamableHttpService` with the same configuration (stateless, JSON
 //! responses) in an axum router on the same multi-threaded runtime: pleach's behind its guard
@@ -12,9 +14,12 @@
 
 use std::time::{Duration, Instant};
 
+use base64::Engine as _;
+use pleach_core::content::{Bytes, ContentBlock, ToolOutput};
 use pleach_mcp::McpServer;
 use pleach_mcp::http::{HttpOptions, HttpServer};
 use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolResult, ContentBlock as RmcpBlock};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
@@ -23,26 +28,65 @@ use serde::Deserialize;
 /// The request every client sends: `add(1, 2)` as MCP 2025-11-25 clients send it.
 const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#;
 
+/// `image()`: the call whose answer carries a 1 MiB image.
+const IMAGE_CALL: &str =
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"image","arguments":{}}}"#;
+
+/// The image's size in bytes.
+const IMAGE_BYTES: usize = 1 << 20;
+
+/// The image both servers return: a PNG header, then bytes that do not compress.
+fn image() -> Bytes {
+    Bytes::from(crate::media::png(IMAGE_BYTES))
+}
+
 #[derive(Deserialize, schemars::JsonSchema)]
 struct AddArgs {
     a: i64,
     b: i64,
 }
 
-/// rmcp's side: the tool in a `#[tool_router]`, routed by `#[tool_handler]`.
-#[derive(Clone, Copy)]
-struct RmcpAdd;
+/// rmcp's side: the tools in a `#[tool_router]`, routed by `#[tool_handler]`.
+#[derive(Clone)]
+struct RmcpTools {
+    image: Bytes,
+}
 
 #[tool_router]
-impl RmcpAdd {
+impl RmcpTools {
     #[tool(description = "Adds two integers.")]
     async fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> Json<i64> {
         Json(a + b)
     }
+
+    #[tool(description = "Returns a 1 MiB PNG.")]
+    async fn image(&self) -> CallToolResult {
+        let data = base64::engine::general_purpose::STANDARD.encode(&self.image);
+        CallToolResult::success(vec![RmcpBlock::image(data, "image/png")])
+    }
 }
 
 #[tool_handler]
-impl ServerHandler for RmcpAdd {}
+impl ServerHandler for RmcpTools {}
+
+/// pleach's side of `image()`: the same bytes as a content block (shared, not copied).
+fn pleach_image_tool(
+    image: Bytes,
+) -> Result<pleach_core::ToolDefinition, Box<dyn std::error::Error>> {
+    Ok(
+        pleach_core::ToolDefinition::builder("image", "Returns a 1 MiB PNG.").execute_json(
+            move |_, _| {
+                let image = image.clone();
+                async move {
+                    Ok::<_, pleach_core::ToolError>(ToolOutput::from_blocks([ContentBlock::image(
+                        image,
+                        "image/png",
+                    )]))
+                }
+            },
+        )?,
+    )
+}
 
 /// One server under test: its name and URL.
 struct Served {
@@ -58,14 +102,21 @@ async fn serve(app: axum::Router) -> Result<String, Box<dyn std::error::Error>> 
 }
 
 async fn start_servers() -> Result<[Served; 2], Box<dyn std::error::Error>> {
-    let runtime = pleach_core::Runtime::builder().build()?;
+    let image = image();
+    let runtime = pleach_core::Runtime::builder()
+        .plugin(pleach_core::PleachPlugin::new("bench").tools([pleach_image_tool(image.clone())?]))
+        .build()?;
     let pleach = HttpServer::new(
         McpServer::new(runtime)?,
         HttpOptions::new(([127, 0, 0, 1], 0).into()),
     )?;
     let pleach_url = serve(pleach.router()).await?;
     let rmcp = StreamableHttpService::new(
-        || Ok(RmcpAdd),
+        move || {
+            Ok(RmcpTools {
+                image: image.clone(),
+            })
+        },
         std::sync::Arc::new(NeverSessionManager::default()),
         StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
@@ -93,26 +144,48 @@ fn client() -> Result<reqwest::Client, Box<dyn std::error::Error>> {
         .build()?)
 }
 
-/// One round trip; its latency, after checking the answer is `3`.
-async fn call(client: &reqwest::Client, url: &str) -> Result<Duration, String> {
+/// Which call the clients make.
+#[derive(Clone, Copy)]
+enum Call {
+    /// `add(1, 2)`.
+    Add,
+    /// `image()`.
+    Image,
+}
+
+/// One round trip; its latency, after checking the answer: `3`, or an image of the right size.
+async fn call(client: &reqwest::Client, url: &str, which: Call) -> Result<Duration, String> {
     let started = Instant::now();
     let response = client
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2025-11-25")
-        .body(CALL)
+        .body(match which {
+            Call::Add => CALL,
+            Call::Image => IMAGE_CALL,
+        })
         .send()
         .await
         .map_err(|error| error.to_string())?;
     let body = response.bytes().await.map_err(|error| error.to_string())?;
     let elapsed = started.elapsed();
     let answer: serde_json::Value =
-        serde_json::from_slice(&body).map_err(|error| format!("{error}: {body:?}"))?;
-    // pleach answers a non-object result as text; rmcp's `Json` as structured content too.
+        serde_json::from_slice(&body).map_err(|error| format!("{error}: {:?}", body.get(..200)))?;
     let result = &answer["result"];
-    if result["content"][0]["text"] != "3" && result["structuredContent"] != 3 {
-        return Err(format!("unexpected answer: {answer}"));
+    let expected = match which {
+        // pleach answers a non-object result as text; rmcp's `Json` as structured content too.
+        Call::Add => result["content"][0]["text"] == "3" || result["structuredContent"] == 3,
+        Call::Image => {
+            let block = &result["content"][0];
+            block["type"] == "image"
+                && block["data"]
+                    .as_str()
+                    .is_some_and(|data| data.len() == IMAGE_BYTES.div_ceil(3) * 4)
+        }
+    };
+    if !expected {
+        return Err(format!("unexpected answer: {:.300}", answer.to_string()));
     }
     Ok(elapsed)
 }
@@ -121,6 +194,7 @@ async fn call(client: &reqwest::Client, url: &str) -> Result<Duration, String> {
 async fn calls_at_once(
     client: &reqwest::Client,
     url: &str,
+    which: Call,
     clients: usize,
     calls: usize,
 ) -> Result<(f64, Vec<Duration>), String> {
@@ -133,7 +207,7 @@ async fn calls_at_once(
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::with_capacity(per_client);
             for _ in 0..per_client {
-                latencies.push(call(&client, &url).await?);
+                latencies.push(call(&client, &url, which).await?);
             }
             Ok::<_, String>(latencies)
         }));
@@ -168,12 +242,14 @@ pub(crate) fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let (rounds, calls) = if quick { (2, 2_000) } else { (5, 20_000) };
     let mut summary = String::new();
+    let mut image_summary = String::new();
     runtime.block_on(async {
         let servers = start_servers().await?;
         let client = client()?;
         for server in &servers {
             // Warm up: connections, allocator, lazy statics; and check the answer once.
-            calls_at_once(&client, &server.url, 16, 1_600).await?;
+            calls_at_once(&client, &server.url, Call::Add, 16, 1_600).await?;
+            calls_at_once(&client, &server.url, Call::Image, 16, 64).await?;
         }
         println!(
             "mcp-http: tools/call add(1, 2) over Streamable HTTP on loopback, {calls} calls a run, \
@@ -190,7 +266,8 @@ pub(crate) fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
                 let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
                 for index in order {
                     let (rate, mut each) =
-                        calls_at_once(&client, &servers[index].url, clients, calls).await?;
+                        calls_at_once(&client, &servers[index].url, Call::Add, clients, calls)
+                            .await?;
                     rates[index].push(rate);
                     latencies[index].append(&mut each);
                 }
@@ -215,6 +292,24 @@ pub(crate) fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
                 );
             }
         }
+        let image_calls = if quick { 160 } else { 1_600 };
+        println!("image(): a 1 MiB PNG, {image_calls} calls a run, 16 clients");
+        let mut rates = [Vec::new(), Vec::new()];
+        for round in 0..rounds {
+            let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            for index in order {
+                let (rate, _) =
+                    calls_at_once(&client, &servers[index].url, Call::Image, 16, image_calls)
+                        .await?;
+                rates[index].push(rate);
+            }
+        }
+        for rate in &mut rates {
+            rate.sort_by(f64::total_cmp);
+        }
+        let (pleach, rmcp) = (rates[0][rates[0].len() / 2], rates[1][rates[1].len() / 2]);
+        println!("pleach/rmcp image throughput: {:.2}x", pleach / rmcp);
+        image_summary = format!("mcp_http_image pleach_rps={pleach:.0} rmcp_rps={rmcp:.0}");
         Ok::<_, Box<dyn std::error::Error>>(())
     })?;
     match cold_start(if quick { 3 } else { 10 }) {
@@ -223,6 +318,7 @@ pub(crate) fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
         ),
         Err(why) => println!("pleach mcp cold start: not measured ({why})"),
     }
+    println!("{image_summary}");
     println!("{summary}");
     Ok(())
 }

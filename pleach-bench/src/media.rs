@@ -4,7 +4,7 @@
 //! | row | what one run is |
 //! | --- | --- |
 //! | `encode only` | the floor: `base64::STANDARD.encode` of the 1 MB, once |
-//! | `anthropic`, `openai-responses`, `gemini`, `openai-chat` | `Session::call` of a `#[tool]` returning `ToolOutput` with the image (its bytes shared, as a tool holding its image returns them), the result written into the conversation (`Message::tool_result`), the conversation as the format's messages, and the request body written to bytes as the model clients write it (the messages moved into the body, `pleach_core::providers::json_bytes`) |
+//! | `anthropic`, `openai-responses`, `gemini`, `openai-chat` | `Session::call` of a `#[tool]` returning `ToolOutput` with the image (its bytes shared, as a tool holding its image returns them), the result written into the conversation (`Message::tool_result`), the conversation as the format's messages, and the request body written as the model clients send it (the messages moved into the body, the body as `pleach_core::providers::JsonBody`'s pieces: the base64 moved in, not copied) |
 //!
 //! The rows run interleaved (who goes first rotates), after warm-up rounds; each row's number is
 //! the median run. Every row's body is checked to hold the image's base64 once before anything
@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use pleach_core::content::{Bytes, ContentBlock, ToolOutput};
-use pleach_core::providers::ProviderFormat;
 use pleach_core::providers::anthropic::Anthropic;
 use pleach_core::providers::gemini::Gemini;
 use pleach_core::providers::openai_chat::OpenAiChat;
 use pleach_core::providers::openai_responses::OpenAiResponses;
+use pleach_core::providers::{JsonBody, ProviderFormat};
 use pleach_core::{Message, Session, SessionOptions, ToolCall};
 use serde_json::json;
 use tokio::runtime::Runtime;
@@ -33,24 +33,27 @@ const IMAGE_BYTES: usize = 1 << 20;
 /// The summary line's goal: at most this many times the encode alone.
 const TARGET_RATIO: f64 = 1.5;
 
-/// The image every run sends: a PNG header, then bytes that vary (so no run is cheaper for
-/// repeated input).
+/// The image every run sends (its bytes made once).
 fn image() -> &'static Bytes {
     static IMAGE: OnceLock<Bytes> = OnceLock::new();
-    IMAGE.get_or_init(|| {
-        let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-        bytes.extend_from_slice(&1024u32.to_be_bytes());
-        bytes.extend_from_slice(&768u32.to_be_bytes());
-        let mut state = 0x9e37_79b9_u32;
-        while bytes.len() < IMAGE_BYTES {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            bytes.extend_from_slice(&state.to_le_bytes());
-        }
-        bytes.truncate(IMAGE_BYTES);
-        Bytes::from(bytes)
-    })
+    IMAGE.get_or_init(|| Bytes::from(png(IMAGE_BYTES)))
+}
+
+/// `len` bytes of a 1024×768 PNG: its header, then bytes that vary and do not compress (so no run
+/// is cheaper for repeated input). No pixels are decoded anywhere.
+pub(crate) fn png(len: usize) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend_from_slice(&1024u32.to_be_bytes());
+    bytes.extend_from_slice(&768u32.to_be_bytes());
+    let mut state = 0x9e37_79b9_u32;
+    while bytes.len() < len {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        bytes.extend_from_slice(&state.to_le_bytes());
+    }
+    bytes.truncate(len);
+    bytes
 }
 
 /// Takes a 1 MB screenshot (`media`'s tool).
@@ -106,7 +109,7 @@ pub(crate) fn run(quick: bool) -> Result<(), Box<dyn Error>> {
     let call = ToolCall::new("call_1", "bench_screenshot", "{}");
     let encoded = STANDARD.encode(image());
     for row in &ROWS {
-        let body = request_body(&runtime, &session, &call, row)?;
+        let body = request_body(&runtime, &session, &call, row)?.to_vec();
         let text = std::str::from_utf8(&body)?;
         if text.matches(encoded.as_str()).count() != 1 {
             return Err(format!(
@@ -175,7 +178,7 @@ fn request_body(
     session: &Session,
     call: &ToolCall,
     row: &Row,
-) -> Result<Vec<u8>, Box<dyn Error>> {
+) -> Result<JsonBody, Box<dyn Error>> {
     let result = runtime.block_on(session.call(call.clone()));
     if let Err(error) = &result.outcome {
         return Err(format!("the tool failed: {error}").into());
@@ -190,10 +193,11 @@ fn request_body(
         },
         Message::tool_result(call, &result.outcome),
     ];
-    // As the clients write it: the messages moved into the body, the body written by `json_bytes`.
+    // As the clients write it: the messages moved into the body, the body written as the pieces
+    // they send (`JsonBody`: the base64 moved in, not copied).
     let mut body = json!({ "model": "m", "stream": true });
     body[row.field] = serde_json::Value::Array(row.format.messages(&conversation));
-    Ok(pleach_core::providers::json_bytes(&body)?)
+    Ok(JsonBody::new(body)?)
 }
 
 /// The median of `runs`, in microseconds (`NaN` when nothing was measured).

@@ -89,6 +89,7 @@ mod duration;
 mod host;
 mod list;
 mod mcp;
+mod oauth;
 mod provider;
 mod remote;
 mod render;

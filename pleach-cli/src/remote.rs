@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use pleach_mcp::remote::{McpRemote, RemoteServer};
+use pleach_mcp::remote::{ClientCredentials, McpRemote, OAuth, RemoteServer};
 
 use crate::token_file::read_token;
 use crate::usage::UsageError;
@@ -24,6 +24,36 @@ pub(crate) struct RemoteArgs {
     /// a `#` comment.
     #[arg(long = "mcp-token-file", value_name = "FILE", requires = "urls")]
     mcp_token_file: Option<PathBuf>,
+    /// Signs in to the `--mcp` servers that ask for OAuth as this client, with the client
+    /// credentials grant (no person): with `--mcp-client-secret-file` or `--mcp-client-key-file`.
+    /// Without it, the tokens of `pleach mcp login URL` are used.
+    #[arg(long = "mcp-client-id", value_name = "ID", requires = "urls")]
+    mcp_client_id: Option<String>,
+    /// The `--mcp-client-id`'s secret: the file's first line that is neither blank nor a `#`
+    /// comment.
+    #[arg(
+        long = "mcp-client-secret-file",
+        value_name = "FILE",
+        requires = "mcp_client_id",
+        conflicts_with = "mcp_client_key_file"
+    )]
+    mcp_client_secret_file: Option<PathBuf>,
+    /// The `--mcp-client-id`'s private key (PEM, RSA or EC), signing its assertions
+    /// (`private_key_jwt`).
+    #[arg(
+        long = "mcp-client-key-file",
+        value_name = "PEM",
+        requires = "mcp_client_id"
+    )]
+    mcp_client_key_file: Option<PathBuf>,
+    /// The algorithm of `--mcp-client-key-file`: RS256, RS384, RS512, PS256, PS384, PS512,
+    /// ES256 or ES384.
+    #[arg(
+        long = "mcp-client-key-alg",
+        value_name = "ALG",
+        default_value = "RS256"
+    )]
+    mcp_client_key_alg: String,
 }
 
 impl RemoteArgs {
@@ -43,6 +73,8 @@ impl RemoteArgs {
             let mut remote = McpRemote::http(url);
             if let Some(token) = &token {
                 remote = remote.bearer_token(token);
+            } else {
+                remote = remote.oauth(self.oauth(url)?);
             }
             remotes.push(with_prefix(remote, prefix));
         }
@@ -61,6 +93,38 @@ impl RemoteArgs {
             servers.push(server);
         }
         Ok(servers)
+    }
+}
+
+impl RemoteArgs {
+    /// The sign-in of the server at `url`: client credentials when given, else the tokens
+    /// `pleach mcp login` keeps for it.
+    fn oauth(&self, url: &str) -> Result<OAuth, UsageError> {
+        let mut oauth = OAuth::new().token_file(crate::oauth::token_path(url)?);
+        if let Some(id) = &self.mcp_client_id {
+            let credentials = if let Some(file) = &self.mcp_client_key_file {
+                let pem = std::fs::read(file).map_err(|error| {
+                    UsageError(format!("cannot read `{}`: {error}", file.display()))
+                })?;
+                ClientCredentials::private_key_jwt(id, &pem, &self.mcp_client_key_alg).map_err(
+                    |error| {
+                        UsageError(format!(
+                            "`--mcp-client-key-file {}`: {error}",
+                            file.display()
+                        ))
+                    },
+                )?
+            } else if let Some(file) = &self.mcp_client_secret_file {
+                ClientCredentials::secret(id, read_token(file)?)
+            } else {
+                return Err(UsageError(
+                    "`--mcp-client-id` needs `--mcp-client-secret-file` or `--mcp-client-key-file`"
+                        .to_owned(),
+                ));
+            };
+            oauth = oauth.client_credentials(credentials);
+        }
+        Ok(oauth)
     }
 }
 

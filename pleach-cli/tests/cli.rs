@@ -1278,8 +1278,9 @@ fn call_honours_a_timeout_given_with_a_unit() {
 }
 
 /// Every flag of `pleach mcp` but the ones every host command has (`--root`, `--mcp`, …, as
-/// `pleach call` lists them) shapes the HTTP server: without `--http` it is a usage error, never
-/// silently ignored by a stdio server.
+/// `pleach call` lists them) and the listing's (`--tool-search`, `--always`: both transports)
+/// shapes the HTTP server: without `--http` it is a usage error, never silently ignored by a
+/// stdio server.
 #[test]
 fn an_http_only_flag_without_http_is_a_usage_error() {
     let flags = |command: &str| -> Vec<(String, Option<String>)> {
@@ -1298,7 +1299,10 @@ fn an_http_only_flag_without_http_is_a_usage_error() {
     let shared: Vec<String> = flags("call").into_iter().map(|(flag, _)| flag).collect();
     let http_only: Vec<(String, Option<String>)> = flags("mcp")
         .into_iter()
-        .filter(|(flag, _)| flag != "--http" && !shared.contains(flag))
+        .filter(|(flag, _)| {
+            !["--http", "--tool-search", "--always"].contains(&flag.as_str())
+                && !shared.contains(flag)
+        })
         .collect();
     assert!(http_only.len() >= 14, "{http_only:?}");
     for (flag, value) in &http_only {

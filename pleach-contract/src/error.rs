@@ -28,7 +28,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// assert_eq!(ErrorCode::from_u16(1002), Some(ErrorCode::OutputInvalid));
 /// assert_eq!(ErrorCode::InputInvalid.to_string(), "1001");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
     /// 1001: the arguments do not match the tool's input schema.
@@ -74,10 +74,40 @@ pub enum ErrorCode {
     /// 1019: a content block of the result cannot be given to the model: a medium larger than
     /// the result cap, or media for a model API that takes text only.
     ContentRefused,
+    // Declared in the order the variants were added, so that each keeps its discriminant; the
+    // order of codes (`Ord`) is numeric all the same (see the impls below).
     /// 1021: the tool is deferred (sent only once a search found it) and no search has loaded it
     /// yet; the message names the search tool to call first.
     #[doc(alias = "TOOL_NOT_LOADED")]
     ToolNotLoaded,
+    /// 1020: the tool asked its client for something the client cannot give: elicitation or
+    /// sampling from an MCP client that did not declare it, or from a host nobody answers
+    /// (no event stream).
+    #[doc(alias = "CAPABILITY_MISSING")]
+    CapabilityMissing,
+    /// 1022: the tool's question to the user (elicitation) or request to the client's model
+    /// (sampling) got no answer within the runtime's approval timeout.
+    #[doc(alias = "NO_ANSWER")]
+    NoAnswer,
+}
+
+/// Codes order by their number.
+///
+/// ```
+/// use pleach_core::ErrorCode;
+/// assert!(ErrorCode::CapabilityMissing < ErrorCode::ToolNotLoaded);
+/// assert!(ErrorCode::ToolNotLoaded < ErrorCode::NoAnswer);
+/// ```
+impl Ord for ErrorCode {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_u16().cmp(&other.as_u16())
+    }
+}
+
+impl PartialOrd for ErrorCode {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl ErrorCode {
@@ -86,9 +116,9 @@ impl ErrorCode {
     /// ```
     /// use pleach_core::ErrorCode;
     /// let numbers: Vec<u16> = ErrorCode::ALL.iter().map(|c| c.as_u16()).collect();
-    /// assert_eq!(numbers, (1001..=1019).chain([1021]).collect::<Vec<_>>());
+    /// assert_eq!(numbers, (1001..=1022).collect::<Vec<_>>());
     /// ```
-    pub const ALL: [ErrorCode; 20] = [
+    pub const ALL: [ErrorCode; 22] = [
         ErrorCode::InputInvalid,
         ErrorCode::OutputInvalid,
         ErrorCode::UnknownTool,
@@ -108,7 +138,9 @@ impl ErrorCode {
         ErrorCode::RemoteUnavailable,
         ErrorCode::OutcomeUnknown,
         ErrorCode::ContentRefused,
+        ErrorCode::CapabilityMissing,
         ErrorCode::ToolNotLoaded,
+        ErrorCode::NoAnswer,
     ];
 
     /// The numeric code.
@@ -137,7 +169,9 @@ impl ErrorCode {
             ErrorCode::RemoteUnavailable => 1017,
             ErrorCode::OutcomeUnknown => 1018,
             ErrorCode::ContentRefused => 1019,
+            ErrorCode::CapabilityMissing => 1020,
             ErrorCode::ToolNotLoaded => 1021,
+            ErrorCode::NoAnswer => 1022,
         }
     }
 
@@ -169,6 +203,8 @@ impl ErrorCode {
                 | ErrorCode::SafetyHalt
                 | ErrorCode::RepeatedFailure
                 | ErrorCode::ApprovalTimedOut
+                | ErrorCode::CapabilityMissing
+                | ErrorCode::NoAnswer
         )
     }
 }

@@ -43,6 +43,7 @@
 // Doc tests share one binary and so one tool registry: see pleach-core's `lib.rs`.
 
 pub mod call;
+pub mod client;
 pub mod content;
 pub mod error;
 pub mod extensions;

@@ -143,7 +143,7 @@ extern crate self as pleach_core;
 // same type here (ARCHITECTURE.md, "Crates").
 #[doc(hidden)]
 pub use pleach_contract::__private;
-pub use pleach_contract::{call, content, error, extensions, registry, schema, tier, tool};
+pub use pleach_contract::{call, client, content, error, extensions, registry, schema, tier, tool};
 
 pub mod agent;
 pub mod assemble;

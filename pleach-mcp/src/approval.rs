@@ -34,6 +34,14 @@ pub(super) enum Asking {
     Cannot,
 }
 
+/// Whether the client of this request takes requests from the server during a call (every
+/// protocol before 2026-07-28).
+pub(super) fn can_request(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_none_or(|version| version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
+}
+
 /// How the client of this request can be asked.
 pub(super) fn asking(context: &RequestContext<RoleServer>) -> Asking {
     let declared = context
@@ -42,13 +50,10 @@ pub(super) fn asking(context: &RequestContext<RoleServer>) -> Asking {
     if !declared {
         return Asking::Cannot;
     }
-    let modern = context
-        .protocol_version()
-        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    if modern {
-        Asking::InputRequired
-    } else {
+    if can_request(context) {
         Asking::Request(context.peer.clone())
+    } else {
+        Asking::InputRequired
     }
 }
 

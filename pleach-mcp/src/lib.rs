@@ -24,6 +24,9 @@
 //!   `outputSchema`, which the runtime checks), and for a failure an `isError` result whose text is
 //!   `error <code>: <message>`. A name the server does not list is a protocol error (invalid
 //!   params), as MCP asks.
+//! - `resources/*`, `prompts/*` and `completion/complete`: the rmcp handler given to
+//!   [`McpServer::features`], which also says which of those capabilities `initialize` declares;
+//!   without one, none (method not found).
 //! - `notifications/cancelled` cancels the call's turn: the tool's
 //!   [`ToolContext::signal`](pleach_core::ToolContext::signal) fires.
 //! - A request with a `progressToken` gets a `notifications/progress` for each `tool.delta` (the
@@ -71,7 +74,9 @@
 // Doc tests share one binary and so one tool registry: see pleach-core's `lib.rs`.
 
 mod approval;
+mod client;
 pub mod defaults;
+mod features;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod remote;
@@ -82,6 +87,10 @@ mod stdio;
 #[cfg(feature = "redis")]
 mod store;
 
+/// The official Rust SDK this crate speaks MCP with, for the types of
+/// [`McpServer::tools`] and the rmcp handler [`McpServer::features`] takes, at the version this
+/// crate uses.
+pub use rmcp;
 pub use server::McpServer;
 pub use stdio::{serve, serve_stdio};
 

@@ -10,7 +10,12 @@ use rmcp::model::{
     ElicitResult, Implementation, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ProgressToken, ResultType, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    ReadResourceResponse, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -18,12 +23,15 @@ use tracing::Instrument;
 
 use super::McpError;
 use super::approval::Asking;
+use super::features::{Features, ToolsOnly};
 use pleach_core::call::ToolCall;
 use pleach_core::event::ToolEvent;
 use pleach_core::providers::ProfileProblem;
 use pleach_core::runtime::Runtime;
 use pleach_core::safety::{Action, Decision, DecisionError, Interrupt};
 use pleach_core::session::{Session, SessionError, SessionOptions};
+
+mod tool_search;
 
 /// An MCP server for a runtime's tools: an rmcp [`ServerHandler`] with `tools/list` and
 /// `tools/call`. Hand it to any rmcp transport, or use [`serve_stdio`](super::serve_stdio).
@@ -46,6 +54,12 @@ pub struct McpServer {
     session: Arc<Session>,
     /// Fired when the host stops serving: running calls are cancelled through their signal.
     shutdown: CancellationToken,
+    /// The least severe level of the tools' logs this connection's client wants
+    /// (`logging/setLevel`).
+    logs: super::client::LogFilter,
+    /// Whether a request to the client can reach it during a call (not over stateless HTTP,
+    /// which answers each POST alone).
+    channel_back: bool,
     /// Where MCP sessions keep their persisted state (HTTP with a session store).
     #[cfg(feature = "redis")]
     store: Option<crate::store::RedisSessionStore>,
@@ -61,6 +75,10 @@ struct Shared {
     /// Seals an interrupt a 2026-07-28 client carries between its call and the call's retry:
     /// the runtime's interrupt key, else one drawn for this process.
     interrupt_key: Vec<u8>,
+    /// What `tools/list` gives instead of every tool, with a search ([`McpServer::tool_search`]).
+    listing: Option<tool_search::Listing>,
+    /// Resources, prompts and completion ([`McpServer::features`]).
+    features: Box<dyn Features>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -146,9 +164,13 @@ impl McpServer {
                 implementation: Implementation::new("pleach", env!("CARGO_PKG_VERSION")),
                 calls: AtomicU64::new(0),
                 interrupt_key,
+                listing: None,
+                features: Box::new(ToolsOnly),
             }),
             session: Arc::new(session),
             shutdown: CancellationToken::new(),
+            logs: super::client::LogFilter::default(),
+            channel_back: true,
             #[cfg(feature = "redis")]
             store: None,
         })
@@ -162,6 +184,8 @@ impl McpServer {
             shared: Arc::clone(&self.shared),
             session: Arc::new(open_session(&self.shared.runtime)?),
             shutdown: self.shutdown.clone(),
+            logs: super::client::LogFilter::default(),
+            channel_back: self.channel_back,
             #[cfg(feature = "redis")]
             store: self.store.clone(),
         })
@@ -172,6 +196,14 @@ impl McpServer {
     #[cfg(feature = "redis")]
     pub(crate) fn with_state_store(mut self, store: crate::store::RedisSessionStore) -> McpServer {
         self.store = Some(store);
+        self
+    }
+
+    /// The same server with no channel back to its client during a call (stateless HTTP): a
+    /// tool's elicitation and sampling fail at once with 1020.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn without_channel_back(mut self) -> McpServer {
+        self.channel_back = false;
         self
     }
 
@@ -200,6 +232,59 @@ impl McpServer {
         self
     }
 
+    /// Serves `handler`'s resources, prompts and completion beside the runtime's tools: the
+    /// server's `resources/*`, `prompts/*` and `completion/complete` (and `subscriptions/listen`)
+    /// are `handler`'s, and `initialize` declares the `resources`, `prompts` and `completions`
+    /// capabilities its [`get_info`](rmcp::ServerHandler::get_info) declares, and only those. The
+    /// tools stay the runtime's (`handler`'s own tools are not served), and over HTTP every
+    /// request still passes the server's guard (tokens, Origin, limits, drain) first.
+    ///
+    /// One handler answers every client and MCP session: what it keeps per client it keys by
+    /// the request's context (its peer, its session's `Mcp-Session-Id`).
+    ///
+    /// ```
+    /// use pleach_mcp::McpServer;
+    /// use pleach_mcp::rmcp::model::{
+    ///     ListPromptsResult, PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig,
+    /// };
+    /// use pleach_mcp::rmcp::service::RequestContext;
+    /// use pleach_mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
+    /// use pleach_core::{Runtime, ToolRegistryBuilder};
+    ///
+    /// struct Prompts;
+    ///
+    /// impl ServerHandler for Prompts {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_prompts().build())
+    ///     }
+    ///
+    ///     async fn list_prompts(
+    ///         &self,
+    ///         _request: Option<PaginatedRequestParams>,
+    ///         _context: RequestContext<RoleServer>,
+    ///     ) -> Result<ListPromptsResult, ErrorData> {
+    ///         let review = Prompt::new("review", Some("Reviews a diff"), None);
+    ///         Ok(ListPromptsResult::with_all_items(vec![review]))
+    ///     }
+    /// }
+    ///
+    /// let runtime = Runtime::builder().registry(ToolRegistryBuilder::new().build().unwrap()).build().unwrap();
+    /// let server = McpServer::new(runtime).unwrap().features(Prompts);
+    /// let capabilities = server.get_info().capabilities;
+    /// assert!(capabilities.prompts.is_some() && capabilities.tools.is_some());
+    /// assert!(capabilities.resources.is_none());
+    /// ```
+    #[must_use]
+    pub fn features(mut self, handler: impl rmcp::ServerHandler) -> McpServer {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.features = Box::new(handler);
+        } else {
+            // Cloned servers share what they serve; a copy cannot change it under them.
+            tracing::warn!("McpServer::features on a shared server: its features left unchanged");
+        }
+        self
+    }
+
     /// The tools as `tools/list` lists them.
     ///
     /// ```
@@ -217,7 +302,10 @@ impl McpServer {
     /// assert_eq!(server.tools()[0].input_schema.get("type"), Some(&serde_json::json!("object")));
     /// ```
     pub fn tools(&self) -> &[Tool] {
-        &self.shared.tools
+        self.shared
+            .listing
+            .as_ref()
+            .map_or(&self.shared.tools, |listing| &listing.tools)
     }
 
     /// The runtime whose tools are served.
@@ -357,6 +445,17 @@ impl McpServer {
         };
         self.session
             .set_takes_approvals(!matches!(asking, Asking::Cannot));
+        // A tool's own requests go to the client during the call: only a client that declared
+        // the capability and has a channel back (before 2026-07-28) gets them; for any other,
+        // they fail at once with 1020.
+        let requests = self.channel_back && super::approval::can_request(&context);
+        #[cfg(feature = "redis")]
+        let requests = requests && self.store.is_none();
+        let declared = context.client_capabilities();
+        let elicits = requests && matches!(asking, Asking::Request(_));
+        let samples =
+            requests && declared.is_some_and(|capabilities| capabilities.sampling.is_some());
+        self.session.set_client_capabilities(elicits, samples);
         let (ran, approved) = match request.request_state.as_deref() {
             // The retry of a call the user was asked about (2026-07-28): their answer decides.
             Some(sealed) => self.resume(&call, sealed, request.input_responses.as_ref())?,
@@ -436,6 +535,7 @@ impl McpServer {
         tokio::pin!(dispatching);
         let mut input_required = None;
         let mut progress = 0_u32;
+        let peer = &context.peer;
         let mut waiting: Option<Pin<Box<dyn Future<Output = Asked> + Send>>> = None;
         let result = loop {
             tokio::select! {
@@ -443,6 +543,18 @@ impl McpServer {
                 Some(event) = events.recv() => match event {
                     ToolEvent::Delta { delta, .. } => {
                         self.report_progress(progress_token.as_ref(), &mut progress, delta, context).await;
+                    }
+                    ToolEvent::Log { message, .. } => super::client::send_log(peer, &self.logs, message).await,
+                    ToolEvent::Progress { progress: report, .. } => {
+                        if let Some(token) = &progress_token {
+                            super::client::send_progress(peer, token, report).await;
+                        }
+                    }
+                    ToolEvent::ElicitationRequested { request } => {
+                        tokio::spawn(super::client::elicit(peer.clone(), context.id.clone(), request));
+                    }
+                    ToolEvent::SamplingRequested { request } => {
+                        tokio::spawn(super::client::sample(peer.clone(), context.id.clone(), request));
                     }
                     ToolEvent::InterruptRequested { interrupt } => match &asking {
                         Asking::Request(peer) => {
@@ -474,9 +586,22 @@ impl McpServer {
         };
         // Progress sent before the result and not read yet goes out before it.
         for event in events.drain() {
-            if let ToolEvent::Delta { delta, .. } = event {
-                self.report_progress(progress_token.as_ref(), &mut progress, delta, context)
-                    .await;
+            match event {
+                ToolEvent::Delta { delta, .. } => {
+                    self.report_progress(progress_token.as_ref(), &mut progress, delta, context)
+                        .await;
+                }
+                ToolEvent::Log { message, .. } => {
+                    super::client::send_log(peer, &self.logs, message).await;
+                }
+                ToolEvent::Progress {
+                    progress: report, ..
+                } => {
+                    if let Some(token) = &progress_token {
+                        super::client::send_progress(peer, token, report).await;
+                    }
+                }
+                _ => {}
             }
         }
         if let Some(input_required) = input_required {
@@ -595,9 +720,18 @@ impl McpServer {
 }
 
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); MCP still has it.
     fn get_info(&self) -> ServerConfig {
-        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let features = self.shared.features.info();
+        let mut config = ServerConfig::new(super::features::capabilities(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+            &features.capabilities,
+        ));
         config.server_info = self.shared.implementation.clone();
+        config.instructions = features.instructions;
         config
     }
 
@@ -621,7 +755,19 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+    }
+
+    /// `logging/setLevel`: the tools' logs this connection's client gets from now on are those
+    /// at `level` and above.
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); MCP still has it.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.logs.set(super::client::level_of(request.level));
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -637,7 +783,89 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.run_call(request, context).await
+        match self.listing_call(&request)? {
+            Some(tool_search::Routed::Answer(answer)) => Ok(answer),
+            Some(tool_search::Routed::Call(call)) => self.run_call(call, context).await,
+            None => self.run_call(request, context).await,
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.shared.features.complete(request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.shared.features.get_prompt(request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.shared.features.list_prompts(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.shared.features.list_resources(request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.shared
+            .features
+            .list_resource_templates(request, context)
+            .await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.shared.features.read_resource(request, context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.features.subscribe(request, context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.features.unsubscribe(request, context).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.shared.features.accepted_subscription_filter(requested)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.shared.features.listen(context).await
     }
 
     /// rmcp hands over a request whose params do not fit its method (a `tools/call` with

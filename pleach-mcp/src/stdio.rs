@@ -64,6 +64,13 @@ pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
 /// # }
 /// ```
 pub async fn serve(server: McpServer) -> Result<(), McpError> {
+    // Boxed: the connection's state is large (rmcp's service loop, the server), and a caller's
+    // future holding it inline would be too (clippy's `large_futures`).
+    Box::pin(serve_connection(server)).await
+}
+
+/// [`serve`]'s connection, unboxed.
+async fn serve_connection(server: McpServer) -> Result<(), McpError> {
     #[cfg(unix)]
     {
         use std::os::fd::AsFd;

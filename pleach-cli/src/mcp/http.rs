@@ -105,7 +105,11 @@ impl HttpArgs {
 
 /// Serves until SIGTERM or SIGINT, then drains: exit 0. A listener off loopback without any auth
 /// is a usage error (exit 2).
-pub(crate) async fn run(args: &HttpArgs, host: &HostArgs) -> Result<ExitCode, UsageError> {
+pub(crate) async fn run(
+    args: &HttpArgs,
+    host: &HostArgs,
+    listing: &super::listing::ListingArgs,
+) -> Result<ExitCode, UsageError> {
     let Some(address) = args.http else {
         return Err(UsageError("`--http ADDR` is missing".to_owned()));
     };
@@ -119,6 +123,7 @@ pub(crate) async fn run(args: &HttpArgs, host: &HostArgs) -> Result<ExitCode, Us
         .build()
         .map_err(|error| UsageError(format!("cannot build the runtime: {error}")))?;
     let server = McpServer::new(runtime).map_err(|error| UsageError(error.to_string()))?;
+    let server = listing.apply(server)?;
     let mut options = options(args, address)?;
     if let Some(url) = &args.session_store {
         let mut store = RedisSessionStore::connect(url)

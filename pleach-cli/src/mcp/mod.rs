@@ -2,20 +2,26 @@
 //! Context Protocol, on stdin and stdout, or over Streamable HTTP with `--http ADDR` (`http`).
 
 mod http;
+mod listing;
 
 use std::process::ExitCode;
 
 use crate::host::HostArgs;
 use crate::signal::terminated;
-use crate::usage::Outcome;
+use crate::usage::{Outcome, UsageError};
 
 /// What `pleach mcp` was asked.
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct Args {
+    #[command(subcommand)]
+    action: Option<crate::oauth::Action>,
     #[command(flatten)]
     http: Box<http::HttpArgs>,
     #[command(flatten)]
     host: HostArgs,
+    #[command(flatten)]
+    listing: listing::ListingArgs,
 }
 
 impl Args {
@@ -27,12 +33,17 @@ impl Args {
 
 /// Serves until the client goes or the process is told to stop.
 pub(crate) async fn run(args: Args) -> Outcome {
+    if let Some(action) = args.action {
+        return crate::oauth::run(action).await;
+    }
     if args.is_http() {
-        return http::run(&args.http, &args.host).await;
+        return http::run(&args.http, &args.host, &args.listing).await;
     }
     let runtime = args.host.runtime().await?;
+    let mcp = pleach_mcp::McpServer::new(runtime).map_err(|error| UsageError(error.to_string()))?;
+    let mcp = args.listing.apply(mcp)?;
     tokio::select! {
-        served = pleach_mcp::serve_stdio(runtime) => match served {
+        served = pleach_mcp::serve(mcp) => match served {
             Ok(()) => Ok(ExitCode::SUCCESS),
             Err(error) => {
                 eprintln!("error: {error}");

@@ -32,7 +32,7 @@ async def session(target, mode):
     async with Client(target, mode=mode) as client:
         check(client.server_info is not None and client.server_info.name == "expenses", client.server_info)
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        check(set(tools) == {"add_expense", "list_expenses", "delete_expense"}, sorted(tools))
+        check({"add_expense", "list_expenses", "delete_expense"} <= set(tools), sorted(tools))
         check(tools["delete_expense"].annotations.destructive_hint is True, tools["delete_expense"].annotations)
 
         added = await client.call_tool("add_expense", {"description": "train", "cents": 4200, "category": "travel"})

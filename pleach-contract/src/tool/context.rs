@@ -4,15 +4,19 @@
 use std::fmt;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::client::{
+    Client, Elicitation, Elicited, LogLevel, LogMessage, Progress, Sampled, SamplingRequest,
+};
+use crate::error::ToolError;
 use crate::extensions::{Extensions, Scope, SessionState};
 
-/// Where a call's progress reports go. The runtime implements it for each call it runs (each
-/// report becomes a `tool.delta` event, and nothing is delivered once the call has ended); a host
-/// that runs tools by hand can implement it to collect them.
+/// The former name of [`Client`]: where a call's progress reports (and, since, its logs and
+/// requests) go.
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
@@ -33,10 +37,7 @@ use crate::extensions::{Extensions, Scope, SessionState};
 /// assert!(ctx.progress(serde_json::json!({ "percent": 50 })));
 /// assert_eq!(sink.0.lock().unwrap().len(), 1);
 /// ```
-pub trait ProgressSink: Send + Sync {
-    /// Delivers one report; returns whether it was delivered (`false` once the call has ended).
-    fn report(&self, delta: Value) -> bool;
-}
+pub use crate::client::Client as ProgressSink;
 
 /// What a tool receives besides its input. Intentionally minimal, so the contract stays portable
 /// across hosts.
@@ -59,8 +60,10 @@ pub struct ToolContext {
     pub tool_call_id: String,
     /// Fires when the turn is cancelled or the call times out.
     pub signal: CancellationToken,
-    progress: Option<Arc<dyn ProgressSink>>,
+    progress: Option<Arc<dyn Client>>,
     scope: Option<Arc<Scope>>,
+    /// The logger name [`ToolContext::log`] writes under, if any.
+    logger: Option<Arc<str>>,
 }
 
 impl ToolContext {
@@ -90,6 +93,7 @@ impl ToolContext {
             signal,
             progress: None,
             scope: None,
+            logger: None,
         }
     }
 
@@ -162,7 +166,7 @@ impl ToolContext {
     /// assert!(!ctx.progress("the call has ended"));
     /// ```
     #[must_use]
-    pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+    pub fn with_progress(mut self, sink: Arc<dyn Client>) -> Self {
         self.progress = Some(sink);
         self
     }
@@ -174,7 +178,7 @@ impl ToolContext {
     pub fn for_call(
         tool_call_id: String,
         signal: CancellationToken,
-        progress: Arc<dyn ProgressSink>,
+        progress: Arc<dyn Client>,
         scope: Arc<Scope>,
     ) -> Self {
         ToolContext {
@@ -182,13 +186,15 @@ impl ToolContext {
             signal,
             progress: Some(progress),
             scope: Some(scope),
+            logger: None,
         }
     }
 
-    /// Reports progress: a `tool.delta` event with `delta` as its payload, on the stream of the
-    /// turn running this call. Returns whether it was delivered: `false` outside a session, once
-    /// the call has ended (nothing follows a call's terminal event), or when `delta` cannot be
-    /// written as JSON.
+    /// Streams a fragment: a `tool.delta` event with `delta` as its payload, on the stream of the
+    /// turn running this call (over MCP, a progress notification counting the fragments, the
+    /// JSON as its message; [`report_progress`](ToolContext::report_progress) sends the tool's own
+    /// numbers). Returns whether it was delivered: `false` outside a session, once the call has
+    /// ended (nothing follows a call's terminal event), or when `delta` cannot be written as JSON.
     ///
     /// ```
     /// use pleach_core::{tool, ToolContext};
@@ -209,6 +215,169 @@ impl ToolContext {
             _ => false,
         }
     }
+
+    /// The same context, its [`log`](ToolContext::log) messages written under the logger name
+    /// `name` (MCP's `logger`).
+    ///
+    /// ```
+    /// use pleach_core::{tool, ToolContext};
+    /// use pleach_core::client::LogLevel;
+    ///
+    /// /// Rebuilds the index.
+    /// #[tool]
+    /// async fn rebuild(ctx: ToolContext) -> u32 {
+    ///     let log = ctx.with_logger("indexer");
+    ///     log.log(LogLevel::Info, "started");
+    ///     7
+    /// }
+    /// # assert!(!ToolContext::new("c1").with_logger("x").log(LogLevel::Info, "not delivered"));
+    /// ```
+    #[must_use]
+    pub fn with_logger(mut self, name: impl Into<String>) -> Self {
+        self.logger = Some(Arc::from(name.into()));
+        self
+    }
+
+    /// Logs `data` (a line of text, or any JSON) at `level`: in a session, a `tracing` event
+    /// (target `pleach::tool::log`) and a `tool.log` event on the turn's stream; over MCP, a
+    /// `notifications/message` when the client's `logging/setLevel` lets `level` through. Returns
+    /// whether it was delivered (`false` outside a session, once the call has ended, or when
+    /// `data` cannot be written as JSON).
+    ///
+    /// ```
+    /// use pleach_core::{tool, ToolContext};
+    /// use pleach_core::client::LogLevel;
+    ///
+    /// /// Copies the table.
+    /// #[tool]
+    /// async fn copy_table(ctx: ToolContext) -> u32 {
+    ///     ctx.log(LogLevel::Warning, serde_json::json!({ "skipped": 2 }));
+    ///     40
+    /// }
+    /// # assert!(!ToolContext::new("c1").log(LogLevel::Info, "outside a session"));
+    /// ```
+    #[doc(alias = "sendLoggingMessage")]
+    pub fn log(&self, level: LogLevel, data: impl Serialize) -> bool {
+        let (Some(client), Ok(data)) = (&self.progress, serde_json::to_value(data)) else {
+            return false;
+        };
+        let mut message = LogMessage::new(level, data);
+        message.logger = self.logger.as_deref().map(str::to_owned);
+        client.log(message)
+    }
+
+    /// Reports how far the tool has got, in its own numbers: a `tool.progress` event on the
+    /// turn's stream; over MCP, a `notifications/progress` with the client's `progressToken`
+    /// (when the request carries one). Returns whether it was delivered.
+    ///
+    /// ```
+    /// use pleach_core::{tool, ToolContext};
+    /// use pleach_core::client::Progress;
+    ///
+    /// /// Imports the files.
+    /// #[tool]
+    /// async fn import(ctx: ToolContext, files: Vec<String>) -> usize {
+    ///     let total = files.len() as f64;
+    ///     for (done, file) in files.iter().enumerate() {
+    ///         ctx.report_progress(Progress::new(done as f64 + 1.0).total(total).message(file.clone()));
+    ///     }
+    ///     files.len()
+    /// }
+    /// # assert!(!ToolContext::new("c1").report_progress(Progress::new(1.0)));
+    /// ```
+    #[doc(alias = "sendProgress")]
+    pub fn report_progress(&self, progress: Progress) -> bool {
+        self.progress
+            .as_ref()
+            .is_some_and(|client| client.report_progress(progress))
+    }
+
+    /// Asks the user `message` with a form made from `T`'s schema (MCP elicitation) and waits
+    /// for the answer: [`Elicited::Accept`] with the content checked against the form and read as
+    /// a `T`, or [`Elicited::Decline`] / [`Elicited::Cancel`]. In a session the host answers an
+    /// `elicitation.requested` event, within the runtime's approval timeout.
+    ///
+    /// # Errors
+    ///
+    /// - `T` is not a flat object of primitive properties (see [`Elicitation::new`]), or the
+    ///   accepted content does not fit it: 1008;
+    /// - the client cannot elicit (an MCP client that declared no elicitation, a session nobody
+    ///   reads events from, a context outside a session): 1020;
+    /// - nobody answered within the approval timeout: 1022; the call was cancelled: 1011.
+    ///
+    /// ```
+    /// use pleach_core::{tool, ToolContext, ToolError};
+    /// use pleach_core::client::Elicited;
+    ///
+    /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm {
+    ///     /// How many copies.
+    ///     copies: u32,
+    /// }
+    ///
+    /// /// Prints the report.
+    /// #[tool]
+    /// async fn print_report(ctx: ToolContext) -> Result<String, ToolError> {
+    ///     Ok(match ctx.elicit::<Confirm>("How many copies?").await? {
+    ///         Elicited::Accept(confirm) => format!("printing {}", confirm.copies),
+    ///         Elicited::Decline | Elicited::Cancel => "not printed".to_owned(),
+    ///     })
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let refused = ToolContext::new("c1").elicit::<Confirm>("outside a session").await.unwrap_err();
+    /// assert_eq!(refused.code().as_u16(), 1020);
+    /// # }
+    /// ```
+    #[doc(alias = "elicitInput")]
+    pub async fn elicit<T: JsonSchema + DeserializeOwned>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, ToolError> {
+        let elicitation = Elicitation::new::<T>(message)?;
+        let answer = match &self.progress {
+            Some(client) => client.elicit(elicitation.clone()).await?,
+            None => crate::client::Client::elicit(&Detached, elicitation.clone()).await?,
+        };
+        Ok(match answer {
+            Elicited::Accept(content) => Elicited::Accept(elicitation.read(content)?),
+            Elicited::Decline => Elicited::Decline,
+            Elicited::Cancel => Elicited::Cancel,
+        })
+    }
+
+    /// Asks the client's model to answer `request` (MCP `sampling/createMessage`) and waits for
+    /// its answer. In a session the host answers a `sampling.requested` event, within the
+    /// runtime's approval timeout.
+    ///
+    /// # Errors
+    ///
+    /// The client cannot sample (an MCP client that declared no sampling, a session nobody reads
+    /// events from, a context outside a session): 1020; it refused or failed: 1008; nobody
+    /// answered in time: 1022; the call was cancelled: 1011.
+    ///
+    /// ```
+    /// use pleach_core::{tool, ToolContext, ToolError};
+    /// use pleach_core::client::SamplingRequest;
+    ///
+    /// /// Names the file's language.
+    /// #[tool]
+    /// async fn language_of(ctx: ToolContext, text: String) -> Result<String, ToolError> {
+    ///     let request = SamplingRequest::new(format!("Which language is this? {text}")).max_tokens(10);
+    ///     let answer = ctx.sample(request).await?;
+    ///     Ok(answer.text().unwrap_or("unknown").to_owned())
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let refused = ToolContext::new("c1").sample(SamplingRequest::new("hi")).await.unwrap_err();
+    /// assert_eq!(refused.code().as_u16(), 1020);
+    /// # }
+    /// ```
+    #[doc(alias = "createMessage")]
+    pub async fn sample(&self, request: SamplingRequest) -> Result<Sampled, ToolError> {
+        match &self.progress {
+            Some(client) => client.sample(request).await,
+            None => crate::client::Client::sample(&Detached, request).await,
+        }
+    }
 }
 
 impl fmt::Debug for ToolContext {
@@ -217,7 +386,18 @@ impl fmt::Debug for ToolContext {
             .field("tool_call_id", &self.tool_call_id)
             .field("signal", &self.signal)
             .field("reports_progress", &self.progress.is_some())
+            .field("logger", &self.logger)
             .field("scope", &self.scope)
             .finish()
+    }
+}
+
+/// The client of a context outside a session: it takes nothing and answers every request with
+/// 1020.
+struct Detached;
+
+impl Client for Detached {
+    fn report(&self, _: serde_json::Value) -> bool {
+        false
     }
 }

@@ -3,10 +3,10 @@
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
-use super::http;
 use super::{
     BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, ToolChoice, WireFormat,
 };
+use super::{http, native_deferral};
 use crate::providers::ProviderFormat;
 use crate::providers::anthropic::Anthropic;
 
@@ -205,6 +205,7 @@ impl AnthropicClient {
                 };
             }
         }
+        native_deferral::anthropic(&mut body, request, &self.connection.fallbacks)?;
         Ok(body)
     }
 }
@@ -291,11 +292,15 @@ impl ModelClient for AnthropicClient {
         Some("anthropic")
     }
 
+    fn native_deferral(&self) -> bool {
+        true
+    }
+
     fn send<'a>(
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self.body(&request).and_then(|body| http::body_bytes(&body));
+        let body = self.body(&request).and_then(http::request_body);
         Box::pin(async move {
             let body = body?;
             let mut headers = HeaderMap::new();

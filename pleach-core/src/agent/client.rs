@@ -103,6 +103,14 @@ pub struct ModelRequest<'a> {
     /// Strict mode for this request's tools, over the client's own setting
     /// ([`AgentOptions::strict`](crate::agent::AgentOptions::strict)).
     pub strict: Option<bool>,
+    /// Tools the model loads with a search, for a client that defers them its provider's way
+    /// ([`ModelClient::native_deferral`]): sent marked deferred, not in [`tools`](Self::tools).
+    /// Empty unless the run defers natively
+    /// ([`ToolSearch::native`](crate::search::ToolSearch::native)).
+    pub deferred: &'a [UnifiedToolDefinition],
+    /// The search tool's name when [`deferred`](Self::deferred) is set: the client writes its
+    /// calls and results as its provider's tool search.
+    pub search_tool: Option<&'a str>,
 }
 
 impl<'a> ModelRequest<'a> {
@@ -121,6 +129,8 @@ impl<'a> ModelRequest<'a> {
             temperature: None,
             tool_choice: None,
             strict: None,
+            deferred: &[],
+            search_tool: None,
         }
     }
 }
@@ -339,6 +349,21 @@ pub trait ModelClient: Send + Sync {
     /// ```
     fn provider_name(&self) -> Option<&str> {
         None
+    }
+
+    /// Whether this client sends [`ModelRequest::deferred`] its provider's way (Anthropic's
+    /// `defer_loading` with `tool_reference` results, OpenAI Responses' client `tool_search`):
+    /// the agent loop then defers natively when the run asks
+    /// ([`ToolSearch::native`](crate::search::ToolSearch::native)). `false` unless the client
+    /// says so: the loop defers pleach's way, which needs nothing of the client.
+    ///
+    /// ```
+    /// use pleach_core::agent::{AnthropicClient, ModelClient, ReplayClient, WireFormat};
+    /// assert!(!ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]).native_deferral());
+    /// assert!(AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap().native_deferral());
+    /// ```
+    fn native_deferral(&self) -> bool {
+        false
     }
 }
 

@@ -9,7 +9,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::{BoxFuture, ModelError, ModelResponse, ResponseBody, WireFormat};
-use crate::providers::{ProfileProblem, ProviderFormat};
+use crate::content::Bytes;
+use crate::providers::{JsonBody, ProfileProblem, ProviderFormat};
 use crate::tool::UnifiedToolDefinition;
 
 /// How long to wait for a connection.
@@ -89,7 +90,7 @@ pub(super) async fn post_stream(
     client: &reqwest::Client,
     url: &str,
     #[cfg_attr(not(feature = "otel"), allow(unused_mut))] mut headers: HeaderMap,
-    body: Vec<u8>,
+    body: JsonBody,
     format: WireFormat,
 ) -> Result<ModelResponse, ModelError> {
     // The request's span (`chat {model}`) continues at the provider, when it reads W3C headers.
@@ -107,7 +108,7 @@ pub(super) async fn post_stream(
         .headers(headers)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .header(reqwest::header::ACCEPT, "text/event-stream")
-        .body(body)
+        .body(http_body(body))
         .send()
         .await
         .map_err(|err| transport_error(&err))?;
@@ -150,14 +151,56 @@ pub(super) async fn post_stream(
     Ok(ModelResponse::new(format, HttpBody(response)))
 }
 
-/// A request body's bytes: [`json_bytes`](crate::providers::json_bytes), which writes them once
-/// into a buffer sized once, a medium's base64 copied whole (`to_string` would go through
-/// `Display`, which checks every piece it writes for UTF-8 again; `serde_json::to_vec` checks each
-/// byte of the base64 for escaping).
-pub(super) fn body_bytes(body: &Value) -> Result<Vec<u8>, ModelError> {
-    crate::providers::json_bytes(body).map_err(|err| {
+/// A request body as [`JsonBody`]'s pieces: the JSON text written once, a medium's base64 moved in
+/// whole (never copied into one buffer with the rest; `to_string` would also check every piece
+/// for UTF-8 again, and `serde_json::to_vec` each byte of the base64 for escaping).
+pub(super) fn request_body(body: Value) -> Result<JsonBody, ModelError> {
+    JsonBody::new(body).map_err(|err| {
         ModelError::Config(format!("the request could not be written as JSON: {err}"))
     })
+}
+
+/// A [`JsonBody`] as reqwest sends it: one piece as it is; several as an HTTP body of those pieces
+/// with their length known, so the request says `Content-Length` (never chunked).
+fn http_body(body: JsonBody) -> reqwest::Body {
+    if body.iter().len() <= 1 {
+        return reqwest::Body::from(body.into_iter().next().unwrap_or_default());
+    }
+    let remaining = body.len() as u64;
+    reqwest::Body::wrap(Pieces {
+        pieces: body.into_iter(),
+        remaining,
+    })
+}
+
+/// The pieces of a [`JsonBody`], one data frame each.
+struct Pieces {
+    pieces: std::vec::IntoIter<Bytes>,
+    remaining: u64,
+}
+
+impl http_body::Body for Pieces {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let piece = self.pieces.next();
+        if let Some(piece) = &piece {
+            self.remaining -= piece.len() as u64;
+        }
+        std::task::Poll::Ready(piece.map(|piece| Ok(http_body::Frame::data(piece))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.remaining == 0
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.remaining)
+    }
 }
 
 /// The first [`MAX_ERROR_BODY`] bytes of an error response, as text.

@@ -65,7 +65,8 @@
 //! `options.rs` (how a run goes and how it ended), `reading.rs` (one response read into a step)
 //! and `run.rs` (the loop and [`AgentRun`]); the HTTP clients (`openai_client.rs`,
 //! `openai_responses_client.rs`, `anthropic_client.rs`, `gemini_client.rs`, and what they share,
-//! `http.rs`) and `endpoint.rs` beside them.
+//! `http.rs`; `native_deferral.rs`, deferred tools the provider's way) and `endpoint.rs` beside
+//! them.
 
 #[cfg(feature = "http")]
 mod anthropic_client;
@@ -75,6 +76,8 @@ mod endpoint;
 mod gemini_client;
 #[cfg(feature = "http")]
 pub(crate) mod http;
+#[cfg(feature = "http")]
+mod native_deferral;
 #[cfg(feature = "http")]
 mod openai_client;
 #[cfg(feature = "http")]

@@ -213,7 +213,7 @@ impl ModelClient for OpenAiChatClient {
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self.body(&request).and_then(|body| http::body_bytes(&body));
+        let body = self.body(&request).and_then(http::request_body);
         Box::pin(async move {
             let body = body?;
             let headers = http::bearer(self.api_key.as_deref())?;

@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use super::http;
 use super::{
     BoxFuture, ModelClient, ModelError, ModelRequest, ModelResponse, ToolChoice, WireFormat,
 };
+use super::{http, native_deferral};
 use crate::providers::ProviderFormat;
 use crate::providers::openai_responses::OpenAiResponses;
 
@@ -158,6 +158,7 @@ impl OpenAiResponsesClient {
             body["temperature"] = json!(temperature);
         }
         self.tools(request, &mut body)?;
+        native_deferral::responses(&mut body, request);
         Ok(body)
     }
 
@@ -195,11 +196,15 @@ impl ModelClient for OpenAiResponsesClient {
         Some("openai")
     }
 
+    fn native_deferral(&self) -> bool {
+        true
+    }
+
     fn send<'a>(
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self.body(&request).and_then(|body| http::body_bytes(&body));
+        let body = self.body(&request).and_then(http::request_body);
         Box::pin(async move {
             let body = body?;
             let headers = http::bearer(self.api_key.as_deref())?;

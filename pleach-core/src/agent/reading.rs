@@ -6,12 +6,13 @@ use std::collections::HashMap;
 
 use tokio_util::sync::CancellationToken;
 
-use super::client::{ModelError, ModelResponse};
+use super::client::{ModelError, ModelResponse, WireFormat};
 use super::options::{AgentOptions, StepReport};
 use crate::assemble::{StreamAssembler, StreamError};
 use crate::call::ToolCall;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{EventSender, ToolEvent};
+use crate::providers::openai_responses::TOOL_SEARCH_CALL;
 use crate::providers::{Decoder, ProviderEvent, StreamParser, StreamProblem};
 use crate::session::SessionHandle;
 
@@ -33,11 +34,14 @@ pub(crate) struct Deadline {
 
 /// Reads a response to its end (or a break, the size cap, the deadline, cancellation), sending
 /// `tool.started` and `tool.delta` as calls and fragments arrive. Returns the step and, if the
-/// response broke off, why.
+/// response broke off, why. `search_tool` is the search tool's name when the run defers
+/// natively: the provider's own search calls (OpenAI Responses' `tool_search_call`, which has no
+/// name) are read as its calls.
 pub(crate) async fn read_response(
     response: ModelResponse,
     session: &SessionHandle,
     options: &AgentOptions,
+    search_tool: Option<&str>,
     deadline: Option<&Deadline>,
     sink: &EventSender,
     signal: &CancellationToken,
@@ -54,6 +58,9 @@ pub(crate) async fn read_response(
         sink,
         provider_error: None,
         calls_under: HashMap::new(),
+        search_call: search_tool
+            .filter(|_| format == WireFormat::OpenAiResponses)
+            .map(|search| (TOOL_SEARCH_CALL, search)),
     };
     let mut received = 0usize;
     let mut broke = None;
@@ -196,6 +203,8 @@ struct Reading<'a> {
     /// calls each has had: the assembler names each call by its own key, `<key>@<n>` from the
     /// second on, so that the later call is not refused as the earlier one's.
     calls_under: HashMap<String, usize>,
+    /// The name the format reads its provider's own search calls under, and the search tool's.
+    search_call: Option<(&'static str, &'a str)>,
 }
 
 impl Reading<'_> {
@@ -203,6 +212,10 @@ impl Reading<'_> {
         for event in events {
             match event {
                 ProviderEvent::CallStarted { key, id, name } => {
+                    let name = match self.search_call {
+                        Some((read_as, search)) if name == read_as => search.to_owned(),
+                        _ => name,
+                    };
                     let count = self.calls_under.entry(key.clone()).or_default();
                     *count += 1;
                     let key = self.assembler_key(key);

@@ -239,7 +239,17 @@ async fn drive(
         .filter(|tool| options.offers(tool.name()))
         .collect();
     let deferral = options.tool_search.as_ref();
-    // The deferred tools a search of this run found: sent from the step after.
+    // Deferred the provider's way: every deferred tool goes marked deferred on every step, and
+    // the provider loads what a search found.
+    let native = deferral.filter(|search| search.is_native() && client.native_deferral());
+    let deferred: Vec<UnifiedToolDefinition> = native.map_or_else(Vec::new, |search| {
+        offered
+            .iter()
+            .filter(|tool| search.is_deferred(tool.name()))
+            .cloned()
+            .collect()
+    });
+    // The deferred tools a search of this run found: callable from the step after.
     let mut loaded: BTreeSet<String> = BTreeSet::new();
     let mut tools = step_tools(&offered, deferral, &loaded);
     // A timeout too long to reach (`Duration::MAX`) is none.
@@ -259,7 +269,11 @@ async fn drive(
         let deadline = step_deadline(&options, run_deadline);
         let conversation = session.conversation();
         let chat = chat_span(client.as_ref());
-        let request = step_request(&conversation, &tools, &options, outcome.steps.is_empty());
+        let mut request = step_request(&conversation, &tools, &options, outcome.steps.is_empty());
+        if let Some(search) = native {
+            request.deferred = &deferred;
+            request.search_tool = Some(search.tool_name());
+        }
         let sent = tokio::select! {
             biased;
             () = signal.cancelled() => break StopReason::Cancelled,
@@ -279,6 +293,7 @@ async fn drive(
             response,
             &session,
             &options,
+            native.map(ToolSearch::tool_name),
             deadline.as_ref(),
             &sink,
             &signal,
@@ -321,6 +336,7 @@ async fn drive(
         report.results = run_calls(&session, text, calls, failed, &sink, &calls_signal).await;
         if let Some(search) = deferral
             && load_found(search, &report.results, &offered, &mut loaded, &sink)
+            && native.is_none()
         {
             tools = step_tools(&offered, deferral, &loaded);
         }

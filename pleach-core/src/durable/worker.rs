@@ -190,6 +190,7 @@ impl Worker {
             &handle,
             &self.agent,
             None,
+            None,
             &sink,
             &CancellationToken::new(),
         )

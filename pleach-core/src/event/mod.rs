@@ -26,17 +26,21 @@
 //! | `mod.rs` | [`ToolEvent`]: the events and their text forms |
 //! | `wire.rs` | the wire format: the JSON each event is written as |
 //! | `channel.rs` | [`channel`], [`EventSender`], [`EventStream`]: how events reach a reader |
+//! | `request.rs` | [`ClientRequest`]: a running tool's request its host answers |
 
 mod channel;
+mod request;
 mod wire;
 
 pub use channel::{EventSender, EventStream, channel};
+pub use request::{Answered, ClientRequest};
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::call::ToolCall;
+use crate::client::{Elicitation, Elicited, LogMessage, Progress, Sampled, SamplingRequest};
 use crate::content::ContentBlock;
 use crate::error::ToolError;
 
@@ -122,6 +126,36 @@ pub enum ToolEvent {
         /// The tools loaded, by name, sorted.
         tools: Vec<String>,
     },
+    /// `tool.log`: a log message of a running tool
+    /// ([`ToolContext::log`](crate::ToolContext::log)).
+    Log {
+        /// The call's id.
+        tool_call_id: Arc<str>,
+        /// The message: level, logger name, data.
+        message: LogMessage,
+    },
+    /// `tool.progress`: how far a running tool has got, in its own numbers
+    /// ([`ToolContext::report_progress`](crate::ToolContext::report_progress)).
+    Progress {
+        /// The call's id.
+        tool_call_id: Arc<str>,
+        /// The report.
+        progress: Progress,
+    },
+    /// `elicitation.requested`: a running tool asks the user a question
+    /// ([`ToolContext::elicit`](crate::ToolContext::elicit)); the host answers it with
+    /// [`ClientRequest::answer`] within the runtime's approval timeout.
+    ElicitationRequested {
+        /// The question and where its answer goes.
+        request: Arc<ClientRequest<Elicitation, Elicited<Value>>>,
+    },
+    /// `sampling.requested`: a running tool asks for a completion of the client's model
+    /// ([`ToolContext::sample`](crate::ToolContext::sample)); the host answers it with
+    /// [`ClientRequest::answer`] within the runtime's approval timeout.
+    SamplingRequested {
+        /// The request and where its answer goes.
+        request: Arc<ClientRequest<SamplingRequest, Sampled>>,
+    },
 }
 
 impl ToolEvent {
@@ -146,6 +180,10 @@ impl ToolEvent {
             ToolEvent::InterruptResolved { .. } => "interrupt.resolved",
             ToolEvent::SafetyProbe { .. } => "safety.probe",
             ToolEvent::ToolsLoaded { .. } => "tools.loaded",
+            ToolEvent::Log { .. } => "tool.log",
+            ToolEvent::Progress { .. } => "tool.progress",
+            ToolEvent::ElicitationRequested { .. } => "elicitation.requested",
+            ToolEvent::SamplingRequested { .. } => "sampling.requested",
         }
     }
 
@@ -165,8 +203,12 @@ impl ToolEvent {
             | ToolEvent::SafetyProbe { tool_call, .. } => tool_call.id(),
             ToolEvent::Delta { tool_call_id, .. }
             | ToolEvent::InterruptResolved { tool_call_id, .. }
-            | ToolEvent::ToolsLoaded { tool_call_id, .. } => tool_call_id,
+            | ToolEvent::ToolsLoaded { tool_call_id, .. }
+            | ToolEvent::Log { tool_call_id, .. }
+            | ToolEvent::Progress { tool_call_id, .. } => tool_call_id,
             ToolEvent::InterruptRequested { interrupt } => interrupt.tool_call.id(),
+            ToolEvent::ElicitationRequested { request } => request.tool_call_id(),
+            ToolEvent::SamplingRequested { request } => request.tool_call_id(),
         }
     }
 

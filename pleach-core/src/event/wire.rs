@@ -65,6 +65,10 @@ impl Serialize for WireEvent<'_> {
             ToolEvent::Completed { content, .. } if !content.is_empty() => 4,
             ToolEvent::Started { .. } => 2,
             ToolEvent::InterruptResolved { .. } => 4,
+            ToolEvent::Log { message, .. } => 3 + usize::from(message.logger.is_some()),
+            ToolEvent::Progress { progress, .. } => {
+                2 + usize::from(progress.total.is_some()) + usize::from(progress.message.is_some())
+            }
             _ => 3,
         };
         let mut s = serializer.serialize_struct("ToolEvent", fields)?;
@@ -126,9 +130,54 @@ impl Serialize for WireEvent<'_> {
                 s.serialize_field("toolCallId", &**tool_call_id)?;
                 s.serialize_field("tools", tools)?;
             }
+            ToolEvent::Log { .. }
+            | ToolEvent::Progress { .. }
+            | ToolEvent::ElicitationRequested { .. }
+            | ToolEvent::SamplingRequested { .. } => from_tool(&mut s, self.event)?,
         }
         s.end()
     }
+}
+
+/// The fields of the events a running tool's context sends (`tool.log`, `tool.progress`,
+/// `elicitation.requested`, `sampling.requested`), after `type`.
+fn from_tool<S: SerializeStruct>(s: &mut S, event: &ToolEvent) -> Result<(), S::Error> {
+    match event {
+        ToolEvent::Log {
+            tool_call_id,
+            message,
+        } => {
+            s.serialize_field("toolCallId", &**tool_call_id)?;
+            s.serialize_field("level", &message.level)?;
+            if let Some(logger) = &message.logger {
+                s.serialize_field("logger", logger)?;
+            }
+            s.serialize_field("data", &message.data)?;
+        }
+        ToolEvent::Progress {
+            tool_call_id,
+            progress,
+        } => {
+            s.serialize_field("toolCallId", &**tool_call_id)?;
+            s.serialize_field("progress", &progress.progress)?;
+            if let Some(total) = &progress.total {
+                s.serialize_field("total", total)?;
+            }
+            if let Some(message) = &progress.message {
+                s.serialize_field("message", message)?;
+            }
+        }
+        ToolEvent::ElicitationRequested { request } => {
+            s.serialize_field("toolCallId", request.tool_call_id())?;
+            s.serialize_field("elicitation", request.request())?;
+        }
+        ToolEvent::SamplingRequested { request } => {
+            s.serialize_field("toolCallId", request.tool_call_id())?;
+            s.serialize_field("sampling", request.request())?;
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// A content block in an event: a text block whole; any other its `type`, `mimeType` and

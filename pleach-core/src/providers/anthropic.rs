@@ -549,6 +549,60 @@ fn result_block(tool: &ToolResultMessage<'_>) -> Value {
     with(result, "content", blocks)
 }
 
+/// A tool definition the API holds back until a search names it: `defer_loading: true`. Claude
+/// sees the tool only once a `tool_reference` block in a tool result names it.
+#[cfg(feature = "http")]
+pub(crate) fn deferred_definition(mut definition: Value) -> Value {
+    definition["defer_loading"] = Value::Bool(true);
+    definition
+}
+
+/// Rewrites the results of the client-side search tool `search_tool` in `messages` (the
+/// request's `messages`) as Anthropic's tool search results: the `tool_result` of each
+/// successful search becomes one `{"type":"tool_reference","tool_name":…}` block per tool
+/// `found` names in its text, and the API loads those tools for the next step. A search that
+/// failed or found nothing keeps its text.
+#[cfg(feature = "http")]
+pub(crate) fn reference_search_results(
+    messages: &mut [Value],
+    search_tool: &str,
+    found: impl Fn(&str) -> Vec<String>,
+) {
+    let searches: std::collections::HashSet<String> = messages
+        .iter()
+        .filter(|message| message["role"] == "assistant")
+        .filter_map(|message| message["content"].as_array())
+        .flatten()
+        .filter(|block| block["type"] == "tool_use" && block["name"] == search_tool)
+        .filter_map(|block| block["id"].as_str().map(str::to_owned))
+        .collect();
+    if searches.is_empty() {
+        return;
+    }
+    let results = messages
+        .iter_mut()
+        .filter(|message| message["role"] == "user")
+        .filter_map(|message| message.get_mut("content").and_then(Value::as_array_mut))
+        .flatten()
+        .filter(|block| {
+            block["type"] == "tool_result"
+                && block["is_error"] != true
+                && block["tool_use_id"]
+                    .as_str()
+                    .is_some_and(|id| searches.contains(id))
+        });
+    for block in results {
+        let names = block["content"].as_str().map(&found).unwrap_or_default();
+        if names.is_empty() {
+            continue;
+        }
+        block["content"] = names
+            .into_iter()
+            .map(|name| json!({ "type": "tool_reference", "tool_name": name }))
+            .collect();
+    }
+}
+
 /// The image types the Messages API reads.
 const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
@@ -564,4 +618,58 @@ fn assistant_message(content: Option<&str>, calls: &[ToolCall]) -> Value {
         }))
         .collect();
     json!({ "role": "assistant", "content": blocks })
+}
+
+#[cfg(all(test, feature = "http"))]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_client_search_result_becomes_tool_references_and_other_results_stay() {
+        // Anthropic's custom tool search: the tool's `tool_result` holds `tool_reference` blocks.
+        let mut messages = vec![
+            json!({"role": "user", "content": "weather in Paris?"}),
+            json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "search_tools", "input": {"query": "weather"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "search_tools", "input": {"query": "("}},
+                {"type": "tool_use", "id": "toolu_3", "name": "get_time", "input": {}}
+            ]}),
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": r#"{"tools":[{"name":"get_weather"},{"name":"get_forecast"}]}"#, "is_error": false},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "error 1003: bad regex", "is_error": true},
+                {"type": "tool_result", "tool_use_id": "toolu_3", "content": r#"{"tools":["x"]}"#, "is_error": false}
+            ]}),
+        ];
+        reference_search_results(&mut messages, "search_tools", |text| {
+            assert!(
+                text.starts_with('{'),
+                "only successful searches are read: {text}"
+            );
+            vec!["get_weather".into(), "get_forecast".into()]
+        });
+        let results = &messages[2]["content"];
+        assert_eq!(
+            results[0],
+            json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": false, "content": [
+                {"type": "tool_reference", "tool_name": "get_weather"},
+                {"type": "tool_reference", "tool_name": "get_forecast"}
+            ]})
+        );
+        assert_eq!(results[1]["content"], "error 1003: bad regex");
+        assert_eq!(results[2]["content"], r#"{"tools":["x"]}"#);
+
+        // A search that found nothing keeps its text: a tool result needs content.
+        let mut messages = messages[..2].to_vec();
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": r#"{"tools":[]}"#, "is_error": false}
+        ]}));
+        reference_search_results(&mut messages, "search_tools", |_| Vec::new());
+        assert_eq!(messages[2]["content"][0]["content"], r#"{"tools":[]}"#);
+        assert_eq!(
+            deferred_definition(json!({"name": "get_weather"})),
+            json!({"name": "get_weather", "defer_loading": true})
+        );
+    }
 }

@@ -8,6 +8,7 @@
 //! block at a time. So a long string passes that check and is copied as it is; a short one, or
 //! one that needs escaping, is written by `serde_json`. The bytes are the same either way.
 
+use crate::content::Bytes;
 use serde_json::Value;
 
 /// Strings at least this long are checked a block at a time before `serde_json` would escape them
@@ -43,21 +44,29 @@ const CHECKED_WHOLE: usize = 512;
 /// Only those `serde_json::to_vec` would return for the same value (none for a [`Value`] today:
 /// its keys are strings and its numbers finite).
 pub fn json_bytes(value: &Value) -> serde_json::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(size_hint(value));
+    let mut out = Vec::with_capacity(size_hint(value, usize::MAX));
     write_value(&mut out, value)?;
     Ok(out)
 }
 
 /// About how many bytes `value` takes as JSON: its strings' lengths and a few bytes per node, so a
 /// body holding a medium is written without its buffer growing and copying the medium again.
-fn size_hint(value: &Value) -> usize {
+/// Strings of `moved` bytes or more count only their quotes (they become pieces of a
+/// [`JsonBody`] of their own; `usize::MAX` counts every string).
+fn size_hint(value: &Value, moved: usize) -> usize {
     match value {
+        Value::String(text) if text.len() >= moved => 2,
         Value::String(text) => text.len() + 2,
-        Value::Array(items) => 2 + items.iter().map(|item| size_hint(item) + 1).sum::<usize>(),
+        Value::Array(items) => {
+            2 + items
+                .iter()
+                .map(|item| size_hint(item, moved) + 1)
+                .sum::<usize>()
+        }
         Value::Object(map) => {
             2 + map
                 .iter()
-                .map(|(key, item)| key.len() + 4 + size_hint(item))
+                .map(|(key, item)| key.len() + 4 + size_hint(item, moved))
                 .sum::<usize>()
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => 8,
@@ -107,6 +116,198 @@ fn write_str(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
     }
 }
 
+/// Strings at least this long that need no escaping are not copied into a [`JsonBody`]: the
+/// string's own buffer becomes a piece of the body. Below it, a copy costs less than a piece.
+const MOVED_WHOLE: usize = 64 * 1024;
+
+/// A request body as the pieces it is sent in: the JSON text [`json_bytes`] writes, but each long
+/// string that needs no escaping (a medium's base64) is its own piece, moved out of the value
+/// rather than copied. pleach's model clients send these pieces as they are, with a
+/// `Content-Length` of [`len`](Self::len): a tool's image is encoded once and never copied again
+/// on its way to the socket.
+///
+/// ```
+/// use serde_json::json;
+/// use pleach_core::providers::JsonBody;
+///
+/// let image = "iVBORw0KGgo".repeat(10_000);
+/// let body = json!({ "model": "m", "messages": [{ "role": "user", "content": [
+///     { "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": image } },
+/// ] }] });
+/// let expected = serde_json::to_vec(&body)?;
+/// let pieces = JsonBody::new(body)?;
+/// assert_eq!(pieces.len(), expected.len());
+/// assert_eq!(pieces.iter().count(), 3); // the JSON before the base64, the base64, the rest
+/// assert_eq!(pieces.to_vec(), expected);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JsonBody {
+    pieces: Vec<Bytes>,
+    len: usize,
+}
+
+impl JsonBody {
+    /// `value`'s compact JSON text (the bytes `serde_json::to_vec` writes), its long unescaped
+    /// strings moved in as pieces of their own.
+    ///
+    /// ```
+    /// let body = pleach_core::providers::JsonBody::new(serde_json::json!({ "a": [1, "b"] }))?;
+    /// assert_eq!(body.to_vec(), br#"{"a":[1,"b"]}"#);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Only those `serde_json::to_vec` would return for the same value (none for a [`Value`]
+    /// today: its keys are strings and its numbers finite).
+    pub fn new(value: Value) -> serde_json::Result<Self> {
+        let mut writer = PieceWriter {
+            body: JsonBody::default(),
+            current: Vec::with_capacity(size_hint(&value, MOVED_WHOLE)),
+        };
+        writer.value(value)?;
+        writer.flush();
+        Ok(writer.body)
+    }
+
+    /// The body's length in bytes: every piece together.
+    ///
+    /// ```
+    /// let body = pleach_core::providers::JsonBody::new(serde_json::json!([true]))?;
+    /// assert_eq!(body.len(), 6);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the body holds no bytes (never, for a body written from a value).
+    ///
+    /// ```
+    /// assert!(pleach_core::providers::JsonBody::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The pieces in order, none of them empty.
+    ///
+    /// ```
+    /// let body = pleach_core::providers::JsonBody::new(serde_json::json!({ "a": 1 }))?;
+    /// assert_eq!(body.iter().map(|piece| piece.len()).sum::<usize>(), body.len());
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn iter(&self) -> std::slice::Iter<'_, Bytes> {
+        self.pieces.iter()
+    }
+
+    /// The whole body in one buffer (a copy of every piece).
+    ///
+    /// ```
+    /// let body = pleach_core::providers::JsonBody::new(serde_json::json!("x"))?;
+    /// assert_eq!(body.to_vec(), b"\"x\"");
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len);
+        for piece in &self.pieces {
+            out.extend_from_slice(piece);
+        }
+        out
+    }
+}
+
+impl IntoIterator for JsonBody {
+    type Item = Bytes;
+    type IntoIter = std::vec::IntoIter<Bytes>;
+
+    /// The pieces in order, owned.
+    ///
+    /// ```
+    /// let body = pleach_core::providers::JsonBody::new(serde_json::json!(null))?;
+    /// let pieces: Vec<_> = body.into_iter().collect();
+    /// assert_eq!(pieces, [pleach_core::content::Bytes::from_static(b"null")]);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    fn into_iter(self) -> Self::IntoIter {
+        self.pieces.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a JsonBody {
+    type Item = &'a Bytes;
+    type IntoIter = std::slice::Iter<'a, Bytes>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// Writes a [`JsonBody`]: text into `current`, which becomes a piece when a long string is moved
+/// in after it.
+struct PieceWriter {
+    body: JsonBody,
+    current: Vec<u8>,
+}
+
+impl PieceWriter {
+    fn value(&mut self, value: Value) -> serde_json::Result<()> {
+        match value {
+            Value::String(text)
+                if text.len() >= MOVED_WHOLE && !needs_escaping(text.as_bytes()) =>
+            {
+                self.current.push(b'"');
+                self.flush();
+                self.piece(Bytes::from(text));
+                self.current.push(b'"');
+                Ok(())
+            }
+            Value::String(text) => write_str(&mut self.current, &text),
+            Value::Array(items) => {
+                self.current.push(b'[');
+                for (i, item) in items.into_iter().enumerate() {
+                    if i > 0 {
+                        self.current.push(b',');
+                    }
+                    self.value(item)?;
+                }
+                self.current.push(b']');
+                Ok(())
+            }
+            Value::Object(map) => {
+                self.current.push(b'{');
+                for (i, (key, item)) in map.into_iter().enumerate() {
+                    if i > 0 {
+                        self.current.push(b',');
+                    }
+                    write_str(&mut self.current, &key)?;
+                    self.current.push(b':');
+                    self.value(item)?;
+                }
+                self.current.push(b'}');
+                Ok(())
+            }
+            scalar @ (Value::Null | Value::Bool(_) | Value::Number(_)) => {
+                serde_json::to_writer(&mut self.current, &scalar)
+            }
+        }
+    }
+
+    /// The text written so far becomes a piece (the rest goes into a new buffer).
+    fn flush(&mut self) {
+        if !self.current.is_empty() {
+            let text = std::mem::take(&mut self.current);
+            self.piece(Bytes::from(text));
+        }
+    }
+
+    fn piece(&mut self, piece: Bytes) {
+        self.body.len += piece.len();
+        self.body.pieces.push(piece);
+    }
+}
+
 /// Whether any byte is one JSON escapes: `"`, `\` or a control below U+0020 (`serde_json`'s escape
 /// table holds exactly these). Each block is folded without stopping early, which the compiler
 /// turns into vector compares.
@@ -123,7 +324,7 @@ fn needs_escaping(bytes: &[u8]) -> bool {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{CHECKED_WHOLE, json_bytes, needs_escaping};
+    use super::{CHECKED_WHOLE, JsonBody, MOVED_WHOLE, json_bytes, needs_escaping};
 
     /// A string of `len` bytes built from `alphabet`, with `inner` placed in its middle.
     fn long(alphabet: &str, len: usize, inner: &str) -> String {
@@ -189,5 +390,41 @@ mod tests {
         assert!(!needs_escaping("é😀\u{7f}".repeat(500).as_bytes()));
         let value: Value = json!("x".repeat(CHECKED_WHOLE));
         assert_eq!(json_bytes(&value).expect("writes").len(), CHECKED_WHOLE + 2);
+    }
+
+    #[test]
+    fn a_body_in_pieces_is_serde_jsons_text_with_long_plain_strings_moved_in() {
+        let base64 = long(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+            MOVED_WHOLE,
+            "",
+        );
+        let cases = [
+            (json!(null), 1),
+            (json!({ "a": [1, "b", { "c": null }] }), 1),
+            (json!(base64), 3),
+            (json!({ "data": base64 }), 3),
+            (json!([base64, base64]), 5),
+            (json!({ "data": base64, "more": [1, 2] }), 3),
+            // Short, or needing an escape: copied (and escaped) like everything else.
+            (json!([long("ab", MOVED_WHOLE - 1, "")]), 1),
+            (json!([long("ab", MOVED_WHOLE, "\n\"é")]), 1),
+        ];
+        for (value, pieces) in cases {
+            let expected = serde_json::to_vec(&value).expect("writes");
+            let body = JsonBody::new(value).expect("writes");
+            assert_eq!(body.to_vec(), expected);
+            assert_eq!(body.len(), expected.len());
+            assert_eq!(body.iter().count(), pieces);
+            assert!(body.iter().all(|piece| !piece.is_empty()));
+        }
+    }
+
+    #[test]
+    fn a_moved_string_keeps_its_buffer() {
+        let text = "Q".repeat(MOVED_WHOLE);
+        let at = text.as_ptr();
+        let body = JsonBody::new(serde_json::Value::String(text)).expect("writes");
+        assert_eq!(body.iter().nth(1).map(|piece| piece.as_ptr()), Some(at));
     }
 }

@@ -88,7 +88,7 @@ pub mod openai_responses;
 pub mod profile;
 pub mod sse;
 
-pub use body::json_bytes;
+pub use body::{JsonBody, json_bytes};
 pub use format::ProviderFormat;
 pub use profile::{Profile, ProfileError, ProfileProblem, assert_registry_fits, check_registry};
 

@@ -214,8 +214,30 @@ struct Item {
     call_id: Option<String>,
     #[serde(default)]
     name: Option<String>,
+    /// A function call's arguments text; a tool search call's arguments object.
     #[serde(default)]
-    arguments: Option<String>,
+    arguments: Option<Value>,
+    /// Who runs a tool search call: `client` (this runtime) or `server` (the provider).
+    #[serde(default)]
+    execution: Option<String>,
+}
+
+impl Item {
+    /// The arguments as text: a string as it is, anything else (a tool search call's object) as
+    /// its JSON text.
+    fn arguments_text(&self) -> Option<String> {
+        match self.arguments.as_ref()? {
+            Value::String(text) => Some(text.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        }
+    }
+
+    /// Whether this is a tool search call the client runs (`execution: "client"`).
+    fn is_client_search(&self) -> bool {
+        self.kind.as_deref() == Some("tool_search_call")
+            && self.execution.as_deref() == Some("client")
+    }
 }
 
 #[derive(Deserialize)]
@@ -238,24 +260,33 @@ fn tool_calls(body: &str) -> Result<Vec<ToolCall>, ResponseError> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for (i, item) in response.output.into_iter().enumerate() {
-        if item.kind.as_deref() != Some("function_call") {
+        let search = item.is_client_search();
+        if item.kind.as_deref() != Some("function_call") && !search {
             continue;
         }
         let at = format!("/output/{i}");
-        let id = item.call_id.filter(|id| !id.is_empty()).ok_or_else(|| {
-            ResponseError::new(format!("{at}/call_id"), "a function call has no call_id")
-        })?;
+        let id = item
+            .call_id
+            .clone()
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| {
+                ResponseError::new(format!("{at}/call_id"), "a function call has no call_id")
+            })?;
         if !seen.insert(id.clone()) {
             return Err(ResponseError::new(
                 format!("{at}/call_id"),
                 format!("the call id `{id}` is used twice"),
             ));
         }
-        let name = item.name.filter(|n| !n.is_empty()).ok_or_else(|| {
-            ResponseError::new(format!("{at}/name"), "a function call has no name")
-        })?;
+        let name = if search {
+            TOOL_SEARCH_CALL.to_owned()
+        } else {
+            item.name.clone().filter(|n| !n.is_empty()).ok_or_else(|| {
+                ResponseError::new(format!("{at}/name"), "a function call has no name")
+            })?
+        };
         let arguments = item
-            .arguments
+            .arguments_text()
             .map_or_else(|| NO_ARGUMENTS.to_owned(), no_arguments_as_empty_object);
         out.push(ToolCall::new(id, name, arguments));
     }
@@ -330,7 +361,7 @@ impl ResponsesStreamParser {
         ResponsesStreamParser::default()
     }
 
-    fn item_added(&mut self, out: &mut Vec<ProviderEvent>, item: Item) {
+    fn item_added(&mut self, out: &mut Vec<ProviderEvent>, item: &Item) {
         if item.kind.as_deref() != Some("function_call") {
             return;
         }
@@ -347,7 +378,7 @@ impl ResponsesStreamParser {
             item.name.as_deref().unwrap_or_default(),
         );
         if self.calls.is_open(&key) {
-            let arguments = item.arguments.unwrap_or_default();
+            let arguments = item.arguments_text().unwrap_or_default();
             self.calls.delta(out, &key, &arguments);
             self.received.insert(key, arguments);
         }
@@ -400,6 +431,28 @@ impl ResponsesStreamParser {
         self.calls.end(out, key);
     }
 
+    /// A client-run tool search call, whole: a call of [`TOOL_SEARCH_CALL`] with the item's
+    /// arguments object as its arguments.
+    fn search_called(&mut self, out: &mut Vec<ProviderEvent>, item: &Item) {
+        let (Some(key), Some(call_id)) = (
+            item.id.clone().or_else(|| item.call_id.clone()),
+            item.call_id.as_deref().filter(|id| !id.is_empty()),
+        ) else {
+            let message =
+                "the provider made a client tool search call without a call id; it was not run"
+                    .to_owned();
+            self.calls
+                .fail(out, "", StreamProblem::UnknownCall, message);
+            return;
+        };
+        self.calls.start(out, &key, call_id, TOOL_SEARCH_CALL);
+        if self.calls.is_open(&key) {
+            let arguments = item.arguments_text().unwrap_or_default();
+            self.calls.delta(out, &key, &arguments);
+            self.calls.end(out, &key);
+        }
+    }
+
     /// `response.completed` or `response.incomplete`: calls still open get no end signal any more.
     fn response_ended(&mut self, out: &mut Vec<ProviderEvent>, incomplete: bool, response: &Value) {
         if incomplete {
@@ -446,7 +499,7 @@ impl StreamParser for ResponsesStreamParser {
         match kind {
             "response.output_item.added" => {
                 if let Some(item) = event.item {
-                    self.item_added(&mut out, item);
+                    self.item_added(&mut out, &item);
                 }
             }
             "response.function_call_arguments.delta" => {
@@ -462,11 +515,8 @@ impl StreamParser for ResponsesStreamParser {
                 let key = event.item_id.unwrap_or_default();
                 self.end(&mut out, &key, None, event.arguments.as_deref());
             }
-            "response.output_item.done" => {
-                if let Some(item) = event
-                    .item
-                    .filter(|i| i.kind.as_deref() == Some("function_call"))
-                {
+            "response.output_item.done" => match event.item {
+                Some(item) if item.kind.as_deref() == Some("function_call") => {
                     let key = item
                         .id
                         .clone()
@@ -476,10 +526,12 @@ impl StreamParser for ResponsesStreamParser {
                         &mut out,
                         &key,
                         item.call_id.as_deref(),
-                        item.arguments.as_deref(),
+                        item.arguments_text().as_deref(),
                     );
                 }
-            }
+                Some(item) if item.is_client_search() => self.search_called(&mut out, &item),
+                _ => {}
+            },
             "response.output_text.delta" => {
                 if let Some(text) = event
                     .delta
@@ -536,6 +588,77 @@ impl StreamParser for ResponsesStreamParser {
     }
 }
 
+/// The name a client-run tool search call (a `tool_search_call` item with `execution: "client"`)
+/// is read under: the item has no name of its own. The agent loop runs it as its search tool.
+pub(crate) const TOOL_SEARCH_CALL: &str = "tool_search";
+
+/// A function definition the API holds back until a tool search loads it: `defer_loading: true`.
+#[cfg(feature = "http")]
+pub(crate) fn deferred_definition(mut definition: Value) -> Value {
+    definition["defer_loading"] = Value::Bool(true);
+    definition
+}
+
+/// The client-run tool search tool: `{"type":"tool_search","execution":"client",…}` with the
+/// search tool's description and parameters, in place of its function definition.
+#[cfg(feature = "http")]
+pub(crate) fn tool_search_tool(description: &str, parameters: &Value) -> Value {
+    json!({
+        "type": "tool_search",
+        "execution": "client",
+        "description": description,
+        "parameters": parameters,
+    })
+}
+
+/// Rewrites the calls of the search tool `search_tool` in `items` (the request's `input`) as the
+/// API's client tool search items: each `function_call` becomes a `tool_search_call` (its
+/// arguments an object), and its `function_call_output` a `tool_search_output` whose `tools` are
+/// the definitions `loaded` gives for the result's text (none for a failed search).
+#[cfg(feature = "http")]
+pub(crate) fn search_items(
+    items: &mut [Value],
+    search_tool: &str,
+    loaded: impl Fn(&str) -> Vec<Value>,
+) {
+    let mut searches = BTreeSet::new();
+    for item in items.iter_mut() {
+        match item["type"].as_str() {
+            Some("function_call") if item["name"] == search_tool => {
+                let call_id = item["call_id"].clone();
+                let arguments = item["arguments"]
+                    .as_str()
+                    .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                    .filter(Value::is_object)
+                    .unwrap_or_else(|| json!({}));
+                searches.extend(call_id.as_str().map(str::to_owned));
+                *item = json!({
+                    "type": "tool_search_call",
+                    "call_id": call_id,
+                    "execution": "client",
+                    "status": "completed",
+                    "arguments": arguments,
+                });
+            }
+            Some("function_call_output")
+                if item["call_id"]
+                    .as_str()
+                    .is_some_and(|id| searches.contains(id)) =>
+            {
+                let tools = item["output"].as_str().map(&loaded).unwrap_or_default();
+                *item = json!({
+                    "type": "tool_search_output",
+                    "call_id": item["call_id"].clone(),
+                    "execution": "client",
+                    "status": "completed",
+                    "tools": tools,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
 fn output_item(tool: &ToolResultMessage<'_>) -> Value {
     let call_id = tool.call.id();
     if tool.attachments.is_empty() {
@@ -581,4 +704,94 @@ fn assistant_items(content: Option<&str>, calls: &[ToolCall]) -> Vec<Value> {
             json!({ "type": "function_call", "call_id": c.id(), "name": c.name(), "arguments": super::arguments_text(c) })
         }))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::providers::StreamParser;
+
+    #[test]
+    fn a_client_tool_search_call_is_read_as_a_call_and_a_server_one_is_not() {
+        let item = json!({"id": "ts_1", "type": "tool_search_call", "call_id": "call_1", "execution": "client",
+                          "status": "completed", "arguments": {"query": "weather"}});
+        let mut parser = ResponsesStreamParser::new();
+        let mut events = parser.feed(
+            &json!({"type": "response.output_item.added", "output_index": 0, "item": item})
+                .to_string(),
+        );
+        assert!(
+            events.is_empty(),
+            "a search call is read whole, when it is done"
+        );
+        events.extend(
+            parser.feed(
+                &json!({"type": "response.output_item.done", "output_index": 0, "item": item})
+                    .to_string(),
+            ),
+        );
+        assert_eq!(
+            events,
+            [
+                ProviderEvent::CallStarted {
+                    key: "ts_1".into(),
+                    id: "call_1".into(),
+                    name: TOOL_SEARCH_CALL.into()
+                },
+                ProviderEvent::ArgumentsDelta {
+                    key: "ts_1".into(),
+                    fragment: r#"{"query":"weather"}"#.into()
+                },
+                ProviderEvent::CallEnded { key: "ts_1".into() },
+            ]
+        );
+        let mut server = item.clone();
+        server["execution"] = json!("server");
+        assert!(
+            ResponsesStreamParser::new()
+                .feed(&json!({"type": "response.output_item.done", "item": server}).to_string())
+                .is_empty()
+        );
+        let whole = json!({"output": [item, server]}).to_string();
+        let calls = OpenAiResponses.tool_calls(&whole).unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            (calls[0].id(), calls[0].name(), calls[0].arguments()),
+            ("call_1", TOOL_SEARCH_CALL, r#"{"query":"weather"}"#)
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "http")]
+    fn the_search_tools_calls_and_results_become_tool_search_items() {
+        let mut items = vec![
+            json!({"role": "user", "content": "weather?"}),
+            json!({"type": "function_call", "call_id": "call_1", "name": "search_tools", "arguments": r#"{"query":"weather"}"#}),
+            json!({"type": "function_call_output", "call_id": "call_1", "output": r#"{"tools":[{"name":"get_weather"}]}"#}),
+            json!({"type": "function_call", "call_id": "call_2", "name": "get_weather", "arguments": "{}"}),
+            json!({"type": "function_call_output", "call_id": "call_2", "output": "\"sunny\""}),
+        ];
+        let definition = deferred_definition(json!({"type": "function", "name": "get_weather"}));
+        search_items(&mut items, "search_tools", |text| {
+            assert!(text.contains("get_weather"));
+            vec![definition.clone()]
+        });
+        assert_eq!(
+            items[1],
+            json!({"type": "tool_search_call", "call_id": "call_1", "execution": "client", "status": "completed", "arguments": {"query": "weather"}})
+        );
+        assert_eq!(
+            items[2],
+            json!({"type": "tool_search_output", "call_id": "call_1", "execution": "client", "status": "completed",
+                   "tools": [{"type": "function", "name": "get_weather", "defer_loading": true}]})
+        );
+        assert_eq!(items[3]["type"], "function_call");
+        assert_eq!(items[4]["type"], "function_call_output");
+        assert_eq!(
+            tool_search_tool("Finds tools.", &json!({"type": "object"})),
+            json!({"type": "tool_search", "execution": "client", "description": "Finds tools.", "parameters": {"type": "object"}})
+        );
+    }
 }

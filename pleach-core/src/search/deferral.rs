@@ -91,6 +91,7 @@ pub struct ToolSearch {
     limit: usize,
     results: SearchResults,
     mode: QueryMode,
+    native: bool,
     shared: Arc<Shared>,
     ranker: Option<Arc<dyn ToolRanker>>,
 }
@@ -115,6 +116,7 @@ impl std::fmt::Debug for ToolSearch {
             .field("limit", &self.limit)
             .field("results", &self.results)
             .field("mode", &self.mode)
+            .field("native", &self.native)
             .field("deferred", &self.shared.tools.len())
             .field("custom_ranker", &self.ranker.is_some())
             .finish_non_exhaustive()
@@ -129,6 +131,7 @@ impl PartialEq for ToolSearch {
             && self.limit == other.limit
             && self.results == other.results
             && self.mode == other.mode
+            && self.native == other.native
             && Arc::ptr_eq(&self.shared, &other.shared)
             && match (&self.ranker, &other.ranker) {
                 (None, None) => true,
@@ -157,6 +160,7 @@ impl ToolSearch {
             limit: DEFAULT_LIMIT,
             results: SearchResults::default(),
             mode: QueryMode::default(),
+            native: false,
             shared: Arc::new(Shared { index, tools }),
             ranker: None,
         }
@@ -210,6 +214,41 @@ impl ToolSearch {
     pub fn mode(mut self, mode: QueryMode) -> Self {
         self.mode = mode;
         self
+    }
+
+    /// Defers the provider's way where the model client can (`true`), or pleach's way everywhere
+    /// (`false`, the default).
+    ///
+    /// Native, over Anthropic (`AnthropicClient`, feature `http`) every
+    /// deferred tool is sent from the first step with `defer_loading: true` and each search
+    /// result goes back as `tool_reference` blocks, which the API expands; over OpenAI Responses
+    /// (`OpenAiResponsesClient`) the search tool is sent as
+    /// a client-run `tool_search` tool and each result goes back as a `tool_search_output` item
+    /// carrying the definitions found (`defer_loading: true`). The search itself is this one
+    /// either way (its ranking, its events), and the tools sent do not change from step to step,
+    /// so a provider's prompt cache keeps them. Clients of other wire formats defer pleach's
+    /// way. Native deferral needs a model that supports it (Anthropic: Claude Sonnet 4.5, Opus
+    /// 4.5 and later; OpenAI: GPT-5.4 and later), which is why it is not the default.
+    ///
+    /// ```
+    /// # use pleach_core::search::ToolSearch;
+    /// assert!(!ToolSearch::new([]).is_native());
+    /// assert!(ToolSearch::new([]).native(true).is_native());
+    /// ```
+    #[must_use]
+    pub fn native(mut self, native: bool) -> Self {
+        self.native = native;
+        self
+    }
+
+    /// Whether deferral goes the provider's way where the client can ([`ToolSearch::native`]).
+    ///
+    /// ```
+    /// # use pleach_core::search::ToolSearch;
+    /// assert!(!ToolSearch::new([]).is_native());
+    /// ```
+    pub fn is_native(&self) -> bool {
+        self.native
     }
 
     /// Ranks word queries with `ranker` instead of the built-in index (embeddings, a search
@@ -380,16 +419,21 @@ impl ToolSearch {
 
     /// The deferred tools a search tool's result names (any of the three shapes).
     pub(crate) fn found_in(&self, result: &Value) -> BTreeSet<String> {
-        result
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|entry| entry.as_str().or_else(|| entry.get("name")?.as_str()))
+        found_names(result)
             .filter(|name| self.is_deferred(name))
             .map(str::to_owned)
             .collect()
     }
+}
+
+/// The tool names a search tool's result gives, in its order (any of the three shapes).
+pub(crate) fn found_names(result: &Value) -> impl Iterator<Item = &str> {
+    result
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.as_str().or_else(|| entry.get("name")?.as_str()))
 }
 
 #[cfg(test)]

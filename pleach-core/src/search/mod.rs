@@ -37,6 +37,8 @@ mod document;
 mod index;
 mod text;
 
+#[cfg(feature = "http")]
+pub(crate) use deferral::found_names;
 pub use deferral::{DEFAULT_LIMIT, DEFAULT_SEARCH_TOOL, QueryMode, SearchResults, ToolSearch};
 pub use document::ToolDocument;
 pub use index::ToolIndex;

@@ -114,6 +114,11 @@ struct SessionInner {
     /// Whether this session's host can answer an approval interrupt (not a server whose client
     /// has no way to give one: see [`Session::set_takes_approvals`]).
     takes_approvals: std::sync::atomic::AtomicBool,
+    /// Whether this session's host answers a tool's elicitation (see
+    /// [`Session::set_client_capabilities`]).
+    answers_elicitation: std::sync::atomic::AtomicBool,
+    /// Whether this session's host answers a tool's sampling requests.
+    answers_sampling: std::sync::atomic::AtomicBool,
 }
 
 /// A conversation with a set of enabled tools. Runs turns of tool calls and keeps the
@@ -165,6 +170,8 @@ impl Session {
                 approvals: Mutex::default(),
                 keeps_conversation: true,
                 takes_approvals: std::sync::atomic::AtomicBool::new(true),
+                answers_elicitation: std::sync::atomic::AtomicBool::new(true),
+                answers_sampling: std::sync::atomic::AtomicBool::new(true),
             }),
         }
     }
@@ -446,6 +453,18 @@ impl Session {
         self.inner
             .takes_approvals
             .store(takes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether this session's host answers a tool's requests to its client: elicitation
+    /// (`elicitation.requested` events) and sampling (`sampling.requested`). An MCP server learns
+    /// it from its client's declared capabilities; without, a tool's request fails at once with
+    /// 1020 instead of waiting for an answer that cannot come. A session answers both by default
+    /// (its host reads the events and answers them, as it answers approvals).
+    #[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+    pub fn set_client_capabilities(&self, elicitation: bool, sampling: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.inner.answers_elicitation.store(elicitation, Relaxed);
+        self.inner.answers_sampling.store(sampling, Relaxed);
     }
 
     /// Forgets the recoverable failures counted against `call` (name and canonical arguments),

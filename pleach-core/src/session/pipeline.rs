@@ -294,7 +294,17 @@ impl SessionInner {
             token
         });
         let ctx = call_signal.as_ref().map(|token| {
-            let events = Arc::new(CallEvents::new(call.clone(), sink.clone()));
+            let asking = super::call_events::Asking {
+                elicitation: self
+                    .answers_elicitation
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                sampling: self
+                    .answers_sampling
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                timeout: self.runtime.config.approval_timeout,
+                signal: token.clone(),
+            };
+            let events = Arc::new(CallEvents::new(call.clone(), sink.clone(), asking));
             gate.0 = Some(events.clone());
             ToolContext::for_call(
                 call.id().to_owned(),

@@ -259,8 +259,14 @@ impl HttpServer {
         }
         let server = self.server.clone();
         let factory = move || server.with_new_session().map_err(std::io::Error::other);
+        let stateless_server = self.server.clone();
         let stateless = StreamableHttpService::new(
-            factory.clone(),
+            move || {
+                stateless_server
+                    .with_new_session()
+                    .map(McpServer::without_channel_back)
+                    .map_err(std::io::Error::other)
+            },
             Arc::new(NeverSessionManager::default()),
             config.clone(),
         );

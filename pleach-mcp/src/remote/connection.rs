@@ -238,6 +238,12 @@ impl Connection {
                 }
                 #[cfg(feature = "http")]
                 Target::Http(http) => {
+                    if let Some(transport) = http.authorized_transport()? {
+                        // Boxed: a sign-in's state would double the size of every open's future.
+                        return Box::pin(handler.serve(transport))
+                            .await
+                            .map_err(|error| error.to_string());
+                    }
                     let transport = http.transport()?;
                     handler
                         .serve(transport)

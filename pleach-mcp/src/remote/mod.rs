@@ -32,6 +32,9 @@
 //!   (and each reconnection) lists the tools again: a tool the server no longer lists fails its
 //!   calls with 1003 without sending them, and [`RemoteServer::plugin`] gives the new list to a
 //!   runtime built afterwards.
+//! - **OAuth** (HTTP servers): `McpRemote::oauth` signs in when the server's 401 asks, as a
+//!   person through an `Authorize` or as a machine with `ClientCredentials`, and keeps the
+//!   token fresh (refresh, step-up on 403 `insufficient_scope`); see `OAuth`.
 //!
 //! ```rust,no_run
 //! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -52,11 +55,18 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "http")]
+mod authorized;
 mod call;
 mod connection;
 mod listing;
+#[cfg(feature = "http")]
+mod oauth;
 mod span;
 mod target;
+
+#[cfg(feature = "http")]
+pub use self::oauth::{Authorize, ClientCredentials, KeyError, OAuth, TokenFile};
 
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock, Weak};
@@ -224,6 +234,7 @@ impl McpRemote {
             url: url.into(),
             token: None,
             headers: Vec::new(),
+            oauth: None,
         }))
     }
 
@@ -254,6 +265,25 @@ impl McpRemote {
     pub fn bearer_token(mut self, token: impl Into<String>) -> McpRemote {
         if let Target::Http(http) = &mut self.target {
             http.token = Some(token.into());
+        }
+        self
+    }
+
+    /// Signs in to the server with OAuth 2.1 when it asks (HTTP servers): see [`OAuth`]. Its
+    /// tokens are sent, refreshed and stepped up for every request; a static
+    /// [`bearer_token`](McpRemote::bearer_token) is then not sent.
+    ///
+    /// ```
+    /// use pleach_mcp::remote::{ClientCredentials, McpRemote, OAuth};
+    /// let remote = McpRemote::http("https://mcp.example.com/mcp")
+    ///     .oauth(OAuth::new().client_credentials(ClientCredentials::secret("worker-7", "s3cret")));
+    /// # let _ = remote;
+    /// ```
+    #[cfg(feature = "http")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: OAuth) -> McpRemote {
+        if let Target::Http(http) = &mut self.target {
+            http.oauth = Some(Arc::new(authorized::SignIn::new(http.url.clone(), oauth)));
         }
         self
     }

@@ -104,6 +104,8 @@ pub(super) struct HttpTarget {
     pub(super) url: String,
     pub(super) token: Option<String>,
     pub(super) headers: Vec<(String, String)>,
+    /// The OAuth sign-in, shared by the connections to this server.
+    pub(super) oauth: Option<std::sync::Arc<super::authorized::SignIn>>,
 }
 
 #[cfg(feature = "http")]
@@ -113,13 +115,49 @@ impl HttpTarget {
     pub(super) fn transport(
         &self,
     ) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, String> {
-        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-
-        let client = pleach_core::http_client::client_builder()?
-            .build()
-            .map_err(|error| format!("no HTTP client: {error}"))?;
-        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
+        let client = Self::client()?;
+        let mut config = self.config()?;
         config.auth_header.clone_from(&self.token);
+        Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
+            client, config,
+        ))
+    }
+
+    /// A transport to the URL whose requests carry the OAuth sign-in's token: `None` when the
+    /// server has no sign-in ([`McpRemote::oauth`](super::McpRemote::oauth)).
+    pub(super) fn authorized_transport(
+        &self,
+    ) -> Result<
+        Option<rmcp::transport::StreamableHttpClientTransport<super::authorized::Authorized>>,
+        String,
+    > {
+        let Some(sign_in) = &self.oauth else {
+            return Ok(None);
+        };
+        let client = super::authorized::Authorized {
+            http: Self::client()?,
+            sign_in: std::sync::Arc::clone(sign_in),
+        };
+        Ok(Some(
+            rmcp::transport::StreamableHttpClientTransport::with_client(client, self.config()?),
+        ))
+    }
+
+    fn client() -> Result<reqwest::Client, String> {
+        pleach_core::http_client::client_builder()?
+            .build()
+            .map_err(|error| format!("no HTTP client: {error}"))
+    }
+
+    /// The URL and the extra headers.
+    fn config(
+        &self,
+    ) -> Result<rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig, String>
+    {
+        let mut config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                self.url.as_str(),
+            );
         for (name, value) in &self.headers {
             let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
                 .map_err(|error| format!("the header name `{name}` is not valid: {error}"))?;
@@ -128,8 +166,6 @@ impl HttpTarget {
             })?;
             config.custom_headers.insert(name, value);
         }
-        Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
-            client, config,
-        ))
+        Ok(config)
     }
 }

@@ -1,0 +1,129 @@
+# Tools that talk to their client: the official Python SDK (`mcp` on PyPI) against a user's own
+# server (`examples/mcp_server.rs`), in the SDK's "legacy" mode (`initialize`, so the server can
+# send requests during a call) on stdio and over Streamable HTTP. `import_receipts` logs (filtered
+# by `logging/setLevel`; checked on stdio, as over HTTP rmcp sends logs on a stream this server
+# does not offer), `total_expenses` reports progress in its own numbers, `split_expense` elicits a
+# typed answer, `categorize_expense` samples the client's model. In "auto" mode (MCP 2026-07-28: no
+# requests from server to client) and from a client without the callbacks, those two answer 1020
+# at once.
+# Usage: python talk.py PATH/TO/mcp_server. Exits 1 on any failure.
+import asyncio
+import re
+import subprocess
+import sys
+import time
+import traceback
+
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp_types import CreateMessageResult, ElicitResult, TextContent
+
+ANSWER_WITHIN_S = 5.0
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+async def talks(target, logs_arrive):
+    logs = []
+    asked = []
+
+    async def on_log(params):
+        logs.append(params)
+
+    async def elicit(context, params):
+        asked.append(params)
+        return ElicitResult(action="accept", content={"people": 4})
+
+    async def sample(context, params):
+        asked.append(params)
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text="Office"), model="ci-model", stop_reason="endTurn"
+        )
+
+    async with Client(
+        target, mode="legacy", logging_callback=on_log, elicitation_callback=elicit, sampling_callback=sample
+    ) as client:
+        receipts = {"receipts": ["taxi", "", "hotel"]}
+        imported = await client.call_tool("import_receipts", receipts)
+        check(imported.content[0].text == "2", imported.content)
+        await client.set_logging_level("warning")
+        await client.call_tool("import_receipts", receipts)
+        if logs_arrive:
+            await asyncio.sleep(0.2)
+            levels = [log.level for log in logs]
+            check(levels == ["debug", "info", "warning", "info", "warning"], logs)
+            check(logs[0].logger == "import", logs)
+
+        for description, cents in (("train", 4200), ("lunch", 1300)):
+            await client.call_tool("add_expense", {"description": description, "cents": cents, "category": "office"})
+        ticks = []
+
+        async def on_progress(progress, total, message):
+            ticks.append((progress, total, message))
+
+        total = await client.call_tool("total_expenses", {}, progress_callback=on_progress)
+        check(total.content[0].text == "5500", total.content)
+        await asyncio.sleep(0.1)
+        check(ticks == [(1, 2, "train"), (2, 2, "lunch")], ticks)
+
+        split = await client.call_tool("split_expense", {"id": 1})
+        check(split.content[0].text == "4 shares of 1050 cents", split.content)
+        form = asked[0].requested_schema
+        check(form["required"] == ["people"] and form["properties"]["people"]["type"] == "integer", form)
+
+        category = await client.call_tool("categorize_expense", {"description": "printer paper"})
+        check(category.content[0].text == "office", category.content)
+        check(asked[1].max_tokens == 5 and "printer paper" in asked[1].messages[0].content.text, asked[1])
+
+
+async def refused(target, mode):
+    async with Client(target, mode=mode) as client:
+        await client.call_tool("add_expense", {"description": "x", "cents": 1, "category": "food"})
+        for name, arguments in (("split_expense", {"id": 1}), ("categorize_expense", {"description": "x"})):
+            started = time.monotonic()
+            result = await asyncio.wait_for(client.call_tool(name, arguments), timeout=ANSWER_WITHIN_S)
+            check(result.is_error and result.content[0].text.startswith("error 1020:"), result.content)
+            check(time.monotonic() - started < ANSWER_WITHIN_S, "answered at once")
+
+
+class HttpServer:
+    """`mcp_server --http 127.0.0.1:0`; its URL read from the line it prints once listening."""
+
+    def __init__(self, binary):
+        self.process = subprocess.Popen([binary, "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+        line = self.process.stderr.readline()
+        match = re.search(r"at (http://\S+)", line)
+        check(match is not None, f"no URL: {line}")
+        self.url = match.group(1)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=40)
+
+
+async def main(binary):
+    stdio = StdioServerParameters(command=binary, args=[])
+    await talks(stdio, logs_arrive=True)
+    await refused(stdio, "legacy")
+    await refused(stdio, "auto")
+    http = HttpServer(binary)
+    try:
+        await talks(http.url, logs_arrive=False)
+        await refused(http.url, "legacy")
+    finally:
+        http.stop()
+    print(
+        "ok: the Python SDK (legacy mode) on stdio and over HTTP: logs (stdio), progress, a typed "
+        "elicitation and sampling; without callbacks, and in auto mode, 1020 at once"
+    )
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main(sys.argv[1]))
+    except Exception:
+        traceback.print_exc()
+        sys.exit(1)
