@@ -309,14 +309,9 @@ impl ModelClient for AnthropicClient {
                 HeaderName::from_static("anthropic-version"),
                 HeaderValue::from_static(API_VERSION),
             );
-            http::post_stream(
-                &self.connection.http,
-                &self.connection.url,
-                headers,
-                body,
-                WireFormat::AnthropicMessages,
-            )
-            .await
+            self.connection
+                .post(headers, body, WireFormat::AnthropicMessages)
+                .await
         })
     }
 }

@@ -208,14 +208,9 @@ impl ModelClient for GeminiClient {
             let body = body?;
             let mut headers = HeaderMap::new();
             http::secret_header(&mut headers, "x-goog-api-key", &self.api_key)?;
-            http::post_stream(
-                &self.connection.http,
-                &self.connection.url,
-                headers,
-                body,
-                WireFormat::Gemini,
-            )
-            .await
+            self.connection
+                .post(headers, body, WireFormat::Gemini)
+                .await
         })
     }
 }

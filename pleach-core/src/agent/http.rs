@@ -32,6 +32,73 @@ pub(super) struct Connection {
 }
 
 impl Connection {
+    /// POSTs `body` as JSON to this connection's URL and returns the streamed response, or the
+    /// API's error.
+    pub(super) async fn post(
+        &self,
+        #[cfg_attr(not(feature = "otel"), allow(unused_mut))] mut headers: HeaderMap,
+        body: JsonBody,
+        format: WireFormat,
+    ) -> Result<ModelResponse, ModelError> {
+        // The request's span (`chat {model}`) continues at the provider, when it reads W3C headers.
+        #[cfg(feature = "otel")]
+        for (name, value) in crate::trace_context::current_headers() {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                reqwest::header::HeaderValue::from_str(&value),
+            ) {
+                headers.insert(name, value);
+            }
+        }
+        let response = self
+            .http
+            .post(&self.url)
+            .headers(headers)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .body(http_body(body))
+            .send()
+            .await
+            .map_err(|err| transport_error(&err))?;
+        let status = response.status();
+        if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|value| value.to_str().ok())
+                .and_then(|seconds| seconds.trim().parse::<f64>().ok())
+                .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+                .map(std::time::Duration::from_secs_f64);
+            return Err(ModelError::RateLimited {
+                retry_after,
+                body: error_body(response).await,
+            });
+        }
+        if !status.is_success() {
+            return Err(ModelError::Status {
+                status: status.as_u16(),
+                body: error_body(response).await,
+            });
+        }
+        // A whole JSON answer (a server that ignores `stream: true`) or an HTML page (a proxy's)
+        // holds no events: read as a stream it would be an empty answer, the run "finished".
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        if let Some(content_type) = content_type {
+            let essence = content_type.split(';').next().unwrap_or_default().trim();
+            if !essence.eq_ignore_ascii_case("text/event-stream") {
+                return Err(ModelError::NotAStream {
+                    content_type,
+                    body: error_body(response).await,
+                });
+            }
+        }
+        Ok(ModelResponse::new(format, HttpBody(response)))
+    }
+
     /// `model` at `path` under `base`: refused when no model is named (checked first) or `base`
     /// is not an absolute http or https URL; the HTTP client set up.
     pub(super) fn new(base: &str, path: &str, model: String) -> Result<Self, ModelError> {
@@ -83,72 +150,6 @@ pub(super) fn secret_header(
     value.set_sensitive(true);
     headers.insert(HeaderName::from_static(name), value);
     Ok(())
-}
-
-/// POSTs `body` as JSON to `url` and returns the streamed response, or the API's error.
-pub(super) async fn post_stream(
-    client: &reqwest::Client,
-    url: &str,
-    #[cfg_attr(not(feature = "otel"), allow(unused_mut))] mut headers: HeaderMap,
-    body: JsonBody,
-    format: WireFormat,
-) -> Result<ModelResponse, ModelError> {
-    // The request's span (`chat {model}`) continues at the provider, when it reads W3C headers.
-    #[cfg(feature = "otel")]
-    for (name, value) in crate::trace_context::current_headers() {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            reqwest::header::HeaderValue::from_str(&value),
-        ) {
-            headers.insert(name, value);
-        }
-    }
-    let response = client
-        .post(url)
-        .headers(headers)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .header(reqwest::header::ACCEPT, "text/event-stream")
-        .body(http_body(body))
-        .send()
-        .await
-        .map_err(|err| transport_error(&err))?;
-    let status = response.status();
-    if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|seconds| seconds.trim().parse::<f64>().ok())
-            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
-            .map(std::time::Duration::from_secs_f64);
-        return Err(ModelError::RateLimited {
-            retry_after,
-            body: error_body(response).await,
-        });
-    }
-    if !status.is_success() {
-        return Err(ModelError::Status {
-            status: status.as_u16(),
-            body: error_body(response).await,
-        });
-    }
-    // A whole JSON answer (a server that ignores `stream: true`) or an HTML page (a proxy's)
-    // holds no events: read as a stream it would be an empty answer, the run "finished".
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
-    if let Some(content_type) = content_type {
-        let essence = content_type.split(';').next().unwrap_or_default().trim();
-        if !essence.eq_ignore_ascii_case("text/event-stream") {
-            return Err(ModelError::NotAStream {
-                content_type,
-                body: error_body(response).await,
-            });
-        }
-    }
-    Ok(ModelResponse::new(format, HttpBody(response)))
 }
 
 /// A request body as [`JsonBody`]'s pieces: the JSON text written once, a medium's base64 moved in

@@ -217,14 +217,9 @@ impl ModelClient for OpenAiChatClient {
         Box::pin(async move {
             let body = body?;
             let headers = http::bearer(self.api_key.as_deref())?;
-            http::post_stream(
-                &self.connection.http,
-                &self.connection.url,
-                headers,
-                body,
-                WireFormat::OpenAiChat,
-            )
-            .await
+            self.connection
+                .post(headers, body, WireFormat::OpenAiChat)
+                .await
         })
     }
 }

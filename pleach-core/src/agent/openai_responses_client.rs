@@ -208,14 +208,9 @@ impl ModelClient for OpenAiResponsesClient {
         Box::pin(async move {
             let body = body?;
             let headers = http::bearer(self.api_key.as_deref())?;
-            http::post_stream(
-                &self.connection.http,
-                &self.connection.url,
-                headers,
-                body,
-                WireFormat::OpenAiResponses,
-            )
-            .await
+            self.connection
+                .post(headers, body, WireFormat::OpenAiResponses)
+                .await
         })
     }
 }

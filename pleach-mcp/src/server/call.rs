@@ -1,0 +1,412 @@
+//! A `tools/call` through the runtime: the session it runs in (this server's, or one restored
+//! from the session store), approvals asked of the client, progress reported, and the slot an
+//! HTTP request reserved for it.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult,
+    ProgressNotificationParam, ProgressToken, ResultType,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::McpServer;
+use crate::approval::Asking;
+use pleach_core::call::ToolCall;
+use pleach_core::event::ToolEvent;
+use pleach_core::runtime::Runtime;
+use pleach_core::safety::{Action, Decision, DecisionError, Interrupt};
+use pleach_core::session::{Session, SessionError, SessionOptions};
+
+impl McpServer {
+    /// Runs one `tools/call`: in a session of its own with the MCP session's persisted state
+    /// when there is a session store and the request belongs to an MCP session, else in this
+    /// server's session.
+    pub(super) async fn run_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let span = crate::span::request("tools/call", Some(&request.name), &context);
+        let answered = self
+            .run_call_spanned(request, context)
+            .instrument(span.clone())
+            .await;
+        if let Err(error) = &answered {
+            crate::span::failed(&span, error.code.0);
+        }
+        answered
+    }
+
+    /// [`run_call`](McpServer::run_call) inside its span.
+    async fn run_call_spanned(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.store
+            && let Some(session_id) = crate::span::session_id(&context)
+        {
+            return self
+                .run_call_persisted(store, &session_id, request, context)
+                .await;
+        }
+        self.run_call_here(request, context).await
+    }
+
+    /// Restores the persisted state of MCP session `session_id` into a fresh session, runs the
+    /// call there, and writes back the state it changed. Calls of one MCP session may run at the
+    /// same time on different replicas: each writes only what it changed, so calls that change
+    /// different state do not undo each other (of two that change the same, the later write
+    /// stays).
+    #[cfg(feature = "redis")]
+    async fn run_call_persisted(
+        &self,
+        store: &crate::store::RedisSessionStore,
+        session_id: &str,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let unavailable = |error: &dyn std::fmt::Display| {
+            ErrorData::internal_error(format!("{error}; the call did not run"), None)
+        };
+        let server = self
+            .with_new_session()
+            .map_err(|error| unavailable(&error))?;
+        let loaded = store
+            .load_state(session_id)
+            .await
+            .map_err(|error| unavailable(&error))?;
+        if let Err(error) = server.session.restore_state(&loaded) {
+            // Saved by an incompatible version: that state starts afresh rather than the
+            // session being unusable.
+            tracing::warn!("MCP session {session_id}: {error}; it starts afresh");
+        }
+        let response = server.run_call_here(request, context).await;
+        let changed: serde_json::Map<String, Value> = server
+            .session
+            .save_state()
+            .into_iter()
+            .filter(|(key, value)| loaded.get(key) != Some(value))
+            .collect();
+        if let Err(error) = store.save_state(session_id, &changed).await {
+            // The call ran; its result still goes back. What it changed in the session's state
+            // is lost, and the operator is told.
+            tracing::error!("MCP session {session_id}: {error}");
+        }
+        response
+    }
+
+    /// Runs one `tools/call`, or its retry with the user's answer to an approval (MCP
+    /// 2026-07-28), through [`drive`](McpServer::drive).
+    async fn run_call_here(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        if !self.shared.tools.iter().any(|tool| tool.name == name) {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`: `tools/list` names the tools this server has"),
+                None,
+            ));
+        }
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let id = format!(
+            "mcp_{}",
+            self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1
+        );
+        let call = ToolCall::from_value(id, name, &arguments);
+        // A client that can elicit asks its user about a call that needs approval; for one that
+        // cannot, such a call fails at once (1012) instead of waiting.
+        let asking = crate::approval::asking(&context);
+        // With a session store, the client's answer to an `elicitation/create` could reach
+        // another replica than the one waiting for it: such clients are not asked.
+        #[cfg(feature = "redis")]
+        let asking = match asking {
+            Asking::Request(_) if self.store.is_some() => Asking::Cannot,
+            asking => asking,
+        };
+        self.session
+            .set_takes_approvals(!matches!(asking, Asking::Cannot));
+        // A tool's own requests go to the client during the call: only a client that declared
+        // the capability and has a channel back (before 2026-07-28) gets them; for any other,
+        // they fail at once with 1020.
+        let requests = self.channel_back && crate::approval::can_request(&context);
+        #[cfg(feature = "redis")]
+        let requests = requests && self.store.is_none();
+        let declared = context.client_capabilities();
+        let elicits = requests && matches!(asking, Asking::Request(_));
+        let samples =
+            requests && declared.is_some_and(|capabilities| capabilities.sampling.is_some());
+        self.session.set_client_capabilities(elicits, samples);
+        let (ran, approved) = match request.request_state.as_deref() {
+            // The retry of a call the user was asked about (2026-07-28): their answer decides.
+            Some(sealed) => self.resume(&call, sealed, request.input_responses.as_ref())?,
+            None => (call.clone(), None),
+        };
+        self.drive(ran, approved, &call, asking, &context).await
+    }
+
+    /// The call a sealed interrupt was raised for and the user's decision on it, checked: the
+    /// seal, the retried call against the sealed one, and the decision against the session.
+    fn resume(
+        &self,
+        call: &ToolCall,
+        sealed: &str,
+        answers: Option<&rmcp::model::InputResponses>,
+    ) -> Result<(ToolCall, Option<Action>), ErrorData> {
+        let invalid = |message: String| ErrorData::invalid_params(message, None);
+        let interrupt =
+            Interrupt::open_with(sealed, &self.shared.interrupt_key).map_err(|error| {
+                invalid(format!(
+                    "the `requestState` is not an approval this server sealed ({error}); behind a \
+                 load balancer, every replica needs the same interrupt key"
+                ))
+            })?;
+        if pleach_core::safety::fingerprint(call) != interrupt.fingerprint {
+            return Err(invalid(format!(
+                "the `requestState` is an approval for another call (`{}` with other arguments): \
+                 retry the call the approval was asked for",
+                interrupt.tool_call.name()
+            )));
+        }
+        let answer = answers
+            .and_then(|answers| answers.get(crate::approval::INPUT_KEY))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "the retry carries no `inputResponses.{}`: the user's answer to the approval",
+                    crate::approval::INPUT_KEY
+                ))
+            })?;
+        let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|error| {
+            invalid(format!(
+                "`inputResponses.{}` is not an elicitation result: {error}",
+                crate::approval::INPUT_KEY
+            ))
+        })?;
+        let mut decision = crate::approval::decide(&interrupt, &answer);
+        if let Err(error) = self.session.accept_decision(&interrupt, &decision) {
+            decision = refused(&interrupt, &error);
+            self.session
+                .accept_decision(&interrupt, &decision)
+                .map_err(|error| invalid(error.to_string()))?;
+        }
+        Ok((interrupt.tool_call, Some(decision.action)))
+    }
+
+    /// Runs `call` to its end in this request's task (with the user's decision, when
+    /// `approved`): its deltas sent as progress when the client asked for it, an approval asked as
+    /// `asking` says, cancelled through its signal when the client cancels the request or the
+    /// server stops.
+    async fn drive(
+        &self,
+        call: ToolCall,
+        approved: Option<Action>,
+        issued: &ToolCall,
+        asking: Asking,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let progress_token = context.meta.get_progress_token();
+        // The session's own deadline (1016) ends the wait first; the request's is a backstop.
+        let ask_timeout = self.shared.runtime.approval_timeout() + Duration::from_secs(1);
+        let (sender, mut events) = pleach_core::event::channel();
+        let signal = CancellationToken::new();
+        let slot = reserved_slot(context);
+        let dispatching = self
+            .session
+            .dispatch_reserved(call, &sender, &signal, approved, slot);
+        tokio::pin!(dispatching);
+        let mut input_required = None;
+        let mut progress = 0_u32;
+        let peer = &context.peer;
+        let mut waiting: Option<Pin<Box<dyn Future<Output = Asked> + Send>>> = None;
+        let result = loop {
+            tokio::select! {
+                result = &mut dispatching => break result,
+                Some(event) = events.recv() => match event {
+                    ToolEvent::Delta { delta, .. } => {
+                        self.report_progress(progress_token.as_ref(), &mut progress, delta, context).await;
+                    }
+                    ToolEvent::Log { message, .. } => crate::client::send_log(peer, &self.logs, message).await,
+                    ToolEvent::Progress { progress: report, .. } => {
+                        if let Some(token) = &progress_token {
+                            crate::client::send_progress(peer, token, report).await;
+                        }
+                    }
+                    ToolEvent::ElicitationRequested { request } => {
+                        tokio::spawn(crate::client::elicit(peer.clone(), context.id.clone(), request));
+                    }
+                    ToolEvent::SamplingRequested { request } => {
+                        tokio::spawn(crate::client::sample(peer.clone(), context.id.clone(), request));
+                    }
+                    ToolEvent::InterruptRequested { interrupt } => match &asking {
+                        Asking::Request(peer) => {
+                            let peer = peer.clone();
+                            waiting = Some(Box::pin(async move {
+                                let decision =
+                                    crate::approval::ask(peer, Arc::clone(&interrupt), ask_timeout).await;
+                                (interrupt, decision)
+                            }));
+                        }
+                        // The call ends here; the client asks its user and retries it with the
+                        // answer and the sealed interrupt.
+                        Asking::InputRequired => {
+                            let sealed = interrupt.seal_with(&self.shared.interrupt_key);
+                            input_required = Some(crate::approval::input_required(&interrupt, sealed));
+                            signal.cancel();
+                        }
+                        Asking::Cannot => {}
+                    },
+                    _ => {}
+                },
+                asked = async { waiting.as_mut().expect("polled only while waiting").await }, if waiting.is_some() => {
+                    waiting = None;
+                    self.decide(asked);
+                }
+                () = context.ct.cancelled(), if !signal.is_cancelled() => signal.cancel(),
+                () = self.shutdown.cancelled(), if !signal.is_cancelled() => signal.cancel(),
+            }
+        };
+        // Progress sent before the result and not read yet goes out before it.
+        for event in events.drain() {
+            match event {
+                ToolEvent::Delta { delta, .. } => {
+                    self.report_progress(progress_token.as_ref(), &mut progress, delta, context)
+                        .await;
+                }
+                ToolEvent::Log { message, .. } => {
+                    crate::client::send_log(peer, &self.logs, message).await;
+                }
+                ToolEvent::Progress {
+                    progress: report, ..
+                } => {
+                    if let Some(token) = &progress_token {
+                        crate::client::send_progress(peer, token, report).await;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(input_required) = input_required {
+            return input_required
+                .map(CallToolResponse::InputRequired)
+                .map_err(|error| ErrorData::internal_error(error, None));
+        }
+        let outcome = result.outcome;
+        // MCP has no user turns to reset the repeated-failure count: once a call has been refused
+        // for repeating (1015), its count starts over, so a later try (the file now exists, the
+        // service is back) runs instead of being refused for the rest of the connection.
+        if outcome
+            .as_ref()
+            .is_err_and(|error| error.code() == pleach_core::ErrorCode::RepeatedFailure)
+        {
+            self.session.forget_failures_of(issued);
+        }
+        let listed = pleach_core::providers::mcp_tools::call_tool_result(&outcome);
+        let mut result: CallToolResult = serde_json::from_value(listed)
+            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        // MCP 2026-07-28 requires `resultType` on every result, and the JSON above has none: set
+        // it as rmcp's own constructors do. rmcp strips a `"complete"` one for a peer that
+        // negotiated an older version, so those keep the shape they know.
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// A slot of the runtime an HTTP request took before it was read (`http`'s guard, which answers
+/// 503 when there is none), for the call the request carries: held in the request's extensions
+/// until the call takes it, given back when the request ends without a call.
+#[cfg(feature = "http")]
+#[derive(Clone, Debug)]
+pub(crate) struct ReservedSlot(Arc<std::sync::Mutex<Option<pleach_core::runtime::CallSlot>>>);
+
+#[cfg(feature = "http")]
+impl ReservedSlot {
+    pub(crate) fn new(slot: pleach_core::runtime::CallSlot) -> ReservedSlot {
+        ReservedSlot(Arc::new(std::sync::Mutex::new(Some(slot))))
+    }
+
+    fn take(&self) -> Option<pleach_core::runtime::CallSlot> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// The slot the HTTP request of `context` took for its call, if it took one.
+#[cfg(feature = "http")]
+fn reserved_slot(context: &RequestContext<RoleServer>) -> Option<pleach_core::runtime::CallSlot> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<ReservedSlot>()?
+        .take()
+}
+
+#[cfg(not(feature = "http"))]
+fn reserved_slot(_context: &RequestContext<RoleServer>) -> Option<pleach_core::runtime::CallSlot> {
+    None
+}
+
+/// A session for MCP calls. The client keeps the conversation: the session writes none (a long
+/// connection would otherwise keep every call's arguments and result). Whether it takes
+/// approvals is set per call, from the client (see `run_call`).
+pub(super) fn open_session(runtime: &Runtime) -> Result<Session, SessionError> {
+    Ok(runtime
+        .create_session(SessionOptions::all())?
+        .without_conversation())
+}
+
+/// An interrupt and the user's answer to it.
+type Asked = (Arc<Interrupt>, Decision);
+
+/// The rejection that stands for a decision the session refused (edited arguments that do not
+/// validate, say): the call still ends in a result, saying why.
+fn refused(interrupt: &Interrupt, error: &DecisionError) -> Decision {
+    interrupt.reject(format!(
+        "the user's decision could not be applied ({error}); the call did not run"
+    ))
+}
+
+impl McpServer {
+    /// Sends one progress report, when the request asked for progress.
+    async fn report_progress(
+        &self,
+        token: Option<&ProgressToken>,
+        count: &mut u32,
+        delta: Value,
+        context: &RequestContext<RoleServer>,
+    ) {
+        let Some(token) = token else { return };
+        *count += 1;
+        let message = match delta {
+            Value::String(text) => text,
+            other => other.to_string(),
+        };
+        let notification =
+            ProgressNotificationParam::new(token.clone(), f64::from(*count)).with_message(message);
+        // A client gone away is noticed by the service loop, not here.
+        let _ = context.peer.notify_progress(notification).await;
+    }
+
+    /// Applies the user's decision; one the session refuses becomes a rejection
+    /// ([`refused`]), so the call still ends.
+    fn decide(&self, (interrupt, decision): Asked) {
+        if let Err(error) = self.session.resolve(decision)
+            && let Err(error) = self.session.resolve(refused(&interrupt, &error))
+        {
+            tracing::warn!("an approval interrupt could not be closed: {error}");
+        }
+    }
+}
