@@ -360,7 +360,7 @@ async fn drive(
 }
 
 /// The tools a step sends: the offered ones, less the deferred ones no search loaded yet.
-fn step_tools(
+pub(crate) fn step_tools(
     offered: &[UnifiedToolDefinition],
     deferral: Option<&ToolSearch>,
     loaded: &BTreeSet<String>,
@@ -377,7 +377,7 @@ fn step_tools(
 }
 
 /// Fails, without running them, the calls of deferred tools no search of this run loaded (1021).
-fn refuse_unloaded(
+pub(crate) fn refuse_unloaded(
     search: &ToolSearch,
     loaded: &BTreeSet<String>,
     calls: &[ToolCall],
