@@ -14,14 +14,18 @@ pub(crate) const FIELDS: usize = 6;
 /// How much a term counts in each field, in [`ToolDocument::fields`]' order. A tool's name says
 /// what it does in the fewest words, so a word there counts three times one in its description;
 /// parameter descriptions are long and repeat the description, so theirs count half. Chosen on
-/// the BFCL catalog with the bench (`pleach-bench tool-search`, docs/tool-search.md), from a few
-/// round values, for every category at once.
+/// the BFCL catalog with the bench (`pleach-bench tool-search`, docs/tool-search.md) from a few
+/// round values; with [`K1`] and [`B`], picked on one category and checked on the nine others.
 const FIELD_WEIGHTS: [f32; FIELDS] = [3.0, 1.0, 1.0, 0.5, 1.0, 0.5];
 
-/// BM25's term-frequency saturation.
-const K1: f32 = 1.2;
-/// BM25's length normalisation: how much a long field's words count less.
-const B: f32 = 0.75;
+/// BM25's term-frequency saturation: how soon more of a word stops counting for more.
+const K1: f32 = 1.6;
+/// BM25's length normalisation per field, in [`ToolDocument::fields`]' order: how much a long
+/// field's words count less. A name, a category and a schema key are a few words whatever the
+/// tool, so their length says nothing (0); parameter text grows with the number of parameters
+/// rather than with how much it is about anything, so it counts a little (0.3); a description
+/// takes BM25's usual 0.75.
+const B: [f32; FIELDS] = [0.0, 0.75, 0.3, 0.3, 0.3, 0.0];
 
 /// Longest regex pattern accepted, in bytes, and the compiled program's size cap: a pattern is
 /// the model's input.
@@ -178,7 +182,7 @@ impl ReadTerms {
         for (doc_id, doc_ends) in ends.iter().enumerate() {
             for (field, &end) in doc_ends.iter().enumerate() {
                 #[allow(clippy::cast_precision_loss)]
-                let norm = 1.0 - B + B * (end - from) as f32 / average[field];
+                let norm = 1.0 - B[field] + B[field] * (end - from) as f32 / average[field];
                 let weight = FIELD_WEIGHTS[field] / norm;
                 for &term in &ids[from..end] {
                     let slot = &mut pseudo[term as usize];
@@ -580,6 +584,78 @@ mod tests {
         }
         for (value, word) in (0u32..).zip(&words) {
             assert_eq!(table.get_or_insert_with(word, || u32::MAX), value, "{word}");
+        }
+    }
+
+    fn names(hits: &[SearchHit]) -> Vec<&str> {
+        hits.iter().map(SearchHit::name).collect()
+    }
+
+    #[test]
+    fn a_query_word_meets_its_other_inflections() {
+        let index = ToolIndex::new([
+            doc("calculate_area", "Area of a shape."),
+            doc("list_shapes", "Lists the shapes known."),
+        ]);
+        assert_eq!(
+            names(&index.search("calculated areas", 5)),
+            ["calculate_area"]
+        );
+        assert_eq!(names(&index.search("shape listing", 1)), ["list_shapes"]);
+    }
+
+    #[test]
+    fn a_word_counts_more_in_a_name_than_in_a_parameters_description() {
+        let index = ToolIndex::new([
+            ToolDocument::new(
+                "book",
+                "Books it.",
+                &json!({"properties": {"room": {"description": "The invoice number."}}}),
+            ),
+            doc("invoice", "Handles it."),
+        ]);
+        assert_eq!(names(&index.search("invoice", 5)), ["invoice", "book"]);
+    }
+
+    #[test]
+    fn a_long_description_counts_its_words_less_and_a_long_name_does_not() {
+        let index = ToolIndex::new([
+            doc("a", "alpha"),
+            doc("b", "alpha beta gamma delta epsilon zeta eta theta"),
+            doc("alpha", ""),
+            doc("alpha_beta_gamma_delta_epsilon", ""),
+        ]);
+        let hits = index.search("alpha", 5);
+        assert_eq!(
+            names(&hits),
+            ["alpha", "alpha_beta_gamma_delta_epsilon", "a", "b"]
+        );
+        assert!(
+            (hits[0].score() - hits[1].score()).abs() < 1e-6,
+            "names: {hits:?}"
+        );
+        assert!(hits[2].score() > hits[3].score(), "descriptions: {hits:?}");
+    }
+
+    #[test]
+    fn a_catalog_ranks_the_same_whatever_its_order_and_however_often_asked() {
+        let tools = [
+            doc("get_weather", "Current weather for a city."),
+            doc(
+                "weather_forecast",
+                "The weather for the days ahead in a city.",
+            ),
+            doc("city_guide", "What to see in a city."),
+            doc("convert_currency", "Converts an amount between currencies."),
+        ];
+        let forward = ToolIndex::new(tools.clone());
+        let backward = ToolIndex::new(tools.into_iter().rev());
+        let query = "weather in the city tomorrow";
+        let first = forward.search(query, 5);
+        assert_eq!(first.len(), 3);
+        for _ in 0..3 {
+            assert_eq!(forward.search(query, 5), first);
+            assert_eq!(backward.search(query, 5), first);
         }
     }
 

@@ -103,6 +103,12 @@ pub(crate) fn term<'a>(word: &str, buf: &'a mut String) -> Option<&'a str> {
     if is_stop_word(buf) {
         return None;
     }
+    // A number in a question is a value for the call ("100 euros", "on December 13, 2019"),
+    // not what a tool does; in a tool's text it is an example or a version. A number within a
+    // word (`sha256`, `v2`) is kept with it.
+    if buf.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
     stem(buf);
     Some(buf)
 }
@@ -216,9 +222,9 @@ fn split_words(text: &str, chars: impl Iterator<Item = (usize, char)>, mut f: im
 
 /// `word` (lower case) with one common English suffix taken off, then a final `e`: "calculates",
 /// "calculated" and "calculate" meet as `calculat`, "reservation" and "reserve" as `reserv`.
-/// Words with a non-ASCII letter and numbers are left as they are.
+/// Words with a non-ASCII letter are left as they are.
 fn stem(word: &mut String) {
-    if !word.is_ascii() || word.bytes().all(|b| b.is_ascii_digit()) {
+    if !word.is_ascii() {
         return;
     }
     let Some(&last) = word.as_bytes().last() else {
@@ -269,8 +275,8 @@ mod tests {
     fn identifiers_split_at_separators_and_case() {
         assert_eq!(
             terms("Weather_1_GetWeather"),
-            ["weath", "1", "weath"],
-            "`get` is a stop word"
+            ["weath", "weath"],
+            "`get` is a stop word, `1` a number"
         );
         assert_eq!(
             terms("parseHTTPServer-name.v2Api"),
@@ -283,7 +289,7 @@ mod tests {
     fn inflections_meet_at_one_stem() {
         assert_eq!(terms("calculates calculated calculate"), ["calculat"; 3]);
         assert_eq!(terms("reservation reserve"), ["reserv"; 2]);
-        assert_eq!(terms("uses 2023"), ["uses", "2023"], "too short to cut");
+        assert_eq!(terms("uses bus"), ["uses", "bus"], "too short to cut");
     }
 
     #[test]
@@ -318,6 +324,14 @@ mod tests {
         ] {
             assert_eq!(words(text, true), words(text, false), "{text:?}");
         }
+    }
+
+    #[test]
+    fn numbers_are_values_not_terms_unless_part_of_a_word() {
+        assert_eq!(
+            terms("convert 100 euros on 2019-12-13 with sha256 v2"),
+            ["convert", "euro", "sha256", "v2"]
+        );
     }
 
     #[test]
