@@ -543,6 +543,22 @@ async fn durable_run(
     (outcome, events, requests)
 }
 
+/// A model's replies in one wire shape: a search, a call of the tool it found, the answer.
+fn search_then_call(
+    call: fn(&str, &str, &Value) -> Vec<u8>,
+    answer: fn(&str) -> Vec<u8>,
+) -> Vec<Vec<u8>> {
+    vec![
+        call(
+            "call_1",
+            "search_tools",
+            &json!({"query": "convert currency euros to dollars"}),
+        ),
+        call("call_2", TARGET, &json!({"amount": 100})),
+        answer("About 108 dollars."),
+    ]
+}
+
 /// The durable conversation's calls from the `skip`th on searched, loaded (one `tools.loaded`
 /// naming `TARGET`) and ran `TARGET`, and it finished.
 fn durable_found_and_ran(
@@ -569,16 +585,8 @@ fn durable_found_and_ran(
 
 #[tokio::test]
 async fn a_durable_worker_defers_pleachs_way_and_loads_what_the_conversations_searches_found() {
-    let replies = vec![
-        openai_call("c1", TARGET, &json!({"amount": 1})),
-        openai_call(
-            "c2",
-            "search_tools",
-            &json!({"query": "convert currency euros to dollars"}),
-        ),
-        openai_call("c3", TARGET, &json!({"amount": 100})),
-        openai_answer("About 108 dollars."),
-    ];
+    let mut replies = vec![openai_call("c0", TARGET, &json!({"amount": 1}))];
+    replies.extend(search_then_call(openai_call, openai_answer));
     let (outcome, events, requests) = durable_run(replies, false, |server| {
         Arc::new(OpenAiChatClient::new(server.url("/v1"), "gpt-4o", Some("k".into())).unwrap())
     })
@@ -603,15 +611,7 @@ async fn a_durable_worker_defers_pleachs_way_and_loads_what_the_conversations_se
 
 #[tokio::test]
 async fn a_durable_worker_defers_natively_over_anthropic_and_openai_responses() {
-    let replies = vec![
-        anthropic_call(
-            "toolu_1",
-            "search_tools",
-            &json!({"query": "convert currency euros to dollars"}),
-        ),
-        anthropic_call("toolu_2", TARGET, &json!({"amount": 100})),
-        anthropic_answer("About 108 dollars."),
-    ];
+    let replies = search_then_call(anthropic_call, anthropic_answer);
     let (outcome, events, requests) = durable_run(replies, true, |server| {
         Arc::new(AnthropicClient::new(server.url(""), "claude-sonnet-4-5", "k").unwrap())
     })

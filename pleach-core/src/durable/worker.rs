@@ -186,12 +186,8 @@ impl Worker {
         let loaded = deferral.map_or_else(BTreeSet::new, |search| {
             loaded_in(search, &conversation, &offered)
         });
-        let deferred: Vec<UnifiedToolDefinition> = native.map_or_else(Vec::new, |search| {
-            offered
-                .iter()
-                .filter(|tool| search.is_deferred(tool.name()))
-                .cloned()
-                .collect()
+        let deferred = native.map_or_else(Vec::new, |search| {
+            crate::agent::deferred_of(&offered, search)
         });
         let no_loads = BTreeSet::new();
         let sent_loaded = if native.is_some() { &no_loads } else { &loaded };
