@@ -152,10 +152,9 @@ fn generate(
 
             #handle_impl
 
-            #[#p::linkme::distributed_slice(#p::TOOLS)]
-            #[linkme(crate = #p::linkme)]
-            #[allow(unsafe_code)]
-            static __PLEACH_ENTRY: #p::ToolEntry = #p::ToolEntry {
+            // linkme's macros re-emit the static's initializer: a name keeps what they carry
+            // small.
+            const __PLEACH_TOOL: #p::ToolEntry = #p::ToolEntry {
                 name: #name,
                 description: #description,
                 input_schema: __pleach_input_schema,
@@ -168,6 +167,11 @@ fn generate(
                 unified: #unified_fields,
                 site: (#site),
             };
+
+            #[#p::linkme::distributed_slice(#p::TOOLS)]
+            #[linkme(crate = #p::linkme)]
+            #[allow(unsafe_code)]
+            static __PLEACH_ENTRY: #p::ToolEntry = __PLEACH_TOOL;
         };
     }
 }

@@ -83,12 +83,7 @@ const _: () = {
             &__PLEACH_ENTRY
         }
     }
-    #[::pleach_core::__private::linkme::distributed_slice(
-        ::pleach_core::__private::TOOLS
-    )]
-    #[linkme(crate = ::pleach_core::__private::linkme)]
-    #[allow(unsafe_code)]
-    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
+    const __PLEACH_TOOL: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
         name: "greet",
         description: "Greets someone.",
         input_schema: __pleach_input_schema,
@@ -110,4 +105,10 @@ const _: () = {
         },
         site: (file!(), line!(), column!()),
     };
+    #[::pleach_core::__private::linkme::distributed_slice(
+        ::pleach_core::__private::TOOLS
+    )]
+    #[linkme(crate = ::pleach_core::__private::linkme)]
+    #[allow(unsafe_code)]
+    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = __PLEACH_TOOL;
 };

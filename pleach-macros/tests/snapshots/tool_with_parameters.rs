@@ -176,12 +176,7 @@ const _: () = {
             &__PLEACH_ENTRY
         }
     }
-    #[::pleach_core::__private::linkme::distributed_slice(
-        ::pleach_core::__private::TOOLS
-    )]
-    #[linkme(crate = ::pleach_core::__private::linkme)]
-    #[allow(unsafe_code)]
-    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
+    const __PLEACH_TOOL: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
         name: "search_corpus",
         description: "Free-text search over the host corpus.",
         input_schema: __pleach_input_schema,
@@ -203,4 +198,10 @@ const _: () = {
         },
         site: (file!(), line!(), column!()),
     };
+    #[::pleach_core::__private::linkme::distributed_slice(
+        ::pleach_core::__private::TOOLS
+    )]
+    #[linkme(crate = ::pleach_core::__private::linkme)]
+    #[allow(unsafe_code)]
+    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = __PLEACH_TOOL;
 };
