@@ -259,7 +259,7 @@ async fn an_initialize_first_client_is_asked_for_approval_over_http_in_its_sessi
 }
 
 /// A raw POST of `body` (with `extra` header lines, each ending in `\r\n`); the whole answer.
-async fn raw_post(address: std::net::SocketAddr, body: &Value, extra: &str) -> String {
+pub(crate) async fn raw_post(address: std::net::SocketAddr, body: &Value, extra: &str) -> String {
     let body = body.to_string();
     let request = format!(
         "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
@@ -281,7 +281,19 @@ async fn raw_post(address: std::net::SocketAddr, body: &Value, extra: &str) -> S
     answer
 }
 
-fn initialize(id: u64) -> Value {
+/// The `Mcp-Session-Id` of a raw answer to an `initialize`.
+pub(crate) fn session_of(answer: &str) -> String {
+    answer
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session id")
+}
+
+pub(crate) fn initialize(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "1"}}})
@@ -307,15 +319,7 @@ async fn sessions_past_the_limit_get_503_and_stateless_clients_are_still_answere
                 .contains("content-type: application/json"),
             "{answer}"
         );
-        let session = answer
-            .lines()
-            .find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                name.eq_ignore_ascii_case("mcp-session-id")
-                    .then(|| value.trim().to_owned())
-            })
-            .expect("a session id");
-        sessions.push(session);
+        sessions.push(session_of(&answer));
     }
     let flood = raw_post(address, &initialize(3), "").await;
     assert!(flood.starts_with("HTTP/1.1 503"), "{flood}");

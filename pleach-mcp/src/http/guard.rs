@@ -2,7 +2,7 @@
 //! absolute-form target naming that host), the `Origin`, an announced body over the limit (413
 //! before it is read), who is calling (a `WWW-Authenticate` challenge pointing at the
 //! protected-resource metadata when no one accepted is), no stream outside a request (a `GET`
-//! without `Last-Event-ID`), (feature `redis`, with a store) the session still in the store, the route (a session's, or
+//! without `Last-Event-ID`, or any with a store), (feature `redis`, with a store) the session still in the store, the route (a session's, or
 //! stateless) and room for a new session (503 when there is none), and a slot in the runtime for
 //! the call (503 when there is none); a session's answer then sent as JSON unless the call talks
 //! to the client.
@@ -64,10 +64,10 @@ pub(super) async fn guard(
     if request.method() == Method::GET
         && (has_store(&shared) || !request.headers().contains_key("last-event-id"))
     {
-        // No stream outside a request: this server sends nothing there, and a stream held open
-        // would keep a draining replica (and a reloading nginx) waiting. A `GET` with
-        // `Last-Event-ID` goes to rmcp's resumption of a session's stream (not with a store:
-        // the replica that held the stream may be gone).
+        // No stream outside a request: a call's messages all go on its own answer, and a stream
+        // held open would keep a draining replica (and a reloading nginx) waiting. A `GET` with
+        // `Last-Event-ID` resumes a call's answer (not with a store: the replica that held the
+        // stream may be gone).
         let mut response = json_rpc_error(
             StatusCode::METHOD_NOT_ALLOWED,
             -32000,
@@ -105,7 +105,17 @@ pub(super) async fn guard(
     }
     let sent_json = is_json(request.headers());
     let response = if route == Route::Session && request.method() == Method::POST {
-        buffered::answer(request, next, shared.max_body_bytes).await
+        buffered::answer(request, next, shared.max_body_bytes, &shared.open_calls).await
+    } else if request.method() == Method::GET {
+        // A resumed stream of a call that still runs gets the call's own messages too.
+        let call = header_text(request.headers(), sessions::SESSION_ID)
+            .zip(header_text(request.headers(), "last-event-id"))
+            .and_then(|(session, last)| shared.open_calls.find(session, last));
+        let response = next.run(request).await;
+        match call {
+            Some(call) => buffered::resumed(response, call),
+            None => response,
+        }
     } else {
         next.run(request).await
     };
@@ -203,6 +213,11 @@ fn may_call(headers: &HeaderMap) -> bool {
     headers
         .get("mcp-method")
         .is_none_or(|method| method.as_bytes() == b"tools/call")
+}
+
+/// The text of header `name`, when it has one.
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name)?.to_str().ok()
 }
 
 /// The body length a request announces (`Content-Length`), when it announces one.

@@ -141,6 +141,7 @@ impl HttpServer {
                 cancel_calls: cancel_calls.clone(),
                 stop: CancellationToken::new(),
                 sessions: Arc::new(sessions),
+                open_calls: crate::client::OpenCalls::default(),
                 max_sessions: options.max_sessions,
                 max_body_bytes: options.max_body_bytes,
                 listen: options.listen,
