@@ -583,7 +583,7 @@ async fn send_raw(address: std::net::SocketAddr, request: &str) -> tokio::net::T
 }
 
 #[tokio::test]
-async fn over_http_a_dropped_answer_resumes_with_last_event_id_logs_and_all() {
+async fn over_http_a_dropped_answer_resumes_with_last_event_id_logs_and_all_and_after_its_end() {
     use crate::mcp_http::{initialize, raw_post, session_of};
     let server = McpServer::new(runtime()).expect("every tool can be described to MCP");
     let http = HttpServer::new(server, HttpOptions::new(([127, 0, 0, 1], 0).into()))
@@ -616,14 +616,11 @@ async fn over_http_a_dropped_answer_resumes_with_last_event_id_logs_and_all() {
         .to_owned();
     drop(first);
 
-    let mut resumed = send_raw(
-        address,
-        &format!(
-            "GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\n\
-             mcp-protocol-version: 2025-11-25\r\n{header}last-event-id: {token}\r\n\r\n"
-        ),
-    )
-    .await;
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\n\
+         mcp-protocol-version: 2025-11-25\r\n{header}last-event-id: {token}\r\n\r\n"
+    );
+    let mut resumed = send_raw(address, &get).await;
     let headers = read_until(&mut resumed, "\r\n\r\n").await;
     assert!(headers.starts_with("HTTP/1.1 200"), "{headers}");
     TALK_RELEASE.notify_one();
@@ -634,6 +631,11 @@ async fn over_http_a_dropped_answer_resumes_with_last_event_id_logs_and_all() {
         .expect("the later log, resumed");
     let result = all.find(r#""text":"2""#).expect("the result");
     assert!(after < result, "the log before the result: {all}");
+    drop(resumed);
+
+    // Once the call has ended, its stream is still there to resume: the result again.
+    let mut again = send_raw(address, &get).await;
+    read_until(&mut again, r#""text":"2""#).await;
 }
 
 #[tokio::test]

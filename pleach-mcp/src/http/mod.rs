@@ -16,8 +16,8 @@
 //!   (progress, a log message, a request to the client) (rmcp's `json_response`, on by default:
 //!   [`HttpOptions::json_response`]; a session's answers alike). Everything a session's call
 //!   sends goes on its own answer, in order, before its result; a dropped answer is resumed
-//!   with `GET` and `Last-Event-ID` while the call runs. There is no stream outside a request
-//!   (`GET` without `Last-Event-ID`: 405).
+//!   with `GET` and `Last-Event-ID` (the streams' events are kept in memory, also a while after
+//!   the result). There is no stream outside a request (`GET` without `Last-Event-ID`: 405).
 //! - **Origin**: a request whose `Origin` is not allowed ([`HttpOptions::allow_origin`]; on a
 //!   loopback address the loopback origins, any port, also are) gets 403; requests without `Origin` (non-browser clients) pass. Pages of an allowed origin get
 //!   CORS: their preflights are answered without a token, with the MCP headers allowed, and the
@@ -61,7 +61,7 @@
 //! server, its site (CORS included) and its drain `server.rs`, its connections
 //! `connections.rs`, the checks in front of rmcp `guard.rs`, which requests belong to a session
 //! `sessions.rs`, a session's answer as JSON or SSE `buffered.rs` (with a call's own messages,
-//! `client/call_stream.rs`), and refusals as JSON-RPC
+//! `client/call_stream.rs`), the sessions' streams kept for resumption `events.rs`, and refusals as JSON-RPC
 //! errors `refusal.rs`.
 //!
 //! ```rust,no_run
@@ -83,6 +83,7 @@
 mod auth;
 mod buffered;
 mod connections;
+mod events;
 mod guard;
 mod jwt;
 mod options;
