@@ -299,6 +299,34 @@ pub(crate) fn initialize(id: u64) -> Value {
         "clientInfo": {"name": "raw", "version": "1"}}})
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initializes_at_the_same_time_do_not_overshoot_the_session_limit() {
+    let runtime = Runtime::builder().build().expect("the registry builds");
+    let http = HttpServer::new(
+        McpServer::new(runtime).expect("every tool can be described to MCP"),
+        HttpOptions::new(([127, 0, 0, 1], 0).into()).max_sessions(2),
+    )
+    .expect("options hold");
+    let address = serve(http.router()).await;
+    let answers = futures_util::future::join_all(
+        (1..=12)
+            .map(|id| tokio::spawn(async move { raw_post(address, &initialize(id), "").await })),
+    )
+    .await;
+    let admitted = answers
+        .iter()
+        .map(|answer| answer.as_ref().expect("the task ran"))
+        .filter(|answer| answer.starts_with("HTTP/1.1 200"))
+        .count();
+    assert!((1..=2).contains(&admitted), "{admitted} sessions started");
+    for answer in answers.iter().flatten() {
+        assert!(
+            answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.1 503"),
+            "{answer}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn sessions_past_the_limit_get_503_and_stateless_clients_are_still_answered() {
     let runtime = Runtime::builder().build().expect("the registry builds");

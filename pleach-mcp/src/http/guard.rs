@@ -8,6 +8,7 @@
 //! to the client.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -82,10 +83,12 @@ pub(super) async fn guard(
     if let Some(refusal) = check_session(&shared, request.method(), request.headers()).await {
         return refusal;
     }
-    let route = match routed(&shared, request).await {
-        Ok((routed, route)) => {
+    // Held until the answer is made: an `initialize` let through counts against the session
+    // limit until its session is held.
+    let (route, _starting) = match routed(&shared, request).await {
+        Ok((routed, route, starting)) => {
             request = routed;
-            route
+            (route, starting)
         }
         Err(refusal) => return refusal,
     };
@@ -157,7 +160,10 @@ async fn check_session(
 
 /// The request's [`Route`] (its body read when it may be an `initialize`), set in its
 /// extensions; a 413 for a body over the limit, a 503 for a new session past the limit.
-async fn routed(shared: &Shared, mut request: Request) -> Result<(Request, Route), Response> {
+async fn routed(
+    shared: &Shared,
+    mut request: Request,
+) -> Result<(Request, Route, Option<Starting<'_>>), Response> {
     let held = match request.headers().get(sessions::SESSION_ID) {
         Some(id) => {
             has_store(shared)
@@ -183,17 +189,35 @@ async fn routed(shared: &Shared, mut request: Request) -> Result<(Request, Route
     } else {
         sessions::route(request.method(), request.headers(), None, |_| held)
     };
-    if route == Route::Session
-        && !request.headers().contains_key(sessions::SESSION_ID)
-        && sessions::count(&shared.sessions).await >= shared.max_sessions
-    {
-        return Err(try_again_shortly(&format!(
-            "this server holds its most sessions ({}); try again shortly",
-            shared.max_sessions
-        )));
-    }
+    let starting =
+        if route == Route::Session && !request.headers().contains_key(sessions::SESSION_ID) {
+            // Counted and let through under one lock, so `initialize`s at the same time cannot all
+            // find the last free place.
+            let _admitting = shared.admitting.lock().await;
+            let starting = shared.starting.load(Ordering::SeqCst);
+            if sessions::count(&shared.sessions).await + starting >= shared.max_sessions {
+                return Err(try_again_shortly(&format!(
+                    "this server holds its most sessions ({}); try again shortly",
+                    shared.max_sessions
+                )));
+            }
+            shared.starting.fetch_add(1, Ordering::SeqCst);
+            Some(Starting(&shared.starting))
+        } else {
+            None
+        };
     request.extensions_mut().insert(route);
-    Ok((request, route))
+    Ok((request, route, starting))
+}
+
+/// An `initialize` let through: counted against the session limit until its answer is made (its
+/// session is held by then; counted twice a moment, never not at all).
+struct Starting<'a>(&'a AtomicUsize);
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Whether sessions are kept in a store, which restores (or refuses) any session a request names.

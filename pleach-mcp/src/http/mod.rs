@@ -131,6 +131,10 @@ struct Shared {
     open_calls: crate::client::OpenCalls,
     /// At most this many sessions: an `initialize` past it gets 503.
     max_sessions: usize,
+    /// The `initialize`s let through whose answer is not made yet, counted with the sessions.
+    starting: std::sync::atomic::AtomicUsize,
+    /// Held while an `initialize` is counted and let through.
+    admitting: tokio::sync::Mutex<()>,
     /// The largest request body taken (a larger announced one gets 413 at once; a session's
     /// request is read whole: `buffered`).
     max_body_bytes: usize,

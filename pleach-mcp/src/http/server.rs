@@ -153,6 +153,8 @@ impl HttpServer {
                 sessions: Arc::new(sessions),
                 open_calls: crate::client::OpenCalls::default(),
                 max_sessions: options.max_sessions,
+                starting: std::sync::atomic::AtomicUsize::new(0),
+                admitting: tokio::sync::Mutex::new(()),
                 max_body_bytes: options.max_body_bytes,
                 listen: options.listen,
                 bound: std::sync::OnceLock::new(),
