@@ -22,7 +22,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::mcp_http::bounded;
+use crate::mcp_http::{bounded, send_raw};
 
 /// Logs at three levels, one under a logger name.
 #[tool]
@@ -513,22 +513,27 @@ fn sse_messages(answer: &str) -> Vec<Value> {
         .collect()
 }
 
-#[tokio::test]
-async fn over_http_a_calls_logs_come_on_its_own_answer_before_its_result() {
+/// This file's tools over HTTP on a free loopback port, and an MCP session started there with
+/// raw requests: the server's address and the session's header line.
+async fn raw_session() -> (std::net::SocketAddr, String) {
     use crate::mcp_http::{initialize, raw_post, session_of};
     let server = McpServer::new(runtime()).expect("every tool can be described to MCP");
     let http = HttpServer::new(server, HttpOptions::new(([127, 0, 0, 1], 0).into()))
         .expect("options hold");
     let address = crate::mcp_http::serve(http.router()).await;
-    let session = format!(
-        "mcp-session-id: {}\r\n",
-        session_of(&raw_post(address, &initialize(1), "").await)
-    );
+    let session = session_of(&raw_post(address, &initialize(1), "").await);
+    let header = format!("mcp-session-id: {session}\r\n");
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    raw_post(address, &initialized, &session).await;
+    raw_post(address, &initialized, &header).await;
+    (address, header)
+}
+
+#[tokio::test]
+async fn over_http_a_calls_logs_come_on_its_own_answer_before_its_result() {
+    let (address, session) = raw_session().await;
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "talk_logs", "arguments": {}}});
-    let answer = raw_post(address, &call, &session).await;
+    let answer = crate::mcp_http::raw_post(address, &call, &session).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let messages = sse_messages(&answer);
     let methods: Vec<&str> = messages
@@ -569,31 +574,9 @@ async fn read_until(stream: &mut tokio::net::TcpStream, wanted: &str) -> String 
     String::from_utf8_lossy(&read).into_owned()
 }
 
-/// Sends a raw HTTP/1.1 `request` on a new connection to `address`.
-async fn send_raw(address: std::net::SocketAddr, request: &str) -> tokio::net::TcpStream {
-    use tokio::io::AsyncWriteExt;
-    let mut stream = tokio::net::TcpStream::connect(address)
-        .await
-        .expect("connects");
-    stream
-        .write_all(request.as_bytes())
-        .await
-        .expect("the request is sent");
-    stream
-}
-
 #[tokio::test]
 async fn over_http_a_dropped_answer_resumes_with_last_event_id_logs_and_all_and_after_its_end() {
-    use crate::mcp_http::{initialize, raw_post, session_of};
-    let server = McpServer::new(runtime()).expect("every tool can be described to MCP");
-    let http = HttpServer::new(server, HttpOptions::new(([127, 0, 0, 1], 0).into()))
-        .expect("options hold");
-    let address = crate::mcp_http::serve(http.router()).await;
-    let session = session_of(&raw_post(address, &initialize(1), "").await);
-    let header = format!("mcp-session-id: {session}\r\n");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    raw_post(address, &initialized, &header).await;
-
+    let (address, header) = raw_session().await;
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "talk_waits", "arguments": {}}})
     .to_string();

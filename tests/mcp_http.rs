@@ -258,6 +258,21 @@ async fn an_initialize_first_client_is_asked_for_approval_over_http_in_its_sessi
     client.cancel().await.expect("the client closes");
 }
 
+/// Sends a raw HTTP/1.1 `request` on a new connection to `address`; the connection.
+pub(crate) async fn send_raw(
+    address: std::net::SocketAddr,
+    request: &str,
+) -> tokio::net::TcpStream {
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connects");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("the request is sent");
+    stream
+}
+
 /// A raw POST of `body` (with `extra` header lines, each ending in `\r\n`); the whole answer.
 pub(crate) async fn raw_post(address: std::net::SocketAddr, body: &Value, extra: &str) -> String {
     let body = body.to_string();
@@ -267,13 +282,7 @@ pub(crate) async fn raw_post(address: std::net::SocketAddr, body: &Value, extra:
          connection: close\r\n{extra}content-length: {}\r\n\r\n{body}",
         body.len()
     );
-    let mut stream = tokio::net::TcpStream::connect(address)
-        .await
-        .expect("connects");
-    stream
-        .write_all(request.as_bytes())
-        .await
-        .expect("the request is sent");
+    let mut stream = send_raw(address, &request).await;
     let mut answer = String::new();
     bounded(stream.read_to_string(&mut answer))
         .await
@@ -299,17 +308,21 @@ pub(crate) fn initialize(id: u64) -> Value {
         "clientInfo": {"name": "raw", "version": "1"}}})
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn initializes_at_the_same_time_do_not_overshoot_the_session_limit() {
+/// A server of at most two MCP sessions.
+fn two_sessions_at_most() -> HttpServer {
     let runtime = Runtime::builder().build().expect("the registry builds");
-    let http = HttpServer::new(
+    HttpServer::new(
         McpServer::new(runtime).expect("every tool can be described to MCP"),
         HttpOptions::new(([127, 0, 0, 1], 0).into()).max_sessions(2),
     )
-    .expect("options hold");
-    let address = serve(http.router()).await;
+    .expect("options hold")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initializes_at_the_same_time_do_not_overshoot_the_session_limit() {
+    let address = serve(two_sessions_at_most().router()).await;
     let answers = futures_util::future::join_all(
-        (1..=12)
+        (1..=64)
             .map(|id| tokio::spawn(async move { raw_post(address, &initialize(id), "").await })),
     )
     .await;
@@ -329,13 +342,7 @@ async fn initializes_at_the_same_time_do_not_overshoot_the_session_limit() {
 
 #[tokio::test]
 async fn sessions_past_the_limit_get_503_and_stateless_clients_are_still_answered() {
-    let runtime = Runtime::builder().build().expect("the registry builds");
-    let http = HttpServer::new(
-        McpServer::new(runtime).expect("every tool can be described to MCP"),
-        HttpOptions::new(([127, 0, 0, 1], 0).into()).max_sessions(2),
-    )
-    .expect("options hold");
-    let address = serve(http.router()).await;
+    let address = serve(two_sessions_at_most().router()).await;
     let mut sessions = Vec::new();
     for id in 1..=2 {
         let answer = raw_post(address, &initialize(id), "").await;
