@@ -10,15 +10,15 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ErrorData, Implementation, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProtocolVersion,
+    ElicitResult, ErrorData, Implementation, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::transport::IntoTransport;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use tokio::sync::watch;
 
 use super::Target;
-use super::requests::{self, Answers, CallEntry, RunningCalls};
+use super::requests::{self, Answers, CallEntry, InOrder, RunningCalls};
 use super::target::Network;
 use pleach_core::ToolContext;
 use pleach_core::error::{ErrorCode, ToolError};
@@ -96,22 +96,6 @@ impl ClientHandler for Handler {
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         requests::sample(&self.0.calls, &self.0.label, params, &context).await
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        requests::progress(&self.0.calls, params);
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        requests::log(&self.0.calls, &self.0.label, params);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -236,34 +220,46 @@ impl Connection {
         }
     }
 
+    /// `transport`, its progress and log messages passed to their calls as they are read.
+    fn in_order<T>(&self, transport: T) -> InOrder<T> {
+        InOrder::new(
+            transport,
+            Arc::clone(&self.shared.calls),
+            self.label.clone(),
+        )
+    }
+
     /// Opens a new connection and runs the handshake, within the connect timeout.
     async fn open(&self) -> Result<RunningService<RoleClient, Handler>, String> {
         let handler = Handler(Arc::clone(&self.shared));
-        let opening = async {
-            match &self.target {
-                Target::Stdio(command) => {
-                    let transport = command.spawn()?;
-                    handler
-                        .serve(transport)
-                        .await
-                        .map_err(|error| error.to_string())
-                }
-                #[cfg(feature = "http")]
-                Target::Http(http) => {
-                    if let Some(transport) = http.authorized_transport()? {
-                        // Boxed: a sign-in's state would double the size of every open's future.
-                        return Box::pin(handler.serve(transport))
+        let opening =
+            async {
+                match &self.target {
+                    Target::Stdio(command) => {
+                        let transport = command.spawn()?;
+                        handler
+                            .serve(self.in_order(
+                                IntoTransport::<RoleClient, _, _>::into_transport(transport),
+                            ))
                             .await
-                            .map_err(|error| error.to_string());
+                            .map_err(|error| error.to_string())
                     }
-                    let transport = http.transport()?;
-                    handler
-                        .serve(transport)
-                        .await
-                        .map_err(|error| error.to_string())
+                    #[cfg(feature = "http")]
+                    Target::Http(http) => {
+                        if let Some(transport) = http.authorized_transport()? {
+                            // Boxed: a sign-in's state would double the size of every open's future.
+                            return Box::pin(handler.serve(self.in_order(transport)))
+                                .await
+                                .map_err(|error| error.to_string());
+                        }
+                        let transport = http.transport()?;
+                        handler
+                            .serve(self.in_order(transport))
+                            .await
+                            .map_err(|error| error.to_string())
+                    }
                 }
-            }
-        };
+            };
         match tokio::time::timeout(self.connect_timeout, opening).await {
             Ok(opened) => opened,
             Err(_) => Err(format!(

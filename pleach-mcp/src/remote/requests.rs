@@ -13,18 +13,25 @@
 //!
 //! A request no call can be found for is refused with an error saying why; a log message with
 //! none goes to pleach's own log (target `pleach::mcp::remote`).
+//!
+//! Progress and log messages are passed on as the transport reads them ([`InOrder`]), not in
+//! rmcp's notification handler: rmcp runs each notification's handler in a task of its own but
+//! delivers a response at once, so a handler could run after the call it reports on has ended.
 #![allow(deprecated)] // rmcp marks logging and sampling deprecated (SEP-2577); MCP still has them.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use rmcp::RoleClient;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode as McpCode, ErrorData,
     FormElicitationCapability, LoggingMessageNotificationParam, ProgressNotificationParam,
     ProgressToken, RequestId, SamplingCapability,
 };
-use rmcp::service::InboundStreamOrigin;
+use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::service::{InboundStreamOrigin, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -205,6 +212,58 @@ impl RunningCalls {
                 None,
             )
         })
+    }
+}
+
+/// A transport whose progress and log messages go to their calls as they are read, so each
+/// reaches its call before the response read after it ends the call.
+pub(crate) struct InOrder<T> {
+    inner: T,
+    calls: Arc<RunningCalls>,
+    label: String,
+}
+
+impl<T> InOrder<T> {
+    /// `inner`, its messages passed to `calls`, the server named `label`.
+    pub(crate) fn new(inner: T, calls: Arc<RunningCalls>, label: String) -> Self {
+        InOrder {
+            inner,
+            calls,
+            label,
+        }
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for InOrder<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        async {
+            let message = self.inner.receive().await?;
+            if let JsonRpcMessage::Notification(notification) = &message {
+                match &notification.notification {
+                    ServerNotification::ProgressNotification(sent) => {
+                        progress(&self.calls, sent.params.clone());
+                    }
+                    ServerNotification::LoggingMessageNotification(sent) => {
+                        log(&self.calls, &self.label, sent.params.clone());
+                    }
+                    _ => {}
+                }
+            }
+            Some(message)
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
