@@ -232,34 +232,27 @@ impl Connection {
     /// Opens a new connection and runs the handshake, within the connect timeout.
     async fn open(&self) -> Result<RunningService<RoleClient, Handler>, String> {
         let handler = Handler(Arc::clone(&self.shared));
-        let opening =
-            async {
-                match &self.target {
-                    Target::Stdio(command) => {
-                        let transport = command.spawn()?;
-                        handler
-                            .serve(self.in_order(
-                                IntoTransport::<RoleClient, _, _>::into_transport(transport),
-                            ))
-                            .await
-                            .map_err(|error| error.to_string())
-                    }
-                    #[cfg(feature = "http")]
-                    Target::Http(http) => {
-                        if let Some(transport) = http.authorized_transport()? {
-                            // Boxed: a sign-in's state would double the size of every open's future.
-                            return Box::pin(handler.serve(self.in_order(transport)))
-                                .await
-                                .map_err(|error| error.to_string());
-                        }
+        // Each handshake boxed: a transport's state (a sign-in's above all) would double the
+        // size of every open's future.
+        let opening = async {
+            let served = match &self.target {
+                Target::Stdio(command) => {
+                    let transport = command.spawn()?;
+                    let transport = IntoTransport::<RoleClient, _, _>::into_transport(transport);
+                    Box::pin(handler.serve(self.in_order(transport))).await
+                }
+                #[cfg(feature = "http")]
+                Target::Http(http) => {
+                    if let Some(transport) = http.authorized_transport()? {
+                        Box::pin(handler.serve(self.in_order(transport))).await
+                    } else {
                         let transport = http.transport()?;
-                        handler
-                            .serve(self.in_order(transport))
-                            .await
-                            .map_err(|error| error.to_string())
+                        Box::pin(handler.serve(self.in_order(transport))).await
                     }
                 }
             };
+            served.map_err(|error| error.to_string())
+        };
         match tokio::time::timeout(self.connect_timeout, opening).await {
             Ok(opened) => opened,
             Err(_) => Err(format!(

@@ -244,22 +244,20 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for InOrder<T> {
         self.inner.send(item)
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        async {
-            let message = self.inner.receive().await?;
-            if let JsonRpcMessage::Notification(notification) = &message {
-                match &notification.notification {
-                    ServerNotification::ProgressNotification(sent) => {
-                        progress(&self.calls, sent.params.clone());
-                    }
-                    ServerNotification::LoggingMessageNotification(sent) => {
-                        log(&self.calls, &self.label, sent.params.clone());
-                    }
-                    _ => {}
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Notification(notification) = &message {
+            match &notification.notification {
+                ServerNotification::ProgressNotification(sent) => {
+                    progress(&self.calls, sent.params.clone());
                 }
+                ServerNotification::LoggingMessageNotification(sent) => {
+                    log(&self.calls, &self.label, sent.params.clone());
+                }
+                _ => {}
             }
-            Some(message)
         }
+        Some(message)
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
@@ -308,27 +306,25 @@ pub(crate) async fn elicit(
     calls: &RunningCalls,
     label: &str,
     params: ElicitRequestParams,
-    context: &rmcp::service::RequestContext<rmcp::RoleClient>,
+    incoming: &rmcp::service::RequestContext<rmcp::RoleClient>,
 ) -> Result<ElicitResult, ErrorData> {
-    let (message, schema) = match params {
-        ElicitRequestParams::FormElicitationParams {
-            message,
-            requested_schema,
-            ..
-        } => (message, requested_schema),
-        _ => {
-            return Err(ErrorData::invalid_params(
-                "pleach's client takes form elicitation only; it declared no `url` mode",
-                None,
-            ));
-        }
+    let ElicitRequestParams::FormElicitationParams {
+        message,
+        requested_schema: schema,
+        ..
+    } = params
+    else {
+        return Err(ErrorData::invalid_params(
+            "pleach's client takes form elicitation only; it declared no `url` mode",
+            None,
+        ));
     };
-    let ctx = calls.for_request(&context.extensions, label).await?;
+    let ctx = calls.for_request(&incoming.extensions, label).await?;
     let schema = serde_json::to_value(schema)
         .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
     let question = Elicitation::with_schema(message, schema)
         .map_err(|error| ErrorData::invalid_params(error.message().to_owned(), None))?;
-    let answer = answered(ctx.elicit_form(question), &context.ct).await?;
+    let answer = answered(ctx.elicit_form(question), &incoming.ct).await?;
     Ok(match answer {
         Elicited::Accept(content) => {
             ElicitResult::new(ElicitationAction::Accept).with_content(content)
@@ -343,7 +339,7 @@ pub(crate) async fn sample(
     calls: &RunningCalls,
     label: &str,
     params: CreateMessageRequestParams,
-    context: &rmcp::service::RequestContext<rmcp::RoleClient>,
+    incoming: &rmcp::service::RequestContext<rmcp::RoleClient>,
 ) -> Result<CreateMessageResult, ErrorData> {
     let request = sampling_request(&params).map_err(|reason| {
         ErrorData::invalid_params(
@@ -351,8 +347,8 @@ pub(crate) async fn sample(
             None,
         )
     })?;
-    let ctx = calls.for_request(&context.extensions, label).await?;
-    let answer = answered(ctx.sample(request), &context.ct).await?;
+    let ctx = calls.for_request(&incoming.extensions, label).await?;
+    let answer = answered(ctx.sample(request), &incoming.ct).await?;
     message_result(&answer)
 }
 
