@@ -267,8 +267,9 @@ async fn over_stdio_a_request_during_several_calls_is_refused_as_ambiguous() {
 }
 
 /// A pleach server of this binary's tools (among them `talk_books`, which elicits) over
-/// Streamable HTTP, reached as a remote server prefixed `r`.
-async fn pleach_over_http() -> RemoteServer {
+/// Streamable HTTP, reached as a remote server prefixed `r` whose client declares elicitation
+/// when `elicitation` says.
+async fn pleach_over_http(elicitation: bool) -> RemoteServer {
     let remote_runtime = Runtime::builder().build().expect("the registry builds");
     let server = McpServer::new(remote_runtime).expect("every tool can be described to MCP");
     let http = HttpServer::new(server, HttpOptions::new(([127, 0, 0, 1], 0).into()))
@@ -277,6 +278,7 @@ async fn pleach_over_http() -> RemoteServer {
     bounded(
         McpRemote::http(format!("http://{address}/mcp"))
             .prefix("r")
+            .elicitation(elicitation)
             .connect(),
     )
     .await
@@ -285,7 +287,7 @@ async fn pleach_over_http() -> RemoteServer {
 
 #[tokio::test]
 async fn over_http_each_of_several_calls_gets_its_own_answer() {
-    let server = pleach_over_http().await;
+    let server = pleach_over_http(true).await;
     let runtime = runtime_of(&server, Duration::from_secs(30));
     let results = at_once(
         &runtime,
@@ -309,19 +311,7 @@ async fn over_http_each_of_several_calls_gets_its_own_answer() {
 
 #[tokio::test]
 async fn declaring_no_elicitation_makes_the_remote_tool_fail_with_1020() {
-    let remote_runtime = Runtime::builder().build().expect("the registry builds");
-    let server = McpServer::new(remote_runtime).expect("every tool can be described to MCP");
-    let http = HttpServer::new(server, HttpOptions::new(([127, 0, 0, 1], 0).into()))
-        .expect("options hold");
-    let address = crate::mcp_http::serve(http.router()).await;
-    let server = bounded(
-        McpRemote::http(format!("http://{address}/mcp"))
-            .prefix("r")
-            .elicitation(false)
-            .connect(),
-    )
-    .await
-    .expect("connects");
+    let server = pleach_over_http(false).await;
     let runtime = runtime_of(&server, Duration::from_secs(30));
     let calls = vec![ToolCall::new("c", "r__talk_books", "{}")];
     let (results, seen) = turn_of(&runtime, calls, |_| {}).await;

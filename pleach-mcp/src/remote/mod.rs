@@ -39,8 +39,8 @@
 //!   client answers). A host that cannot answer refuses the server with a JSON-RPC error;
 //!   cancelling the call withdraws the request. Which call a message belongs to: its progress
 //!   token; over Streamable HTTP, the call's response stream a request came on; otherwise the
-//!   one call running (docs/mcp.md, "Remote servers"). [`McpRemote::elicitation`] and
-//!   [`McpRemote::sampling`] say what the client declares.
+//!   one call running (docs/mcp.md, "Requests from remote servers").
+//!   [`McpRemote::elicitation`] and [`McpRemote::sampling`] say what the client declares.
 //! - **OAuth** (HTTP servers): `McpRemote::oauth` signs in when the server's 401 asks, as a
 //!   person through an `Authorize` or as a machine with `ClientCredentials`, and keeps the
 //!   token fresh (refresh, step-up on 403 `insufficient_scope`); see `OAuth`.
