@@ -25,13 +25,22 @@
 //!   puts it in the `standard` tier ([`McpRemote::destructive_tier`] to choose another);
 //!   [`McpRemote::default_tier`] and [`McpRemote::tier`] override per server and per tool.
 //! - **Lifecycle**: a call's signal (cancel, the runtime's timeout) sends
-//!   `notifications/cancelled`; the server's `notifications/progress` become `tool.delta`
-//!   events (`{"progress": n, "total": t, "message": "…"}`). A connection that fails fails the
+//!   `notifications/cancelled`. A connection that fails fails the
 //!   call with **1017** (recoverable) and is opened again by a later call, after a backoff that
 //!   doubles from 250 ms to 30 s while attempts keep failing. `notifications/tools/list_changed`
 //!   (and each reconnection) lists the tools again: a tool the server no longer lists fails its
 //!   calls with 1003 without sending them, and [`RemoteServer::plugin`] gives the new list to a
 //!   runtime built afterwards.
+//! - **The server talking to the client** during a call reaches the calling tool's context, so
+//!   its host: `notifications/progress` and `notifications/message` become the call's
+//!   `tool.progress` and `tool.log` events; `elicitation/create` (form) and
+//!   `sampling/createMessage` become `elicitation.requested` and `sampling.requested` events the
+//!   host answers within the runtime's approval timeout (behind `pleach mcp`, the gateway's own
+//!   client answers). A host that cannot answer refuses the server with a JSON-RPC error;
+//!   cancelling the call withdraws the request. Which call a message belongs to: its progress
+//!   token; over Streamable HTTP, the call's response stream a request came on; otherwise the
+//!   one call running (docs/mcp.md, "Requests from remote servers").
+//!   [`McpRemote::elicitation`] and [`McpRemote::sampling`] say what the client declares.
 //! - **OAuth** (HTTP servers): `McpRemote::oauth` signs in when the server's 401 asks, as a
 //!   person through an `Authorize` or as a machine with `ClientCredentials`, and keeps the
 //!   token fresh (refresh, step-up on 403 `insufficient_scope`); see `OAuth`.
@@ -62,6 +71,7 @@ mod connection;
 mod listing;
 #[cfg(feature = "http")]
 mod oauth;
+mod requests;
 mod span;
 mod target;
 
@@ -98,6 +108,7 @@ pub struct McpRemote {
     label: Option<String>,
     connect_timeout: Duration,
     overrides: Overrides,
+    answers: requests::Answers,
 }
 
 impl fmt::Debug for McpRemote {
@@ -250,6 +261,7 @@ impl McpRemote {
                 tiers: Vec::new(),
                 max_tools: defaults::MAX_TOOLS,
             },
+            answers: requests::Answers::default(),
         }
     }
 
@@ -423,6 +435,36 @@ impl McpRemote {
         self
     }
 
+    /// Whether the server may ask for elicitation (form mode) during a call: declared in the
+    /// handshake, and each question passed to the calling tool's host (default: yes). Turn it
+    /// off where no host ever answers (a batch job), so the server knows not to ask.
+    ///
+    /// ```
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).elicitation(false);
+    /// # let _ = remote;
+    /// ```
+    #[doc(alias = "elicitation/create")]
+    #[must_use]
+    pub fn elicitation(mut self, answers: bool) -> McpRemote {
+        self.answers.elicitation = answers;
+        self
+    }
+
+    /// Whether the server may ask for sampling (a completion of the client's model) during a
+    /// call: declared in the handshake, and each request passed to the calling tool's host
+    /// (default: yes). Turn it off where no host ever answers.
+    ///
+    /// ```
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).sampling(false);
+    /// # let _ = remote;
+    /// ```
+    #[doc(alias = "sampling/createMessage")]
+    #[must_use]
+    pub fn sampling(mut self, answers: bool) -> McpRemote {
+        self.answers.sampling = answers;
+        self
+    }
+
     /// Uses at most `max` of the server's tools (default [`defaults::MAX_TOOLS`], 1000); the rest are
     /// skipped with a warning. A model chooses poorly among thousands, and providers cap how
     /// many tools a request may carry.
@@ -485,6 +527,7 @@ impl McpRemote {
             self.target,
             label.clone(),
             self.connect_timeout,
+            self.answers,
         ));
         connection
             .peer()
