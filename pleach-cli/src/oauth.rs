@@ -12,7 +12,7 @@ use tokio::net::TcpListener;
 
 use crate::usage::{Outcome, UsageError};
 
-/// `pleach mcp login` and `pleach mcp logout`.
+/// `pleach mcp login`, `logout`, `trust` and `pins`.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Action {
     /// Signs in to an OAuth-protected MCP server: prints the authorization URL (and opens a
@@ -22,6 +22,11 @@ pub(crate) enum Action {
     Login(LoginArgs),
     /// Forgets the tokens of an MCP server.
     Logout(LogoutArgs),
+    /// Shows the diff of each tool definition held back (changed since it was pinned, or new)
+    /// and records the ones named as the pinned definitions, so they are offered again.
+    Trust(crate::pins::TrustArgs),
+    /// Lists the pinned definitions of an MCP server and the ones held back, with their diffs.
+    Pins(crate::pins::PinsArgs),
 }
 
 /// What `pleach mcp login` was asked.
@@ -44,10 +49,12 @@ pub(crate) struct LogoutArgs {
     url: String,
 }
 
-/// Runs `login` or `logout`.
+/// Runs `login`, `logout`, `trust` or `pins`.
 pub(crate) async fn run(action: Action) -> Outcome {
     match action {
         Action::Login(args) => login(args).await,
+        Action::Trust(args) => crate::pins::trust(args).await,
+        Action::Pins(args) => crate::pins::pins(args).await,
         Action::Logout(args) => {
             let path = token_path(&args.url)?;
             match std::fs::remove_file(&path) {
@@ -230,16 +237,29 @@ fn open_browser(url: &str) {
 /// `<config>` being `$XDG_CONFIG_HOME` when set, else the platform's (`~/.config`,
 /// `~/Library/Application Support`, `%APPDATA%`).
 pub(crate) fn token_path(url: &str) -> Result<PathBuf, UsageError> {
+    server_path("mcp-tokens", "tokens", url)
+}
+
+/// Where the pinned tool definitions of the server at `url` are kept (its lock file):
+/// `<config>/pleach/mcp-pins/<server>.json`, named as the tokens are.
+pub(crate) fn pin_path(url: &str) -> Result<PathBuf, UsageError> {
+    server_path("mcp-pins", "pinned definitions", url)
+}
+
+/// `<config>/pleach/<folder>/<server>.json` for the server at `url`, kept for `what`.
+fn server_path(folder: &str, what: &str, url: &str) -> Result<PathBuf, UsageError> {
     let parsed = reqwest::Url::parse(url)
         .ok()
         .filter(|url| matches!(url.scheme(), "http" | "https") && url.host_str().is_some())
         .ok_or_else(|| UsageError(format!("`{url}` is not an http:// or https:// URL")))?;
     let dir = config_dir().ok_or_else(|| {
-        UsageError("no config folder to keep tokens in: set XDG_CONFIG_HOME or HOME".to_owned())
+        UsageError(format!(
+            "no config folder to keep {what} in: set XDG_CONFIG_HOME or HOME"
+        ))
     })?;
     Ok(dir
         .join("pleach")
-        .join("mcp-tokens")
+        .join(folder)
         .join(server_file_name(&parsed)))
 }
 

@@ -588,12 +588,14 @@ impl McpRemote {
             })?;
         let inner = Arc::new(Inner {
             connection,
-            overrides: self.overrides,
-            pins: self.pinning.connected(),
+            lister: Arc::new(Lister {
+                overrides: self.overrides,
+                pins: self.pinning.connected(),
+                names: listing::ListedNames::default(),
+            }),
             listed: RwLock::new(Vec::new()),
             skipped: RwLock::new(Vec::new()),
             held: RwLock::new(Vec::new()),
-            names: listing::ListedNames::default(),
         });
         inner.relist().await.map_err(|reason| RemoteError::List {
             label: label.clone(),
@@ -623,27 +625,42 @@ impl fmt::Debug for RemoteServer {
 
 struct Inner {
     connection: Arc<Connection>,
-    overrides: Overrides,
-    pins: pin::Pins,
+    lister: Arc<Lister>,
     listed: RwLock<Vec<RemoteTool>>,
     skipped: RwLock<Vec<SkippedTool>>,
     /// The definitions held back at the last listing.
     held: RwLock<Vec<DefinitionChange>>,
-    /// The server's names of the tools it lists now, shared with the definitions (which refuse
-    /// a call to a tool no longer listed).
+}
+
+/// What listing a server takes: shared by the server and the task listing again on
+/// `tools/list_changed`, which keeps the definitions a runtime holds up to date (refusing calls
+/// to tools no longer listed or held back) after the `RemoteServer` is dropped.
+struct Lister {
+    overrides: Overrides,
+    pins: pin::Pins,
+    /// The server's names of the tools offered now and of those held back, shared with the
+    /// definitions (which refuse calls to the others).
     names: listing::ListedNames,
 }
 
-impl Inner {
-    /// Lists the tools again, warning about each one skipped, each one held back and each
-    /// change.
-    async fn relist(&self) -> Result<(), String> {
-        let raw = listing::list_raw(&self.connection)
+/// What a listing offers, skips and holds back.
+struct Relisted {
+    tools: Vec<RemoteTool>,
+    skipped: Vec<SkippedTool>,
+    held: Vec<DefinitionChange>,
+}
+
+impl Lister {
+    /// Lists the tools, screens them against the pins, and tells the definitions which are
+    /// offered and which held back; warns about each one skipped (each one held back is warned
+    /// about with its diff as it is screened).
+    async fn list(&self, connection: &Arc<Connection>) -> Result<Relisted, String> {
+        let raw = listing::list_raw(connection)
             .await
             .map_err(|error| error.message().to_owned())?;
         let listing::Listed { tools, skipped } =
-            listing::definitions(&raw, &self.connection, &self.overrides, &self.names);
-        let label = self.connection.label();
+            listing::definitions(&raw, connection, &self.overrides, &self.names);
+        let label = connection.label();
         let pin::Screened {
             offered: tools,
             held,
@@ -651,6 +668,28 @@ impl Inner {
         for skip in &skipped {
             tracing::warn!("MCP server `{label}`: tool {skip}; skipped");
         }
+        self.names.replace(
+            tools.iter().map(|tool| tool.remote_name.clone()),
+            held.iter().map(|change| change.tool.clone()),
+        );
+        Ok(Relisted {
+            tools,
+            skipped,
+            held,
+        })
+    }
+}
+
+impl Inner {
+    /// Lists the tools again, warning about each one skipped, each one held back and each
+    /// change.
+    async fn relist(&self) -> Result<(), String> {
+        let Relisted {
+            tools,
+            skipped,
+            held,
+        } = self.lister.list(&self.connection).await?;
+        let label = self.connection.label();
         {
             let before = self.listed.read().unwrap_or_else(PoisonError::into_inner);
             let had: Vec<&str> = before.iter().map(|t| t.definition.name()).collect();
@@ -663,10 +702,6 @@ impl Inner {
                 );
             }
         }
-        self.names.replace(
-            tools.iter().map(|tool| tool.remote_name.clone()),
-            held.iter().map(|change| change.tool.clone()),
-        );
         *self.listed.write().unwrap_or_else(PoisonError::into_inner) = tools;
         *self.skipped.write().unwrap_or_else(PoisonError::into_inner) = skipped;
         *self.held.write().unwrap_or_else(PoisonError::into_inner) = held;
@@ -675,18 +710,28 @@ impl Inner {
 }
 
 /// Lists the tools again whenever the server says they changed or the connection is opened
-/// again, while the server is in use.
+/// again, while the server or any of its tools is in use.
 fn watch_list(inner: &Arc<Inner>) {
-    let weak: Weak<Inner> = Arc::downgrade(inner);
+    let server: Weak<Inner> = Arc::downgrade(inner);
+    let connection: Weak<Connection> = Arc::downgrade(&inner.connection);
+    let lister = Arc::clone(&inner.lister);
     let mut changes = inner.connection.relist();
     tokio::spawn(async move {
         while changes.changed().await.is_ok() {
-            let Some(inner) = weak.upgrade() else { return };
-            if let Err(reason) = inner.relist().await {
-                tracing::warn!(
-                    "MCP server `{}`: listing its tools again failed: {reason}",
-                    inner.connection.label()
-                );
+            let listed = if let Some(inner) = server.upgrade() {
+                inner.relist().await
+            } else if let Some(connection) = connection.upgrade() {
+                // Only a runtime's definitions are left: they hold the connection.
+                lister.list(&connection).await.map(|_| ())
+            } else {
+                return;
+            };
+            if let Err(reason) = listed {
+                let label = connection
+                    .upgrade()
+                    .map(|connection| connection.label().to_owned())
+                    .unwrap_or_default();
+                tracing::warn!("MCP server `{label}`: listing its tools again failed: {reason}");
             }
         }
     });
@@ -866,6 +911,7 @@ impl RemoteServer {
             return Ok(Vec::new());
         }
         self.inner
+            .lister
             .pins
             .record(&chosen)
             .map_err(|reason| RemoteError::Pins {
@@ -899,6 +945,7 @@ impl RemoteServer {
     /// ```
     pub fn pinned(&self) -> Result<Vec<PinnedTool>, RemoteError> {
         self.inner
+            .lister
             .pins
             .pinned()
             .map_err(|reason| RemoteError::Pins {
