@@ -341,6 +341,26 @@ async fn a_changed_tool_list_is_listed_again_holding_changes_back_until_trusted(
 }
 
 #[tokio::test]
+async fn a_runtime_keeps_its_remote_tools_current_after_the_server_handle_is_dropped() {
+    let server = connect(hostile("list-changed")).await;
+    let runtime = Runtime::builder().plugin(server.plugin()).build().unwrap();
+    drop(server);
+    assert_eq!(
+        outcome(&runtime, "grow", json!({})).await.unwrap(),
+        json!("grew")
+    );
+    // list_changed is still heard: `ping`'s changed definition is held back.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match outcome(&runtime, "ping", json!({})).await {
+            Err(error) if error.code() == ErrorCode::SafetyHalt => break,
+            other => assert!(Instant::now() < deadline, "still offered: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
 async fn a_lock_file_holds_a_change_back_at_the_next_connection() {
     let dir = std::env::temp_dir().join(format!("pleach-pins-{}", std::process::id()));
     let lock = dir.join("hostile.json");

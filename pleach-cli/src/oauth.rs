@@ -12,23 +12,6 @@ use tokio::net::TcpListener;
 
 use crate::usage::{Outcome, UsageError};
 
-/// `pleach mcp login`, `logout`, `trust` and `pins`.
-#[derive(Debug, clap::Subcommand)]
-pub(crate) enum Action {
-    /// Signs in to an OAuth-protected MCP server: prints the authorization URL (and opens a
-    /// browser on a terminal), waits for the browser's redirect on a loopback port, or for the
-    /// redirected URL or its code pasted on stdin (over SSH), and keeps the tokens for later
-    /// `--mcp URL`.
-    Login(LoginArgs),
-    /// Forgets the tokens of an MCP server.
-    Logout(LogoutArgs),
-    /// Shows the diff of each tool definition held back (changed since it was pinned, or new)
-    /// and records the ones named as the pinned definitions, so they are offered again.
-    Trust(crate::pins::TrustArgs),
-    /// Lists the pinned definitions of an MCP server and the ones held back, with their diffs.
-    Pins(crate::pins::PinsArgs),
-}
-
 /// What `pleach mcp login` was asked.
 #[derive(Debug, clap::Args)]
 pub(crate) struct LoginArgs {
@@ -49,32 +32,26 @@ pub(crate) struct LogoutArgs {
     url: String,
 }
 
-/// Runs `login`, `logout`, `trust` or `pins`.
-pub(crate) async fn run(action: Action) -> Outcome {
-    match action {
-        Action::Login(args) => login(args).await,
-        Action::Trust(args) => crate::pins::trust(args).await,
-        Action::Pins(args) => crate::pins::pins(args).await,
-        Action::Logout(args) => {
-            let path = token_path(&args.url)?;
-            match std::fs::remove_file(&path) {
-                Ok(()) => eprintln!("signed out of {}: {} removed", args.url, path.display()),
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                    eprintln!("no tokens kept for {}", args.url);
-                }
-                Err(error) => {
-                    return Err(UsageError(format!(
-                        "cannot remove {}: {error}",
-                        path.display()
-                    )));
-                }
-            }
-            Ok(ExitCode::SUCCESS)
+/// `pleach mcp logout URL`: removes the server's token file.
+pub(crate) fn logout(args: &LogoutArgs) -> Outcome {
+    let path = token_path(&args.url)?;
+    match std::fs::remove_file(&path) {
+        Ok(()) => eprintln!("signed out of {}: {} removed", args.url, path.display()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("no tokens kept for {}", args.url);
+        }
+        Err(error) => {
+            return Err(UsageError(format!(
+                "cannot remove {}: {error}",
+                path.display()
+            )));
         }
     }
+    Ok(ExitCode::SUCCESS)
 }
 
-async fn login(args: LoginArgs) -> Outcome {
+/// `pleach mcp login URL`: signs in and keeps the tokens.
+pub(crate) async fn login(args: LoginArgs) -> Outcome {
     let path = token_path(&args.url)?;
     // A login is a new sign-in, whatever was kept before.
     if let Err(error) = std::fs::remove_file(&path)

@@ -464,7 +464,7 @@ impl McpRemote {
     /// connection's first listing.
     ///
     /// ```
-    /// let remote = pleach_mcp::remote::McpRemote::http("https://mcp.example.com/mcp")
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"])
     ///     .pin_file("/home/me/.config/pleach/mcp-pins/example.json");
     /// # let _ = remote;
     /// ```
@@ -477,7 +477,7 @@ impl McpRemote {
     ///
     /// ```
     /// use pleach_mcp::remote::{McpRemote, PinFile};
-    /// let remote = McpRemote::http("https://mcp.example.com/mcp").pin_store(PinFile::new("pins.json"));
+    /// let remote = McpRemote::stdio("node", ["s.mjs"]).pin_store(PinFile::new("pins.json"));
     /// # let _ = remote;
     /// ```
     #[must_use]
@@ -491,7 +491,7 @@ impl McpRemote {
     ///
     /// ```
     /// use pleach_mcp::remote::{McpRemote, PinPolicy};
-    /// let remote = McpRemote::http("https://mcp.example.com/mcp").pin_policy(PinPolicy::Accept);
+    /// let remote = McpRemote::stdio("node", ["s.mjs"]).pin_policy(PinPolicy::Accept);
     /// # let _ = remote;
     /// ```
     #[must_use]
@@ -505,7 +505,7 @@ impl McpRemote {
     ///
     /// ```
     /// use pleach_mcp::remote::{DefinitionChange, McpRemote, PinPolicy};
-    /// let remote = McpRemote::http("https://mcp.example.com/mcp")
+    /// let remote = McpRemote::stdio("node", ["s.mjs"])
     ///     .pin_policy(PinPolicy::Ask)
     ///     .trust_prompt(|change: DefinitionChange| async move { change.pinned.is_none() });
     /// # let _ = remote;
@@ -718,7 +718,7 @@ fn watch_list(inner: &Arc<Inner>) {
     let mut changes = inner.connection.relist();
     tokio::spawn(async move {
         while changes.changed().await.is_ok() {
-            let listed = if let Some(inner) = server.upgrade() {
+            let outcome = if let Some(inner) = server.upgrade() {
                 inner.relist().await
             } else if let Some(connection) = connection.upgrade() {
                 // Only a runtime's definitions are left: they hold the connection.
@@ -726,7 +726,7 @@ fn watch_list(inner: &Arc<Inner>) {
             } else {
                 return;
             };
-            if let Err(reason) = listed {
+            if let Err(reason) = outcome {
                 let label = connection
                     .upgrade()
                     .map(|connection| connection.label().to_owned())
@@ -866,7 +866,7 @@ impl RemoteServer {
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
-    /// let server = pleach_mcp::remote::McpRemote::http("https://mcp.example.com/mcp").connect().await?;
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
     /// for change in server.held_back() {
     ///     eprintln!("{change}");
     /// }
@@ -892,7 +892,7 @@ impl RemoteServer {
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
-    /// let server = pleach_mcp::remote::McpRemote::http("https://mcp.example.com/mcp").connect().await?;
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
     /// let trusted = server.trust(["search"]).await?;
     /// assert!(trusted.iter().all(|name| name == "search"));
     /// # Ok(()) }
@@ -939,7 +939,7 @@ impl RemoteServer {
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
-    /// let server = pleach_mcp::remote::McpRemote::http("https://mcp.example.com/mcp").connect().await?;
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
     /// println!("{} tools pinned", server.pinned()?.len());
     /// # Ok(()) }
     /// ```

@@ -34,7 +34,7 @@ const PINNED_FIELDS: [&str; 6] = [
 /// ```
 /// use pleach_mcp::remote::{McpRemote, PinPolicy};
 /// assert_eq!(PinPolicy::default(), PinPolicy::HoldBack);
-/// let remote = McpRemote::http("https://mcp.example.com/mcp").pin_policy(PinPolicy::Ask);
+/// let remote = McpRemote::stdio("node", ["server.mjs"]).pin_policy(PinPolicy::Ask);
 /// # let _ = remote;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,7 +57,7 @@ pub enum PinPolicy {
 ///
 /// ```
 /// use pleach_mcp::remote::{DefinitionChange, McpRemote, PinPolicy};
-/// let remote = McpRemote::http("https://mcp.example.com/mcp")
+/// let remote = McpRemote::stdio("node", ["server.mjs"])
 ///     .pin_policy(PinPolicy::Ask)
 ///     .trust_prompt(|change: DefinitionChange| async move {
 ///         eprintln!("{change}");
@@ -98,7 +98,7 @@ where
 ///         Ok(())
 ///     }
 /// }
-/// let remote = McpRemote::http("https://mcp.example.com/mcp").pin_store(InDatabase::default());
+/// let remote = McpRemote::stdio("node", ["server.mjs"]).pin_store(InDatabase::default());
 /// # let _ = remote;
 /// ```
 pub trait PinStore: Send + Sync + 'static {
@@ -206,7 +206,7 @@ impl PinStore for MemoryPins {
 ///
 /// ```rust,no_run
 /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
-/// let server = pleach_mcp::remote::McpRemote::http("https://mcp.example.com/mcp").connect().await?;
+/// let server = pleach_mcp::remote::McpRemote::stdio("node", ["server.mjs"]).connect().await?;
 /// for change in server.held_back() {
 ///     println!("{change}"); // the tool, then the diff field by field
 /// }
@@ -233,7 +233,7 @@ impl DefinitionChange {
     ///
     /// ```rust,no_run
     /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
-    /// let server = pleach_mcp::remote::McpRemote::http("https://mcp.example.com/mcp").connect().await?;
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["server.mjs"]).connect().await?;
     /// if let Some(change) = server.held_back().first() {
     ///     println!("{}", change.diff());
     /// }
@@ -265,7 +265,7 @@ impl fmt::Display for DefinitionChange {
 ///
 /// ```rust,no_run
 /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
-/// let server = pleach_mcp::remote::McpRemote::http("https://mcp.example.com/mcp").connect().await?;
+/// let server = pleach_mcp::remote::McpRemote::stdio("node", ["server.mjs"]).connect().await?;
 /// for pinned in server.pinned()? {
 ///     println!("{} {}", pinned.tool, pinned.fingerprint);
 /// }
@@ -383,6 +383,11 @@ pub(crate) struct Pins {
     prompt: Option<Arc<dyn TrustPrompt>>,
 }
 
+// As for `Pinning`: the store and the prompt are asked through `&self`, and a store that changes
+// keeps its own lock; a `RemoteServer` holding its pins stays unwind-safe.
+impl std::panic::UnwindSafe for Pins {}
+impl std::panic::RefUnwindSafe for Pins {}
+
 /// What one listing offers and what it holds back.
 pub(crate) struct Screened<T> {
     pub(crate) offered: Vec<T>,
@@ -409,7 +414,7 @@ impl Pins {
                 held: Vec::new(),
             });
         };
-        let kept = self.load(store.as_ref())?;
+        let kept = load_lock(store.as_ref())?;
         let first = kept.is_none();
         let mut lock = kept.unwrap_or_default();
         let mut recorded = false;
@@ -469,7 +474,7 @@ impl Pins {
             }
         }
         if recorded {
-            self.save(store.as_ref(), &lock)?;
+            save_lock(store.as_ref(), &lock)?;
         }
         Ok(Screened { offered, held })
     }
@@ -479,7 +484,7 @@ impl Pins {
         let Some(store) = &self.store else {
             return Ok(());
         };
-        let mut lock = self.load(store.as_ref())?.unwrap_or_default();
+        let mut lock = load_lock(store.as_ref())?.unwrap_or_default();
         for change in changes {
             lock.tools.insert(
                 change.tool.clone(),
@@ -489,7 +494,7 @@ impl Pins {
                 },
             );
         }
-        self.save(store.as_ref(), &lock)
+        save_lock(store.as_ref(), &lock)
     }
 
     /// The pinned tools, by name.
@@ -497,7 +502,7 @@ impl Pins {
         let Some(store) = &self.store else {
             return Ok(Vec::new());
         };
-        let lock = self.load(store.as_ref())?.unwrap_or_default();
+        let lock = load_lock(store.as_ref())?.unwrap_or_default();
         Ok(lock
             .tools
             .into_iter()
@@ -507,26 +512,28 @@ impl Pins {
             })
             .collect())
     }
+}
 
-    fn load(&self, store: &dyn PinStore) -> Result<Option<Lock>, String> {
-        let Some(text) = store
-            .load()
-            .map_err(|error| format!("cannot read its pinned definitions: {error}"))?
-        else {
-            return Ok(None);
-        };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|error| format!("its pinned definitions are not a lock: {error}"))
-    }
+/// The lock `store` keeps, if any.
+fn load_lock(store: &dyn PinStore) -> Result<Option<Lock>, String> {
+    let Some(text) = store
+        .load()
+        .map_err(|error| format!("cannot read its pinned definitions: {error}"))?
+    else {
+        return Ok(None);
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|error| format!("its pinned definitions are not a lock: {error}"))
+}
 
-    fn save(&self, store: &dyn PinStore, lock: &Lock) -> Result<(), String> {
-        let text = serde_json::to_string_pretty(lock)
-            .map_err(|error| format!("cannot write its pinned definitions: {error}"))?;
-        store
-            .save(&text)
-            .map_err(|error| format!("cannot write its pinned definitions: {error}"))
-    }
+/// Keeps `lock` in `store`.
+fn save_lock(store: &dyn PinStore, lock: &Lock) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(lock)
+        .map_err(|error| format!("cannot write its pinned definitions: {error}"))?;
+    store
+        .save(&text)
+        .map_err(|error| format!("cannot write its pinned definitions: {error}"))
 }
 
 /// The pinned fields of a tool's listing.
