@@ -597,10 +597,13 @@ impl McpRemote {
             skipped: RwLock::new(Vec::new()),
             held: RwLock::new(Vec::new()),
         });
-        inner.relist().await.map_err(|reason| RemoteError::List {
-            label: label.clone(),
-            reason,
-        })?;
+        // Boxed: a listing's future (pages, pins, a host's prompt) would double `connect`'s.
+        Box::pin(inner.relist())
+            .await
+            .map_err(|reason| RemoteError::List {
+                label: label.clone(),
+                reason,
+            })?;
         watch_list(&inner);
         Ok(RemoteServer { inner })
     }
