@@ -90,6 +90,7 @@ mod host;
 mod list;
 mod mcp;
 mod oauth;
+mod pins;
 mod provider;
 mod remote;
 mod render;

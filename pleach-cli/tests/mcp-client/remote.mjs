@@ -47,7 +47,8 @@ const tsServer = path.join(here, "ts-server.mjs");
 const pyServer = path.join(here, "fastmcp_server.py");
 const folder = fs.mkdtempSync(path.join(os.tmpdir(), "pleach-remote-"));
 const callLog = path.join(folder, "calls.log");
-const env = { ...process.env, MCP_CALL_LOG: callLog };
+// Pinned definitions (the `--mcp` servers' lock files) go to the test's folder, not the user's.
+const env = { ...process.env, MCP_CALL_LOG: callLog, XDG_CONFIG_HOME: folder };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const logged = () =>
   fs.existsSync(callLog)

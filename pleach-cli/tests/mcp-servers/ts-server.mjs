@@ -11,6 +11,10 @@
 // thing in every tool handler (so a call refused by the SDK's schema check is never logged), and
 // `{"cancelled":TOOL}` when a call is aborted; `echo` also logs the request's `_meta`
 // (`{"call":"echo","arguments":{...},"meta":{...}}`), where a caller's W3C trace context travels.
+// Env MCP_ECHO_DESCRIPTION_FILE=FILE: `echo`'s description is the file's text (trimmed), read when
+// a server starts (each HTTP session) and again whenever the file changes (polled every 100 ms):
+// every session's `echo` then takes the new text and the SDK sends
+// notifications/tools/list_changed (a server changing a definition under its client).
 // Tools:
 //   echo {text: string}          text content `text`; readOnlyHint true.
 //   add {a: number, b: number}   structuredContent {sum: a+b}, outputSchema {sum: number}, text
@@ -59,6 +63,17 @@ function log(event) {
 }
 
 const text = (value) => ({ content: [{ type: "text", text: value }] });
+
+const descriptionFile = process.env.MCP_ECHO_DESCRIPTION_FILE;
+const echoDescription = () =>
+  descriptionFile ? fs.readFileSync(descriptionFile, "utf8").trim() : "Returns its text.";
+const echoes = new Set(); // every server's `echo`, updated when the description file changes
+if (descriptionFile) {
+  fs.watchFile(descriptionFile, { interval: 100 }, () => {
+    const description = echoDescription();
+    for (const echo of echoes) echo.update({ description });
+  });
+}
 
 // One McpServer with every tool; HTTP makes one per session, so `late` is per session.
 function makeServer() {
@@ -118,14 +133,15 @@ function makeServer() {
     return asked(extra, { method: "sampling/createMessage", params }, CreateMessageResultSchema);
   });
 
-  server.registerTool(
+  const echo = server.registerTool(
     "echo",
-    { description: "Returns its text.", inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
+    { description: echoDescription(), inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
     async (args, extra) => {
       log({ call: "echo", arguments: args, meta: extra._meta ?? {} });
       return text(args.text);
     },
   );
+  echoes.add(echo);
 
   server.registerTool(
     "add",
