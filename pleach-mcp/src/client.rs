@@ -17,8 +17,7 @@ use rmcp::model::{
     ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
     LoggingMessageNotification, LoggingMessageNotificationParam, ProgressNotification,
-    ProgressNotificationParam, ProgressToken, ServerJsonRpcMessage, ServerNotification,
-    ServerRequest,
+    ProgressNotificationParam, ProgressToken, ServerNotification, ServerRequest,
 };
 use rmcp::model::{GetExtensions, RequestId};
 use rmcp::service::{OriginatingRequestId, Peer, PeerRequestOptions, RequestContext};
@@ -83,7 +82,7 @@ impl<'a> Notifier<'a> {
     pub(crate) async fn notify(&self, notification: ServerNotification) {
         #[cfg(feature = "http")]
         if let Some(stream) = &self.stream {
-            let message = ServerJsonRpcMessage::notification(notification);
+            let message = rmcp::model::ServerJsonRpcMessage::notification(notification);
             match serde_json::to_string(&message) {
                 Ok(message) => stream.send(message),
                 Err(error) => tracing::warn!("a notification could not be written: {error}"),
