@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 use clap::ValueEnum;
 
-use pleach_core::SessionOptions;
 use pleach_core::agent::{ModelEndpoint, WireFormat};
+use pleach_core::{SessionOptions, ToolEvent};
 
 use crate::chat_request::RequestArgs;
 use crate::chat_turns::{TurnEnd, UserLines, print_steps};
@@ -139,8 +139,12 @@ pub(crate) async fn run(args: Args) -> Outcome {
         session.push_user_message(line);
         let mut run = session.run_agent(client.clone(), options.clone());
         renderer
-            .follow(run.events(), |interrupt| {
-                crate::ask::answer(&session, interrupt);
+            .follow(run.events(), |event| match event {
+                ToolEvent::InterruptRequested { interrupt } => {
+                    crate::ask::answer(&session, interrupt);
+                }
+                ToolEvent::ElicitationRequested { request } => crate::form::answer(request),
+                _ => {}
             })
             .await;
         let outcome = run.finish().await;

@@ -2216,3 +2216,117 @@ fn approve_makes_a_call_wait_for_the_user_and_without_a_terminal_it_is_rejected(
         );
     }
 }
+
+/// `pleach chat --message …` with the test server's talking tools (`--mcp-stdio t=…`) against a
+/// model that calls `t__{tool}` with `args`, then answers: run by `runner` (a program and its
+/// first arguments) with `typed` on its stdin. The output, and the text of the tool's result
+/// the model was sent.
+fn chat_calling_a_talking_tool(
+    runner: &[&str],
+    tool: &str,
+    args: &Value,
+    typed: &str,
+    extra: &[&str],
+) -> (Output, String) {
+    let server = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/mcp-servers/hostile.py"
+    );
+    let call = sse(&[
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":format!("t__{tool}"),"arguments":args.to_string()}}]},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+    ]);
+    let (url, model) = model_server(vec![call, answer_with("Done.", "stop")]);
+    let remote = format!("t=python3 {server} talk");
+    let mut chat = vec![
+        env!("CARGO_BIN_EXE_pleach"),
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "test-model",
+        "--message",
+        "go",
+        "--mcp-stdio",
+        &remote,
+    ];
+    chat.extend_from_slice(extra);
+    let mut command = Command::new(runner[0]);
+    command.args(&runner[1..]);
+    if runner[0] == "script" {
+        // One command line for the shell `script` starts on its terminal.
+        let quoted: Vec<String> = chat.iter().map(|arg| format!("'{arg}'")).collect();
+        command.arg(quoted.join(" ")).arg("/dev/null");
+    } else {
+        command.args(&chat);
+    }
+    let mut child = command
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the runner starts");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(typed.as_bytes())
+        .expect("stdin takes the input");
+    let output = child.wait_with_output().expect("the chat finishes");
+    let requests = model.join().expect("the model server ends");
+    assert_eq!(requests.len(), 2, "{output:?}");
+    let second = request_body(&requests[1]);
+    let result = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("the tool's result")["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The tool's text result, sent to the model as a JSON string.
+    let result = match serde_json::from_str(&result) {
+        Ok(Value::String(text)) => text,
+        _ => result,
+    };
+    (output, result)
+}
+
+/// `script`: the chat on a terminal of its own, whose input is what the test types.
+const ON_A_TERMINAL: &[&str] = &["script", "-qec"];
+/// `setsid`: a new session, no controlling terminal, as under cron or CI.
+const WITHOUT_A_TERMINAL: &[&str] = &["setsid"];
+
+/// A tool's question (`elicitation.requested`: the test server's `ask`, whose result is the
+/// answer it got) is asked on the terminal as a form: accepted with the default or a typed
+/// value, declined, cancelled; without a terminal it is declined at once, saying so.
+#[test]
+fn chat_asks_a_tools_question_on_the_terminal_and_declines_it_without_one() {
+    let ask = |runner, typed| {
+        chat_calling_a_talking_tool(runner, "ask", &json!({"tag": "the cat"}), typed, &[])
+    };
+    let (output, result) = ask(ON_A_TERMINAL, "\n\n");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(result, r#"{"action":"accept","content":{"name":"Ada"}}"#);
+    let shown = stdout(&output);
+    assert!(shown.contains("question: Name for the cat?"), "{shown}");
+    assert!(shown.contains("name * (text) [Ada]: "), "{shown}");
+
+    let (_, result) = ask(ON_A_TERMINAL, "y\nGrace\n");
+    assert_eq!(result, r#"{"action":"accept","content":{"name":"Grace"}}"#);
+    let (_, result) = ask(ON_A_TERMINAL, "n\n");
+    assert_eq!(result, r#"{"action":"decline"}"#);
+    let (_, result) = ask(ON_A_TERMINAL, "c\n");
+    assert_eq!(result, r#"{"action":"cancel"}"#);
+
+    let (output, result) = ask(WITHOUT_A_TERMINAL, "");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(result, r#"{"action":"decline"}"#);
+    assert!(
+        stderr(&output).contains("declined the question of call call_1 (no terminal to ask on"),
+        "{}",
+        stderr(&output)
+    );
+}
