@@ -17,6 +17,7 @@ use crate::chat_turns::{TurnEnd, UserLines, print_steps};
 use crate::host::HostArgs;
 use crate::provider::Provider;
 use crate::render::Renderer;
+use crate::sampling::SamplingPolicy;
 use crate::usage::{Outcome, UsageError};
 
 /// What `pleach chat` was asked.
@@ -44,6 +45,10 @@ pub(crate) struct Args {
     /// Prints the events as NDJSON.
     #[arg(long)]
     json: bool,
+    /// Whether a tool may have this chat's model answer it (sampling): `ask` on the terminal
+    /// (refused without one), `allow` or `deny` without asking.
+    #[arg(long, value_enum, value_name = "deny|ask|allow", default_value = "ask")]
+    sampling: SamplingPolicy,
     #[cfg(feature = "temporal")]
     #[command(flatten)]
     durable: crate::durable::chat::Args,
@@ -144,6 +149,9 @@ pub(crate) async fn run(args: Args) -> Outcome {
                     crate::ask::answer(&session, interrupt);
                 }
                 ToolEvent::ElicitationRequested { request } => crate::form::answer(request),
+                ToolEvent::SamplingRequested { request } => {
+                    crate::sampling::answer(request, args.sampling, &client, &args.model);
+                }
                 _ => {}
             })
             .await;

@@ -2218,16 +2218,17 @@ fn approve_makes_a_call_wait_for_the_user_and_without_a_terminal_it_is_rejected(
 }
 
 /// `pleach chat --message …` with the test server's talking tools (`--mcp-stdio t=…`) against a
-/// model that calls `t__{tool}` with `args`, then answers: run by `runner` (a program and its
-/// first arguments) with `typed` on its stdin. The output, and the text of the tool's result
-/// the model was sent.
+/// model that calls `t__{tool}` with `args`, then gives the `then` bodies: run by `runner` (a
+/// program and its first arguments) with `typed` on its stdin. The output, the text of the
+/// tool's result the model was sent last, and the model's requests.
 fn chat_calling_a_talking_tool(
     runner: &[&str],
     tool: &str,
     args: &Value,
     typed: &str,
     extra: &[&str],
-) -> (Output, String) {
+    then: Vec<String>,
+) -> (Output, String, Vec<String>) {
     let server = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/mcp-servers/hostile.py"
@@ -2236,7 +2237,10 @@ fn chat_calling_a_talking_tool(
         json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":format!("t__{tool}"),"arguments":args.to_string()}}]},"finish_reason":null}]}),
         json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
     ]);
-    let (url, model) = model_server(vec![call, answer_with("Done.", "stop")]);
+    let expected = then.len() + 1;
+    let mut bodies = vec![call];
+    bodies.extend(then);
+    let (url, model) = model_server(bodies);
     let remote = format!("t=python3 {server} talk");
     let mut chat = vec![
         env!("CARGO_BIN_EXE_pleach"),
@@ -2275,9 +2279,9 @@ fn chat_calling_a_talking_tool(
         .expect("stdin takes the input");
     let output = child.wait_with_output().expect("the chat finishes");
     let requests = model.join().expect("the model server ends");
-    assert_eq!(requests.len(), 2, "{output:?}");
-    let second = request_body(&requests[1]);
-    let result = second["messages"]
+    assert_eq!(requests.len(), expected, "{output:?}");
+    let last = request_body(&requests[expected - 1]);
+    let result = last["messages"]
         .as_array()
         .unwrap()
         .iter()
@@ -2291,7 +2295,7 @@ fn chat_calling_a_talking_tool(
         Ok(Value::String(text)) => text,
         _ => result,
     };
-    (output, result)
+    (output, result, requests)
 }
 
 /// `script`: the chat on a terminal of its own, whose input is what the test types.
@@ -2305,7 +2309,16 @@ const WITHOUT_A_TERMINAL: &[&str] = &["setsid"];
 #[test]
 fn chat_asks_a_tools_question_on_the_terminal_and_declines_it_without_one() {
     let ask = |runner, typed| {
-        chat_calling_a_talking_tool(runner, "ask", &json!({"tag": "the cat"}), typed, &[])
+        let done = vec![answer_with("Done.", "stop")];
+        let (output, result, _) = chat_calling_a_talking_tool(
+            runner,
+            "ask",
+            &json!({"tag": "the cat"}),
+            typed,
+            &[],
+            done,
+        );
+        (output, result)
     };
     let (output, result) = ask(ON_A_TERMINAL, "\n\n");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -2329,4 +2342,57 @@ fn chat_asks_a_tools_question_on_the_terminal_and_declines_it_without_one() {
         "{}",
         stderr(&output)
     );
+}
+
+/// A tool's sampling request (`sampling.requested`: the test server's `sample`, whose result is
+/// the answer it got): with the user's `y` on the terminal, or `--sampling allow`, the chat's
+/// model answers its messages, without tools; `n`, `--sampling deny`, or `ask` without a
+/// terminal refuse it, saying why.
+#[test]
+fn chat_answers_a_tools_sampling_request_with_its_model_when_allowed() {
+    let sample = |runner, typed, flags: &[&str], allowed: bool| {
+        let mut then = vec![answer_with("Done.", "stop")];
+        if allowed {
+            then.insert(0, answer_with("Blue.", "stop"));
+        }
+        chat_calling_a_talking_tool(runner, "sample", &json!({}), typed, flags, then)
+    };
+    let answered = r#"{"content":{"text":"Blue.","type":"text"},"model":"test-model","role":"assistant","stopReason":"endTurn"}"#;
+    let (output, result, requests) = sample(ON_A_TERMINAL, "y\n", &[], true);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(result, answered);
+    assert!(
+        stdout(&output).contains("user: Name a colour."),
+        "{output:?}"
+    );
+    let asked = request_body(&requests[1]);
+    assert_eq!(
+        asked["messages"][0],
+        json!({"role": "system", "content": "One word."})
+    );
+    assert_eq!(
+        asked["messages"][1],
+        json!({"role": "user", "content": "Name a colour."})
+    );
+    assert_eq!(asked["max_tokens"], 5);
+    assert!(asked.get("tools").is_none(), "{asked}");
+
+    let (_, result, _) = sample(WITHOUT_A_TERMINAL, "", &["--sampling", "allow"], true);
+    assert_eq!(result, answered);
+
+    for (runner, typed, flags, why) in [
+        (ON_A_TERMINAL, "n\n", &[][..], "the user did not allow it"),
+        (
+            WITHOUT_A_TERMINAL,
+            "",
+            &["--sampling", "deny"][..],
+            "--sampling deny",
+        ),
+        (WITHOUT_A_TERMINAL, "", &[][..], "no terminal to ask on"),
+    ] {
+        let (output, result, _) = sample(runner, typed, flags, false);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        assert!(result.starts_with("error "), "{result}");
+        assert!(result.contains(why), "{why}: {result}");
+    }
 }
