@@ -1914,12 +1914,7 @@ fn chat_offers_and_runs_a_remote_servers_tools() {
     );
     // The remote server's result went back to the model.
     let second = request_body(&requests[1]);
-    let result = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .expect("the tool's result");
+    let result = sent_tool_result(&second);
     assert!(
         result["content"].as_str().unwrap().contains("42"),
         "{result}"
@@ -2217,6 +2212,16 @@ fn approve_makes_a_call_wait_for_the_user_and_without_a_terminal_it_is_rejected(
     }
 }
 
+/// The first tool result in the conversation of a request body `pleach chat` sent.
+fn sent_tool_result(body: &Value) -> &Value {
+    body["messages"]
+        .as_array()
+        .expect("the messages")
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("the tool's result")
+}
+
 /// `pleach chat --message …` with the test server's talking tools (`--mcp-stdio t=…`) against a
 /// model that calls `t__{tool}` with `args`, then gives the `then` bodies: run by `runner` (a
 /// program and its first arguments) with `typed` on its stdin. The output, the text of the
@@ -2281,12 +2286,7 @@ fn chat_calling_a_talking_tool(
     let requests = model.join().expect("the model server ends");
     assert_eq!(requests.len(), expected, "{output:?}");
     let last = request_body(&requests[expected - 1]);
-    let result = last["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .expect("the tool's result")["content"]
+    let result = sent_tool_result(&last)["content"]
         .as_str()
         .unwrap()
         .to_owned();
