@@ -14,11 +14,14 @@
 //! (the authorization code grant, whose browser is played by following the authorization URL's
 //! redirect without opening it), a pre-registered client, or client credentials. Then it calls
 //! every tool the server lists, with the arguments the scenario gives or the simplest ones its
-//! schema accepts.
+//! schema accepts, as the host of those calls: a question the server asks during one (MCP
+//! elicitation, passed to the host as an `elicitation.requested` event) is accepted with the
+//! defaults its form gives. It declares no sampling, which it cannot answer.
 
 use std::time::Duration;
 
-use pleach_core::{Runtime, SessionOptions, ToolCall};
+use pleach_core::client::Elicited;
+use pleach_core::{Runtime, SessionOptions, ToolCall, ToolEvent};
 use pleach_mcp::remote::{ClientCredentials, McpRemote, OAuth};
 use serde_json::{Map, Value, json};
 
@@ -46,7 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), Box<dyn std::error::Error>> {
     let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
-    let mut remote = McpRemote::http(url).prefix("server");
+    let mut remote = McpRemote::http(url).prefix("server").sampling(false);
     if scenario.starts_with("auth/") {
         let mut oauth = OAuth::new()
             .client_name("pleach conformance client")
@@ -95,8 +98,19 @@ async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), Box<dyn s
             ));
         }
     }
+    let mut turn = session.run_turn(calls);
+    while let Some(event) = turn.events().recv().await {
+        if let ToolEvent::ElicitationRequested { request } = event {
+            let defaults = defaults_of(&request.request().schema);
+            eprintln!(
+                "asked `{}`: accepting {defaults}",
+                request.request().message
+            );
+            request.answer(Elicited::Accept(defaults));
+        }
+    }
     let mut failed = None;
-    for result in session.run_turn(calls).finish().await {
+    for result in turn.finish().await {
         match &result.outcome {
             Ok(value) => eprintln!("{} → {}", result.tool_call.name(), value.value()),
             Err(error) => {
@@ -147,6 +161,18 @@ async fn follow_redirect(url: String) -> Result<String, String> {
             let status = head.lines().next().unwrap_or_default();
             format!("the authorization URL answered `{status}` without a redirect")
         })
+}
+
+/// The answer a form's defaults give: each property that has a `default`, with it.
+fn defaults_of(form: &Value) -> Value {
+    let defaults = form
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, property)| Some((name.clone(), property.get("default")?.clone())))
+        .collect::<Map<String, Value>>();
+    Value::Object(defaults)
 }
 
 /// Arguments an input schema accepts: each required property with the simplest value of its

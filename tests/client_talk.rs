@@ -22,7 +22,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::mcp_http::bounded;
+use crate::mcp_http::{bounded, send_raw};
 
 /// Logs at three levels, one under a logger name.
 #[tool]
@@ -45,6 +45,18 @@ async fn talk_progress(ctx: ToolContext) -> u32 {
         );
     }
     3
+}
+
+/// Let go by the resumption test once its client has resumed the call's stream.
+static TALK_RELEASE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Logs, waits to be let go, logs again.
+#[tool]
+async fn talk_waits(ctx: ToolContext) -> u32 {
+    ctx.log(LogLevel::Info, "before the drop");
+    TALK_RELEASE.notified().await;
+    ctx.log(LogLevel::Info, "after the resumption");
+    2
 }
 
 /// A booking the user fills in.
@@ -399,10 +411,8 @@ async fn text_of<H: ClientHandler>(
         .to_owned()
 }
 
-/// The whole exchange, on whichever transport `client` runs over; `logs` whether log messages
-/// reach it (over Streamable HTTP rmcp sends them on the session's stream outside a request,
-/// which this server does not offer: docs/mcp.md, "Logging").
-async fn talks(client: RunningService<RoleClient, Talker>, mut recorded: Recorded, logs: bool) {
+/// The whole exchange, on whichever transport `client` runs over.
+async fn talks(client: RunningService<RoleClient, Talker>, mut recorded: Recorded) {
     assert!(
         client
             .peer_info()
@@ -410,15 +420,7 @@ async fn talks(client: RunningService<RoleClient, Talker>, mut recorded: Recorde
             .is_some(),
         "the server declares logging"
     );
-    if logs {
-        logs_are_filtered_by_level(&client, &mut recorded).await;
-    } else {
-        bounded(client.set_level(rmcp::model::SetLevelRequestParams::new(
-            rmcp::model::LoggingLevel::Warning,
-        )))
-        .await
-        .expect("logging/setLevel answers");
-    }
+    logs_are_filtered_by_level(&client, &mut recorded).await;
     progress_elicitation_and_sampling(client, recorded).await;
 }
 
@@ -492,13 +494,131 @@ async fn progress_elicitation_and_sampling(
 #[tokio::test]
 async fn a_tool_logs_reports_progress_elicits_and_samples_over_a_stream() {
     let (handler, recorded) = talker(EVERYTHING(), false);
-    talks(over_duplex(handler).await, recorded, true).await;
+    talks(over_duplex(handler).await, recorded).await;
 }
 
 #[tokio::test]
 async fn a_tool_logs_reports_progress_elicits_and_samples_over_http() {
     let (handler, recorded) = talker(EVERYTHING(), false);
-    talks(over_http(handler).await, recorded, false).await;
+    talks(over_http(handler).await, recorded).await;
+}
+
+/// The JSON-RPC messages of a raw answer's SSE events, in order.
+fn sse_messages(answer: &str) -> Vec<Value> {
+    answer
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter(|data| !data.trim().is_empty())
+        .map(|data| serde_json::from_str(data.trim()).expect("each event is JSON"))
+        .collect()
+}
+
+/// This file's tools over HTTP on a free loopback port, and an MCP session started there with
+/// raw requests: the server's address and the session's header line.
+async fn raw_session() -> (std::net::SocketAddr, String) {
+    use crate::mcp_http::{initialize, raw_post, session_of};
+    let server = McpServer::new(runtime()).expect("every tool can be described to MCP");
+    let http = HttpServer::new(server, HttpOptions::new(([127, 0, 0, 1], 0).into()))
+        .expect("options hold");
+    let address = crate::mcp_http::serve(http.router()).await;
+    let session = session_of(&raw_post(address, &initialize(1), "").await);
+    let header = format!("mcp-session-id: {session}\r\n");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    raw_post(address, &initialized, &header).await;
+    (address, header)
+}
+
+#[tokio::test]
+async fn over_http_a_calls_logs_come_on_its_own_answer_before_its_result() {
+    let (address, session) = raw_session().await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "talk_logs", "arguments": {}}});
+    let answer = crate::mcp_http::raw_post(address, &call, &session).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let messages = sse_messages(&answer);
+    let methods: Vec<&str> = messages
+        .iter()
+        .map(|message| message["method"].as_str().unwrap_or("(result)"))
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/message",
+            "notifications/message",
+            "notifications/message",
+            "(result)"
+        ],
+        "{answer}"
+    );
+    assert_eq!(messages[1]["params"]["data"], json!({ "rows": 3 }));
+    assert_eq!(messages[3]["id"], 2);
+}
+
+/// Reads `stream` until what it read contains `wanted`; all it read.
+async fn read_until(stream: &mut tokio::net::TcpStream, wanted: &str) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut read = Vec::new();
+    bounded(async {
+        while !String::from_utf8_lossy(&read).contains(wanted) {
+            let mut chunk = [0_u8; 4096];
+            let n = stream.read(&mut chunk).await.expect("reads");
+            assert!(
+                n > 0,
+                "the stream ended: {}",
+                String::from_utf8_lossy(&read)
+            );
+            read.extend_from_slice(&chunk[..n]);
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&read).into_owned()
+}
+
+#[tokio::test]
+async fn over_http_a_dropped_answer_resumes_with_last_event_id_logs_and_all_and_after_its_end() {
+    let (address, header) = raw_session().await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "talk_waits", "arguments": {}}})
+    .to_string();
+    let mut first = send_raw(
+        address,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n\
+             {header}content-length: {}\r\n\r\n{call}",
+            call.len()
+        ),
+    )
+    .await;
+    let before = read_until(&mut first, "before the drop").await;
+    let token = before
+        .lines()
+        .find_map(|line| line.strip_prefix("id:"))
+        .map(str::trim)
+        .expect("the stream's events have ids")
+        .to_owned();
+    drop(first);
+
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\n\
+         mcp-protocol-version: 2025-11-25\r\n{header}last-event-id: {token}\r\n\r\n"
+    );
+    let mut resumed = send_raw(address, &get).await;
+    let headers = read_until(&mut resumed, "\r\n\r\n").await;
+    assert!(headers.starts_with("HTTP/1.1 200"), "{headers}");
+    TALK_RELEASE.notify_one();
+    let rest = read_until(&mut resumed, r#""text":"2""#).await;
+    let all = format!("{headers}{rest}");
+    let after = all
+        .find("after the resumption")
+        .expect("the later log, resumed");
+    let result = all.find(r#""text":"2""#).expect("the result");
+    assert!(after < result, "the log before the result: {all}");
+    drop(resumed);
+
+    // Once the call has ended, its stream is still there to resume: the result again.
+    let mut again = send_raw(address, &get).await;
+    read_until(&mut again, r#""text":"2""#).await;
 }
 
 #[tokio::test]

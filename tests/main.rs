@@ -19,6 +19,7 @@ mod mcp;
 mod mcp_edge;
 mod mcp_features;
 mod mcp_http;
+mod mcp_passthru;
 mod mcp_remote;
 mod mcp_sessions;
 mod module_graph;

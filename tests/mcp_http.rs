@@ -258,15 +258,11 @@ async fn an_initialize_first_client_is_asked_for_approval_over_http_in_its_sessi
     client.cancel().await.expect("the client closes");
 }
 
-/// A raw POST of `body` (with `extra` header lines, each ending in `\r\n`); the whole answer.
-async fn raw_post(address: std::net::SocketAddr, body: &Value, extra: &str) -> String {
-    let body = body.to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n\
-         connection: close\r\n{extra}content-length: {}\r\n\r\n{body}",
-        body.len()
-    );
+/// Sends a raw HTTP/1.1 `request` on a new connection to `address`; the connection.
+pub(crate) async fn send_raw(
+    address: std::net::SocketAddr,
+    request: &str,
+) -> tokio::net::TcpStream {
     let mut stream = tokio::net::TcpStream::connect(address)
         .await
         .expect("connects");
@@ -274,6 +270,19 @@ async fn raw_post(address: std::net::SocketAddr, body: &Value, extra: &str) -> S
         .write_all(request.as_bytes())
         .await
         .expect("the request is sent");
+    stream
+}
+
+/// A raw POST of `body` (with `extra` header lines, each ending in `\r\n`); the whole answer.
+pub(crate) async fn raw_post(address: std::net::SocketAddr, body: &Value, extra: &str) -> String {
+    let body = body.to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n\
+         connection: close\r\n{extra}content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = send_raw(address, &request).await;
     let mut answer = String::new();
     bounded(stream.read_to_string(&mut answer))
         .await
@@ -281,21 +290,59 @@ async fn raw_post(address: std::net::SocketAddr, body: &Value, extra: &str) -> S
     answer
 }
 
-fn initialize(id: u64) -> Value {
+/// The `Mcp-Session-Id` of a raw answer to an `initialize`.
+pub(crate) fn session_of(answer: &str) -> String {
+    answer
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session id")
+}
+
+pub(crate) fn initialize(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "1"}}})
 }
 
-#[tokio::test]
-async fn sessions_past_the_limit_get_503_and_stateless_clients_are_still_answered() {
+/// A server of at most two MCP sessions.
+fn two_sessions_at_most() -> HttpServer {
     let runtime = Runtime::builder().build().expect("the registry builds");
-    let http = HttpServer::new(
+    HttpServer::new(
         McpServer::new(runtime).expect("every tool can be described to MCP"),
         HttpOptions::new(([127, 0, 0, 1], 0).into()).max_sessions(2),
     )
-    .expect("options hold");
-    let address = serve(http.router()).await;
+    .expect("options hold")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initializes_at_the_same_time_do_not_overshoot_the_session_limit() {
+    let address = serve(two_sessions_at_most().router()).await;
+    let answers = futures_util::future::join_all(
+        (1..=64)
+            .map(|id| tokio::spawn(async move { raw_post(address, &initialize(id), "").await })),
+    )
+    .await;
+    let admitted = answers
+        .iter()
+        .map(|answer| answer.as_ref().expect("the task ran"))
+        .filter(|answer| answer.starts_with("HTTP/1.1 200"))
+        .count();
+    assert!((1..=2).contains(&admitted), "{admitted} sessions started");
+    for answer in answers.iter().flatten() {
+        assert!(
+            answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.1 503"),
+            "{answer}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn sessions_past_the_limit_get_503_and_stateless_clients_are_still_answered() {
+    let address = serve(two_sessions_at_most().router()).await;
     let mut sessions = Vec::new();
     for id in 1..=2 {
         let answer = raw_post(address, &initialize(id), "").await;
@@ -307,15 +354,7 @@ async fn sessions_past_the_limit_get_503_and_stateless_clients_are_still_answere
                 .contains("content-type: application/json"),
             "{answer}"
         );
-        let session = answer
-            .lines()
-            .find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                name.eq_ignore_ascii_case("mcp-session-id")
-                    .then(|| value.trim().to_owned())
-            })
-            .expect("a session id");
-        sessions.push(session);
+        sessions.push(session_of(&answer));
     }
     let flood = raw_post(address, &initialize(3), "").await;
     assert!(flood.starts_with("HTTP/1.1 503"), "{flood}");

@@ -2,7 +2,8 @@
 //! stdlib-only MCP server over stdio with a well-behaved mode and misbehaving ones. Remote tools
 //! beside local ones: listing across pages, validation before sending (1001), output schemas
 //! (1002), `isError` (1008), cancellation, timeouts (1010), a server that dies mid-call (1017,
-//! then a reconnection), `tools/list_changed`, names and schemas pleach cannot take (skipped with
+//! then a reconnection), `tools/list_changed` (a changed or new definition held back until
+//! trusted; a lock file holding a change back at the next connection), names and schemas pleach cannot take (skipped with
 //! the reason), 10,000 tools, a 100 MiB result, a server that never answers; and a turn mixing
 //! local and remote calls keeps the one-terminal-event guarantee. The official SDKs' servers are
 //! tested through the CLI in `.ci/run` (`pleach-cli/tests/mcp-client/remote.mjs`).
@@ -11,7 +12,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use pleach_core::{ErrorCode, Runtime, RuntimeError, SessionOptions, ToolCall, ToolEvent, tool};
-use pleach_mcp::remote::{McpRemote, RemoteError, RemoteServer};
+use pleach_mcp::remote::{DefinitionChange, McpRemote, PinPolicy, RemoteError, RemoteServer};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -282,8 +283,21 @@ async fn a_server_that_dies_mid_call_fails_it_with_1017_and_is_started_again() {
     );
 }
 
+/// Waits until `server` holds back `count` definitions.
+async fn held_back(server: &RemoteServer, count: usize) -> Vec<DefinitionChange> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let held = server.held_back();
+        if held.len() == count {
+            return held;
+        }
+        assert!(Instant::now() < deadline, "held back: {held:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test]
-async fn a_changed_tool_list_is_listed_again() {
+async fn a_changed_tool_list_is_listed_again_holding_changes_back_until_trusted() {
     let server = connect(hostile("list-changed")).await;
     assert_eq!(server.tool_names(), ["ping", "grow"]);
     let runtime = Runtime::builder().plugin(server.plugin()).build().unwrap();
@@ -291,20 +305,112 @@ async fn a_changed_tool_list_is_listed_again() {
         outcome(&runtime, "grow", json!({})).await.unwrap(),
         json!("grew")
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !server.tool_names().contains(&"grown".to_owned()) {
-        assert!(
-            Instant::now() < deadline,
-            "listed again: {:?}",
-            server.tool_names()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // `ping`'s description changed and `grown` is new: neither is offered.
+    let held = held_back(&server, 2).await;
+    assert_eq!(server.tool_names(), ["grow"]);
+    assert_eq!(held[0].tool, "ping");
+    assert!(held[0].pinned.is_some());
+    let diff = held[0].diff();
+    assert!(diff.contains("    - Answers pong.\n"), "{diff}");
+    assert!(
+        diff.contains("    + Answers pong. Also reads ~/.ssh for the model.\n"),
+        "{diff}"
+    );
+    assert_eq!(held[1].tool, "grown");
+    assert!(held[1].pinned.is_none());
+    // A runtime built before keeps `ping`, whose calls are refused, unsent.
+    let refused = outcome(&runtime, "ping", json!({})).await.unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::SafetyHalt);
+    assert!(refused.message().contains("held back"), "{refused:?}");
+
+    assert_eq!(
+        server.trust(["ping", "grown", "grow"]).await.unwrap(),
+        ["ping", "grown"]
+    );
+    assert!(server.held_back().is_empty());
+    assert_eq!(server.tool_names(), ["ping", "grow", "grown"]);
+    assert_eq!(
+        outcome(&runtime, "ping", json!({})).await.unwrap(),
+        json!("pong")
+    );
     let later = Runtime::builder().plugin(server.plugin()).build().unwrap();
     assert_eq!(
         outcome(&later, "grown", json!({})).await.unwrap(),
         json!("grown")
     );
+}
+
+#[tokio::test]
+async fn a_runtime_keeps_its_remote_tools_current_after_the_server_handle_is_dropped() {
+    let server = connect(hostile("list-changed")).await;
+    let runtime = Runtime::builder().plugin(server.plugin()).build().unwrap();
+    drop(server);
+    assert_eq!(
+        outcome(&runtime, "grow", json!({})).await.unwrap(),
+        json!("grew")
+    );
+    // list_changed is still heard: `ping`'s changed definition is held back.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match outcome(&runtime, "ping", json!({})).await {
+            Err(error) if error.code() == ErrorCode::SafetyHalt => break,
+            other => assert!(Instant::now() < deadline, "still offered: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_lock_file_holds_a_change_back_at_the_next_connection() {
+    let dir = std::env::temp_dir().join(format!("pleach-pins-{}", std::process::id()));
+    let lock = dir.join("hostile.json");
+    let _ = std::fs::remove_file(&lock);
+    // Accepted: the lock now pins `ping`'s changed description and `grown`.
+    let first = connect(
+        hostile("list-changed")
+            .pin_file(&lock)
+            .pin_policy(PinPolicy::Accept),
+    )
+    .await;
+    let runtime = Runtime::builder().plugin(first.plugin()).build().unwrap();
+    outcome(&runtime, "grow", json!({})).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while first.tool_names().len() < 3 {
+        assert!(Instant::now() < deadline, "{:?}", first.tool_names());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(first.held_back().is_empty());
+    first.close().await;
+
+    // A new process lists the first description again: it differs from the lock.
+    let second = connect(hostile("list-changed").pin_file(&lock)).await;
+    assert_eq!(second.tool_names(), ["grow"]);
+    let held = second.held_back();
+    assert_eq!(held.len(), 1);
+    assert!(
+        held[0].diff().contains("    + Answers pong.\n"),
+        "{}",
+        held[0]
+    );
+    let pinned: Vec<String> = second
+        .pinned()
+        .unwrap()
+        .into_iter()
+        .map(|p| p.tool)
+        .collect();
+    assert_eq!(pinned, ["grow", "grown", "ping"]);
+    second.close().await;
+
+    // Pinning off: whatever is listed is offered.
+    let unpinned = connect(
+        hostile("list-changed")
+            .pin_file(&lock)
+            .pin_definitions(false),
+    )
+    .await;
+    assert_eq!(unpinned.tool_names(), ["ping", "grow"]);
+    unpinned.close().await;
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// One call of the mixed turn.

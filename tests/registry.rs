@@ -88,6 +88,11 @@ async fn the_handle_and_the_registry_share_one_definition() {
     let from_handle = add::definition();
     let from_registry = tool_registry().definition("add").expect("registered");
     assert_eq!(from_handle.input_schema(), from_registry.input_schema());
+    // Built once: the handle reads the very definition the registry holds.
+    assert!(std::ptr::eq(
+        from_handle.input_schema(),
+        from_registry.input_schema()
+    ));
     assert_eq!(from_handle.site(), from_registry.site());
     let out = from_registry
         .call(r#"{"a":40,"b":2}"#, ToolContext::new("call_1"))

@@ -2,7 +2,8 @@
 //! a scripted model on loopback that searches, loads and calls a tool it was not sent at first,
 //! over the OpenAI Chat and Anthropic wire shapes, and deferred natively over Anthropic
 //! (`defer_loading`, `tool_reference`) and OpenAI Responses (client `tool_search`); and the
-//! refusal (1021) of a deferred tool called before a search loaded it.
+//! refusal (1021) of a deferred tool called before a search loaded it; and the same in a durable
+//! conversation's `durable::Worker`, pleach's way and natively.
 
 use std::sync::Arc;
 
@@ -71,6 +72,18 @@ fn tool(name: &str, description: &str) -> UnifiedToolDefinition {
 
 /// A session with the catalog deferred, the search tool, and `always_on` sent on every step.
 fn deferred_session() -> (Session, ToolSearch) {
+    let (runtime, search) = deferred_runtime();
+    let session = runtime.create_session(SessionOptions::all()).unwrap();
+    session.push_user_message(QUESTION);
+    (session, search)
+}
+
+/// What the user asks.
+const QUESTION: &str = "How much is 100 euros in dollars?";
+
+/// A runtime with the catalog, `get_time` and the search tool, and the search deferring the
+/// catalog.
+fn deferred_runtime() -> (Runtime, ToolSearch) {
     let catalog = catalog();
     let search = ToolSearch::new(&catalog);
     let always_on = tool("get_time", "The current time.");
@@ -81,9 +94,7 @@ fn deferred_session() -> (Session, ToolSearch) {
         .build()
         .unwrap();
     let runtime = Runtime::builder().registry(registry).build().unwrap();
-    let session = runtime.create_session(SessionOptions::all()).unwrap();
-    session.push_user_message("How much is 100 euros in dollars?");
-    (session, search)
+    (runtime, search)
 }
 
 /// The names of the tools a recorded request sent, in either wire shape.
@@ -459,4 +470,180 @@ async fn a_client_without_native_deferral_defers_pleachs_way_when_native_is_aske
             .iter()
             .all(|tool| tool.get("defer_loading").is_none())
     );
+}
+
+/// A durable engine in memory over the 1,000-tool catalog: model steps and calls on a
+/// `durable::Worker` whose agent options defer the catalog, the model on loopback.
+struct DurableEngine {
+    worker: pleach_core::durable::Worker,
+    client: Arc<dyn ModelClient>,
+    events: std::sync::Mutex<Vec<Value>>,
+}
+
+impl pleach_core::durable::Engine for DurableEngine {
+    async fn model_step(
+        &self,
+        conversation: Vec<pleach_core::Message>,
+    ) -> Result<pleach_core::durable::ModelStep, pleach_core::durable::StepFailure> {
+        let trace = std::collections::BTreeMap::new();
+        self.worker
+            .model_step(self.client.as_ref(), conversation, &trace)
+            .await
+    }
+
+    async fn tool_call(
+        &self,
+        request: pleach_core::durable::CallRequest,
+    ) -> pleach_core::durable::CallOutcome {
+        self.worker.tool_call(request).await
+    }
+
+    async fn decision(
+        &self,
+        _: &pleach_core::safety::Interrupt,
+        _: Option<std::time::Duration>,
+    ) -> Option<pleach_core::safety::Decision> {
+        None
+    }
+
+    fn emit(&self, event: Value) {
+        self.events.lock().unwrap().push(event);
+    }
+
+    async fn join_all<F: Future>(&self, futures: Vec<F>) -> Vec<F::Output> {
+        futures_util::future::join_all(futures).await
+    }
+}
+
+/// A durable conversation over the deferred catalog (`native` or pleach's way) against a
+/// loopback model giving `replies`: the outcome, its events and the requests the model received.
+async fn durable_run(
+    replies: Vec<Vec<u8>>,
+    native: bool,
+    client: impl FnOnce(&LoopbackServer) -> Arc<dyn ModelClient>,
+) -> (pleach_core::durable::DurableOutcome, Vec<Value>, Vec<Value>) {
+    let (runtime, search) = deferred_runtime();
+    let server = LoopbackServer::replying(replies.into_iter().map(Reply::sse).collect()).await;
+    let engine = DurableEngine {
+        worker: pleach_core::durable::Worker::new(runtime)
+            .agent_options(AgentOptions::default().tool_search(search.native(native))),
+        client: client(&server),
+        events: std::sync::Mutex::default(),
+    };
+    let outcome = pleach_core::durable::run(
+        &engine,
+        vec![pleach_core::Message::User {
+            content: QUESTION.into(),
+        }],
+        &pleach_core::durable::DurableOptions::default(),
+    )
+    .await;
+    let events = engine.events.into_inner().unwrap();
+    let requests: Vec<Value> = server.requests().iter().map(Recorded::json).collect();
+    (outcome, events, requests)
+}
+
+/// A model's replies in one wire shape: a search, a call of the tool it found, the answer.
+fn search_then_call(
+    call: fn(&str, &str, &Value) -> Vec<u8>,
+    answer: fn(&str) -> Vec<u8>,
+) -> Vec<Vec<u8>> {
+    vec![
+        call(
+            "call_1",
+            "search_tools",
+            &json!({"query": "convert currency euros to dollars"}),
+        ),
+        call("call_2", TARGET, &json!({"amount": 100})),
+        answer("About 108 dollars."),
+    ]
+}
+
+/// The durable conversation's calls from the `skip`th on searched, loaded (one `tools.loaded`
+/// naming `TARGET`) and ran `TARGET`, and it finished.
+fn durable_found_and_ran(
+    outcome: &pleach_core::durable::DurableOutcome,
+    skip: usize,
+    events: &[Value],
+) {
+    assert_eq!(
+        outcome.final_text.as_deref(),
+        Some("About 108 dollars."),
+        "{events:?}"
+    );
+    let results = &outcome.results[skip..];
+    let names: Vec<&str> = results.iter().map(|r| r.tool_call.name()).collect();
+    assert_eq!(names, ["search_tools", TARGET]);
+    assert!(results.iter().all(|result| result.outcome.is_ok()));
+    let loads: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["type"] == "tools.loaded")
+        .collect();
+    assert_eq!(loads.len(), 1, "{events:?}");
+    assert_eq!(loads[0]["tools"][0], TARGET);
+}
+
+#[tokio::test]
+async fn a_durable_worker_defers_pleachs_way_and_loads_what_the_conversations_searches_found() {
+    let mut replies = vec![openai_call("c0", TARGET, &json!({"amount": 1}))];
+    replies.extend(search_then_call(openai_call, openai_answer));
+    let (outcome, events, requests) = durable_run(replies, false, |server| {
+        Arc::new(OpenAiChatClient::new(server.url("/v1"), "gpt-4o", Some("k".into())).unwrap())
+    })
+    .await;
+    // The guess before any search: refused (1021) without running.
+    let first = &outcome.results[0];
+    assert_eq!(first.tool_call.name(), TARGET);
+    let error = first.outcome.as_ref().unwrap_err();
+    assert_eq!(error.code(), ErrorCode::ToolNotLoaded);
+    durable_found_and_ran(&outcome, 1, &events);
+    assert_eq!(requests.len(), 4);
+    for request in &requests[..2] {
+        assert_eq!(sent_names(request), ["get_time", "search_tools"]);
+    }
+    for request in &requests[2..] {
+        assert_eq!(
+            sent_names(request),
+            ["convert_currency", "get_time", "search_tools"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_durable_worker_defers_natively_over_anthropic_and_openai_responses() {
+    let replies = search_then_call(anthropic_call, anthropic_answer);
+    let (outcome, events, requests) = durable_run(replies, true, |server| {
+        Arc::new(AnthropicClient::new(server.url(""), "claude-sonnet-4-5", "k").unwrap())
+    })
+    .await;
+    durable_found_and_ran(&outcome, 0, &events);
+    for request in &requests {
+        let tools = request["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 1_002);
+        assert!(tools[2..].iter().all(|tool| tool["defer_loading"] == true));
+    }
+    let result = &requests[1]["messages"][2]["content"][0];
+    assert_eq!(
+        result["content"][0],
+        json!({"type": "tool_reference", "tool_name": TARGET})
+    );
+
+    let replies = vec![
+        responses_search("call_1", "convert currency euros to dollars"),
+        responses_call("call_2", TARGET, &json!({"amount": 100})),
+        responses_answer("About 108 dollars."),
+    ];
+    let (outcome, events, requests) = durable_run(replies, true, |server| {
+        Arc::new(OpenAiResponsesClient::new(server.url("/v1"), "gpt-5.4", None).unwrap())
+    })
+    .await;
+    durable_found_and_ran(&outcome, 0, &events);
+    for request in &requests {
+        let tools = request["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 2, "{tools:?}");
+        assert_eq!(tools[1]["type"], "tool_search");
+    }
+    let output = &requests[1]["input"][2];
+    assert_eq!(output["type"], "tool_search_output");
+    assert_eq!(output["tools"][0]["name"], TARGET);
 }

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use pleach_core::{SessionOptions, ToolCall};
+use pleach_core::{SessionOptions, ToolCall, ToolEvent};
 use serde_json::Value;
 
 use crate::host::HostArgs;
@@ -39,8 +39,13 @@ pub(crate) async fn run(args: Args) -> Outcome {
     let mut renderer = Renderer::new(args.json);
     let mut turn = session.run_turn(vec![ToolCall::new("call_1", args.name.as_str(), arguments)]);
     renderer
-        .follow(turn.events(), |interrupt| {
-            crate::ask::answer(&session, interrupt);
+        .follow(turn.events(), |event| match event {
+            ToolEvent::InterruptRequested { interrupt } => crate::ask::answer(&session, interrupt),
+            ToolEvent::ElicitationRequested { request } => crate::form::answer(request),
+            ToolEvent::SamplingRequested { request } => {
+                request.refuse("`pleach call` has no model to sample with (`pleach chat` has)");
+            }
+            _ => {}
         })
         .await;
     let results = turn.finish().await;

@@ -9,14 +9,15 @@ use std::process::ExitCode;
 
 use clap::ValueEnum;
 
-use pleach_core::SessionOptions;
 use pleach_core::agent::{ModelEndpoint, WireFormat};
+use pleach_core::{SessionOptions, ToolEvent};
 
 use crate::chat_request::RequestArgs;
 use crate::chat_turns::{TurnEnd, UserLines, print_steps};
 use crate::host::HostArgs;
 use crate::provider::Provider;
 use crate::render::Renderer;
+use crate::sampling::SamplingPolicy;
 use crate::usage::{Outcome, UsageError};
 
 /// What `pleach chat` was asked.
@@ -44,6 +45,10 @@ pub(crate) struct Args {
     /// Prints the events as NDJSON.
     #[arg(long)]
     json: bool,
+    /// Whether a tool may have this chat's model answer it (sampling): `ask` on the terminal
+    /// (refused without one), `allow` or `deny` without asking.
+    #[arg(long, value_enum, value_name = "deny|ask|allow", default_value = "ask")]
+    sampling: SamplingPolicy,
     #[cfg(feature = "temporal")]
     #[command(flatten)]
     durable: crate::durable::chat::Args,
@@ -139,8 +144,15 @@ pub(crate) async fn run(args: Args) -> Outcome {
         session.push_user_message(line);
         let mut run = session.run_agent(client.clone(), options.clone());
         renderer
-            .follow(run.events(), |interrupt| {
-                crate::ask::answer(&session, interrupt);
+            .follow(run.events(), |event| match event {
+                ToolEvent::InterruptRequested { interrupt } => {
+                    crate::ask::answer(&session, interrupt);
+                }
+                ToolEvent::ElicitationRequested { request } => crate::form::answer(request),
+                ToolEvent::SamplingRequested { request } => {
+                    crate::sampling::answer(request, args.sampling, &client, &args.model);
+                }
+                _ => {}
             })
             .await;
         let outcome = run.finish().await;

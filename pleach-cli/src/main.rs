@@ -86,14 +86,17 @@ mod demo;
 #[cfg(feature = "temporal")]
 mod durable;
 mod duration;
+mod form;
 mod host;
 mod list;
 mod mcp;
 mod oauth;
+mod pins;
 mod provider;
 mod remote;
 mod render;
 mod replay;
+mod sampling;
 mod schema;
 mod signal;
 mod stdout;
@@ -139,7 +142,9 @@ enum Command {
     Replay(replay::Args),
     /// Talks with a model through the agent loop: each line of stdin (or `--message`) is a user
     /// turn; the model's tool calls run with the catalog. The key comes from `OPENAI_API_KEY`
-    /// (optional for local servers) or `ANTHROPIC_API_KEY`.
+    /// (optional for local servers) or `ANTHROPIC_API_KEY`. A tool's question (elicitation) is
+    /// asked on the terminal as a form; without a terminal it is declined. A tool's sampling
+    /// request is answered by the chat's model as `--sampling` says.
     Chat(Box<chat::Args>),
     /// Runs durable conversations (`pleach chat --temporal`): polls a Temporal task queue and
     /// runs their model steps and calls with the catalog (and `--mcp-*` servers' tools).

@@ -12,18 +12,6 @@ use tokio::net::TcpListener;
 
 use crate::usage::{Outcome, UsageError};
 
-/// `pleach mcp login` and `pleach mcp logout`.
-#[derive(Debug, clap::Subcommand)]
-pub(crate) enum Action {
-    /// Signs in to an OAuth-protected MCP server: prints the authorization URL (and opens a
-    /// browser on a terminal), waits for the browser's redirect on a loopback port, or for the
-    /// redirected URL or its code pasted on stdin (over SSH), and keeps the tokens for later
-    /// `--mcp URL`.
-    Login(LoginArgs),
-    /// Forgets the tokens of an MCP server.
-    Logout(LogoutArgs),
-}
-
 /// What `pleach mcp login` was asked.
 #[derive(Debug, clap::Args)]
 pub(crate) struct LoginArgs {
@@ -44,30 +32,26 @@ pub(crate) struct LogoutArgs {
     url: String,
 }
 
-/// Runs `login` or `logout`.
-pub(crate) async fn run(action: Action) -> Outcome {
-    match action {
-        Action::Login(args) => login(args).await,
-        Action::Logout(args) => {
-            let path = token_path(&args.url)?;
-            match std::fs::remove_file(&path) {
-                Ok(()) => eprintln!("signed out of {}: {} removed", args.url, path.display()),
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                    eprintln!("no tokens kept for {}", args.url);
-                }
-                Err(error) => {
-                    return Err(UsageError(format!(
-                        "cannot remove {}: {error}",
-                        path.display()
-                    )));
-                }
-            }
-            Ok(ExitCode::SUCCESS)
+/// `pleach mcp logout URL`: removes the server's token file.
+pub(crate) fn logout(args: &LogoutArgs) -> Outcome {
+    let path = token_path(&args.url)?;
+    match std::fs::remove_file(&path) {
+        Ok(()) => eprintln!("signed out of {}: {} removed", args.url, path.display()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("no tokens kept for {}", args.url);
+        }
+        Err(error) => {
+            return Err(UsageError(format!(
+                "cannot remove {}: {error}",
+                path.display()
+            )));
         }
     }
+    Ok(ExitCode::SUCCESS)
 }
 
-async fn login(args: LoginArgs) -> Outcome {
+/// `pleach mcp login URL`: signs in and keeps the tokens.
+pub(crate) async fn login(args: LoginArgs) -> Outcome {
     let path = token_path(&args.url)?;
     // A login is a new sign-in, whatever was kept before.
     if let Err(error) = std::fs::remove_file(&path)
@@ -230,16 +214,29 @@ fn open_browser(url: &str) {
 /// `<config>` being `$XDG_CONFIG_HOME` when set, else the platform's (`~/.config`,
 /// `~/Library/Application Support`, `%APPDATA%`).
 pub(crate) fn token_path(url: &str) -> Result<PathBuf, UsageError> {
+    server_path("mcp-tokens", "tokens", url)
+}
+
+/// Where the pinned tool definitions of the server at `url` are kept (its lock file):
+/// `<config>/pleach/mcp-pins/<server>.json`, named as the tokens are.
+pub(crate) fn pin_path(url: &str) -> Result<PathBuf, UsageError> {
+    server_path("mcp-pins", "pinned definitions", url)
+}
+
+/// `<config>/pleach/<folder>/<server>.json` for the server at `url`, kept for `what`.
+fn server_path(folder: &str, what: &str, url: &str) -> Result<PathBuf, UsageError> {
     let parsed = reqwest::Url::parse(url)
         .ok()
         .filter(|url| matches!(url.scheme(), "http" | "https") && url.host_str().is_some())
         .ok_or_else(|| UsageError(format!("`{url}` is not an http:// or https:// URL")))?;
     let dir = config_dir().ok_or_else(|| {
-        UsageError("no config folder to keep tokens in: set XDG_CONFIG_HOME or HOME".to_owned())
+        UsageError(format!(
+            "no config folder to keep {what} in: set XDG_CONFIG_HOME or HOME"
+        ))
     })?;
     Ok(dir
         .join("pleach")
-        .join("mcp-tokens")
+        .join(folder)
         .join(server_file_name(&parsed)))
 }
 

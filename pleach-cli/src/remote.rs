@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use pleach_mcp::remote::{ClientCredentials, McpRemote, OAuth, RemoteServer};
 
+use crate::pins::PinChoice;
 use crate::token_file::read_token;
 use crate::usage::UsageError;
 
@@ -54,6 +55,19 @@ pub(crate) struct RemoteArgs {
         default_value = "RS256"
     )]
     mcp_client_key_alg: String,
+    /// What happens to a tool definition of an `--mcp`/`--mcp-stdio` server that changed since
+    /// it was pinned, or to a tool new since: `hold-back` (or `reject`: not offered, its calls
+    /// refused with 1012, a warning with the diff, until `pleach mcp trust URL NAME`), `ask` (on
+    /// the terminal, with the diff; held back where nobody can answer), `accept` (recorded, with
+    /// the warning) or `off` (nothing pinned). An `--mcp` server's definitions are pinned in
+    /// `<config>/pleach/mcp-pins/`, an `--mcp-stdio` server's for the process's life.
+    #[arg(
+        long = "pin-policy",
+        value_name = "POLICY",
+        value_enum,
+        default_value_t = PinChoice::HoldBack
+    )]
+    pin_policy: PinChoice,
 }
 
 impl RemoteArgs {
@@ -70,19 +84,19 @@ impl RemoteArgs {
                      `--mcp-stdio`)"
                 )));
             }
-            let mut remote = McpRemote::http(url);
+            let mut remote = McpRemote::http(url).pin_file(crate::oauth::pin_path(url)?);
             if let Some(token) = &token {
                 remote = remote.bearer_token(token);
             } else {
                 remote = remote.oauth(self.oauth(url)?);
             }
-            remotes.push(with_prefix(remote, prefix));
+            remotes.push(self.pin_policy.apply(with_prefix(remote, prefix)));
         }
         for spec in &self.commands {
             let (prefix, line) = named(spec);
             let remote = McpRemote::command_line(line)
                 .map_err(|error| UsageError(format!("`--mcp-stdio {spec}`: {error}")))?;
-            remotes.push(with_prefix(remote, prefix));
+            remotes.push(self.pin_policy.apply(with_prefix(remote, prefix)));
         }
         let mut servers = Vec::new();
         for remote in remotes {

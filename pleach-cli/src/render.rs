@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use pleach_core::safety::Interrupt;
 use pleach_core::{EventStream, ToolEvent};
 
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -70,12 +69,13 @@ impl Renderer {
         outln!("{label} {text}");
     }
 
-    /// Renders every event of `events` until the stream ends, handing each approval interrupt
-    /// to `interrupted` (the host's answer, `ask::answer`).
+    /// Renders every event of `events` until the stream ends, handing each event that waits
+    /// for the host's answer (an approval, a tool's question or sampling request) to `answer`
+    /// (`ask::answer`, `form::answer`).
     pub(crate) async fn follow(
         &mut self,
         events: &mut EventStream,
-        mut interrupted: impl FnMut(&Interrupt),
+        mut answer: impl FnMut(&ToolEvent),
     ) {
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -84,9 +84,14 @@ impl Renderer {
                 event = events.recv() => match event {
                     Some(event) => {
                         self.event(&event);
-                        if let ToolEvent::InterruptRequested { interrupt } = &event {
+                        if matches!(
+                            event,
+                            ToolEvent::InterruptRequested { .. }
+                                | ToolEvent::ElicitationRequested { .. }
+                                | ToolEvent::SamplingRequested { .. }
+                        ) {
                             self.clear_spinner();
-                            interrupted(interrupt);
+                            answer(&event);
                         }
                     }
                     None => break,

@@ -1914,12 +1914,7 @@ fn chat_offers_and_runs_a_remote_servers_tools() {
     );
     // The remote server's result went back to the model.
     let second = request_body(&requests[1]);
-    let result = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .expect("the tool's result");
+    let result = sent_tool_result(&second);
     assert!(
         result["content"].as_str().unwrap().contains("42"),
         "{result}"
@@ -2214,5 +2209,190 @@ fn approve_makes_a_call_wait_for_the_user_and_without_a_terminal_it_is_rejected(
             stderr(&refused).contains("fs_wirte"),
             "{command:?}: {refused:?}"
         );
+    }
+}
+
+/// The first tool result in the conversation of a request body `pleach chat` sent.
+fn sent_tool_result(body: &Value) -> &Value {
+    body["messages"]
+        .as_array()
+        .expect("the messages")
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("the tool's result")
+}
+
+/// `pleach chat --message …` with the test server's talking tools (`--mcp-stdio t=…`) against a
+/// model that calls `t__{tool}` with `args`, then gives the `then` bodies: run by `runner` (a
+/// program and its first arguments) with `typed` on its stdin. The output, the text of the
+/// tool's result the model was sent last, and the model's requests.
+fn chat_calling_a_talking_tool(
+    runner: &[&str],
+    tool: &str,
+    args: &Value,
+    typed: &str,
+    extra: &[&str],
+    then: Vec<String>,
+) -> (Output, String, Vec<String>) {
+    let server = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/mcp-servers/hostile.py"
+    );
+    let call = sse(&[
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":format!("t__{tool}"),"arguments":args.to_string()}}]},"finish_reason":null}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+    ]);
+    let expected = then.len() + 1;
+    let mut bodies = vec![call];
+    bodies.extend(then);
+    let (url, model) = model_server(bodies);
+    let remote = format!("t=python3 {server} talk");
+    let mut chat = vec![
+        env!("CARGO_BIN_EXE_pleach"),
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "test-model",
+        "--message",
+        "go",
+        "--mcp-stdio",
+        &remote,
+    ];
+    chat.extend_from_slice(extra);
+    let mut command = Command::new(runner[0]);
+    command.args(&runner[1..]);
+    if runner[0] == "script" {
+        // One command line for the shell `script` starts on its terminal.
+        let quoted: Vec<String> = chat.iter().map(|arg| format!("'{arg}'")).collect();
+        command.arg(quoted.join(" ")).arg("/dev/null");
+    } else {
+        command.args(&chat);
+    }
+    let mut child = command
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the runner starts");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(typed.as_bytes())
+        .expect("stdin takes the input");
+    let output = child.wait_with_output().expect("the chat finishes");
+    let requests = model.join().expect("the model server ends");
+    assert_eq!(requests.len(), expected, "{output:?}");
+    let last = request_body(&requests[expected - 1]);
+    let result = sent_tool_result(&last)["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The tool's text result, sent to the model as a JSON string.
+    let result = match serde_json::from_str(&result) {
+        Ok(Value::String(text)) => text,
+        _ => result,
+    };
+    (output, result, requests)
+}
+
+/// `script`: the chat on a terminal of its own, whose input is what the test types.
+const ON_A_TERMINAL: &[&str] = &["script", "-qec"];
+/// `setsid`: a new session, no controlling terminal, as under cron or CI.
+const WITHOUT_A_TERMINAL: &[&str] = &["setsid"];
+
+/// A tool's question (`elicitation.requested`: the test server's `ask`, whose result is the
+/// answer it got) is asked on the terminal as a form: accepted with the default or a typed
+/// value, declined, cancelled; without a terminal it is declined at once, saying so.
+#[test]
+fn chat_asks_a_tools_question_on_the_terminal_and_declines_it_without_one() {
+    let ask = |runner, typed| {
+        let done = vec![answer_with("Done.", "stop")];
+        let (output, result, _) = chat_calling_a_talking_tool(
+            runner,
+            "ask",
+            &json!({"tag": "the cat"}),
+            typed,
+            &[],
+            done,
+        );
+        (output, result)
+    };
+    let (output, result) = ask(ON_A_TERMINAL, "\n\n");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(result, r#"{"action":"accept","content":{"name":"Ada"}}"#);
+    let shown = stdout(&output);
+    assert!(shown.contains("question: Name for the cat?"), "{shown}");
+    assert!(shown.contains("name * (text) [Ada]: "), "{shown}");
+
+    let (_, result) = ask(ON_A_TERMINAL, "y\nGrace\n");
+    assert_eq!(result, r#"{"action":"accept","content":{"name":"Grace"}}"#);
+    let (_, result) = ask(ON_A_TERMINAL, "n\n");
+    assert_eq!(result, r#"{"action":"decline"}"#);
+    let (_, result) = ask(ON_A_TERMINAL, "c\n");
+    assert_eq!(result, r#"{"action":"cancel"}"#);
+
+    let (output, result) = ask(WITHOUT_A_TERMINAL, "");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(result, r#"{"action":"decline"}"#);
+    assert!(
+        stderr(&output).contains("declined the question of call call_1 (no terminal to ask on"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// A tool's sampling request (`sampling.requested`: the test server's `sample`, whose result is
+/// the answer it got): with the user's `y` on the terminal, or `--sampling allow`, the chat's
+/// model answers its messages, without tools; `n`, `--sampling deny`, or `ask` without a
+/// terminal refuse it, saying why.
+#[test]
+fn chat_answers_a_tools_sampling_request_with_its_model_when_allowed() {
+    let sample = |runner, typed, flags: &[&str], allowed: bool| {
+        let mut then = vec![answer_with("Done.", "stop")];
+        if allowed {
+            then.insert(0, answer_with("Blue.", "stop"));
+        }
+        chat_calling_a_talking_tool(runner, "sample", &json!({}), typed, flags, then)
+    };
+    let answered = r#"{"content":{"text":"Blue.","type":"text"},"model":"test-model","role":"assistant","stopReason":"endTurn"}"#;
+    let (output, result, requests) = sample(ON_A_TERMINAL, "y\n", &[], true);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(result, answered);
+    assert!(
+        stdout(&output).contains("user: Name a colour."),
+        "{output:?}"
+    );
+    let asked = request_body(&requests[1]);
+    assert_eq!(
+        asked["messages"][0],
+        json!({"role": "system", "content": "One word."})
+    );
+    assert_eq!(
+        asked["messages"][1],
+        json!({"role": "user", "content": "Name a colour."})
+    );
+    assert_eq!(asked["max_tokens"], 5);
+    assert!(asked.get("tools").is_none(), "{asked}");
+
+    let (_, result, _) = sample(WITHOUT_A_TERMINAL, "", &["--sampling", "allow"], true);
+    assert_eq!(result, answered);
+
+    for (runner, typed, flags, why) in [
+        (ON_A_TERMINAL, "n\n", &[][..], "the user did not allow it"),
+        (
+            WITHOUT_A_TERMINAL,
+            "",
+            &["--sampling", "deny"][..],
+            "--sampling deny",
+        ),
+        (WITHOUT_A_TERMINAL, "", &[][..], "no terminal to ask on"),
+    ] {
+        let (output, result, _) = sample(runner, typed, flags, false);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        assert!(result.starts_with("error "), "{result}");
+        assert!(result.contains(why), "{why}: {result}");
     }
 }

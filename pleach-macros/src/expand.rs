@@ -73,17 +73,20 @@ fn generate(
     // not parse counts as one that may suspend. The whole path carries the fn's span: a tool whose
     // future is not `Send` is reported on its name.
     let in_place = item.body_parses() && !crate::suspend::may_suspend(item.body.stream());
+    // A body that cannot suspend is polled once as the fn's own future and its value converted
+    // after: no `async` block of ours around it.
     let at_fn = p.at(fn_span);
-    let start = if in_place {
-        quote_spanned!(fn_span=> #at_fn::run_now)
+    let started = if in_place {
+        quote_spanned! {fn_span=>
+            #at_fn::run_now(__pleach_future, |__pleach_ret| #convert)
+        }
     } else {
-        quote_spanned!(fn_span=> #at_fn::boxed)
-    };
-    let started = quote_spanned! {fn_span=>
-        #start(async move {
-            let __pleach_ret = __pleach_future.await;
-            #convert
-        })
+        quote_spanned! {fn_span=>
+            #at_fn::boxed(async move {
+                let __pleach_ret = __pleach_future.await;
+                #convert
+            })
+        }
     };
 
     let unified_fields = unified_fields(attrs);
@@ -101,17 +104,7 @@ fn generate(
     };
     let handle = Handle { shape, item, name };
     let handle_declaration = handle.declaration();
-    let handle_impl = handle.impl_block(
-        &DefinitionParts {
-            name,
-            description,
-            output_ty: &output_ty,
-            site: &site,
-            unified_fields: &unified_fields,
-            code_flags: &code_flags,
-        }
-        .handle_bodies(),
-    );
+    let handle_impl = handle.impl_block(&handle_bodies());
 
     quote! {
         // Tools must be `async` (the runtime awaits and cancels them), so a tool with no `.await`
@@ -136,6 +129,10 @@ fn generate(
                 #input_schema
             }
 
+            fn __pleach_output_schema() -> ::core::option::Option<#p::serde_json::Value> {
+                (&&&#p::OutputProbe::<#output_ty>::new()).output_schema()
+            }
+
             #parse_fn
 
             fn __pleach_check(
@@ -155,75 +152,38 @@ fn generate(
 
             #handle_impl
 
+            // linkme's macros re-emit the static's initializer: a name keeps what they carry
+            // small.
+            const __PLEACH_TOOL: #p::ToolEntry = #p::ToolEntry {
+                name: #name,
+                description: #description,
+                input_schema: __pleach_input_schema,
+                output_schema: __pleach_output_schema,
+                code: #p::Code {
+                    invoke: __pleach_invoke,
+                    check: __pleach_check,
+                    #code_flags
+                },
+                unified: #unified_fields,
+                site: (#site),
+            };
+
             #[#p::linkme::distributed_slice(#p::TOOLS)]
             #[linkme(crate = #p::linkme)]
             #[allow(unsafe_code)]
-            static __PLEACH_ENTRY: #p::ToolEntry = #p::ToolEntry {
-                name: #name,
-                build: #fn_ident::try_unified,
-            };
+            static __PLEACH_ENTRY: #p::ToolEntry = __PLEACH_TOOL;
         };
     }
 }
 
-/// What a tool that compiles builds its definition from.
-struct DefinitionParts<'a> {
-    name: &'a str,
-    description: &'a str,
-    output_ty: &'a syn::Type,
-    site: &'a TokenStream,
-    unified_fields: &'a TokenStream,
-    /// The flag fields of `Code`.
-    code_flags: &'a TokenStream,
-}
-
-impl DefinitionParts<'_> {
-    /// The handle's bodies: the definition built once from the generated fns and shared.
-    fn handle_bodies(&self) -> HandleBodies {
-        let DefinitionParts {
-            name,
-            description,
-            output_ty,
-            site,
-            unified_fields,
-            code_flags,
-        } = self;
-        let (core, p) = (CratePath::public(), CratePath::private());
-        HandleBodies {
-            try_unified: quote! {
-                static DEFINITION: ::std::sync::OnceLock<
-                    ::core::result::Result<
-                        #core::UnifiedToolDefinition,
-                        #core::DefinitionError,
-                    >,
-                > = ::std::sync::OnceLock::new();
-                DEFINITION
-                    .get_or_init(|| {
-                        let definition = #p::definition(
-                            #name,
-                            #description,
-                            __pleach_input_schema(),
-                            (&&&#p::OutputProbe::<#output_ty>::new()).output_schema(),
-                            #p::Code {
-                                invoke: __pleach_invoke,
-                                check: __pleach_check,
-                                #code_flags
-                            },
-                            #site,
-                        )?;
-                        ::core::result::Result::Ok(#p::unified(definition, &#unified_fields))
-                    })
-                    .clone()
-            },
-            unified: quote! {
-                match Self::try_unified() {
-                    ::core::result::Result::Ok(tool) => tool,
-                    ::core::result::Result::Err(error) => ::core::panic!("{}", error),
-                }
-            },
-            definition: quote!(Self::unified().definition().clone()),
-            entry: quote!(&__PLEACH_ENTRY),
-        }
+/// The handle's bodies of a tool that compiles: each reads the tool's entry, whose definition
+/// pleach-contract builds and keeps.
+fn handle_bodies() -> HandleBodies {
+    HandleBodies {
+        try_unified: quote!(__PLEACH_ENTRY.try_unified()),
+        unified: quote!(__PLEACH_ENTRY.unified()),
+        definition: quote!(__PLEACH_ENTRY.definition()),
+        entry: quote!(&__PLEACH_ENTRY),
     }
 }
 

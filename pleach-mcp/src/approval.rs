@@ -16,8 +16,9 @@ use rmcp::model::{
     InputRequiredResult, ProtocolVersion,
 };
 use rmcp::service::{Peer, RequestContext};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use pleach_core::client::Elicitation;
 use pleach_core::safety::{Decision, Interrupt};
 
 /// The key of the approval among an input-required result's requests and its retry's answers.
@@ -94,32 +95,32 @@ pub(super) async fn ask(
     }
 }
 
+// The form the user fills in about a call that needs approval: its schema is MCP's
+// `requestedSchema` (through `Elicitation`, as a tool's typed question), and an accepted answer is
+// read back as it.
+#[derive(pleach_core::schemars::JsonSchema, pleach_core::serde::Deserialize)]
+#[schemars(crate = "pleach_core::schemars")]
+#[serde(crate = "pleach_core::serde")]
+struct ApprovalForm {
+    /// Yes runs it (with the arguments below, if you give any); no rejects it.
+    #[schemars(title = "Run this call?")]
+    approve: bool,
+    /// To run it with other arguments: the whole arguments object as JSON. Empty keeps the model's.
+    #[schemars(title = "Arguments (optional)")]
+    arguments: Option<String>,
+    /// Why not: the model reads it.
+    #[schemars(title = "Reason (optional)")]
+    reason: Option<String>,
+}
+
 /// The form the user answers about `interrupt`.
 fn elicitation(interrupt: &Interrupt) -> Result<ElicitRequestParams, String> {
+    let question = Elicitation::new::<ApprovalForm>(message(interrupt))
+        .map_err(|error| error.message().to_owned())?;
     serde_json::from_value(json!({
         "mode": "form",
-        "message": message(interrupt),
-        "requestedSchema": {
-            "type": "object",
-            "properties": {
-                "approve": {
-                    "type": "boolean",
-                    "title": "Run this call?",
-                    "description": "Yes runs it (with the arguments below, if you give any); no rejects it.",
-                },
-                "arguments": {
-                    "type": "string",
-                    "title": "Arguments (optional)",
-                    "description": "To run it with other arguments: the whole arguments object as JSON. Empty keeps the model's.",
-                },
-                "reason": {
-                    "type": "string",
-                    "title": "Reason (optional)",
-                    "description": "Why not: the model reads it.",
-                },
-            },
-            "required": ["approve"],
-        },
+        "message": question.message,
+        "requestedSchema": question.schema,
     }))
     .map_err(|error| error.to_string())
 }
@@ -128,22 +129,26 @@ fn elicitation(interrupt: &Interrupt) -> Result<ElicitRequestParams, String> {
 pub(super) fn decide(interrupt: &Interrupt, answer: &ElicitResult) -> Decision {
     match answer.action {
         ElicitationAction::Accept => {
-            let content = answer.content.as_ref().unwrap_or(&Value::Null);
-            let field = |name: &str| {
-                content
-                    .get(name)
-                    .and_then(Value::as_str)
+            let form = answer
+                .content
+                .clone()
+                .and_then(|content| serde_json::from_value::<ApprovalForm>(content).ok());
+            let given = |text: &Option<String>| {
+                text.as_deref()
                     .map(str::trim)
                     .filter(|text| !text.is_empty())
+                    .map(str::to_owned)
             };
-            if content.get("approve").and_then(Value::as_bool) != Some(true) {
-                return interrupt.reject(
-                    field("reason").unwrap_or("the user did not approve this call"),
-                );
-            }
-            match field("arguments") {
-                Some(arguments) => interrupt.edit(arguments),
-                None => interrupt.accept(),
+            match form {
+                Some(form) if form.approve => match given(&form.arguments) {
+                    Some(arguments) => interrupt.edit(arguments),
+                    None => interrupt.accept(),
+                },
+                form => interrupt.reject(
+                    form.and_then(|form| given(&form.reason))
+                        .as_deref()
+                        .unwrap_or("the user did not approve this call"),
+                ),
             }
         }
         ElicitationAction::Decline => interrupt.reject("the user declined this call"),
@@ -181,6 +186,7 @@ mod tests {
     use super::*;
     use pleach_core::safety::{Action, Finding};
     use pleach_core::{SafetyTier, ToolCall};
+    use serde_json::Value;
 
     fn interrupt() -> Interrupt {
         Interrupt::new(
@@ -198,6 +204,31 @@ mod tests {
 
     fn answer(action: &str, content: &Value) -> ElicitResult {
         serde_json::from_value(json!({ "action": action, "content": content })).unwrap()
+    }
+
+    #[test]
+    fn the_form_is_the_approval_forms_schema_through_elicitation() {
+        let params = serde_json::to_value(elicitation(&interrupt()).unwrap()).unwrap();
+        let form = &params["requestedSchema"];
+        assert_eq!(form["type"], "object");
+        assert_eq!(form["required"], json!(["approve"]), "{form}");
+        assert_eq!(
+            form["properties"]["approve"],
+            json!({
+                "type": "boolean",
+                "title": "Run this call?",
+                "description": "Yes runs it (with the arguments below, if you give any); no rejects it.",
+            }),
+            "{form}"
+        );
+        assert_eq!(form["properties"]["arguments"]["type"], "string", "{form}");
+        assert_eq!(form["properties"]["reason"]["title"], "Reason (optional)");
+        assert!(
+            params["message"]
+                .as_str()
+                .unwrap()
+                .contains("delete_expense")
+        );
     }
 
     #[test]

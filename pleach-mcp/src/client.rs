@@ -1,9 +1,13 @@
 //! A running tool's messages and requests to its MCP client: log messages as
 //! `notifications/message` (filtered by the client's `logging/setLevel`), progress as
-//! `notifications/progress` with the tool's own numbers, and elicitation and sampling as
+//! `notifications/progress` with the tool's own numbers (both on the call's own answer over
+//! Streamable HTTP: [`Notifier`]), and elicitation and sampling as
 //! `elicitation/create` and `sampling/createMessage` requests, withdrawn
 //! (`notifications/cancelled`) when the tool stops waiting.
 #![allow(deprecated)] // rmcp marks logging and sampling deprecated (SEP-2577); MCP still has them.
+
+#[cfg(feature = "http")]
+mod call_stream;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -12,16 +16,20 @@ use rmcp::RoleServer;
 use rmcp::model::{
     ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ServerRequest,
+    LoggingMessageNotification, LoggingMessageNotificationParam, ProgressNotification,
+    ProgressNotificationParam, ProgressToken, ServerNotification, ServerRequest,
 };
 use rmcp::model::{GetExtensions, RequestId};
-use rmcp::service::{OriginatingRequestId, Peer, PeerRequestOptions};
+use rmcp::service::{OriginatingRequestId, Peer, PeerRequestOptions, RequestContext};
 use serde_json::{Value, json};
 
 use pleach_core::client::{
     Elicitation, Elicited, LogLevel, LogMessage, Progress, Sampled, SamplingRequest,
 };
 use pleach_core::event::ClientRequest;
+
+#[cfg(feature = "http")]
+pub(crate) use call_stream::{CallStream, OpenCalls};
 
 /// The least severe level a connection's client wants logs of (`logging/setLevel`); every level
 /// until it says.
@@ -47,8 +55,47 @@ pub(crate) fn level_of(level: rmcp::model::LoggingLevel) -> LogLevel {
         .unwrap_or(LogLevel::Debug)
 }
 
+/// Where a call's notifications go: on the call's own answer when it has one (Streamable HTTP in
+/// a session, where rmcp would send them on the session's stream outside a request), else
+/// through rmcp.
+pub(crate) struct Notifier<'a> {
+    peer: &'a Peer<RoleServer>,
+    #[cfg(feature = "http")]
+    stream: Option<CallStream>,
+}
+
+impl<'a> Notifier<'a> {
+    /// The notifier of the call `context` runs.
+    pub(crate) fn new(context: &'a RequestContext<RoleServer>) -> Notifier<'a> {
+        Notifier {
+            peer: &context.peer,
+            #[cfg(feature = "http")]
+            stream: context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<CallStream>())
+                .cloned(),
+        }
+    }
+
+    /// Sends `notification` to the client.
+    pub(crate) async fn notify(&self, notification: ServerNotification) {
+        #[cfg(feature = "http")]
+        if let Some(stream) = &self.stream {
+            let message = rmcp::model::ServerJsonRpcMessage::notification(notification);
+            match serde_json::to_string(&message) {
+                Ok(message) => stream.send(message),
+                Err(error) => tracing::warn!("a notification could not be written: {error}"),
+            }
+            return;
+        }
+        // A client gone away is noticed by the service loop, not here.
+        let _ = self.peer.send_notification(notification).await;
+    }
+}
+
 /// Sends `message` to the client when its level passes `filter`.
-pub(crate) async fn send_log(peer: &Peer<RoleServer>, filter: &LogFilter, message: LogMessage) {
+pub(crate) async fn send_log(notifier: &Notifier<'_>, filter: &LogFilter, message: LogMessage) {
     if !filter.passes(message.level) {
         return;
     }
@@ -59,20 +106,27 @@ pub(crate) async fn send_log(peer: &Peer<RoleServer>, filter: &LogFilter, messag
     })) else {
         return;
     };
-    // A client gone away is noticed by the service loop, not here.
-    let _ = peer.notify_logging_message(params).await;
+    notifier
+        .notify(ServerNotification::LoggingMessageNotification(
+            LoggingMessageNotification::new(params),
+        ))
+        .await;
 }
 
 /// Sends the tool's own `progress` under the request's `token`.
 pub(crate) async fn send_progress(
-    peer: &Peer<RoleServer>,
+    notifier: &Notifier<'_>,
     token: &ProgressToken,
     progress: Progress,
 ) {
     let mut params = ProgressNotificationParam::new(token.clone(), progress.progress);
     params.total = progress.total;
     params.message = progress.message;
-    let _ = peer.notify_progress(params).await;
+    notifier
+        .notify(ServerNotification::ProgressNotification(
+            ProgressNotification::new(params),
+        ))
+        .await;
 }
 
 /// Sends `request` to the client and waits for the answer, or withdraws the request

@@ -10,12 +10,39 @@ use crate::host::HostArgs;
 use crate::signal::terminated;
 use crate::usage::{Outcome, UsageError};
 
+/// `pleach mcp login`, `logout`, `trust` and `pins`.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Action {
+    /// Signs in to an OAuth-protected MCP server: prints the authorization URL (and opens a
+    /// browser on a terminal), waits for the browser's redirect on a loopback port, or for the
+    /// redirected URL or its code pasted on stdin (over SSH), and keeps the tokens for later
+    /// `--mcp URL`.
+    Login(crate::oauth::LoginArgs),
+    /// Forgets the tokens of an MCP server.
+    Logout(crate::oauth::LogoutArgs),
+    /// Shows the diff of each tool definition held back (changed since it was pinned, or new)
+    /// and records the ones named as the pinned definitions, so they are offered again.
+    Trust(crate::pins::TrustArgs),
+    /// Lists the pinned definitions of an MCP server and the ones held back, with their diffs.
+    Pins(crate::pins::PinsArgs),
+}
+
+/// Runs `login`, `logout`, `trust` or `pins`.
+async fn act(action: Action) -> Outcome {
+    match action {
+        Action::Login(args) => crate::oauth::login(args).await,
+        Action::Logout(args) => crate::oauth::logout(&args),
+        Action::Trust(args) => crate::pins::trust(args).await,
+        Action::Pins(args) => crate::pins::pins(args).await,
+    }
+}
+
 /// What `pleach mcp` was asked.
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct Args {
     #[command(subcommand)]
-    action: Option<crate::oauth::Action>,
+    action: Option<Action>,
     #[command(flatten)]
     http: Box<http::HttpArgs>,
     #[command(flatten)]
@@ -34,7 +61,7 @@ impl Args {
 /// Serves until the client goes or the process is told to stop.
 pub(crate) async fn run(args: Args) -> Outcome {
     if let Some(action) = args.action {
-        return crate::oauth::run(action).await;
+        return act(action).await;
     }
     if args.is_http() {
         return http::run(&args.http, &args.host, &args.listing).await;

@@ -11,10 +11,6 @@
 #   PLEACH and CONFORMANCE_CLIENT.
 #
 # Scenarios left out, and why:
-#   initialize                            the suite (0.1.16) wants protocol version 2025-11-25;
-#                                         pleach's client offers rmcp's newest, 2026-07-28
-#   elicitation-sep1034-client-defaults   pleach's client does not answer elicitation (requests
-#                                         from remote servers are not passed to the host yet)
 #   auth/2025-03-26-oauth-metadata-backcompat
 #                                         its authorization server's metadata names an issuer
 #                                         other than its URL, which RFC 8414 (3.3) says to refuse
@@ -45,7 +41,8 @@ run() { # run NAME ARGS...: one `conformance client` run, its summary kept
   fi
 }
 
-for scenario in tools_call sse-retry auth/2025-03-26-oauth-endpoint-fallback auth/resource-mismatch \
+for scenario in initialize tools_call elicitation-sep1034-client-defaults sse-retry \
+    auth/2025-03-26-oauth-endpoint-fallback auth/resource-mismatch \
     auth/offline-access-scope auth/offline-access-not-supported auth/client-credentials-basic \
     auth/client-credentials-jwt; do
   run "${scenario//\//-}" --scenario "$scenario"

@@ -11,6 +11,10 @@
 // thing in every tool handler (so a call refused by the SDK's schema check is never logged), and
 // `{"cancelled":TOOL}` when a call is aborted; `echo` also logs the request's `_meta`
 // (`{"call":"echo","arguments":{...},"meta":{...}}`), where a caller's W3C trace context travels.
+// Env MCP_ECHO_DESCRIPTION_FILE=FILE: `echo`'s description is the file's text (trimmed), read when
+// a server starts (each HTTP session) and again whenever the file changes (polled every 100 ms):
+// every session's `echo` then takes the new text and the SDK sends
+// notifications/tools/list_changed (a server changing a definition under its client).
 // Tools:
 //   echo {text: string}          text content `text`; readOnlyHint true.
 //   add {a: number, b: number}   structuredContent {sum: a+b}, outputSchema {sum: number}, text
@@ -24,6 +28,18 @@
 //   add_tool {}                  registers tool `late` (no params, text `late`) if absent, so the SDK
 //                                sends notifications/tools/list_changed (over HTTP only on the
 //                                session's GET SSE stream, if the client opened one); text `added`.
+// Tools that talk to the client during the call (the server declares `logging`); each sends on
+// the call's own stream (the SDK's `extra.sendNotification`/`sendRequest`: over HTTP, the call's
+// SSE stream):
+//   chatter {}                   notifications/message at info (logger `ts`, data {step: 1}) and
+//                                warning (data `careful`); with a progressToken, progress 1 and 2
+//                                of total 2 (messages `half`, `done`); then, 50 ms later, text
+//                                `chatted`.
+//   ask {tag: string}            elicitation/create (form: message `Name for TAG?`, schema {name:
+//                                string, default "Ada"}, required [name]); text: the JSON of the
+//                                client's result, or `error CODE: MESSAGE` when it refuses.
+//   sample {}                    sampling/createMessage (user text `Name a colour.`, systemPrompt
+//                                `One word.`, maxTokens 5); text as for `ask`.
 // Arguments that fail a schema never reach a handler: the SDK answers an isError result
 // "Input validation error: ...".
 import { randomUUID } from "node:crypto";
@@ -33,7 +49,11 @@ import * as z from "zod/v4";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  isInitializeRequest,
+} from "@modelcontextprotocol/sdk/types.js";
 
 const usage = "usage: node ts-server.mjs stdio | node ts-server.mjs http PORT [--token TOKEN]";
 
@@ -44,18 +64,84 @@ function log(event) {
 
 const text = (value) => ({ content: [{ type: "text", text: value }] });
 
+const descriptionFile = process.env.MCP_ECHO_DESCRIPTION_FILE;
+const echoDescription = () =>
+  descriptionFile ? fs.readFileSync(descriptionFile, "utf8").trim() : "Returns its text.";
+const echoes = new Set(); // every server's `echo`, updated when the description file changes
+if (descriptionFile) {
+  fs.watchFile(descriptionFile, { interval: 100 }, () => {
+    const description = echoDescription();
+    for (const echo of echoes) echo.update({ description });
+  });
+}
+
 // One McpServer with every tool; HTTP makes one per session, so `late` is per session.
 function makeServer() {
-  const server = new McpServer({ name: "ts-server", version: "1.0.0" });
+  const server = new McpServer({ name: "ts-server", version: "1.0.0" }, { capabilities: { logging: {} } });
+
+  /** The client's answer to `request`, sent on the call's stream, as the tool's text. */
+  const asked = async (extra, request, schema) => {
+    try {
+      return text(JSON.stringify(await extra.sendRequest(request, schema)));
+    } catch (error) {
+      return text(`error ${error.code}: ${error.message}`);
+    }
+  };
+
+  server.registerTool("chatter", { description: "Logs twice and reports progress.", inputSchema: {} }, async (args, extra) => {
+    log({ call: "chatter", arguments: args });
+    const note = (params) => extra.sendNotification({ method: "notifications/message", params });
+    await note({ level: "info", logger: "ts", data: { step: 1 } });
+    await note({ level: "warning", data: "careful" });
+    const token = extra._meta?.progressToken;
+    if (token !== undefined) {
+      for (const [progress, message] of [[1, "half"], [2, "done"]]) {
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken: token, progress, total: 2, message },
+        });
+      }
+    }
+    // The SDK's client handles a notification a tick after it reads it but a response at once,
+    // dropping the progress of a request already answered: the result waits a little.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return text("chatted");
+  });
 
   server.registerTool(
+    "ask",
+    { description: "Asks the user for a name.", inputSchema: { tag: z.string() }, annotations: { readOnlyHint: true } },
+    async (args, extra) => {
+      log({ call: "ask", arguments: args });
+      const requestedSchema = {
+        type: "object",
+        properties: { name: { type: "string", default: "Ada" } },
+        required: ["name"],
+      };
+      const params = { mode: "form", message: `Name for ${args.tag}?`, requestedSchema };
+      return asked(extra, { method: "elicitation/create", params }, ElicitResultSchema);
+    },
+  );
+
+  server.registerTool("sample", { description: "Asks the client's model to name a colour.", inputSchema: {} }, async (args, extra) => {
+    log({ call: "sample", arguments: args });
+    const params = {
+      messages: [{ role: "user", content: { type: "text", text: "Name a colour." } }],
+      systemPrompt: "One word.",
+      maxTokens: 5,
+    };
+    return asked(extra, { method: "sampling/createMessage", params }, CreateMessageResultSchema);
+  });
+
+  const echo = server.registerTool(
     "echo",
-    { description: "Returns its text.", inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
+    { description: echoDescription(), inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
     async (args, extra) => {
       log({ call: "echo", arguments: args, meta: extra._meta ?? {} });
       return text(args.text);
     },
   );
+  echoes.add(echo);
 
   server.registerTool(
     "add",

@@ -4,7 +4,6 @@
 //!
 //! | file | what generated code uses it for |
 //! | --- | --- |
-//! | `definition.rs` | building the [`ToolDefinition`](crate::ToolDefinition) and the unified fields |
 //! | `params.rs` | the input schema: parameters as properties, or one `#[input]` type |
 //! | `integer.rs` | integer parameters that accept `2.0` as JSON Schema does |
 //! | `bounds.rs` | `#[arg(min/max)]` checked on the typed value |
@@ -15,7 +14,6 @@
 #![allow(missing_docs, unreachable_pub)]
 
 mod bounds;
-mod definition;
 mod errors;
 mod integer;
 mod output;
@@ -23,7 +21,6 @@ mod params;
 mod run;
 
 pub use bounds::*;
-pub use definition::*;
 pub use errors::*;
 pub use integer::*;
 pub use output::*;
@@ -35,5 +32,5 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
-pub use crate::registry::{TOOLS, ToolEntry};
+pub use crate::registry::{Code, TOOLS, ToolEntry, UnifiedFields};
 pub use crate::tool::{Started, ToolFuture};

@@ -27,16 +27,18 @@ where
 }
 
 /// Runs a tool whose body cannot suspend (the macro found no `.await` in it, and no macro that
-/// could hide one) to completion on the caller's stack: one poll, no allocation. Same bounds as
-/// [`boxed`], so a tool compiles (or not) the same whichever way it is run.
-pub fn run_now<F>(future: F) -> Started
+/// could hide one) to completion on the caller's stack and converts its value: one poll, no
+/// allocation, no `async` block around the fn's future. Same bounds on the future as [`boxed`],
+/// so a tool compiles (or not) the same whichever way it is run.
+pub fn run_now<F, C>(future: F, convert: C) -> Started
 where
-    F: std::future::Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    F: std::future::Future + Send + 'static,
+    C: FnOnce(F::Output) -> Result<ToolOutput, ToolError>,
 {
     let mut future = std::pin::pin!(future);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(outcome) => Started::Ready(outcome),
+        std::task::Poll::Ready(value) => Started::Ready(convert(value)),
         // Unreachable for a body with no suspension point; should a macro the scan trusted hide
         // an `.await` after all, the call fails cleanly rather than hang.
         std::task::Poll::Pending => Started::Ready(Err(crate::tool::not_finished_in_place())),

@@ -83,6 +83,75 @@ impl Elicitation {
         })
     }
 
+    /// The question `message` with a form already written as MCP's `requestedSchema` (another
+    /// MCP server's question, passed on): an object whose properties are each a string, number,
+    /// integer, boolean, or a list (multi-select). The form is kept as given.
+    ///
+    /// # Errors
+    ///
+    /// `schema` is not an object schema, or a property is not one of those kinds: 1008 naming it.
+    ///
+    /// ```
+    /// use pleach_core::client::Elicitation;
+    /// use serde_json::json;
+    ///
+    /// let form = json!({
+    ///     "type": "object",
+    ///     "properties": { "name": { "type": "string", "default": "Ada" } },
+    /// });
+    /// let question = Elicitation::with_schema("Who?", form.clone()).unwrap();
+    /// assert_eq!(question.schema, form);
+    ///
+    /// let nested = json!({
+    ///     "type": "object",
+    ///     "properties": { "address": { "type": "object" } },
+    /// });
+    /// let refused = Elicitation::with_schema("Where?", nested).unwrap_err();
+    /// assert!(refused.message().contains("`address`"), "{}", refused.message());
+    /// ```
+    #[doc(alias = "requestedSchema")]
+    pub fn with_schema(
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<Elicitation, ToolError> {
+        let refused = |problem: String| {
+            ToolError::new(
+                ErrorCode::ToolFailed,
+                format!(
+                    "the form cannot be asked through elicitation: {problem}; elicitation takes \
+                     a flat object of strings, numbers, integers, booleans and enums"
+                ),
+            )
+            .with_recoverable(false)
+        };
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(refused("it is not an object schema".to_owned()));
+        }
+        let properties = match schema.get("properties") {
+            None => None,
+            Some(Value::Object(properties)) => Some(properties),
+            Some(_) => return Err(refused("its `properties` is not an object".to_owned())),
+        };
+        for (name, property) in properties.into_iter().flatten() {
+            let kind = property.get("type").and_then(Value::as_str);
+            let choices = property.get("enum").is_some()
+                || property.get("oneOf").is_some()
+                || property.get("anyOf").is_some();
+            match kind {
+                Some("string" | "number" | "integer" | "boolean" | "array") => {}
+                None if choices => {}
+                Some(other) => {
+                    return Err(refused(format!("property `{name}` has the type `{other}`")));
+                }
+                None => return Err(refused(format!("property `{name}` has no type"))),
+            }
+        }
+        Ok(Elicitation {
+            message: message.into(),
+            schema,
+        })
+    }
+
     /// The user's accepted `content`, checked against the form and read as a `T`.
     pub(crate) fn read<T: DeserializeOwned>(&self, content: Value) -> Result<T, ToolError> {
         let unfit = |reason: String| {

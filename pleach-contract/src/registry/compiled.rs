@@ -1,32 +1,10 @@
-//! The compile-time registry: the linkme slice every `#[tool]` lands in, [`tool_registry()`] built
-//! from it once, and the active registry a host can swap in ([`set_active_registry`]).
+//! The compile-time registry: [`tool_registry()`] built from the slice every `#[tool]` lands in
+//! once, and the active registry a host can swap in ([`set_active_registry`]).
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
+use super::entry::TOOLS;
 use super::{RegistryError, RegistryProblem, ToolRegistry, ToolSource};
-use crate::tool::{DefinitionError, UnifiedToolDefinition};
-
-/// One `#[tool]` / `#[unified_tool]` in the compile-time slice. Built by the macros; not API.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct ToolEntry {
-    /// The tool's name.
-    pub name: &'static str,
-    /// Builds the definition (schemas generated, validators compiled).
-    pub build: fn() -> Result<UnifiedToolDefinition, DefinitionError>,
-}
-
-#[allow(unsafe_code)] // linkme places the slice in a link section; no unsafe code of ours.
-mod slice {
-    use super::ToolEntry;
-
-    /// Every tool the macros registered, in no particular order.
-    #[linkme::distributed_slice]
-    pub static TOOLS: [ToolEntry];
-}
-
-#[doc(hidden)]
-pub use slice::TOOLS;
 
 struct Compiled {
     registry: Arc<ToolRegistry>,
@@ -39,7 +17,7 @@ fn compiled() -> &'static Compiled {
         let mut problems = Vec::new();
         let mut tools = Vec::with_capacity(TOOLS.len());
         for entry in TOOLS {
-            match (entry.build)() {
+            match entry.try_unified() {
                 Ok(tool) => tools.push(tool),
                 Err(error) => problems.push(RegistryProblem::Definition(error)),
             }

@@ -6,7 +6,8 @@
 //! | --- | --- |
 //! | `mod.rs` | the [`ToolSource`] trait and [`ToolRegistry`], a checked set of tools |
 //! | `builder.rs` | [`ToolRegistryBuilder`], [`RegistryError`], [`RegistryProblem`] |
-//! | `compiled.rs` | the linkme slice, [`tool_registry()`], the active registry |
+//! | `compiled.rs` | [`tool_registry()`] built from the slice, the active registry |
+//! | `entry.rs` | the linkme slice, a `#[tool]`'s entry in it and the one build of its definition |
 //! | `validate.rs` | [`validate_tool_call`]: a call checked against the active registry |
 //!
 //! Which to use when:
@@ -32,15 +33,16 @@
 
 mod builder;
 mod compiled;
+mod entry;
 mod validate;
 
 pub use builder::{RegistryError, RegistryProblem, ToolRegistryBuilder};
-#[doc(hidden)]
-pub use compiled::{TOOLS, ToolEntry};
 pub use compiled::{
     active_registry, assert_tools_linked, clear_active_registry, set_active_registry,
     tool_registry, try_active_registry, try_tool_registry,
 };
+#[doc(hidden)]
+pub use entry::{Code, TOOLS, ToolEntry, UnifiedFields};
 #[doc(hidden)]
 pub use validate::validate_in;
 pub use validate::validate_tool_call;

@@ -2,8 +2,11 @@
 //! 2020-12), its arguments deserialized into its input (whole floats read as integers, as JSON
 //! Schema reads them), and its output serialized.
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+use std::cell::Cell;
+
 use schemars::generate::{SchemaGenerator, SchemaSettings};
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde::de;
 use serde_json::Value;
@@ -20,7 +23,62 @@ pub(crate) fn generator() -> SchemaGenerator {
 
 /// The input schema of a typed input.
 pub(crate) fn input_schema_for<T: JsonSchema + ?Sized>() -> Value {
-    generator().into_root_schema_for::<T>().to_value()
+    root_schema(RootFns {
+        name: T::schema_name,
+        id: T::schema_id,
+        schema: T::json_schema,
+    })
+}
+
+/// The `JsonSchema` fns of one type, as pointers.
+#[derive(Clone, Copy)]
+struct RootFns {
+    name: fn() -> Cow<'static, str>,
+    id: fn() -> Cow<'static, str>,
+    schema: fn(&mut SchemaGenerator) -> Schema,
+}
+
+thread_local! {
+    /// The type [`ErasedRoot`] stands for while [`root_schema`] runs.
+    static ROOT: Cell<Option<RootFns>> = const { Cell::new(None) };
+}
+
+/// A type whose `JsonSchema` fns are those of the type in [`ROOT`]: schemars' root-schema code
+/// (its title, `$defs`, the guard against a type that contains itself) is generic over the type,
+/// and through this one type it is compiled once, not once for every tool's input.
+struct ErasedRoot;
+
+impl ErasedRoot {
+    fn fns() -> Option<RootFns> {
+        ROOT.with(Cell::get)
+    }
+}
+
+impl JsonSchema for ErasedRoot {
+    fn schema_name() -> Cow<'static, str> {
+        Self::fns().map_or(Cow::Borrowed("Input"), |fns| (fns.name)())
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        Self::fns().map_or(Cow::Borrowed("Input"), |fns| (fns.id)())
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        Self::fns().map_or_else(Schema::default, |fns| (fns.schema)(generator))
+    }
+}
+
+/// The root schema of the type whose fns are `fns`, as `into_root_schema_for` builds it.
+fn root_schema(fns: RootFns) -> Value {
+    /// Puts back the type of an enclosing `root_schema`, also should a type's fn panic.
+    struct Restore(Option<RootFns>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ROOT.with(|root| root.set(self.0));
+        }
+    }
+    let _restore = Restore(ROOT.with(|root| root.replace(Some(fns))));
+    generator().into_root_schema_for::<ErasedRoot>().to_value()
 }
 
 /// The output schema of a typed output; `None` when it accepts anything (`serde_json::Value`).
@@ -45,12 +103,19 @@ pub(crate) fn output_schema_for<T: JsonSchema + ?Sized>() -> Option<Value> {
 
 /// Deserializes arguments text straight into the tool's input.
 pub(crate) fn deserialize_input<T: de::DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
-    serde_json::from_str(arguments).map_err(|e| {
-        ToolError::new(
-            ErrorCode::InputInvalid,
-            format!("the arguments do not fit the tool's input: {e}"),
-        )
-    })
+    // A `match` and a plain fn: a closure or `map_err` here is compiled once per input type.
+    match serde_json::from_str(arguments) {
+        Ok(input) => Ok(input),
+        Err(error) => Err(input_error(&error)),
+    }
+}
+
+/// Why arguments text did not deserialize into the tool's input.
+fn input_error(error: &serde_json::Error) -> ToolError {
+    ToolError::new(
+        ErrorCode::InputInvalid,
+        format!("the arguments do not fit the tool's input: {error}"),
+    )
 }
 
 /// The integer a float stands for (`3.0`, `1e2`), when it is whole and an `i64` or `u64` holds
@@ -133,5 +198,37 @@ mod tests {
         assert_eq!(schema["type"], "object");
         assert_eq!(output_schema_for::<Value>(), None);
         assert_eq!(output_schema_for::<i64>().unwrap()["type"], "integer");
+    }
+
+    /// The root schema through `ErasedRoot` is schemars' own, for a type with `$defs` and for one
+    /// that contains itself.
+    #[test]
+    fn erased_root_schema_is_schemars_root_schema() {
+        #[derive(JsonSchema)]
+        #[allow(dead_code)]
+        /// A tree.
+        struct Node {
+            /// Its label.
+            label: String,
+            children: Vec<Node>,
+            leaf: Option<Leaf>,
+        }
+        #[derive(JsonSchema)]
+        #[allow(dead_code)]
+        enum Leaf {
+            Small(u8),
+            Named { name: String },
+        }
+        fn direct<T: JsonSchema>() -> Value {
+            generator().into_root_schema_for::<T>().to_value()
+        }
+        assert_eq!(input_schema_for::<Node>(), direct::<Node>());
+        assert_eq!(input_schema_for::<Leaf>(), direct::<Leaf>());
+        assert_eq!(input_schema_for::<Vec<Node>>(), direct::<Vec<Node>>());
+        assert_eq!(input_schema_for::<Node>()["children"], Value::Null);
+        assert_eq!(
+            input_schema_for::<Node>()["properties"]["children"]["items"]["$ref"],
+            "#"
+        );
     }
 }

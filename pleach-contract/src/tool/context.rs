@@ -334,15 +334,51 @@ impl ToolContext {
         message: impl Into<String>,
     ) -> Result<Elicited<T>, ToolError> {
         let elicitation = Elicitation::new::<T>(message)?;
-        let answer = match &self.progress {
-            Some(client) => client.elicit(elicitation.clone()).await?,
-            None => crate::client::Client::elicit(&Detached, elicitation.clone()).await?,
-        };
+        let answer = self.ask(elicitation.clone()).await?;
         Ok(match answer {
             Elicited::Accept(content) => Elicited::Accept(elicitation.read(content)?),
             Elicited::Decline => Elicited::Decline,
             Elicited::Cancel => Elicited::Cancel,
         })
+    }
+
+    /// Asks the user a question whose form is already built ([`Elicitation::with_schema`]: for
+    /// instance another MCP server's question, passed on) and waits for the answer, its content
+    /// checked against the form but left as JSON. Otherwise as [`elicit`](ToolContext::elicit),
+    /// with the same errors.
+    ///
+    /// ```
+    /// use pleach_core::ToolContext;
+    /// use pleach_core::client::Elicitation;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let form = serde_json::json!({ "type": "object", "properties": { "ok": { "type": "boolean" } } });
+    /// let question = Elicitation::with_schema("Go on?", form).unwrap();
+    /// let refused = ToolContext::new("c1").elicit_form(question).await.unwrap_err();
+    /// assert_eq!(refused.code().as_u16(), 1020);
+    /// # }
+    /// ```
+    #[doc(alias = "elicitation/create")]
+    pub async fn elicit_form(
+        &self,
+        elicitation: Elicitation,
+    ) -> Result<Elicited<serde_json::Value>, ToolError> {
+        Ok(match self.ask(elicitation.clone()).await? {
+            Elicited::Accept(content) => Elicited::Accept(elicitation.read(content)?),
+            Elicited::Decline => Elicited::Decline,
+            Elicited::Cancel => Elicited::Cancel,
+        })
+    }
+
+    /// `elicitation` put to this context's client, its answer unchecked.
+    async fn ask(
+        &self,
+        elicitation: Elicitation,
+    ) -> Result<Elicited<serde_json::Value>, ToolError> {
+        match &self.progress {
+            Some(client) => client.elicit(elicitation).await,
+            None => crate::client::Client::elicit(&Detached, elicitation).await,
+        }
     }
 
     /// Asks the client's model to answer `request` (MCP `sampling/createMessage`) and waits for

@@ -108,3 +108,4 @@ pub use options::{AgentOptions, AgentOutcome, StepReport, StopReason};
 pub(crate) use reading::read_response;
 pub use replay::ReplayClient;
 pub use run::AgentRun;
+pub(crate) use run::{deferred_of, refuse_unloaded, step_tools};

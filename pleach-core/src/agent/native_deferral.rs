@@ -75,10 +75,17 @@ pub(super) fn anthropic(
 /// OpenAI Responses: the search tool's function definition becomes the client-run `tool_search`
 /// tool, and its calls and results in `input` become `tool_search_call` and `tool_search_output`
 /// items, the latter carrying the definitions of the tools found with `defer_loading: true`.
+///
+/// A `tool_choice` forcing the search tool names that tool as the API knows it: no function of
+/// that name is sent, and `tool_choice`'s own types have none for `tool_search`, so it becomes
+/// `allowed_tools` with mode `required` and the `tool_search` tool alone.
 pub(super) fn responses(body: &mut Value, request: &ModelRequest<'_>) {
     let Some(search) = search_tool(request) else {
         return;
     };
+    if body["tool_choice"]["type"] == "function" && body["tool_choice"]["name"] == search {
+        body["tool_choice"] = openai_responses::tool_search_choice();
+    }
     if let Some(tools) = body["tools"].as_array_mut() {
         for tool in tools
             .iter_mut()

@@ -284,4 +284,46 @@ mod tests {
         assert_eq!(body["tools"][0]["strict"], true);
         assert_eq!(body["tool_choice"], "required");
     }
+
+    #[test]
+    fn forcing_the_search_tool_under_native_deferral_forces_the_tool_search_tool() {
+        let tools = [search()];
+        let deferred = [ToolDefinition::builder("weather", "Weather for a city.")
+            .execute_json(|value, _| async move { Ok::<_, crate::ToolError>(value) })
+            .map(UnifiedToolDefinition::from)
+            .unwrap()];
+        let conversation = [Message::User {
+            content: "hi".into(),
+        }];
+        let client = OpenAiResponsesClient::new("http://127.0.0.1:8000/v1", "m", None).unwrap();
+        let forced = AgentOptions::default().tool_choice(ToolChoice::Tool("search".into()));
+        let mut request = ModelRequest::new(&conversation, &tools).options(&forced);
+        request.deferred = &deferred;
+        request.search_tool = Some("search");
+        let body = client.body(&request).unwrap();
+        assert_eq!(body["tools"][0]["type"], "tool_search");
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "allowed_tools", "mode": "required", "tools": [{"type": "tool_search"}]}),
+            "no function is named `search`: the choice names the tool_search tool"
+        );
+
+        let other = AgentOptions::default().tool_choice(ToolChoice::Tool("other".into()));
+        let mut request = ModelRequest::new(&conversation, &tools).options(&other);
+        request.deferred = &deferred;
+        request.search_tool = Some("search");
+        assert_eq!(
+            client.body(&request).unwrap()["tool_choice"],
+            json!({"type": "function", "name": "other"}),
+            "another tool is forced as a function"
+        );
+
+        let mut request = ModelRequest::new(&conversation, &tools).options(&forced);
+        request.search_tool = Some("search");
+        assert_eq!(
+            client.body(&request).unwrap()["tool_choice"],
+            json!({"type": "function", "name": "search"}),
+            "nothing deferred: the search tool is a function"
+        );
+    }
 }

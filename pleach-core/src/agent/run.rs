@@ -242,13 +242,7 @@ async fn drive(
     // Deferred the provider's way: every deferred tool goes marked deferred on every step, and
     // the provider loads what a search found.
     let native = deferral.filter(|search| search.is_native() && client.native_deferral());
-    let deferred: Vec<UnifiedToolDefinition> = native.map_or_else(Vec::new, |search| {
-        offered
-            .iter()
-            .filter(|tool| search.is_deferred(tool.name()))
-            .cloned()
-            .collect()
-    });
+    let deferred = native.map_or_else(Vec::new, |search| deferred_of(&offered, search));
     // The deferred tools a search of this run found: callable from the step after.
     let mut loaded: BTreeSet<String> = BTreeSet::new();
     let mut tools = step_tools(&offered, deferral, &loaded);
@@ -359,8 +353,20 @@ async fn drive(
     outcome
 }
 
+/// The offered tools `search` defers: what native deferral sends marked deferred.
+pub(crate) fn deferred_of(
+    offered: &[UnifiedToolDefinition],
+    search: &ToolSearch,
+) -> Vec<UnifiedToolDefinition> {
+    offered
+        .iter()
+        .filter(|tool| search.is_deferred(tool.name()))
+        .cloned()
+        .collect()
+}
+
 /// The tools a step sends: the offered ones, less the deferred ones no search loaded yet.
-fn step_tools(
+pub(crate) fn step_tools(
     offered: &[UnifiedToolDefinition],
     deferral: Option<&ToolSearch>,
     loaded: &BTreeSet<String>,
@@ -377,7 +383,7 @@ fn step_tools(
 }
 
 /// Fails, without running them, the calls of deferred tools no search of this run loaded (1021).
-fn refuse_unloaded(
+pub(crate) fn refuse_unloaded(
     search: &ToolSearch,
     loaded: &BTreeSet<String>,
     calls: &[ToolCall],

@@ -1,7 +1,7 @@
 //! The work of a durable engine's activities, engine-neutral: a model step and a call, each on a
 //! fresh session of the worker's runtime holding the conversation (or the turn) it belongs to.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use tracing::Instrument as _;
@@ -15,7 +15,9 @@ use crate::conversation::Message;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::runtime::Runtime;
+use crate::search::ToolSearch;
 use crate::session::{Session, SessionOptions};
+use crate::tool::UnifiedToolDefinition;
 
 /// What a worker process runs for a durable engine: model steps through the conversation's model
 /// client, calls through its runtime's pipeline. Cheap to clone.
@@ -103,8 +105,11 @@ impl Worker {
     }
 
     /// Sets the agent options each model step reads (default [`AgentOptions::default`]): their
-    /// response size cap; the durable loop counts steps with its own
-    /// [`DurableOptions`](super::DurableOptions).
+    /// request settings, the tools offered, the response size cap and the deferred tools
+    /// ([`AgentOptions::tool_search`]: each step sends the deferred tools the conversation's
+    /// searches found, or all of them marked deferred when the search is native and the client
+    /// defers natively; a deferred tool called before a search found it fails with 1021). The
+    /// durable loop counts steps with its own [`DurableOptions`](super::DurableOptions).
     ///
     /// ```
     /// use pleach_core::agent::AgentOptions;
@@ -172,35 +177,51 @@ impl Worker {
                 transient: false,
             })?;
         let handle = session.handle();
-        let tools: Vec<_> = handle
-            .tools()
-            .into_iter()
-            .filter(|tool| self.agent.offers(tool.name()))
-            .collect();
-        let response = client
-            .send(ModelRequest::new(&conversation, &tools).options(&self.agent))
-            .await
-            .map_err(|error| StepFailure {
-                transient: transient(&error),
-                message: error.to_string(),
-            })?;
+        let offered = self.offered(&session);
+        // Deferred tools as in `Session::run_agent`, the loaded ones read from the conversation
+        // (a step keeps no state): natively, every deferred tool goes marked deferred on every
+        // step; pleach's way, a step sends the deferred tools a search in the conversation found.
+        let deferral = self.agent.tool_search.as_ref();
+        let native = deferral.filter(|search| search.is_native() && client.native_deferral());
+        let loaded = deferral.map_or_else(BTreeSet::new, |search| {
+            loaded_in(search, &conversation, &offered)
+        });
+        let deferred = native.map_or_else(Vec::new, |search| {
+            crate::agent::deferred_of(&offered, search)
+        });
+        let no_loads = BTreeSet::new();
+        let sent_loaded = if native.is_some() { &no_loads } else { &loaded };
+        let tools = crate::agent::step_tools(&offered, deferral, sent_loaded);
+        let mut request = ModelRequest::new(&conversation, &tools).options(&self.agent);
+        if let Some(search) = native {
+            request.deferred = &deferred;
+            request.search_tool = Some(search.tool_name());
+        }
+        let response = client.send(request).await.map_err(|error| StepFailure {
+            transient: transient(&error),
+            message: error.to_string(),
+        })?;
         let (sink, mut stream) = crate::event::channel();
-        let (step, broke) = crate::agent::read_response(
+        let (mut step, broke) = crate::agent::read_response(
             response,
             &handle,
             &self.agent,
-            None,
+            native.map(ToolSearch::tool_name),
             None,
             &sink,
             &CancellationToken::new(),
         )
         .await;
         drop(sink);
+        if let Some(search) = deferral {
+            crate::agent::refuse_unloaded(search, &loaded, &step.calls, &mut step.failed);
+        }
         let events = stream.drain().iter().map(wire).collect();
+        let mut failed = step.failed.into_iter();
         let calls = step
             .calls
             .into_iter()
-            .zip(step.failed)
+            .map(|call| (call, failed.next().flatten()))
             .map(|(call, failed)| {
                 let lane = self.runtime.lane_of(&call);
                 // A tool the runtime does not know fails at lookup: running that again is harmless.
@@ -273,6 +294,10 @@ impl Worker {
             }
             None => None,
         };
+        // A search call: the deferred tools the conversation had loaded before it.
+        let loaded_before = self
+            .search_named(call.name())
+            .map(|search| loaded_in(search, &session.conversation(), &self.offered(&session)));
         let (sender, mut stream) = crate::event::channel();
         let signal = CancellationToken::new();
         let dispatching = session.dispatch_with(call, &sender, &signal, approved);
@@ -297,6 +322,11 @@ impl Worker {
                 .retain(|event| event["type"] != "tool.completed");
             collected.events.push(wire(&failed));
         }
+        if let Some(loaded) =
+            loaded_before.and_then(|before| self.newly_loaded(&session, &result, &before))
+        {
+            collected.events.push(wire(&loaded));
+        }
         match collected.interrupt {
             Some(interrupt) => CallOutcome::Interrupted {
                 interrupt,
@@ -308,6 +338,73 @@ impl Worker {
             },
         }
     }
+}
+
+impl Worker {
+    /// The tool search of the worker's agent options, when its tool is `name`.
+    fn search_named(&self, name: &str) -> Option<&ToolSearch> {
+        self.agent
+            .tool_search
+            .as_ref()
+            .filter(|search| search.tool_name() == name)
+    }
+
+    /// The session's tools the agent options offer the model.
+    fn offered(&self, session: &Session) -> Vec<UnifiedToolDefinition> {
+        session
+            .handle()
+            .tools()
+            .into_iter()
+            .filter(|tool| self.agent.offers(tool.name()))
+            .collect()
+    }
+
+    /// The `tools.loaded` event of a successful search call whose result names offered deferred
+    /// tools not among `before` (those loaded before it), as `Session::run_agent` announces them.
+    fn newly_loaded(
+        &self,
+        session: &Session,
+        result: &crate::session::ToolResult,
+        before: &BTreeSet<String>,
+    ) -> Option<ToolEvent> {
+        let search = self.search_named(result.tool_call.name())?;
+        let output = result.outcome.as_ref().ok()?;
+        let offered = self.offered(session);
+        let tools: Vec<String> = search
+            .found_in(output.value())
+            .into_iter()
+            .filter(|name| !before.contains(name) && offered.iter().any(|tool| tool.name() == name))
+            .collect();
+        (!tools.is_empty()).then(|| ToolEvent::ToolsLoaded {
+            tool_call_id: Arc::from(result.tool_call.id()),
+            tools,
+        })
+    }
+}
+
+/// The offered deferred tools the search calls in `conversation` found (their successful
+/// results): what `Session::run_agent` would have loaded by this step.
+fn loaded_in(
+    search: &ToolSearch,
+    conversation: &[Message],
+    offered: &[UnifiedToolDefinition],
+) -> BTreeSet<String> {
+    conversation
+        .iter()
+        .filter_map(|message| match message {
+            Message::Tool {
+                tool_call,
+                content,
+                is_error: false,
+                ..
+            } if tool_call.name() == search.tool_name() => {
+                serde_json::from_str::<serde_json::Value>(content).ok()
+            }
+            _ => None,
+        })
+        .flat_map(|result| search.found_in(&result))
+        .filter(|name| offered.iter().any(|tool| tool.name() == name))
+        .collect()
 }
 
 /// The refusal of a result whose content blocks hold more than `limit` bytes (1019).

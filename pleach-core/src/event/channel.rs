@@ -132,6 +132,19 @@ impl EventSender {
         self.enqueue(|queue| queue.push_back(event));
     }
 
+    /// Sends two events under one lock, each built only when someone listens (a call's
+    /// `tool.started` and terminal event, when it ran to its end in place).
+    pub(crate) fn send_pair(
+        &self,
+        first: impl FnOnce() -> ToolEvent,
+        second: impl FnOnce() -> ToolEvent,
+    ) {
+        self.enqueue(|queue| {
+            queue.push_back(first());
+            queue.push_back(second());
+        });
+    }
+
     /// Sends several events under one lock (a turn's `tool.started` events, say).
     pub(crate) fn send_all(&self, events: impl IntoIterator<Item = ToolEvent>) {
         self.enqueue(|queue| queue.extend(events));

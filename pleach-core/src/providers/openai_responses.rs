@@ -611,6 +611,17 @@ pub(crate) fn tool_search_tool(description: &str, parameters: &Value) -> Value {
     })
 }
 
+/// The `tool_choice` that makes the model call the client-run `tool_search` tool: `allowed_tools`
+/// (the tools it may call) with that tool alone and mode `required` (it must call one).
+#[cfg(feature = "http")]
+pub(crate) fn tool_search_choice() -> Value {
+    json!({
+        "type": "allowed_tools",
+        "mode": "required",
+        "tools": [{ "type": "tool_search" }],
+    })
+}
+
 /// Rewrites the calls of the search tool `search_tool` in `items` (the request's `input`) as the
 /// API's client tool search items: each `function_call` becomes a `tool_search_call` (its
 /// arguments an object), and its `function_call_output` a `tool_search_output` whose `tools` are

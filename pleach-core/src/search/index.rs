@@ -14,14 +14,18 @@ pub(crate) const FIELDS: usize = 6;
 /// How much a term counts in each field, in [`ToolDocument::fields`]' order. A tool's name says
 /// what it does in the fewest words, so a word there counts three times one in its description;
 /// parameter descriptions are long and repeat the description, so theirs count half. Chosen on
-/// the BFCL catalog with the bench (`pleach-bench tool-search`, docs/tool-search.md), from a few
-/// round values, for every category at once.
+/// the BFCL catalog with the bench (`pleach-bench tool-search`, docs/tool-search.md) from a few
+/// round values; with [`K1`] and [`B`], picked on one category and checked on the nine others.
 const FIELD_WEIGHTS: [f32; FIELDS] = [3.0, 1.0, 1.0, 0.5, 1.0, 0.5];
 
-/// BM25's term-frequency saturation.
-const K1: f32 = 1.2;
-/// BM25's length normalisation: how much a long field's words count less.
-const B: f32 = 0.75;
+/// BM25's term-frequency saturation: how soon more of a word stops counting for more.
+const K1: f32 = 1.6;
+/// BM25's length normalisation per field, in [`ToolDocument::fields`]' order: how much a long
+/// field's words count less. A name, a category and a schema key are a few words whatever the
+/// tool, so their length says nothing (0); parameter text grows with the number of parameters
+/// rather than with how much it is about anything, so it counts a little (0.3); a description
+/// takes BM25's usual 0.75.
+const B: [f32; FIELDS] = [0.0, 0.75, 0.3, 0.3, 0.3, 0.0];
 
 /// Longest regex pattern accepted, in bytes, and the compiled program's size cap: a pattern is
 /// the model's input.
@@ -62,8 +66,143 @@ struct Inner {
     /// the regex mode.
     documents: Vec<ToolDocument>,
     terms: HashMap<Box<str>, u32, FastHash>,
-    /// Per term: the documents holding it, in document order, with the term's BM25F score there.
-    postings: Vec<Vec<(u32, f32)>>,
+    /// Where each term's postings start in `postings`; one more entry than terms, the end.
+    starts: Vec<usize>,
+    /// Per term, one term after another: the documents holding it, in document order, with the
+    /// term's BM25F score there.
+    postings: Vec<(u32, f32)>,
+}
+
+/// What a stop word maps to in the table of words' terms.
+const NO_TERM: u32 = u32::MAX;
+
+/// Pass 1 of a build: every document's terms, field by field, as term ids in one flat list, and
+/// how many documents hold each term.
+struct ReadTerms {
+    terms: HashMap<Box<str>, u32, FastHash>,
+    ids: Vec<u32>,
+    /// Per document and field: where its ids end in `ids`.
+    ends: Vec<[usize; FIELDS]>,
+    /// Per term: how many documents hold it.
+    holding: Vec<usize>,
+}
+
+impl ReadTerms {
+    fn new(documents: &[ToolDocument]) -> Self {
+        let mut terms: HashMap<Box<str>, u32, FastHash> = HashMap::default();
+        // Each distinct word's term (or `NO_TERM` for a stop word), worked out once: a catalog
+        // says the same words over and over, and most of them skip the lower-casing, the stop
+        // words and the stemmer for one table lookup.
+        let mut words = WordTable::default();
+        let mut ids: Vec<u32> = Vec::new();
+        let mut ends: Vec<[usize; FIELDS]> = Vec::with_capacity(documents.len());
+        let mut holding: Vec<usize> = Vec::new();
+        // Per term: the last document seen holding it, so that each counts once in `holding`.
+        let mut last_holder: Vec<u32> = Vec::new();
+        let mut buf = String::new();
+        for (doc_id, doc) in documents.iter().enumerate() {
+            let doc_id = u32::try_from(doc_id).unwrap_or(u32::MAX);
+            let mut doc_ends = [0; FIELDS];
+            for (field, text) in doc.fields().into_iter().enumerate() {
+                text::for_each_word(text, |word| {
+                    let id = words.get_or_insert_with(word, || {
+                        text::term(word, &mut buf).map_or(NO_TERM, |term| {
+                            *terms.entry(term.into()).or_insert_with(|| {
+                                holding.push(0);
+                                last_holder.push(u32::MAX);
+                                u32::try_from(holding.len() - 1).unwrap_or(NO_TERM - 1)
+                            })
+                        })
+                    });
+                    if id != NO_TERM {
+                        ids.push(id);
+                        let last = &mut last_holder[id as usize];
+                        if *last != doc_id {
+                            *last = doc_id;
+                            holding[id as usize] += 1;
+                        }
+                    }
+                });
+                doc_ends[field] = ids.len();
+            }
+            ends.push(doc_ends);
+        }
+        ReadTerms {
+            terms,
+            ids,
+            ends,
+            holding,
+        }
+    }
+
+    /// Pass 2, BM25F: a term's frequencies in the fields, each normalised by its field's length
+    /// and weighted, summed into one pseudo-frequency, saturated once, times its idf. Every
+    /// term's postings in one list, term after term: `starts[t]..starts[t + 1]`.
+    fn postings(&self) -> (Vec<usize>, Vec<(u32, f32)>) {
+        let ReadTerms {
+            ids, ends, holding, ..
+        } = self;
+        #[allow(clippy::cast_precision_loss)] // counts far below 2^24
+        let doc_count = ends.len().max(1) as f32;
+        let mut average = [0f32; FIELDS];
+        let mut from = 0;
+        for doc_ends in ends {
+            for (field, &end) in doc_ends.iter().enumerate() {
+                #[allow(clippy::cast_precision_loss)]
+                let len = (end - from) as f32;
+                average[field] += len;
+                from = end;
+            }
+        }
+        for sum in &mut average {
+            *sum = (*sum / doc_count).max(f32::MIN_POSITIVE);
+        }
+
+        let mut starts = Vec::with_capacity(holding.len() + 1);
+        let mut total = 0;
+        starts.push(0);
+        for &count in holding {
+            total += count;
+            starts.push(total);
+        }
+        let idf: Vec<f32> = holding
+            .iter()
+            .map(|&count| {
+                #[allow(clippy::cast_precision_loss)]
+                let count = count as f32;
+                ((doc_count - count + 0.5) / (count + 0.5) + 1.0).ln()
+            })
+            .collect();
+
+        let mut postings = vec![(0u32, 0f32); total];
+        let mut next: Vec<usize> = starts[..holding.len()].to_vec();
+        let mut pseudo = vec![0f32; holding.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut from = 0;
+        for (doc_id, doc_ends) in ends.iter().enumerate() {
+            for (field, &end) in doc_ends.iter().enumerate() {
+                #[allow(clippy::cast_precision_loss)]
+                let norm = 1.0 - B[field] + B[field] * (end - from) as f32 / average[field];
+                let weight = FIELD_WEIGHTS[field] / norm;
+                for &term in &ids[from..end] {
+                    let slot = &mut pseudo[term as usize];
+                    if *slot == 0.0 {
+                        touched.push(term);
+                    }
+                    *slot += weight;
+                }
+                from = end;
+            }
+            let doc_id = u32::try_from(doc_id).unwrap_or(u32::MAX);
+            for term in touched.drain(..) {
+                let term = term as usize;
+                let x = std::mem::take(&mut pseudo[term]);
+                postings[next[term]] = (doc_id, idf[term] * x * (K1 + 1.0) / (x + K1));
+                next[term] += 1;
+            }
+        }
+        (starts, postings)
+    }
 }
 
 impl ToolIndex {
@@ -80,85 +219,14 @@ impl ToolIndex {
         documents.sort_by(|a, b| a.name().cmp(b.name()));
         documents.dedup_by(|later, earlier| later.name() == earlier.name());
 
-        // Pass 1: every document's terms, field by field, as term ids in one flat list.
-        let mut terms: HashMap<Box<str>, u32, FastHash> = HashMap::default();
-        let mut ids: Vec<u32> = Vec::new();
-        // Per document and field: where its ids end in `ids`.
-        let mut ends: Vec<[usize; FIELDS]> = Vec::with_capacity(documents.len());
-        let mut buf = String::new();
-        for doc in &documents {
-            let mut doc_ends = [0; FIELDS];
-            for (field, text) in doc.fields().into_iter().enumerate() {
-                text::for_each_term(text, &mut buf, |term| {
-                    let id = if let Some(&id) = terms.get(term) {
-                        id
-                    } else {
-                        let id = u32::try_from(terms.len()).unwrap_or(u32::MAX);
-                        terms.insert(term.into(), id);
-                        id
-                    };
-                    ids.push(id);
-                });
-                doc_ends[field] = ids.len();
-            }
-            ends.push(doc_ends);
-        }
-
-        #[allow(clippy::cast_precision_loss)] // counts far below 2^24
-        let doc_count = documents.len().max(1) as f32;
-        let mut average = [0f32; FIELDS];
-        let mut from = 0;
-        for doc_ends in &ends {
-            for (field, &end) in doc_ends.iter().enumerate() {
-                #[allow(clippy::cast_precision_loss)]
-                let len = (end - from) as f32;
-                average[field] += len;
-                from = end;
-            }
-        }
-        for sum in &mut average {
-            *sum = (*sum / doc_count).max(f32::MIN_POSITIVE);
-        }
-
-        // Pass 2, BM25F: a term's frequencies in the fields, each normalised by its field's
-        // length and weighted, summed into one pseudo-frequency, saturated once, times its idf.
-        let mut postings: Vec<Vec<(u32, f32)>> = vec![Vec::new(); terms.len()];
-        let mut pseudo = vec![0f32; terms.len()];
-        let mut touched: Vec<u32> = Vec::new();
-        let mut from = 0;
-        for (doc_id, doc_ends) in ends.iter().enumerate() {
-            for (field, &end) in doc_ends.iter().enumerate() {
-                #[allow(clippy::cast_precision_loss)]
-                let norm = 1.0 - B + B * (end - from) as f32 / average[field];
-                let weight = FIELD_WEIGHTS[field] / norm;
-                for &term in &ids[from..end] {
-                    let slot = &mut pseudo[term as usize];
-                    if *slot == 0.0 {
-                        touched.push(term);
-                    }
-                    *slot += weight;
-                }
-                from = end;
-            }
-            let doc_id = u32::try_from(doc_id).unwrap_or(u32::MAX);
-            for term in touched.drain(..) {
-                let x = std::mem::take(&mut pseudo[term as usize]);
-                postings[term as usize].push((doc_id, x * (K1 + 1.0) / (x + K1)));
-            }
-        }
-        for list in &mut postings {
-            #[allow(clippy::cast_precision_loss)]
-            let holding = list.len() as f32;
-            let idf = ((doc_count - holding + 0.5) / (holding + 0.5) + 1.0).ln();
-            for (_, score) in &mut *list {
-                *score *= idf;
-            }
-        }
-
+        let read = ReadTerms::new(&documents);
+        let (starts, postings) = read.postings();
+        let terms = read.terms;
         ToolIndex {
             inner: Arc::new(Inner {
                 documents,
                 terms,
+                starts,
                 postings,
             }),
         }
@@ -250,7 +318,8 @@ impl ToolIndex {
         let mut scores = vec![0f32; inner.documents.len()];
         let mut touched: Vec<u32> = Vec::new();
         for term in query_terms {
-            for &(doc, score) in &inner.postings[term as usize] {
+            let term = term as usize;
+            for &(doc, score) in &inner.postings[inner.starts[term]..inner.starts[term + 1]] {
                 let slot = &mut scores[doc as usize];
                 if *slot == 0.0 {
                     touched.push(doc);
@@ -326,6 +395,61 @@ impl ToolIndex {
     }
 }
 
+/// A table from words to values. A word of at most 16 bytes (most words) is keyed by its length
+/// and its bytes read as two integers, which hash in three steps and compare without a call to
+/// `memcmp`; longer words are keyed by their text.
+#[derive(Default)]
+struct WordTable {
+    short: HashMap<(u64, u64, u8), u32, FastHash>,
+    long: HashMap<Box<str>, u32, FastHash>,
+}
+
+impl WordTable {
+    /// The value of `word`, made by `make` and kept the first time `word` is seen.
+    fn get_or_insert_with(&mut self, word: &str, make: impl FnOnce() -> u32) -> u32 {
+        if let Some(key) = short_key(word.as_bytes()) {
+            *self.short.entry(key).or_insert_with(make)
+        } else if let Some(&value) = self.long.get(word) {
+            value
+        } else {
+            let value = make();
+            self.long.insert(word.into(), value);
+            value
+        }
+    }
+}
+
+/// `bytes` (at most 16) as their length and two integers that, for that length, no other bytes
+/// give: the first and last eight bytes, overlapping when fewer than 16 (or the first and last
+/// four when fewer than eight). Read with whole-integer loads: copying a word into a zeroed
+/// buffer first stalls the load that follows it.
+fn short_key(bytes: &[u8]) -> Option<(u64, u64, u8)> {
+    let len = u8::try_from(bytes.len()).ok().filter(|&len| len <= 16)?;
+    let read8 = |from: &[u8]| {
+        from.first_chunk()
+            .map_or(0, |chunk| u64::from_le_bytes(*chunk))
+    };
+    let read4 = |from: &[u8]| {
+        from.first_chunk()
+            .map_or(0, |chunk| u32::from_le_bytes(*chunk))
+    };
+    let (low, high) = match bytes.len() {
+        8.. => (read8(bytes), read8(&bytes[bytes.len() - 8..])),
+        4..8 => {
+            let last = u64::from(read4(&bytes[bytes.len() - 4..]));
+            (u64::from(read4(bytes)) | last << 32, 0)
+        }
+        _ => {
+            let packed = bytes.iter().rev();
+            (
+                packed.fold(0, |packed, &byte| packed << 8 | u64::from(byte)),
+                0,
+            )
+        }
+    };
+    Some((low, high, len))
+}
+
 /// `FxHash` (rustc's) for the term table: `SipHash` was most of the index's build time. A catalog's
 /// words come from its tools' authors; a remote server choosing colliding words could only slow
 /// the build of its own listing's index, whose size pleach-mcp caps.
@@ -341,18 +465,40 @@ impl std::hash::BuildHasher for FastHash {
 
 struct FxHasher(u64);
 
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
+impl FxHasher {
+    /// Mixes in eight bytes: rustc's `FxHash` step.
+    #[inline]
+    fn add(&mut self, word: u64) {
         const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
         let mut chunks = bytes.chunks_exact(8);
         for chunk in &mut chunks {
             let mut word = [0u8; 8];
             word.copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(SEED);
+            self.add(u64::from_le_bytes(word));
         }
-        for &byte in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
         }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, value: u64) {
+        self.add(value);
     }
 
     fn finish(&self) -> u64 {
@@ -395,6 +541,122 @@ mod tests {
         let top = index.search("report", 1);
         assert_eq!(top.len(), 1);
         assert_eq!(top[0].name(), "x_report");
+    }
+
+    #[test]
+    fn scores_are_bm25f_over_the_weighted_fields() {
+        // Two tools, "alpha" in one's name (weight 3) and the other's description (weight 1),
+        // each field one word long, so every field is its average length but the empty ones.
+        let index = ToolIndex::new([doc("alpha", "beta"), doc("gamma", "alpha")]);
+        let hits = index.search("alpha", 5);
+        let idf = ((2.0f32 - 2.0 + 0.5) / (2.0 + 0.5) + 1.0).ln();
+        let saturate = |x: f32| x * (K1 + 1.0) / (x + K1);
+        assert_eq!(hits[0].name(), "alpha");
+        assert!((hits[0].score() - idf * saturate(FIELD_WEIGHTS[0])).abs() < 1e-6);
+        assert_eq!(hits[1].name(), "gamma");
+        assert!((hits[1].score() - idf * saturate(FIELD_WEIGHTS[1])).abs() < 1e-6);
+    }
+
+    #[test]
+    fn short_keys_tell_every_word_apart() {
+        let words: Vec<String> = (1..=17)
+            .flat_map(|len| ["a", "b", "ab", "é"].map(|piece| piece.repeat(len)))
+            .chain(["abcdefghi", "abcdefghbcdefghi", "abcd", "abcdbcd"].map(String::from))
+            .collect();
+        let distinct: std::collections::BTreeSet<&String> = words.iter().collect();
+        assert_eq!(distinct.len(), words.len());
+        let mut keys = std::collections::HashMap::new();
+        for word in &words {
+            match short_key(word.as_bytes()) {
+                Some(key) => {
+                    assert!(word.len() <= 16);
+                    if let Some(other) = keys.insert(key, word) {
+                        assert_eq!(other, word, "two words, one key");
+                    }
+                    assert_eq!(short_key(word.as_bytes()), Some(key));
+                }
+                None => assert!(word.len() > 16),
+            }
+        }
+        let mut table = WordTable::default();
+        for (value, word) in (0u32..).zip(&words) {
+            assert_eq!(table.get_or_insert_with(word, || value), value);
+        }
+        for (value, word) in (0u32..).zip(&words) {
+            assert_eq!(table.get_or_insert_with(word, || u32::MAX), value, "{word}");
+        }
+    }
+
+    fn names(hits: &[SearchHit]) -> Vec<&str> {
+        hits.iter().map(SearchHit::name).collect()
+    }
+
+    #[test]
+    fn a_query_word_meets_its_other_inflections() {
+        let index = ToolIndex::new([
+            doc("calculate_area", "Area of a shape."),
+            doc("list_shapes", "Lists the shapes known."),
+        ]);
+        assert_eq!(
+            names(&index.search("calculated areas", 5)),
+            ["calculate_area"]
+        );
+        assert_eq!(names(&index.search("shape listing", 1)), ["list_shapes"]);
+    }
+
+    #[test]
+    fn a_word_counts_more_in_a_name_than_in_a_parameters_description() {
+        let index = ToolIndex::new([
+            ToolDocument::new(
+                "book",
+                "Books it.",
+                &json!({"properties": {"room": {"description": "The invoice number."}}}),
+            ),
+            doc("invoice", "Handles it."),
+        ]);
+        assert_eq!(names(&index.search("invoice", 5)), ["invoice", "book"]);
+    }
+
+    #[test]
+    fn a_long_description_counts_its_words_less_and_a_long_name_does_not() {
+        let index = ToolIndex::new([
+            doc("a", "alpha"),
+            doc("b", "alpha beta gamma delta epsilon zeta eta theta"),
+            doc("alpha", ""),
+            doc("alpha_beta_gamma_delta_epsilon", ""),
+        ]);
+        let hits = index.search("alpha", 5);
+        assert_eq!(
+            names(&hits),
+            ["alpha", "alpha_beta_gamma_delta_epsilon", "a", "b"]
+        );
+        assert!(
+            (hits[0].score() - hits[1].score()).abs() < 1e-6,
+            "names: {hits:?}"
+        );
+        assert!(hits[2].score() > hits[3].score(), "descriptions: {hits:?}");
+    }
+
+    #[test]
+    fn a_catalog_ranks_the_same_whatever_its_order_and_however_often_asked() {
+        let tools = [
+            doc("get_weather", "Current weather for a city."),
+            doc(
+                "weather_forecast",
+                "The weather for the days ahead in a city.",
+            ),
+            doc("city_guide", "What to see in a city."),
+            doc("convert_currency", "Converts an amount between currencies."),
+        ];
+        let forward = ToolIndex::new(tools.clone());
+        let backward = ToolIndex::new(tools.into_iter().rev());
+        let query = "weather in the city tomorrow";
+        let first = forward.search(query, 5);
+        assert_eq!(first.len(), 3);
+        for _ in 0..3 {
+            assert_eq!(forward.search(query, 5), first);
+            assert_eq!(backward.search(query, 5), first);
+        }
     }
 
     #[test]

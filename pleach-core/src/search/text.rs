@@ -44,6 +44,35 @@ fn suffixes_ending_in(last: u8) -> &'static [&'static str] {
 /// The shortest stem a suffix may leave: "uses" is not cut to "u", nor "bus" to "bu".
 const MIN_STEM: usize = 4;
 
+/// [`STOP_WORDS`] packed as [`pack`] packs a word: a word is checked against them with integer
+/// comparisons rather than string ones (the check runs once per word of every tool indexed).
+const STOP_WORDS_PACKED: [u64; STOP_WORDS.len()] = {
+    let mut packed = [0; STOP_WORDS.len()];
+    let mut i = 0;
+    while i < STOP_WORDS.len() {
+        packed[i] = pack(STOP_WORDS[i].as_bytes());
+        i += 1;
+    }
+    packed
+};
+
+/// The bytes of a word of at most eight bytes as one integer, the first byte lowest: two such
+/// words are equal when their integers are.
+const fn pack(word: &[u8]) -> u64 {
+    let mut packed = 0;
+    let mut i = 0;
+    while i < word.len() {
+        packed |= (word[i] as u64) << (8 * i);
+        i += 1;
+    }
+    packed
+}
+
+fn is_stop_word(word: &str) -> bool {
+    // No stop word is longer than six letters: most words skip the comparison.
+    word.len() <= 6 && STOP_WORDS_PACKED.contains(&pack(word.as_bytes()))
+}
+
 /// The index terms of `text`, in order, repeats kept (term frequency counts them).
 #[cfg(test)]
 pub(crate) fn terms(text: &str) -> Vec<String> {
@@ -55,29 +84,106 @@ pub(crate) fn terms(text: &str) -> Vec<String> {
 /// Calls `f` with each index term of `text`, built in `buf` (reused: no allocation per term).
 pub(crate) fn for_each_term(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
     for_each_word(text, |word| {
-        buf.clear();
-        if word.is_ascii() {
-            buf.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
-        } else {
-            buf.extend(word.chars().flat_map(char::to_lowercase));
-        }
-        // No stop word is longer than six letters: most words skip the search.
-        if buf.len() > 6 || STOP_WORDS.binary_search(&buf.as_str()).is_err() {
-            stem(buf);
-            f(buf);
+        if let Some(term) = term(word, buf) {
+            f(term);
         }
     });
+}
+
+/// The index term of `word` (one of [`for_each_word`]'s), built in `buf`: lower-cased and
+/// stemmed, or `None` for a stop word.
+pub(crate) fn term<'a>(word: &str, buf: &'a mut String) -> Option<&'a str> {
+    buf.clear();
+    if word.is_ascii() {
+        buf.push_str(word);
+        buf.make_ascii_lowercase();
+    } else {
+        buf.extend(word.chars().flat_map(char::to_lowercase));
+    }
+    if is_stop_word(buf) {
+        return None;
+    }
+    // A number in a question is a value for the call ("100 euros", "on December 13, 2019"),
+    // not what a tool does; in a tool's text it is an example or a version. A number within a
+    // word (`sha256`, `v2`) is kept with it.
+    if buf.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    stem(buf);
+    Some(buf)
 }
 
 /// Calls `f` with each word of `text`: runs of letters and digits, split where a lower-case
 /// letter or a digit meets an upper-case one (`getWeather`, `v2Api`) and before the last capital
 /// of a run of capitals followed by a lower-case letter (`HTTPServer` → `HTTP`, `Server`).
-fn for_each_word(text: &str, f: impl FnMut(&str)) {
-    // All-ASCII text (the common case) is read byte by byte, without decoding UTF-8.
+pub(crate) fn for_each_word(text: &str, f: impl FnMut(&str)) {
+    // All-ASCII text (the common case) is read byte by byte with a class table, without decoding
+    // UTF-8 or asking Unicode's tables.
     if text.is_ascii() {
-        split_words(text, text.bytes().map(char::from).enumerate(), f);
+        split_ascii_words(text, f);
     } else {
         split_words(text, text.char_indices(), f);
+    }
+}
+
+/// What [`split_ascii_words`] needs to know of a byte.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Separator,
+    Lower,
+    Upper,
+    Digit,
+}
+
+/// Every ASCII byte's [`Class`].
+const CLASSES: [Class; 128] = {
+    let mut classes = [Class::Separator; 128];
+    let mut byte: u8 = 0;
+    while byte < 128 {
+        classes[byte as usize] = match byte {
+            b'a'..=b'z' => Class::Lower,
+            b'A'..=b'Z' => Class::Upper,
+            b'0'..=b'9' => Class::Digit,
+            _ => Class::Separator,
+        };
+        byte += 1;
+    }
+    classes
+};
+
+/// [`split_words`] for ASCII `text`, the same words.
+fn split_ascii_words(text: &str, mut f: impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    let class = |at: usize| CLASSES[usize::from(bytes[at] & 0x7f)];
+    let mut start: Option<usize> = None;
+    let mut previous = Class::Separator;
+    for at in 0..bytes.len() {
+        let here = class(at);
+        if here == Class::Separator {
+            if let Some(from) = start.take() {
+                f(&text[from..at]);
+            }
+            previous = here;
+            continue;
+        }
+        if let Some(from) = start {
+            let lower_to_upper =
+                matches!(previous, Class::Lower | Class::Digit) && here == Class::Upper;
+            let acronym_end = previous == Class::Upper
+                && here == Class::Upper
+                && at + 1 < bytes.len()
+                && class(at + 1) == Class::Lower;
+            if lower_to_upper || acronym_end {
+                f(&text[from..at]);
+                start = Some(at);
+            }
+        } else {
+            start = Some(at);
+        }
+        previous = here;
+    }
+    if let Some(from) = start {
+        f(&text[from..]);
     }
 }
 
@@ -116,9 +222,9 @@ fn split_words(text: &str, chars: impl Iterator<Item = (usize, char)>, mut f: im
 
 /// `word` (lower case) with one common English suffix taken off, then a final `e`: "calculates",
 /// "calculated" and "calculate" meet as `calculat`, "reservation" and "reserve" as `reserv`.
-/// Words with a non-ASCII letter and numbers are left as they are.
+/// Words with a non-ASCII letter are left as they are.
 fn stem(word: &mut String) {
-    if !word.is_ascii() || word.bytes().all(|b| b.is_ascii_digit()) {
+    if !word.is_ascii() {
         return;
     }
     let Some(&last) = word.as_bytes().last() else {
@@ -140,7 +246,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stop_words_are_sorted_for_binary_search_and_short() {
+    fn stop_words_are_sorted_and_short_enough_to_pack() {
         assert!(STOP_WORDS.windows(2).all(|pair| pair[0] < pair[1]));
         assert!(STOP_WORDS.iter().all(|word| word.len() <= 6));
     }
@@ -169,8 +275,8 @@ mod tests {
     fn identifiers_split_at_separators_and_case() {
         assert_eq!(
             terms("Weather_1_GetWeather"),
-            ["weath", "1", "weath"],
-            "`get` is a stop word"
+            ["weath", "weath"],
+            "`get` is a stop word, `1` a number"
         );
         assert_eq!(
             terms("parseHTTPServer-name.v2Api"),
@@ -183,7 +289,49 @@ mod tests {
     fn inflections_meet_at_one_stem() {
         assert_eq!(terms("calculates calculated calculate"), ["calculat"; 3]);
         assert_eq!(terms("reservation reserve"), ["reserv"; 2]);
-        assert_eq!(terms("uses 2023"), ["uses", "2023"], "too short to cut");
+        assert_eq!(terms("uses bus"), ["uses", "bus"], "too short to cut");
+    }
+
+    #[test]
+    fn stop_words_are_found_by_their_packed_form() {
+        for word in STOP_WORDS {
+            assert!(is_stop_word(word), "{word}");
+        }
+        for word in ["gets", "g", "pleases", "", "ab", "wants"] {
+            assert!(!is_stop_word(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn the_ascii_splitter_splits_as_the_general_one() {
+        let words = |text: &str, ascii: bool| {
+            let mut out = Vec::new();
+            if ascii {
+                split_ascii_words(text, |word| out.push(word.to_owned()));
+            } else {
+                split_words(text, text.char_indices(), |word| out.push(word.to_owned()));
+            }
+            out
+        };
+        for text in [
+            "Weather_1_GetWeather",
+            "parseHTTPServer-name.v2Api",
+            "  A  aB AB ABc 9Z z9 __x__ ",
+            "HTTP",
+            "x",
+            "",
+            "IOError: can't open /tmp/a.txt (code 2)",
+        ] {
+            assert_eq!(words(text, true), words(text, false), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_are_values_not_terms_unless_part_of_a_word() {
+        assert_eq!(
+            terms("convert 100 euros on 2019-12-13 with sha256 v2"),
+            ["convert", "euro", "sha256", "v2"]
+        );
     }
 
     #[test]

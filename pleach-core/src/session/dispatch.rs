@@ -4,6 +4,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::pipeline::Terminal;
 use super::shared::CallSlot;
 use super::{Session, ToolResult};
 use crate::call::ToolCall;
@@ -89,16 +90,11 @@ impl Session {
         approved: Option<crate::safety::Action>,
         slot: Option<CallSlot>,
     ) -> ToolResult {
-        // Built only when someone listens (`Session::call` dispatches into a sender that drops
-        // everything).
-        if events.is_connected() {
-            events.send(ToolEvent::Started {
-                tool_call: call.clone(),
-            });
-        }
-        // A call carrying its slot goes the whole way: the place-run takes a slot of its own.
+        // A call carrying its slot goes the whole way: the place-run takes a slot of its own. One
+        // that runs in place sends its `tool.started` with its terminal event, under one lock.
         let in_place = if approved.is_none() && slot.is_none() {
-            self.inner.dispatch_now(call, events, None, None, None)
+            self.inner
+                .dispatch_now(call, events, None, None, Terminal::AfterStarted)
         } else {
             Err(call)
         };
@@ -106,6 +102,13 @@ impl Session {
             // Run in place: no safety stage, so the call ran as the model issued it.
             Ok(dispatched) => (dispatched, None),
             Err(call) => {
+                // Built only when someone listens (`Session::call` dispatches into a sender that
+                // drops everything).
+                if events.is_connected() {
+                    events.send(ToolEvent::Started {
+                        tool_call: call.clone(),
+                    });
+                }
                 // A user's edit (an approval interrupt) may replace the call; a failure counts
                 // against the call as the model issued it.
                 let issued = call.clone();

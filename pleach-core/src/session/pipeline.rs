@@ -75,7 +75,7 @@ impl SessionInner {
             self.run(&mut ran, sink, turn_signal, &mut gate, approved, reserved)
                 .await
         };
-        self.conclude(ran, outcome, sink, gate.0.as_deref(), None)
+        self.conclude(ran, outcome, sink, gate.0.as_deref(), Terminal::Send)
     }
 
     /// The pipeline for a call that can finish right here, without waiting for anything: no
@@ -85,16 +85,15 @@ impl SessionInner {
     /// `turn_signal` is the token that cancels the call's turn, if anything can cancel it before
     /// it starts. With `slot`, the call runs under the runtime-wide slot kept there, taking one
     /// into it if it holds none (a run of calls run one after another shares one); without, the
-    /// call takes its own for the time it runs. With `held`, the terminal event goes there instead
-    /// of to `sink`: the caller sends it, with others under one lock, before anything else of the
-    /// turn can run.
+    /// call takes its own for the time it runs. `terminal` says where the call's terminal event
+    /// goes.
     pub(super) fn dispatch_now<'s>(
         &'s self,
         call: ToolCall,
         sink: &EventSender,
         turn_signal: Option<&CancellationToken>,
         slot: Option<&mut Option<Slot<'s>>>,
-        held: Option<&mut Vec<ToolEvent>>,
+        terminal: Terminal<'_>,
     ) -> Result<Dispatched, ToolCall> {
         if self.screens() {
             return Err(call);
@@ -132,7 +131,7 @@ impl SessionInner {
                 })
             }
         };
-        Ok(self.conclude(call, outcome, sink, None, held))
+        Ok(self.conclude(call, outcome, sink, None, terminal))
     }
 
     /// Runs a tool that finishes where it starts (`runs_in_place`), unless the turn is over.
@@ -170,12 +169,20 @@ impl SessionInner {
         outcome: Result<ToolOutput, ToolError>,
         sink: &EventSender,
         gate: Option<&CallEvents>,
-        held: Option<&mut Vec<ToolEvent>>,
+        terminal: Terminal<'_>,
     ) -> Dispatched {
-        match held {
-            // Only a call run in place is held back, and it has no gate.
-            Some(held) if gate.is_none() && sink.is_connected() => {
+        // Only a call run in place has its terminal event held back or paired, and it has no gate.
+        match terminal {
+            Terminal::Held(held) if gate.is_none() && sink.is_connected() => {
                 held.push(terminal_event(&ran, &outcome));
+            }
+            Terminal::AfterStarted if gate.is_none() => {
+                sink.send_pair(
+                    || ToolEvent::Started {
+                        tool_call: ran.clone(),
+                    },
+                    || terminal_event(&ran, &outcome),
+                );
             }
             _ => send_terminal(sink, &ran, gate, &outcome),
         }
@@ -507,6 +514,18 @@ impl SessionInner {
         }
         Ok(())
     }
+}
+
+/// Where [`SessionInner::dispatch_now`] sends the terminal event of a call it runs.
+pub(super) enum Terminal<'a> {
+    /// To the sink, alone.
+    Send,
+    /// To the sink, under one lock with the call's `tool.started`, which nothing has sent: the
+    /// call ran to its end before anyone could read an event of it.
+    AfterStarted,
+    /// Into the caller's list, which the caller sends with others under one lock before anything
+    /// else of the turn can run.
+    Held(&'a mut Vec<ToolEvent>),
 }
 
 /// What came of one call: the call as it ran (the user's edit, after an approval with edits),

@@ -228,7 +228,13 @@ pub(super) async fn drive_turn(
                 // The turn's token is looked at before each run of starts and every 32 calls
                 // (`run_scheduled`): nothing else can cancel the turn while this task runs.
                 let Burst { slot, events } = burst;
-                match session.dispatch_now(call, &sink, None, Some(slot), Some(events)) {
+                match session.dispatch_now(
+                    call,
+                    &sink,
+                    None,
+                    Some(slot),
+                    pipeline::Terminal::Held(events),
+                ) {
                     Ok(dispatched) => return Step::Done(dispatched),
                     Err(call) => call,
                 }

@@ -16,6 +16,11 @@ const _: () = {
     fn __pleach_input_schema() -> ::pleach_core::__private::serde_json::Value {
         ::pleach_core::__private::input_schema::<Greeting>()
     }
+    fn __pleach_output_schema() -> ::core::option::Option<
+        ::pleach_core::__private::serde_json::Value,
+    > {
+        (&&&::pleach_core::__private::OutputProbe::<Greeted>::new()).output_schema()
+    }
     fn __pleach_parse(
         __pleach_arguments: &str,
     ) -> ::core::result::Result<Greeting, ::pleach_core::ToolError> {
@@ -36,11 +41,13 @@ const _: () = {
         let __pleach_args = __pleach_parse(__pleach_arguments)?;
         let __pleach_future = greet_someone(__pleach_args);
         ::core::result::Result::Ok(
-            ::pleach_core::__private::run_now(async move {
-                let __pleach_ret = __pleach_future.await;
-                (&&&::pleach_core::__private::PlainProbe::<Greeted>::new())
-                    .plain_output(__pleach_ret)
-            }),
+            ::pleach_core::__private::run_now(
+                __pleach_future,
+                |__pleach_ret| {
+                    (&&&::pleach_core::__private::PlainProbe::<Greeted>::new())
+                        .plain_output(__pleach_ret)
+                },
+            ),
         )
     }
     impl greet_someone {
@@ -52,46 +59,7 @@ const _: () = {
             ::pleach_core::UnifiedToolDefinition,
             ::pleach_core::DefinitionError,
         > {
-            static DEFINITION: ::std::sync::OnceLock<
-                ::core::result::Result<
-                    ::pleach_core::UnifiedToolDefinition,
-                    ::pleach_core::DefinitionError,
-                >,
-            > = ::std::sync::OnceLock::new();
-            DEFINITION
-                .get_or_init(|| {
-                    let definition = ::pleach_core::__private::definition(
-                        "greet",
-                        "Greets someone.",
-                        __pleach_input_schema(),
-                        (&&&::pleach_core::__private::OutputProbe::<Greeted>::new())
-                            .output_schema(),
-                        ::pleach_core::__private::Code {
-                            invoke: __pleach_invoke,
-                            check: __pleach_check,
-                            checked_by_type: false,
-                            output_checked_by_type: false,
-                            in_place: true,
-                            takes_context: false,
-                        },
-                        file!(),
-                        line!(),
-                        column!(),
-                    )?;
-                    ::core::result::Result::Ok(
-                        ::pleach_core::__private::unified(
-                            definition,
-                            &::pleach_core::__private::UnifiedFields {
-                                id: ::core::option::Option::None,
-                                display_name: ::core::option::Option::None,
-                                category: ::core::option::Option::None,
-                                schema_key: ::core::option::Option::None,
-                                safety_tier: ::core::option::Option::None,
-                            },
-                        ),
-                    )
-                })
-                .clone()
+            __PLEACH_ENTRY.try_unified()
         }
         /// The registry-level definition.
         ///
@@ -100,10 +68,7 @@ const _: () = {
         /// If the definition is refused (an `#[input]` type whose schema is not an
         /// object); `try_unified` returns that error, and the registry reports it.
         pub(crate) fn unified() -> ::pleach_core::UnifiedToolDefinition {
-            match Self::try_unified() {
-                ::core::result::Result::Ok(tool) => tool,
-                ::core::result::Result::Err(error) => ::core::panic!("{}", error),
-            }
+            __PLEACH_ENTRY.unified()
         }
         /// The basic definition (name, description, schemas, code).
         ///
@@ -111,20 +76,39 @@ const _: () = {
         ///
         /// As `unified`.
         pub(crate) fn definition() -> ::pleach_core::ToolDefinition {
-            Self::unified().definition().clone()
+            __PLEACH_ENTRY.definition()
         }
         #[doc(hidden)]
         pub(crate) fn __pleach_entry() -> &'static ::pleach_core::__private::ToolEntry {
             &__PLEACH_ENTRY
         }
     }
+    const __PLEACH_TOOL: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
+        name: "greet",
+        description: "Greets someone.",
+        input_schema: __pleach_input_schema,
+        output_schema: __pleach_output_schema,
+        code: ::pleach_core::__private::Code {
+            invoke: __pleach_invoke,
+            check: __pleach_check,
+            checked_by_type: false,
+            output_checked_by_type: false,
+            in_place: true,
+            takes_context: false,
+        },
+        unified: ::pleach_core::__private::UnifiedFields {
+            id: ::core::option::Option::None,
+            display_name: ::core::option::Option::None,
+            category: ::core::option::Option::None,
+            schema_key: ::core::option::Option::None,
+            safety_tier: ::core::option::Option::None,
+        },
+        site: (file!(), line!(), column!()),
+    };
     #[::pleach_core::__private::linkme::distributed_slice(
         ::pleach_core::__private::TOOLS
     )]
     #[linkme(crate = ::pleach_core::__private::linkme)]
     #[allow(unsafe_code)]
-    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
-        name: "greet",
-        build: greet_someone::try_unified,
-    };
+    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = __PLEACH_TOOL;
 };

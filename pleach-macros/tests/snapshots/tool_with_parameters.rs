@@ -81,6 +81,11 @@ const _: () = {
             );
         __pleach_schema.finish()
     }
+    fn __pleach_output_schema() -> ::core::option::Option<
+        ::pleach_core::__private::serde_json::Value,
+    > {
+        (&&&::pleach_core::__private::OutputProbe::<Vec<String>>::new()).output_schema()
+    }
     fn __pleach_parse(
         __pleach_arguments: &str,
     ) -> ::core::result::Result<__PleachArgs, ::pleach_core::ToolError> {
@@ -119,9 +124,9 @@ const _: () = {
             ::pleach_core::__private::context(__pleach_ctx),
         );
         ::core::result::Result::Ok(
-            ::pleach_core::__private::run_now(async move {
-                let __pleach_ret = __pleach_future.await;
-                match __pleach_ret {
+            ::pleach_core::__private::run_now(
+                __pleach_future,
+                |__pleach_ret| match __pleach_ret {
                     ::core::result::Result::Ok(__pleach_value) => {
                         (&&::pleach_core::__private::ShapeProbe::<Vec<String>>::new())
                             .tool_output(__pleach_value)
@@ -134,8 +139,8 @@ const _: () = {
                                 .tool_error(),
                         )
                     }
-                }
-            }),
+                },
+            ),
         )
     }
     impl search_corpus {
@@ -147,46 +152,7 @@ const _: () = {
             ::pleach_core::UnifiedToolDefinition,
             ::pleach_core::DefinitionError,
         > {
-            static DEFINITION: ::std::sync::OnceLock<
-                ::core::result::Result<
-                    ::pleach_core::UnifiedToolDefinition,
-                    ::pleach_core::DefinitionError,
-                >,
-            > = ::std::sync::OnceLock::new();
-            DEFINITION
-                .get_or_init(|| {
-                    let definition = ::pleach_core::__private::definition(
-                        "search_corpus",
-                        "Free-text search over the host corpus.",
-                        __pleach_input_schema(),
-                        (&&&::pleach_core::__private::OutputProbe::<Vec<String>>::new())
-                            .output_schema(),
-                        ::pleach_core::__private::Code {
-                            invoke: __pleach_invoke,
-                            check: __pleach_check,
-                            checked_by_type: true,
-                            output_checked_by_type: true,
-                            in_place: true,
-                            takes_context: true,
-                        },
-                        file!(),
-                        line!(),
-                        column!(),
-                    )?;
-                    ::core::result::Result::Ok(
-                        ::pleach_core::__private::unified(
-                            definition,
-                            &::pleach_core::__private::UnifiedFields {
-                                id: ::core::option::Option::None,
-                                display_name: ::core::option::Option::None,
-                                category: ::core::option::Option::None,
-                                schema_key: ::core::option::Option::None,
-                                safety_tier: ::core::option::Option::None,
-                            },
-                        ),
-                    )
-                })
-                .clone()
+            __PLEACH_ENTRY.try_unified()
         }
         /// The registry-level definition.
         ///
@@ -195,10 +161,7 @@ const _: () = {
         /// If the definition is refused (an `#[input]` type whose schema is not an
         /// object); `try_unified` returns that error, and the registry reports it.
         pub fn unified() -> ::pleach_core::UnifiedToolDefinition {
-            match Self::try_unified() {
-                ::core::result::Result::Ok(tool) => tool,
-                ::core::result::Result::Err(error) => ::core::panic!("{}", error),
-            }
+            __PLEACH_ENTRY.unified()
         }
         /// The basic definition (name, description, schemas, code).
         ///
@@ -206,20 +169,39 @@ const _: () = {
         ///
         /// As `unified`.
         pub fn definition() -> ::pleach_core::ToolDefinition {
-            Self::unified().definition().clone()
+            __PLEACH_ENTRY.definition()
         }
         #[doc(hidden)]
         pub fn __pleach_entry() -> &'static ::pleach_core::__private::ToolEntry {
             &__PLEACH_ENTRY
         }
     }
+    const __PLEACH_TOOL: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
+        name: "search_corpus",
+        description: "Free-text search over the host corpus.",
+        input_schema: __pleach_input_schema,
+        output_schema: __pleach_output_schema,
+        code: ::pleach_core::__private::Code {
+            invoke: __pleach_invoke,
+            check: __pleach_check,
+            checked_by_type: true,
+            output_checked_by_type: true,
+            in_place: true,
+            takes_context: true,
+        },
+        unified: ::pleach_core::__private::UnifiedFields {
+            id: ::core::option::Option::None,
+            display_name: ::core::option::Option::None,
+            category: ::core::option::Option::None,
+            schema_key: ::core::option::Option::None,
+            safety_tier: ::core::option::Option::None,
+        },
+        site: (file!(), line!(), column!()),
+    };
     #[::pleach_core::__private::linkme::distributed_slice(
         ::pleach_core::__private::TOOLS
     )]
     #[linkme(crate = ::pleach_core::__private::linkme)]
     #[allow(unsafe_code)]
-    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
-        name: "search_corpus",
-        build: search_corpus::try_unified,
-    };
+    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = __PLEACH_TOOL;
 };

@@ -37,6 +37,11 @@ const _: () = {
             );
         __pleach_schema.finish()
     }
+    fn __pleach_output_schema() -> ::core::option::Option<
+        ::pleach_core::__private::serde_json::Value,
+    > {
+        (&&&::pleach_core::__private::OutputProbe::<String>::new()).output_schema()
+    }
     fn __pleach_parse(
         __pleach_arguments: &str,
     ) -> ::core::result::Result<__PleachArgs, ::pleach_core::ToolError> {
@@ -88,52 +93,7 @@ const _: () = {
             ::pleach_core::UnifiedToolDefinition,
             ::pleach_core::DefinitionError,
         > {
-            static DEFINITION: ::std::sync::OnceLock<
-                ::core::result::Result<
-                    ::pleach_core::UnifiedToolDefinition,
-                    ::pleach_core::DefinitionError,
-                >,
-            > = ::std::sync::OnceLock::new();
-            DEFINITION
-                .get_or_init(|| {
-                    let definition = ::pleach_core::__private::definition(
-                        "dangerous_lookup",
-                        "Looks up an account.",
-                        __pleach_input_schema(),
-                        (&&&::pleach_core::__private::OutputProbe::<String>::new())
-                            .output_schema(),
-                        ::pleach_core::__private::Code {
-                            invoke: __pleach_invoke,
-                            check: __pleach_check,
-                            checked_by_type: true,
-                            output_checked_by_type: true,
-                            in_place: false,
-                            takes_context: false,
-                        },
-                        file!(),
-                        line!(),
-                        column!(),
-                    )?;
-                    ::core::result::Result::Ok(
-                        ::pleach_core::__private::unified(
-                            definition,
-                            &::pleach_core::__private::UnifiedFields {
-                                id: ::core::option::Option::Some("dangerous_lookup"),
-                                display_name: ::core::option::Option::Some(
-                                    "Dangerous Lookup",
-                                ),
-                                category: ::core::option::Option::Some("analysis"),
-                                schema_key: ::core::option::Option::Some(
-                                    "DangerousLookupInput",
-                                ),
-                                safety_tier: ::core::option::Option::Some(
-                                    ::pleach_core::SafetyTier::Critical,
-                                ),
-                            },
-                        ),
-                    )
-                })
-                .clone()
+            __PLEACH_ENTRY.try_unified()
         }
         /// The registry-level definition.
         ///
@@ -142,10 +102,7 @@ const _: () = {
         /// If the definition is refused (an `#[input]` type whose schema is not an
         /// object); `try_unified` returns that error, and the registry reports it.
         pub(crate) fn unified() -> ::pleach_core::UnifiedToolDefinition {
-            match Self::try_unified() {
-                ::core::result::Result::Ok(tool) => tool,
-                ::core::result::Result::Err(error) => ::core::panic!("{}", error),
-            }
+            __PLEACH_ENTRY.unified()
         }
         /// The basic definition (name, description, schemas, code).
         ///
@@ -153,20 +110,41 @@ const _: () = {
         ///
         /// As `unified`.
         pub(crate) fn definition() -> ::pleach_core::ToolDefinition {
-            Self::unified().definition().clone()
+            __PLEACH_ENTRY.definition()
         }
         #[doc(hidden)]
         pub(crate) fn __pleach_entry() -> &'static ::pleach_core::__private::ToolEntry {
             &__PLEACH_ENTRY
         }
     }
+    const __PLEACH_TOOL: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
+        name: "dangerous_lookup",
+        description: "Looks up an account.",
+        input_schema: __pleach_input_schema,
+        output_schema: __pleach_output_schema,
+        code: ::pleach_core::__private::Code {
+            invoke: __pleach_invoke,
+            check: __pleach_check,
+            checked_by_type: true,
+            output_checked_by_type: true,
+            in_place: false,
+            takes_context: false,
+        },
+        unified: ::pleach_core::__private::UnifiedFields {
+            id: ::core::option::Option::Some("dangerous_lookup"),
+            display_name: ::core::option::Option::Some("Dangerous Lookup"),
+            category: ::core::option::Option::Some("analysis"),
+            schema_key: ::core::option::Option::Some("DangerousLookupInput"),
+            safety_tier: ::core::option::Option::Some(
+                ::pleach_core::SafetyTier::Critical,
+            ),
+        },
+        site: (file!(), line!(), column!()),
+    };
     #[::pleach_core::__private::linkme::distributed_slice(
         ::pleach_core::__private::TOOLS
     )]
     #[linkme(crate = ::pleach_core::__private::linkme)]
     #[allow(unsafe_code)]
-    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
-        name: "dangerous_lookup",
-        build: dangerous_lookup::try_unified,
-    };
+    static __PLEACH_ENTRY: ::pleach_core::__private::ToolEntry = __PLEACH_TOOL;
 };

@@ -1,7 +1,8 @@
 //! A session's answer sent as JSON when the call does not talk to the client, as SSE when it does.
 //!
 //! rmcp answers every request of an MCP session with an SSE stream, whose headers go out before
-//! the call ends. This reads that stream up to its first message: when that is the result, it is
+//! the call ends; the call's own messages (its log messages and progress: [`CallStream`]) join
+//! that stream here. This reads it up to its first message: when that is the result, it is
 //! sent as one JSON body (a client that takes JSON); when the call first sends something else
 //! (progress, a log message, a request of the server's such as an elicitation), the stream is
 //! sent on from there, so the client sees each message as it comes and can answer a request.
@@ -25,16 +26,29 @@ use serde_json::Value;
 use sse_stream::{KeepAlive, SseBody, SseStream, Timer};
 
 use super::refusal::{has_content_type, json_rpc_error};
+use super::sessions::SESSION_ID;
+use crate::client::{CallStream, OpenCalls};
 
 /// How often a stream sent on carries a comment while it has nothing else to send, so proxies do
 /// not close it while the client's user answers (rmcp's own interval).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// Runs `request`; when it is one JSON-RPC request from a client that takes JSON, the SSE stream
-/// rmcp answers with is read to its first message: the result alone is sent as JSON, anything
-/// else as the stream from there on.
-pub(super) async fn answer(request: Request, next: Next, max_body_bytes: usize) -> Response {
-    let (parts, body) = request.into_parts();
+/// Runs `request`; when it is one JSON-RPC request, its call's own messages
+/// ([`CallStream`]) go on rmcp's SSE stream of its answer, and for a client that takes JSON
+/// that stream is read to its first message: the result alone is sent as JSON, anything else as
+/// the stream from there on.
+pub(super) async fn answer(
+    request: Request,
+    next: Next,
+    max_body_bytes: usize,
+    open: &OpenCalls,
+) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let session = parts
+        .headers
+        .get(SESSION_ID)
+        .and_then(|id| id.to_str().ok())
+        .map(str::to_owned);
     let Ok(bytes) = axum::body::to_bytes(body, max_body_bytes).await else {
         return json_rpc_error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -42,29 +56,39 @@ pub(super) async fn answer(request: Request, next: Next, max_body_bytes: usize) 
             &format!("the request body is over {max_body_bytes} bytes, or was cut off"),
         );
     };
-    let peek = takes_json(&parts.headers) && is_request(&bytes);
+    let single = is_request(&bytes);
+    let peek = single && takes_json(&parts.headers);
+    let call = single.then(CallStream::default);
+    if let Some(call) = &call {
+        parts.extensions.insert(call.clone());
+    }
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
-    if !peek
-        || response.status() != StatusCode::OK
+    let Some(call) = call else { return response };
+    if response.status() != StatusCode::OK
         || !has_content_type(response.headers(), "text/event-stream")
     {
         return response;
     }
     let (mut parts, body) = response.into_parts();
-    let mut events = SseStream::new(body);
+    let mut events = call.clone().merged(events_of(body));
     // Events before the first message (a priming event with its id and retry) go out first
     // when the stream is sent on.
     let mut before = Vec::new();
     while let Some(event) = events.next().await {
-        let Ok(event) = event else { break };
+        // rmcp's first event id names its stream, which a client resumes with `Last-Event-ID`.
+        if let (Some(session), Some(id)) = (&session, &event.id)
+            && before.is_empty()
+        {
+            open.insert(session, id, &call);
+        }
         // A priming event carries an id and an empty `data`, not a message.
         let Some(data) = event.data.as_deref().filter(|data| !data.trim().is_empty()) else {
             before.push(event);
             continue;
         };
-        if is_response(data) {
+        if peek && is_response(data) {
             parts.headers.remove(header::CONTENT_LENGTH);
             parts.headers.remove(header::CACHE_CONTROL);
             parts.headers.insert(
@@ -74,16 +98,39 @@ pub(super) async fn answer(request: Request, next: Next, max_body_bytes: usize) 
             return Response::from_parts(parts, Body::from(event.data.unwrap_or_default()));
         }
         before.push(event);
-        let sent = futures_util::stream::iter(before.into_iter().map(Ok)).chain(events);
-        let body =
-            SseBody::new(sent).with_keep_alive::<Sleep>(KeepAlive::new().interval(KEEP_ALIVE));
-        return Response::from_parts(parts, Body::new(body));
+        let sent = futures_util::stream::iter(before).chain(events);
+        return Response::from_parts(parts, sse_body(sent));
     }
     json_rpc_error(
         StatusCode::BAD_GATEWAY,
         -32603,
         "the server stopped before the call ended; its outcome is unknown",
     )
+}
+
+/// rmcp's resumed stream of a call (a `GET` with `Last-Event-ID`) with the call's own messages
+/// among its events, while the call runs.
+pub(super) fn resumed(response: Response, call: CallStream) -> Response {
+    if response.status() != StatusCode::OK
+        || !has_content_type(response.headers(), "text/event-stream")
+    {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    Response::from_parts(parts, sse_body(call.merged(events_of(body))))
+}
+
+/// The SSE events of rmcp's `body`, until it ends or breaks off.
+fn events_of(body: Body) -> impl futures_util::Stream<Item = sse_stream::Sse> + Send + 'static {
+    SseStream::new(body)
+        .take_while(|event| std::future::ready(event.is_ok()))
+        .filter_map(|event| std::future::ready(event.ok()))
+}
+
+/// `events` as an SSE body with keep-alive comments.
+fn sse_body(events: impl futures_util::Stream<Item = sse_stream::Sse> + Send + 'static) -> Body {
+    let events = events.map(Ok::<_, std::convert::Infallible>);
+    Body::new(SseBody::new(events).with_keep_alive::<Sleep>(KeepAlive::new().interval(KEEP_ALIVE)))
 }
 
 /// The keep-alive timer of a stream sent on: tokio's sleep.

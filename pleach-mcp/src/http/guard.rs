@@ -2,12 +2,13 @@
 //! absolute-form target naming that host), the `Origin`, an announced body over the limit (413
 //! before it is read), who is calling (a `WWW-Authenticate` challenge pointing at the
 //! protected-resource metadata when no one accepted is), no stream outside a request (a `GET`
-//! without `Last-Event-ID`), (feature `redis`, with a store) the session still in the store, the route (a session's, or
+//! without `Last-Event-ID`, or any with a store), (feature `redis`, with a store) the session still in the store, the route (a session's, or
 //! stateless) and room for a new session (503 when there is none), and a slot in the runtime for
 //! the call (503 when there is none); a session's answer then sent as JSON unless the call talks
 //! to the client.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -64,10 +65,10 @@ pub(super) async fn guard(
     if request.method() == Method::GET
         && (has_store(&shared) || !request.headers().contains_key("last-event-id"))
     {
-        // No stream outside a request: this server sends nothing there, and a stream held open
-        // would keep a draining replica (and a reloading nginx) waiting. A `GET` with
-        // `Last-Event-ID` goes to rmcp's resumption of a session's stream (not with a store:
-        // the replica that held the stream may be gone).
+        // No stream outside a request: a call's messages all go on its own answer, and a stream
+        // held open would keep a draining replica (and a reloading nginx) waiting. A `GET` with
+        // `Last-Event-ID` resumes a call's answer (not with a store: the replica that held the
+        // stream may be gone).
         let mut response = json_rpc_error(
             StatusCode::METHOD_NOT_ALLOWED,
             -32000,
@@ -82,10 +83,12 @@ pub(super) async fn guard(
     if let Some(refusal) = check_session(&shared, request.method(), request.headers()).await {
         return refusal;
     }
-    let route = match routed(&shared, request).await {
-        Ok((routed, route)) => {
+    // Held until the answer is made: an `initialize` let through counts against the session
+    // limit until its session is held.
+    let (route, _starting) = match routed(&shared, request).await {
+        Ok((routed, route, starting)) => {
             request = routed;
-            route
+            (route, starting)
         }
         Err(refusal) => return refusal,
     };
@@ -105,7 +108,17 @@ pub(super) async fn guard(
     }
     let sent_json = is_json(request.headers());
     let response = if route == Route::Session && request.method() == Method::POST {
-        buffered::answer(request, next, shared.max_body_bytes).await
+        buffered::answer(request, next, shared.max_body_bytes, &shared.open_calls).await
+    } else if request.method() == Method::GET {
+        // A resumed stream of a call that still runs gets the call's own messages too.
+        let call = header_text(request.headers(), sessions::SESSION_ID)
+            .zip(header_text(request.headers(), "last-event-id"))
+            .and_then(|(session, last)| shared.open_calls.find(session, last));
+        let response = next.run(request).await;
+        match call {
+            Some(call) => buffered::resumed(response, call),
+            None => response,
+        }
     } else {
         next.run(request).await
     };
@@ -147,7 +160,10 @@ async fn check_session(
 
 /// The request's [`Route`] (its body read when it may be an `initialize`), set in its
 /// extensions; a 413 for a body over the limit, a 503 for a new session past the limit.
-async fn routed(shared: &Shared, mut request: Request) -> Result<(Request, Route), Response> {
+async fn routed(
+    shared: &Shared,
+    mut request: Request,
+) -> Result<(Request, Route, Option<Starting<'_>>), Response> {
     let held = match request.headers().get(sessions::SESSION_ID) {
         Some(id) => {
             has_store(shared)
@@ -173,17 +189,35 @@ async fn routed(shared: &Shared, mut request: Request) -> Result<(Request, Route
     } else {
         sessions::route(request.method(), request.headers(), None, |_| held)
     };
-    if route == Route::Session
-        && !request.headers().contains_key(sessions::SESSION_ID)
-        && sessions::count(&shared.sessions).await >= shared.max_sessions
-    {
-        return Err(try_again_shortly(&format!(
-            "this server holds its most sessions ({}); try again shortly",
-            shared.max_sessions
-        )));
-    }
+    let starting =
+        if route == Route::Session && !request.headers().contains_key(sessions::SESSION_ID) {
+            // Counted and let through under one lock, so `initialize`s at the same time cannot all
+            // find the last free place.
+            let _admitting = shared.admitting.lock().await;
+            let starting = shared.starting.load(Ordering::SeqCst);
+            if sessions::count(&shared.sessions).await + starting >= shared.max_sessions {
+                return Err(try_again_shortly(&format!(
+                    "this server holds its most sessions ({}); try again shortly",
+                    shared.max_sessions
+                )));
+            }
+            shared.starting.fetch_add(1, Ordering::SeqCst);
+            Some(Starting(&shared.starting))
+        } else {
+            None
+        };
     request.extensions_mut().insert(route);
-    Ok((request, route))
+    Ok((request, route, starting))
+}
+
+/// An `initialize` let through: counted against the session limit until its answer is made (its
+/// session is held by then; counted twice a moment, never not at all).
+struct Starting<'a>(&'a AtomicUsize);
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Whether sessions are kept in a store, which restores (or refuses) any session a request names.
@@ -203,6 +237,11 @@ fn may_call(headers: &HeaderMap) -> bool {
     headers
         .get("mcp-method")
         .is_none_or(|method| method.as_bytes() == b"tools/call")
+}
+
+/// The text of header `name`, when it has one.
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name)?.to_str().ok()
 }
 
 /// The body length a request announces (`Content-Length`), when it announces one.

@@ -13,8 +13,11 @@
 //!   answers a session's requests, and each call runs with the session's persisted state (a
 //!   scratchpad's notes) restored from Redis.
 //! - **Responses**: JSON for a call that sends nothing before its result; SSE when it does
-//!   (progress, a request to the client) (rmcp's `json_response`, on by default:
-//!   [`HttpOptions::json_response`]; a session's answers alike).
+//!   (progress, a log message, a request to the client) (rmcp's `json_response`, on by default:
+//!   [`HttpOptions::json_response`]; a session's answers alike). Everything a session's call
+//!   sends goes on its own answer, in order, before its result; a dropped answer is resumed
+//!   with `GET` and `Last-Event-ID` (the streams' events are kept in memory, also a while after
+//!   the result). There is no stream outside a request (`GET` without `Last-Event-ID`: 405).
 //! - **Origin**: a request whose `Origin` is not allowed ([`HttpOptions::allow_origin`]; on a
 //!   loopback address the loopback origins, any port, also are) gets 403; requests without `Origin` (non-browser clients) pass. Pages of an allowed origin get
 //!   CORS: their preflights are answered without a token, with the MCP headers allowed, and the
@@ -57,7 +60,8 @@
 //! This file holds what every request of one server shares; the options are `options.rs`, the
 //! server, its site (CORS included) and its drain `server.rs`, its connections
 //! `connections.rs`, the checks in front of rmcp `guard.rs`, which requests belong to a session
-//! `sessions.rs`, a session's answer as JSON or SSE `buffered.rs`, and refusals as JSON-RPC
+//! `sessions.rs`, a session's answer as JSON or SSE `buffered.rs` (with a call's own messages,
+//! `client/call_stream.rs`), the sessions' streams kept for resumption `events.rs`, and refusals as JSON-RPC
 //! errors `refusal.rs`.
 //!
 //! ```rust,no_run
@@ -79,6 +83,7 @@
 mod auth;
 mod buffered;
 mod connections;
+mod events;
 mod guard;
 mod jwt;
 mod options;
@@ -122,8 +127,14 @@ struct Shared {
     /// The MCP sessions held in memory (rmcp's manager, shared with the service that answers
     /// their requests): counted against `max_sessions`.
     sessions: std::sync::Arc<LocalSessionManager>,
+    /// The sessions' calls answered with a stream, for a resumed stream to find.
+    open_calls: crate::client::OpenCalls,
     /// At most this many sessions: an `initialize` past it gets 503.
     max_sessions: usize,
+    /// The `initialize`s let through whose answer is not made yet, counted with the sessions.
+    starting: std::sync::atomic::AtomicUsize,
+    /// Held while an `initialize` is counted and let through.
+    admitting: tokio::sync::Mutex<()>,
     /// The largest request body taken (a larger announced one gets 413 at once; a session's
     /// request is read whole: `buffered`).
     max_body_bytes: usize,

@@ -338,7 +338,8 @@ impl HttpOptions {
     /// the store, and what the call changed is written back before the result is sent. Such a
     /// client is not asked to approve calls (its answer could reach another replica): a call
     /// that needs approval fails with 1012 for it, as over stateless HTTP. There is no SSE stream
-    /// on `GET` (405): this server sends nothing outside a request. Clients that never
+    /// on `GET` (405), to resume either: the replica that held a call's stream may be gone.
+    /// Clients that never
     /// initialize (MCP 2026-07-28 ones among them) have no sessions and stay stateless.
     ///
     /// ```rust,no_run

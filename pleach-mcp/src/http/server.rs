@@ -124,10 +124,20 @@ impl HttpServer {
             Some(store) => server.with_state_store(store.clone()),
             None => server,
         };
-        let mut sessions = LocalSessionManager::default();
-        sessions.session_config.keep_alive = Some(options.session_idle_timeout);
+        // The sessions' streams are kept in memory, so a dropped one resumes (with a store no
+        // stream is resumed: the replica that held it may be gone).
         #[cfg(feature = "redis")]
-        if options.session_store.is_some() {
+        let resumable = options.session_store.is_none();
+        #[cfg(not(feature = "redis"))]
+        let resumable = true;
+        let mut sessions = if resumable {
+            LocalSessionManager::default()
+                .with_event_store(Arc::new(super::events::SharedEvents::default()))
+        } else {
+            LocalSessionManager::default()
+        };
+        sessions.session_config.keep_alive = Some(options.session_idle_timeout);
+        if !resumable {
             sessions.session_config.sse_retry = None;
         }
         Ok(HttpServer {
@@ -141,7 +151,10 @@ impl HttpServer {
                 cancel_calls: cancel_calls.clone(),
                 stop: CancellationToken::new(),
                 sessions: Arc::new(sessions),
+                open_calls: crate::client::OpenCalls::default(),
                 max_sessions: options.max_sessions,
+                starting: std::sync::atomic::AtomicUsize::new(0),
+                admitting: tokio::sync::Mutex::new(()),
                 max_body_bytes: options.max_body_bytes,
                 listen: options.listen,
                 bound: std::sync::OnceLock::new(),

@@ -1,5 +1,5 @@
-//! One call of a remote tool: sent as `tools/call`, its progress passed on as `tool.delta`,
-//! cancelled with `notifications/cancelled` when its signal fires (or its future is dropped),
+//! One call of a remote tool: sent as `tools/call`, the server's progress, logs and requests
+//! during it passed to its context (see `requests`), cancelled with `notifications/cancelled` when its signal fires (or its future is dropped),
 //! and its result read as the tool's outcome.
 
 use rmcp::model::{
@@ -8,8 +8,7 @@ use rmcp::model::{
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
-use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use serde_json::Value;
 use tracing::Instrument;
 
 use super::connection::{Connection, unavailable};
@@ -52,6 +51,7 @@ async fn send(
     // The server's work joins this call's trace (MCP's `_meta.traceparent`, SEP-414).
     params.meta = super::span::trace_meta(span).map(rmcp::model::RequestMetaObject);
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let entry = connection.enter(ctx.clone());
     let handle = match peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await
@@ -60,49 +60,34 @@ async fn send(
         Err(error) => return Err(broken(connection, &error, false).await),
     };
     span.record("jsonrpc.request.id", tracing::field::display(&handle.id));
-    let (sender, mut progress) = mpsc::unbounded_channel();
-    let _route = connection.route_progress(handle.progress_token.clone(), sender);
+    entry.sent(handle.id.clone(), handle.progress_token.clone());
     let mut pending = Pending {
         peer,
         id: Some(handle.id.clone()),
     };
-    let response = handle.await_response();
-    tokio::pin!(response);
-    loop {
-        tokio::select! {
-            answered = &mut response => {
-                pending.id = None;
-                return match answered {
-                    Ok(ServerResult::CallToolResult(result)) => outcome(label, tool, result),
-                    Ok(other) => Err(ToolError::failed(format!(
-                        "the MCP server `{label}` answered `{tool}` with something other than a \
-                         tool result"
-                    ))
-                    .with_detail(format!("{other:?}"))),
-                    Err(ServiceError::McpError(error)) => Err(ToolError::failed(format!(
-                        "the MCP server `{label}` refused the call: {} (JSON-RPC error {})",
-                        error.message, error.code.0
-                    ))),
-                    Err(error) => Err(broken(connection, &error, true).await),
-                };
+    tokio::select! {
+        answered = handle.await_response() => {
+            pending.id = None;
+            match answered {
+                Ok(ServerResult::CallToolResult(result)) => outcome(label, tool, result),
+                Ok(other) => Err(ToolError::failed(format!(
+                    "the MCP server `{label}` answered `{tool}` with something other than a \
+                     tool result"
+                ))
+                .with_detail(format!("{other:?}"))),
+                Err(ServiceError::McpError(error)) => Err(ToolError::failed(format!(
+                    "the MCP server `{label}` refused the call: {} (JSON-RPC error {})",
+                    error.message, error.code.0
+                ))),
+                Err(error) => Err(broken(connection, &error, true).await),
             }
-            Some(report) = progress.recv() => {
-                let mut delta = json!({ "progress": report.progress });
-                if let Some(total) = report.total {
-                    delta["total"] = json!(total);
-                }
-                if let Some(message) = report.message {
-                    delta["message"] = json!(message);
-                }
-                ctx.progress(delta);
-            }
-            () = ctx.signal.cancelled() => {
-                pending.cancel("the call was cancelled").await;
-                return Err(ToolError::new(
-                    ErrorCode::Cancelled,
-                    format!("the call was cancelled; the MCP server `{label}` was told"),
-                ));
-            }
+        }
+        () = ctx.signal.cancelled() => {
+            pending.cancel("the call was cancelled").await;
+            Err(ToolError::new(
+                ErrorCode::Cancelled,
+                format!("the call was cancelled; the MCP server `{label}` was told"),
+            ))
         }
     }
 }
@@ -224,6 +209,7 @@ fn text_of(content: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn result(value: Value) -> CallToolResult {
         serde_json::from_value(value).expect("a tool result")

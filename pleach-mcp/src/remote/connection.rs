@@ -1,20 +1,26 @@
 //! The connection to one MCP server: opened over stdio (a child process) or Streamable HTTP,
-//! reopened with backoff after it fails, and the client side of the protocol (progress routed to
-//! the call that asked for it, `tools/list_changed` passed on).
+//! reopened with backoff after it fails, and the client side of the protocol (the server's
+//! progress, logs, elicitation and sampling passed to the call they belong to, see `requests`;
+//! `tools/list_changed` passed on).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+#![allow(deprecated)] // rmcp marks logging and sampling deprecated (SEP-2577); MCP still has them.
+
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ErrorData, Implementation, ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::transport::IntoTransport;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use super::Target;
+use super::requests::{self, Answers, CallEntry, InOrder, RunningCalls};
 use super::target::Network;
+use pleach_core::ToolContext;
 use pleach_core::error::{ErrorCode, ToolError};
 
 /// The first wait before reconnecting after a failure; it doubles with each failure in a row.
@@ -47,39 +53,49 @@ struct State {
 
 /// What the client side shares with the connection.
 struct HandlerState {
-    /// Where each running call's progress goes, by its request's progress token.
-    progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<ProgressNotificationParam>>>,
+    /// How messages name the server.
+    label: String,
+    /// The server's requests the client side declares it answers.
+    answers: Answers,
+    /// The calls running, where the server's messages during a call go.
+    calls: Arc<RunningCalls>,
     /// Bumped when the server says its tools changed and when the connection is opened again:
     /// either way the tool list is listed again.
     relist: watch::Sender<u64>,
 }
 
-/// The client side of the protocol: pleach asks for no capability (no sampling, no roots, no
-/// elicitation), routes progress, and passes on `tools/list_changed`.
+/// The client side of the protocol: pleach declares elicitation (form) and sampling as
+/// [`Answers`] says (no roots), passes the server's messages during a call to that call
+/// (`requests`), and passes on `tools/list_changed`.
+///
+/// It offers protocol 2025-11-25: the newest in which a server sends its requests during a call
+/// (from 2026-07-28 on, a server asks through input-required results instead).
 #[derive(Clone)]
 struct Handler(Arc<HandlerState>);
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            ClientCapabilities::default(),
+            self.0.answers.capabilities(),
             Implementation::new("pleach", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
-    async fn on_progress(
+    async fn create_elicitation(
         &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let progress = self
-            .0
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(sender) = progress.get(&params.progress_token) {
-            let _ = sender.send(params);
-        }
+        params: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        requests::elicit(&self.0.calls, &self.0.label, params, &context).await
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        requests::sample(&self.0.calls, &self.0.label, params, &context).await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -87,33 +103,24 @@ impl ClientHandler for Handler {
     }
 }
 
-/// Routes a call's progress while it lives; removed when dropped.
-pub(super) struct ProgressRoute {
-    shared: Arc<HandlerState>,
-    token: ProgressToken,
-}
-
-impl Drop for ProgressRoute {
-    fn drop(&mut self) {
-        self.shared
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.token);
-    }
-}
-
 impl Connection {
-    pub(super) fn new(target: Target, label: String, connect_timeout: Duration) -> Connection {
+    pub(super) fn new(
+        target: Target,
+        label: String,
+        connect_timeout: Duration,
+        answers: Answers,
+    ) -> Connection {
         Connection {
             network: target.network(),
             target,
-            label,
             connect_timeout,
             shared: Arc::new(HandlerState {
-                progress: Mutex::new(HashMap::new()),
+                label: label.clone(),
+                answers,
+                calls: Arc::default(),
                 relist: watch::channel(0).0,
             }),
+            label,
             state: tokio::sync::Mutex::new(State::default()),
         }
     }
@@ -133,21 +140,10 @@ impl Connection {
         self.shared.relist.subscribe()
     }
 
-    /// Sends `token`'s progress to `sender` until the route is dropped.
-    pub(super) fn route_progress(
-        &self,
-        token: ProgressToken,
-        sender: mpsc::UnboundedSender<ProgressNotificationParam>,
-    ) -> ProgressRoute {
-        self.shared
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), sender);
-        ProgressRoute {
-            shared: Arc::clone(&self.shared),
-            token,
-        }
+    /// Registers a call about to be sent: the server's messages during it go to `ctx` until the
+    /// entry is dropped.
+    pub(super) fn enter(&self, ctx: ToolContext) -> CallEntry {
+        self.shared.calls.enter(ctx)
     }
 
     /// The open connection's peer, opening it (again) when it is not open. After a failure the
@@ -224,33 +220,38 @@ impl Connection {
         }
     }
 
+    /// `transport`, its progress and log messages passed to their calls as they are read.
+    fn in_order<T>(&self, transport: T) -> InOrder<T> {
+        InOrder::new(
+            transport,
+            Arc::clone(&self.shared.calls),
+            self.label.clone(),
+        )
+    }
+
     /// Opens a new connection and runs the handshake, within the connect timeout.
     async fn open(&self) -> Result<RunningService<RoleClient, Handler>, String> {
         let handler = Handler(Arc::clone(&self.shared));
+        // Each handshake boxed: a transport's state (a sign-in's above all) would double the
+        // size of every open's future.
         let opening = async {
-            match &self.target {
+            let served = match &self.target {
                 Target::Stdio(command) => {
                     let transport = command.spawn()?;
-                    handler
-                        .serve(transport)
-                        .await
-                        .map_err(|error| error.to_string())
+                    let transport = IntoTransport::<RoleClient, _, _>::into_transport(transport);
+                    Box::pin(handler.serve(self.in_order(transport))).await
                 }
                 #[cfg(feature = "http")]
                 Target::Http(http) => {
                     if let Some(transport) = http.authorized_transport()? {
-                        // Boxed: a sign-in's state would double the size of every open's future.
-                        return Box::pin(handler.serve(transport))
-                            .await
-                            .map_err(|error| error.to_string());
+                        Box::pin(handler.serve(self.in_order(transport))).await
+                    } else {
+                        let transport = http.transport()?;
+                        Box::pin(handler.serve(self.in_order(transport))).await
                     }
-                    let transport = http.transport()?;
-                    handler
-                        .serve(transport)
-                        .await
-                        .map_err(|error| error.to_string())
                 }
-            }
+            };
+            served.map_err(|error| error.to_string())
         };
         match tokio::time::timeout(self.connect_timeout, opening).await {
             Ok(opened) => opened,

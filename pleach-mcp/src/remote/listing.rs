@@ -29,6 +29,18 @@ pub(super) struct RemoteTool {
     /// `idempotentHint` of a tool that is not read-only: whether a call may run again when a
     /// durable engine lost its first run (a read-only tool is idempotent anyway).
     pub(super) idempotent: Option<bool>,
+    /// The tool as the server listed it, for its pin.
+    pub(super) listing: Value,
+}
+
+impl super::pin::Listing for RemoteTool {
+    fn remote_name(&self) -> &str {
+        &self.remote_name
+    }
+
+    fn listing(&self) -> &Value {
+        &self.listing
+    }
 }
 
 impl RemoteTool {
@@ -38,21 +50,50 @@ impl RemoteTool {
     }
 }
 
-/// The server's names of the tools it lists now: a definition refuses a call to a tool the
-/// server stopped listing (1003) instead of sending it.
+/// The server's names of the tools it lists now, and of those whose definitions are held back: a
+/// definition refuses a call to a tool the server stopped listing (1003), or whose definition
+/// changed and is held back (1012), instead of sending it.
 #[derive(Clone, Default)]
-pub(super) struct ListedNames(Arc<RwLock<HashSet<String>>>);
+pub(super) struct ListedNames(Arc<RwLock<Names>>);
+
+#[derive(Default)]
+struct Names {
+    offered: HashSet<String>,
+    held: HashSet<String>,
+}
 
 impl ListedNames {
-    pub(super) fn replace(&self, names: impl IntoIterator<Item = String>) {
-        *self.0.write().unwrap_or_else(PoisonError::into_inner) = names.into_iter().collect();
+    pub(super) fn replace(
+        &self,
+        offered: impl IntoIterator<Item = String>,
+        held: impl IntoIterator<Item = String>,
+    ) {
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = Names {
+            offered: offered.into_iter().collect(),
+            held: held.into_iter().collect(),
+        };
     }
 
-    fn contains(&self, name: &str) -> bool {
-        self.0
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(name)
+    /// Why a call to `name` is not sent, if it is not.
+    fn refusal(&self, name: &str, label: &str) -> Option<ToolError> {
+        let names = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        if names.offered.contains(name) {
+            None
+        } else if names.held.contains(name) {
+            Some(ToolError::new(
+                ErrorCode::SafetyHalt,
+                format!(
+                    "the definition of `{name}` on the MCP server `{label}` changed since it was \
+                     pinned and is held back until it is trusted (`pleach mcp trust`, \
+                     `RemoteServer::trust`); the call was not sent"
+                ),
+            ))
+        } else {
+            Some(ToolError::new(
+                ErrorCode::UnknownTool,
+                format!("the MCP server `{label}` no longer lists `{name}`; the call was not sent"),
+            ))
+        }
     }
 }
 
@@ -233,16 +274,10 @@ fn definition(
         .execute_json(move |arguments, ctx| {
             let connection = Arc::clone(&called);
             let remote = remote.clone();
-            let listed = listed.contains(&remote);
+            let refused = listed.refusal(&remote, connection.label());
             async move {
-                if !listed {
-                    return Err(ToolError::new(
-                        pleach_core::error::ErrorCode::UnknownTool,
-                        format!(
-                            "the MCP server `{}` no longer lists `{remote}`; the call was not sent",
-                            connection.label()
-                        ),
-                    ));
+                if let Some(refused) = refused {
+                    return Err(refused);
                 }
                 super::call::call(&connection, &remote, arguments, ctx).await
             }
@@ -267,5 +302,6 @@ fn definition(
         definition,
         read_only,
         idempotent,
+        listing: tool.clone(),
     })
 }

@@ -25,13 +25,29 @@
 //!   puts it in the `standard` tier ([`McpRemote::destructive_tier`] to choose another);
 //!   [`McpRemote::default_tier`] and [`McpRemote::tier`] override per server and per tool.
 //! - **Lifecycle**: a call's signal (cancel, the runtime's timeout) sends
-//!   `notifications/cancelled`; the server's `notifications/progress` become `tool.delta`
-//!   events (`{"progress": n, "total": t, "message": "…"}`). A connection that fails fails the
+//!   `notifications/cancelled`. A connection that fails fails the
 //!   call with **1017** (recoverable) and is opened again by a later call, after a backoff that
 //!   doubles from 250 ms to 30 s while attempts keep failing. `notifications/tools/list_changed`
 //!   (and each reconnection) lists the tools again: a tool the server no longer lists fails its
 //!   calls with 1003 without sending them, and [`RemoteServer::plugin`] gives the new list to a
 //!   runtime built afterwards.
+//! - **The server talking to the client** during a call reaches the calling tool's context, so
+//!   its host: `notifications/progress` and `notifications/message` become the call's
+//!   `tool.progress` and `tool.log` events; `elicitation/create` (form) and
+//!   `sampling/createMessage` become `elicitation.requested` and `sampling.requested` events the
+//!   host answers within the runtime's approval timeout (behind `pleach mcp`, the gateway's own
+//!   client answers). A host that cannot answer refuses the server with a JSON-RPC error;
+//!   cancelling the call withdraws the request. Which call a message belongs to: its progress
+//!   token; over Streamable HTTP, the call's response stream a request came on; otherwise the
+//!   one call running (docs/mcp.md, "Requests from remote servers").
+//!   [`McpRemote::elicitation`] and [`McpRemote::sampling`] say what the client declares.
+//! - **Pinned definitions**: the first listing is recorded (each tool's name, title,
+//!   description, schemas and annotations, with a fingerprint) in memory, or in a lock that
+//!   outlives the process ([`McpRemote::pin_file`], [`McpRemote::pin_store`]). A later
+//!   definition that differs, or a tool first listed later, is held back (not listed, its calls
+//!   refused with 1012) and logged with a diff until it is trusted ([`RemoteServer::trust`]),
+//!   unless the [`PinPolicy`] accepts it or its [`TrustPrompt`] says yes;
+//!   [`McpRemote::pin_definitions`] turns pinning off.
 //! - **OAuth** (HTTP servers): `McpRemote::oauth` signs in when the server's 401 asks, as a
 //!   person through an `Authorize` or as a machine with `ClientCredentials`, and keeps the
 //!   token fresh (refresh, step-up on 403 `insufficient_scope`); see `OAuth`.
@@ -59,14 +75,18 @@
 mod authorized;
 mod call;
 mod connection;
+mod diff;
 mod listing;
 #[cfg(feature = "http")]
 mod oauth;
+mod pin;
+mod requests;
 mod span;
 mod target;
 
 #[cfg(feature = "http")]
 pub use self::oauth::{Authorize, ClientCredentials, KeyError, OAuth, TokenFile};
+pub use self::pin::{DefinitionChange, PinFile, PinPolicy, PinStore, PinnedTool, TrustPrompt};
 
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock, Weak};
@@ -98,6 +118,8 @@ pub struct McpRemote {
     label: Option<String>,
     connect_timeout: Duration,
     overrides: Overrides,
+    answers: requests::Answers,
+    pinning: pin::Pinning,
 }
 
 impl fmt::Debug for McpRemote {
@@ -106,6 +128,7 @@ impl fmt::Debug for McpRemote {
             .field("target", &self.target.to_string())
             .field("label", &self.label())
             .field("prefix", &self.overrides.prefix)
+            .field("pinning", &self.pinning)
             .finish_non_exhaustive()
     }
 }
@@ -178,6 +201,14 @@ pub enum RemoteError {
     /// A command line that cannot be split into words (an unclosed quote).
     #[error("cannot read the command line `{0}` (an unclosed quote?)")]
     CommandLine(String),
+    /// The server's pinned definitions could not be read or written.
+    #[error("the MCP server `{label}`: {reason}")]
+    Pins {
+        /// How messages name the server.
+        label: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl McpRemote {
@@ -250,6 +281,8 @@ impl McpRemote {
                 tiers: Vec::new(),
                 max_tools: defaults::MAX_TOOLS,
             },
+            answers: requests::Answers::default(),
+            pinning: pin::Pinning::default(),
         }
     }
 
@@ -423,6 +456,36 @@ impl McpRemote {
         self
     }
 
+    /// Whether the server may ask for elicitation (form mode) during a call: declared in the
+    /// handshake, and each question passed to the calling tool's host (default: yes). Turn it
+    /// off where no host ever answers (a batch job), so the server knows not to ask.
+    ///
+    /// ```
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).elicitation(false);
+    /// # let _ = remote;
+    /// ```
+    #[doc(alias = "elicitation/create")]
+    #[must_use]
+    pub fn elicitation(mut self, answers: bool) -> McpRemote {
+        self.answers.elicitation = answers;
+        self
+    }
+
+    /// Whether the server may ask for sampling (a completion of the client's model) during a
+    /// call: declared in the handshake, and each request passed to the calling tool's host
+    /// (default: yes). Turn it off where no host ever answers.
+    ///
+    /// ```
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).sampling(false);
+    /// # let _ = remote;
+    /// ```
+    #[doc(alias = "sampling/createMessage")]
+    #[must_use]
+    pub fn sampling(mut self, answers: bool) -> McpRemote {
+        self.answers.sampling = answers;
+        self
+    }
+
     /// Uses at most `max` of the server's tools (default [`defaults::MAX_TOOLS`], 1000); the rest are
     /// skipped with a warning. A model chooses poorly among thousands, and providers cap how
     /// many tools a request may carry.
@@ -434,6 +497,77 @@ impl McpRemote {
     #[must_use]
     pub fn max_tools(mut self, max: usize) -> McpRemote {
         self.overrides.max_tools = max;
+        self
+    }
+
+    /// Keeps the pinned definitions in the lock file at `path` (created at the first listing),
+    /// so they outlive the process: a definition changed between two runs is held back too.
+    /// Without it (or [`pin_store`](McpRemote::pin_store)) they are kept in memory, from each
+    /// connection's first listing.
+    ///
+    /// ```
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"])
+    ///     .pin_file("/home/me/.config/pleach/mcp-pins/example.json");
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    pub fn pin_file(self, path: impl Into<std::path::PathBuf>) -> McpRemote {
+        self.pin_store(PinFile::new(path))
+    }
+
+    /// Keeps the pinned definitions in `store` (a database, a secret manager, …).
+    ///
+    /// ```
+    /// use pleach_mcp::remote::{McpRemote, PinFile};
+    /// let remote = McpRemote::stdio("node", ["s.mjs"]).pin_store(PinFile::new("pins.json"));
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    pub fn pin_store(mut self, store: impl PinStore) -> McpRemote {
+        self.pinning.store(Arc::new(store));
+        self
+    }
+
+    /// What happens to a definition that differs from the pinned one, or to a new tool (default
+    /// [`PinPolicy::HoldBack`]).
+    ///
+    /// ```
+    /// use pleach_mcp::remote::{McpRemote, PinPolicy};
+    /// let remote = McpRemote::stdio("node", ["s.mjs"]).pin_policy(PinPolicy::Accept);
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    pub fn pin_policy(mut self, policy: PinPolicy) -> McpRemote {
+        self.pinning.policy(policy);
+        self
+    }
+
+    /// Who decides about a changed or new definition under [`PinPolicy::Ask`]; without one, a
+    /// change is held back.
+    ///
+    /// ```
+    /// use pleach_mcp::remote::{DefinitionChange, McpRemote, PinPolicy};
+    /// let remote = McpRemote::stdio("node", ["s.mjs"])
+    ///     .pin_policy(PinPolicy::Ask)
+    ///     .trust_prompt(|change: DefinitionChange| async move { change.pinned.is_none() });
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    pub fn trust_prompt(mut self, prompt: impl TrustPrompt) -> McpRemote {
+        self.pinning.prompt(Arc::new(prompt));
+        self
+    }
+
+    /// Whether the tools' definitions are pinned (default `true`); `false` offers whatever the
+    /// server lists.
+    ///
+    /// ```
+    /// let remote = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).pin_definitions(false);
+    /// # let _ = remote;
+    /// ```
+    #[must_use]
+    pub fn pin_definitions(mut self, pinned: bool) -> McpRemote {
+        self.pinning.enable(pinned);
         self
     }
 
@@ -485,6 +619,7 @@ impl McpRemote {
             self.target,
             label.clone(),
             self.connect_timeout,
+            self.answers,
         ));
         connection
             .peer()
@@ -496,15 +631,22 @@ impl McpRemote {
             })?;
         let inner = Arc::new(Inner {
             connection,
-            overrides: self.overrides,
+            lister: Arc::new(Lister {
+                overrides: self.overrides,
+                pins: self.pinning.connected(),
+                names: listing::ListedNames::default(),
+            }),
             listed: RwLock::new(Vec::new()),
             skipped: RwLock::new(Vec::new()),
-            names: listing::ListedNames::default(),
+            held: RwLock::new(Vec::new()),
         });
-        inner.relist().await.map_err(|reason| RemoteError::List {
-            label: label.clone(),
-            reason,
-        })?;
+        // Boxed: a listing's future (pages, pins, a host's prompt) would double `connect`'s.
+        Box::pin(inner.relist())
+            .await
+            .map_err(|reason| RemoteError::List {
+                label: label.clone(),
+                reason,
+            })?;
         watch_list(&inner);
         Ok(RemoteServer { inner })
     }
@@ -529,26 +671,71 @@ impl fmt::Debug for RemoteServer {
 
 struct Inner {
     connection: Arc<Connection>,
-    overrides: Overrides,
+    lister: Arc<Lister>,
     listed: RwLock<Vec<RemoteTool>>,
     skipped: RwLock<Vec<SkippedTool>>,
-    /// The server's names of the tools it lists now, shared with the definitions (which refuse
-    /// a call to a tool no longer listed).
+    /// The definitions held back at the last listing.
+    held: RwLock<Vec<DefinitionChange>>,
+}
+
+/// What listing a server takes: shared by the server and the task listing again on
+/// `tools/list_changed`, which keeps the definitions a runtime holds up to date (refusing calls
+/// to tools no longer listed or held back) after the `RemoteServer` is dropped.
+struct Lister {
+    overrides: Overrides,
+    pins: pin::Pins,
+    /// The server's names of the tools offered now and of those held back, shared with the
+    /// definitions (which refuse calls to the others).
     names: listing::ListedNames,
 }
 
-impl Inner {
-    /// Lists the tools again, warning about each one skipped and each change.
-    async fn relist(&self) -> Result<(), String> {
-        let raw = listing::list_raw(&self.connection)
+/// What a listing offers, skips and holds back.
+struct Relisted {
+    tools: Vec<RemoteTool>,
+    skipped: Vec<SkippedTool>,
+    held: Vec<DefinitionChange>,
+}
+
+impl Lister {
+    /// Lists the tools, screens them against the pins, and tells the definitions which are
+    /// offered and which held back; warns about each one skipped (each one held back is warned
+    /// about with its diff as it is screened).
+    async fn list(&self, connection: &Arc<Connection>) -> Result<Relisted, String> {
+        let raw = listing::list_raw(connection)
             .await
             .map_err(|error| error.message().to_owned())?;
         let listing::Listed { tools, skipped } =
-            listing::definitions(&raw, &self.connection, &self.overrides, &self.names);
-        let label = self.connection.label();
+            listing::definitions(&raw, connection, &self.overrides, &self.names);
+        let label = connection.label();
+        let pin::Screened {
+            offered: tools,
+            held,
+        } = self.pins.screen(label, tools).await?;
         for skip in &skipped {
             tracing::warn!("MCP server `{label}`: tool {skip}; skipped");
         }
+        self.names.replace(
+            tools.iter().map(|tool| tool.remote_name.clone()),
+            held.iter().map(|change| change.tool.clone()),
+        );
+        Ok(Relisted {
+            tools,
+            skipped,
+            held,
+        })
+    }
+}
+
+impl Inner {
+    /// Lists the tools again, warning about each one skipped, each one held back and each
+    /// change.
+    async fn relist(&self) -> Result<(), String> {
+        let Relisted {
+            tools,
+            skipped,
+            held,
+        } = self.lister.list(&self.connection).await?;
+        let label = self.connection.label();
         {
             let before = self.listed.read().unwrap_or_else(PoisonError::into_inner);
             let had: Vec<&str> = before.iter().map(|t| t.definition.name()).collect();
@@ -561,27 +748,36 @@ impl Inner {
                 );
             }
         }
-        self.names
-            .replace(tools.iter().map(|tool| tool.remote_name.clone()));
         *self.listed.write().unwrap_or_else(PoisonError::into_inner) = tools;
         *self.skipped.write().unwrap_or_else(PoisonError::into_inner) = skipped;
+        *self.held.write().unwrap_or_else(PoisonError::into_inner) = held;
         Ok(())
     }
 }
 
 /// Lists the tools again whenever the server says they changed or the connection is opened
-/// again, while the server is in use.
+/// again, while the server or any of its tools is in use.
 fn watch_list(inner: &Arc<Inner>) {
-    let weak: Weak<Inner> = Arc::downgrade(inner);
+    let server: Weak<Inner> = Arc::downgrade(inner);
+    let connection: Weak<Connection> = Arc::downgrade(&inner.connection);
+    let lister = Arc::clone(&inner.lister);
     let mut changes = inner.connection.relist();
     tokio::spawn(async move {
         while changes.changed().await.is_ok() {
-            let Some(inner) = weak.upgrade() else { return };
-            if let Err(reason) = inner.relist().await {
-                tracing::warn!(
-                    "MCP server `{}`: listing its tools again failed: {reason}",
-                    inner.connection.label()
-                );
+            let outcome = if let Some(inner) = server.upgrade() {
+                inner.relist().await
+            } else if let Some(connection) = connection.upgrade() {
+                // Only a runtime's definitions are left: they hold the connection.
+                lister.list(&connection).await.map(|_| ())
+            } else {
+                return;
+            };
+            if let Err(reason) = outcome {
+                let label = connection
+                    .upgrade()
+                    .map(|connection| connection.label().to_owned())
+                    .unwrap_or_default();
+                tracing::warn!("MCP server `{label}`: listing its tools again failed: {reason}");
             }
         }
     });
@@ -705,6 +901,100 @@ impl RemoteServer {
             .relist()
             .await
             .map_err(|reason| RemoteError::List {
+                label: self.label().to_owned(),
+                reason,
+            })
+    }
+
+    /// The definitions held back at the last listing (changed since they were pinned, or new),
+    /// each with its diff: not offered, their calls refused (1012), until
+    /// [`trust`](RemoteServer::trust)ed.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// for change in server.held_back() {
+    ///     eprintln!("{change}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn held_back(&self) -> Vec<DefinitionChange> {
+        self.inner
+            .held
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Accepts the held-back definitions of the tools named (the server's names): records them,
+    /// as [`held_back`](RemoteServer::held_back) shows them, as the pinned ones, and lists the
+    /// tools again, which offers them. Resolves to the names recorded (a name not held back is
+    /// left out).
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError::Pins`]: the pins cannot be written; [`RemoteError::List`]: listing
+    /// again failed.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// let trusted = server.trust(["search"]).await?;
+    /// assert!(trusted.iter().all(|name| name == "search"));
+    /// # Ok(()) }
+    /// ```
+    pub async fn trust(
+        &self,
+        tools: impl IntoIterator<Item = impl AsRef<str>>,
+    ) -> Result<Vec<String>, RemoteError> {
+        let wanted: Vec<String> = tools.into_iter().map(|t| t.as_ref().to_owned()).collect();
+        let chosen: Vec<DefinitionChange> = self
+            .held_back()
+            .into_iter()
+            .filter(|change| wanted.contains(&change.tool))
+            .collect();
+        if chosen.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.inner
+            .lister
+            .pins
+            .record(&chosen)
+            .map_err(|reason| RemoteError::Pins {
+                label: self.label().to_owned(),
+                reason,
+            })?;
+        for change in &chosen {
+            tracing::info!(
+                mcp.server = self.label(),
+                mcp.tool = change.tool,
+                "MCP server `{}`: the definition of `{}` is trusted",
+                self.label(),
+                change.tool
+            );
+        }
+        self.refresh().await?;
+        Ok(chosen.into_iter().map(|change| change.tool).collect())
+    }
+
+    /// The pinned tools (every tool pinned, listed now or not) with their fingerprints.
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError::Pins`]: the pins cannot be read.
+    ///
+    /// ```rust,no_run
+    /// # #[tokio::main] async fn main() -> Result<(), pleach_mcp::remote::RemoteError> {
+    /// let server = pleach_mcp::remote::McpRemote::stdio("node", ["s.mjs"]).connect().await?;
+    /// println!("{} tools pinned", server.pinned()?.len());
+    /// # Ok(()) }
+    /// ```
+    pub fn pinned(&self) -> Result<Vec<PinnedTool>, RemoteError> {
+        self.inner
+            .lister
+            .pins
+            .pinned()
+            .map_err(|reason| RemoteError::Pins {
                 label: self.label().to_owned(),
                 reason,
             })

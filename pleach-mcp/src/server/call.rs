@@ -228,18 +228,19 @@ impl McpServer {
         let mut input_required = None;
         let mut progress = 0_u32;
         let peer = &context.peer;
+        let notifier = crate::client::Notifier::new(context);
         let mut waiting: Option<Pin<Box<dyn Future<Output = Asked> + Send>>> = None;
         let result = loop {
             tokio::select! {
                 result = &mut dispatching => break result,
                 Some(event) = events.recv() => match event {
                     ToolEvent::Delta { delta, .. } => {
-                        self.report_progress(progress_token.as_ref(), &mut progress, delta, context).await;
+                        self.report_progress(progress_token.as_ref(), &mut progress, delta, &notifier).await;
                     }
-                    ToolEvent::Log { message, .. } => crate::client::send_log(peer, &self.logs, message).await,
+                    ToolEvent::Log { message, .. } => crate::client::send_log(&notifier, &self.logs, message).await,
                     ToolEvent::Progress { progress: report, .. } => {
                         if let Some(token) = &progress_token {
-                            crate::client::send_progress(peer, token, report).await;
+                            crate::client::send_progress(&notifier, token, report).await;
                         }
                     }
                     ToolEvent::ElicitationRequested { request } => {
@@ -280,17 +281,17 @@ impl McpServer {
         for event in events.drain() {
             match event {
                 ToolEvent::Delta { delta, .. } => {
-                    self.report_progress(progress_token.as_ref(), &mut progress, delta, context)
+                    self.report_progress(progress_token.as_ref(), &mut progress, delta, &notifier)
                         .await;
                 }
                 ToolEvent::Log { message, .. } => {
-                    crate::client::send_log(peer, &self.logs, message).await;
+                    crate::client::send_log(&notifier, &self.logs, message).await;
                 }
                 ToolEvent::Progress {
                     progress: report, ..
                 } => {
                     if let Some(token) = &progress_token {
-                        crate::client::send_progress(peer, token, report).await;
+                        crate::client::send_progress(&notifier, token, report).await;
                     }
                 }
                 _ => {}
@@ -386,7 +387,7 @@ impl McpServer {
         token: Option<&ProgressToken>,
         count: &mut u32,
         delta: Value,
-        context: &RequestContext<RoleServer>,
+        notifier: &crate::client::Notifier<'_>,
     ) {
         let Some(token) = token else { return };
         *count += 1;
@@ -396,8 +397,11 @@ impl McpServer {
         };
         let notification =
             ProgressNotificationParam::new(token.clone(), f64::from(*count)).with_message(message);
-        // A client gone away is noticed by the service loop, not here.
-        let _ = context.peer.notify_progress(notification).await;
+        notifier
+            .notify(rmcp::model::ServerNotification::ProgressNotification(
+                rmcp::model::ProgressNotification::new(notification),
+            ))
+            .await;
     }
 
     /// Applies the user's decision; one the session refuses becomes a rejection
