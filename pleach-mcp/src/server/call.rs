@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitResult,
     ProgressNotificationParam, ProgressToken, ResultType,
 };
 use rmcp::service::RequestContext;
@@ -312,15 +312,44 @@ impl McpServer {
         {
             self.session.forget_failures_of(issued);
         }
-        let listed = pleach_core::providers::mcp_tools::call_tool_result(&outcome);
-        let mut result: CallToolResult = serde_json::from_value(listed)
-            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
-        // MCP 2026-07-28 requires `resultType` on every result, and the JSON above has none: set
-        // it as rmcp's own constructors do. rmcp strips a `"complete"` one for a peer that
-        // negotiated an older version, so those keep the shape they know.
-        result.result_type = Some(ResultType::COMPLETE);
-        Ok(CallToolResponse::Complete(result))
+        Ok(CallToolResponse::Complete(call_tool_result(outcome)?))
     }
+}
+
+/// A call's outcome as rmcp's result, the same as
+/// [`call_tool_result`](pleach_core::providers::mcp_tools::call_tool_result)'s JSON.
+///
+/// A value alone and an error (nearly every call) are built directly; content blocks go through
+/// that JSON, which knows every kind of block. The result carries `resultType: "complete"` as
+/// rmcp's own constructors set it (MCP 2026-07-28 requires it; rmcp strips it for a peer that
+/// negotiated an older version, so those keep the shape they know).
+fn call_tool_result(
+    outcome: Result<pleach_core::ToolOutput, pleach_core::ToolError>,
+) -> Result<CallToolResult, ErrorData> {
+    let mut result = match outcome {
+        Ok(output) if output.content.is_empty() => {
+            let mut result = CallToolResult::success(Vec::new());
+            if let Some(value) = output.structured {
+                let text = match &value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                result.content.push(ContentBlock::text(text));
+                if value.is_object() {
+                    result.structured_content = Some(value);
+                }
+            }
+            result
+        }
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(error.model_text())]),
+        outcome => {
+            let listed = pleach_core::providers::mcp_tools::call_tool_result(&outcome);
+            serde_json::from_value(listed)
+                .map_err(|error| ErrorData::internal_error(error.to_string(), None))?
+        }
+    };
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
 }
 
 /// A slot of the runtime an HTTP request took before it was read (`http`'s guard, which answers
@@ -411,6 +440,35 @@ impl McpServer {
             && let Err(error) = self.session.resolve(refused(&interrupt, &error))
         {
             tracing::warn!("an approval interrupt could not be closed: {error}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pleach_core::{ContentBlock, ToolError, ToolOutput};
+    use serde_json::{Value, json};
+
+    /// The result built directly is the one the JSON of `mcp_tools::call_tool_result` gives.
+    #[test]
+    fn a_result_built_directly_is_the_listed_one() {
+        let outcomes: Vec<Result<ToolOutput, ToolError>> = vec![
+            Ok(ToolOutput::new(json!(3))),
+            Ok(ToolOutput::new(json!("plain text"))),
+            Ok(ToolOutput::new(json!({ "sum": 3, "parts": [1, 2] }))),
+            Ok(ToolOutput::new(json!([1, 2]))),
+            Ok(ToolOutput::new(Value::Null)),
+            Ok(ToolOutput::from_blocks([])),
+            Ok(ToolOutput::new(json!({ "n": 1 })).block(ContentBlock::text("and a note"))),
+            Err(ToolError::failed("no such user")),
+        ];
+        for outcome in outcomes {
+            let listed = pleach_core::providers::mcp_tools::call_tool_result(&outcome);
+            let built = super::call_tool_result(outcome).expect("a result");
+            let mut expected: rmcp::model::CallToolResult =
+                serde_json::from_value(listed.clone()).expect("rmcp reads the listed result");
+            expected.result_type = Some(rmcp::model::ResultType::COMPLETE);
+            assert_eq!(built, expected, "for {listed}");
         }
     }
 }
