@@ -40,7 +40,8 @@ const MAX_PATTERN_LEN: usize = 1_000;
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// A searchable index over a catalog of tools: ranked lexical search (BM25F: each field weighted,
-/// identifiers split at `_`, `-`, `.` and case changes, light stemming) and a regex mode.
+/// identifiers split at `_`, `-`, `.` and case changes, light stemming; a query's neighbouring
+/// words that are neighbours in a tool's name, in that order, count more) and a regex mode.
 ///
 /// Built once from the catalog (a runtime's registry with [`ToolIndex::from_source`], or any
 /// [`ToolDocument`]s, such as a remote server's listing, with [`ToolIndex::new`]) and never
