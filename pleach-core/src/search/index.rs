@@ -155,7 +155,7 @@ impl NamePairs {
 }
 
 fn pair_key(first: u32, second: u32) -> u64 {
-    u64::from(first) << 32 | u64::from(second)
+    (u64::from(first) << 32) | u64::from(second)
 }
 
 /// What a stop word maps to in the table of words' terms.
