@@ -39,6 +39,7 @@ impl SessionInner {
         self.log.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    #[inline]
     pub(super) fn tool(&self, name: &str) -> Option<&SessionTool> {
         self.tools
             .binary_search_by(|t| t.tool.name().cmp(name))
@@ -136,6 +137,7 @@ impl SessionInner {
 
     /// Runs a tool that finishes where it starts (`runs_in_place`), unless the turn is over.
     /// `recorded`: whether anything records the call (its phases are `debug` events then).
+    #[inline]
     fn run_in_place(
         &self,
         definition: &ToolDefinition,
@@ -163,6 +165,7 @@ impl SessionInner {
 
     /// A call's terminal event and what the turn keeps of it (`ran`: the call as it ran, a
     /// user's edit included).
+    #[inline]
     fn conclude(
         &self,
         ran: ToolCall,
@@ -224,6 +227,7 @@ impl SessionInner {
     /// the failure counts too: it fails recoverably (1006) and is counted like any such failure,
     /// so a model that keeps sending it is stopped (1015) like one repeating any other failing
     /// call.
+    #[inline]
     fn check_call(&self, call: &ToolCall) -> Result<(), ToolError> {
         let within_limits = check_limits(call.arguments(), self.runtime.config.limits);
         self.check_repetition(call)?;
@@ -363,6 +367,7 @@ impl SessionInner {
 
     /// A tool's result against its output schema and the result-size limit. `recorded`: whether
     /// the phases may be recorded (`debug` events; `false` skips even their level check).
+    #[inline]
     fn accept_output(
         &self,
         definition: &ToolDefinition,
@@ -489,6 +494,7 @@ impl SessionInner {
 
     /// Refuses a call that already failed recoverably too often with the same arguments this
     /// user turn: the model is stuck in a loop, and another try will not help.
+    #[inline]
     fn check_repetition(&self, call: &ToolCall) -> Result<(), ToolError> {
         if !self.any_failures.load(std::sync::atomic::Ordering::Acquire) {
             return Ok(());
@@ -597,6 +603,7 @@ pub(super) fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolEr
 /// A result within `cap` bytes: its structured value's JSON text (over the cap: 1002) and its
 /// blocks' bytes. A medium that does not fit in what is left fails the call (1019); text blocks
 /// are cut to what is left, each cut marked with how much was dropped.
+#[inline]
 fn cap_result(mut output: ToolOutput, cap: usize) -> Result<ToolOutput, ToolError> {
     let mut used = match &output.structured {
         Some(value) => json_len_within(value, cap).ok_or_else(|| {
@@ -756,6 +763,7 @@ impl Future for CatchUnwind {
 
 /// Starts a tool. One that cannot suspend runs to its end inside `start`: its panic is caught
 /// here (1009).
+#[inline]
 fn start_caught(
     definition: &ToolDefinition,
     arguments: &str,
