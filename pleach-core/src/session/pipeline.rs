@@ -374,7 +374,7 @@ impl SessionInner {
         outcome: Result<ToolOutput, ToolError>,
         recorded: bool,
     ) -> Result<ToolOutput, ToolError> {
-        let output = outcome?;
+        let mut output = outcome?;
         if recorded {
             tracing::debug!(target: "pleach::tool", "tool returned");
         }
@@ -385,7 +385,7 @@ impl SessionInner {
             .get(definition.name())
             .copied()
             .unwrap_or(config.limits.max_result_bytes);
-        let output = cap_result(output, cap)?;
+        cap_result(&mut output, cap)?;
         if recorded {
             tracing::debug!(target: "pleach::tool", "result valid");
         }
@@ -604,7 +604,16 @@ pub(super) fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolEr
 /// blocks' bytes. A medium that does not fit in what is left fails the call (1019); text blocks
 /// are cut to what is left, each cut marked with how much was dropped.
 #[inline]
-fn cap_result(mut output: ToolOutput, cap: usize) -> Result<ToolOutput, ToolError> {
+fn cap_result(output: &mut ToolOutput, cap: usize) -> Result<(), ToolError> {
+    // A number, a boolean or null alone is at most `SCALAR_LEN` bytes of JSON: most results of
+    // most tools, and nothing to count.
+    let scalar = matches!(
+        output.structured,
+        None | Some(Value::Null | Value::Bool(_) | Value::Number(_))
+    );
+    if scalar && output.content.is_empty() && cap >= SCALAR_LEN {
+        return Ok(());
+    }
     let mut used = match &output.structured {
         Some(value) => json_len_within(value, cap).ok_or_else(|| {
             ToolError::new(
@@ -618,7 +627,7 @@ fn cap_result(mut output: ToolOutput, cap: usize) -> Result<ToolOutput, ToolErro
         None => 0,
     };
     if output.content.is_empty() {
-        return Ok(output);
+        return Ok(());
     }
     // Media first: they cannot be cut, so they take their room before the text does.
     for block in output
@@ -651,7 +660,7 @@ fn cap_result(mut output: ToolOutput, cap: usize) -> Result<ToolOutput, ToolErro
             };
         }
     }
-    Ok(output)
+    Ok(())
 }
 
 /// Cuts `text` to at most `keep` bytes (at a character boundary) and says so on a line of its
@@ -710,6 +719,11 @@ fn json_len_within(value: &Value, limit: usize) -> Option<usize> {
     let mut budget = start;
     size(value, &mut budget).then(|| start - budget)
 }
+
+/// The most bytes a number, a boolean or null takes as JSON text as [`json_len_within`] counts
+/// it: 24 for a fractional number (the longest shortest form of an `f64`), 20 for the longest
+/// integer.
+const SCALAR_LEN: usize = 24;
 
 /// The length of a number's JSON text: exact for an integer, at most 24 bytes (the longest
 /// shortest form of an `f64`) for the rest.
@@ -833,7 +847,8 @@ mod tests {
             .block(ContentBlock::text("é".repeat(10))) // 20 bytes
             .block(ContentBlock::text("cut to a byte"));
         // 4 bytes for `"ok"`, 7 left: the first text keeps 3 whole characters (6 bytes).
-        let capped = cap_result(out, 11).unwrap();
+        let mut capped = out;
+        cap_result(&mut capped, 11).unwrap();
         let first = capped.content[0].as_text().unwrap();
         assert!(
             first.starts_with("ééé\n[cut: 14 of 20 bytes dropped at the result cap of 11 B"),
@@ -844,7 +859,7 @@ mod tests {
         assert!(second.starts_with("c\n[cut: 12 of 13 bytes"), "{second}");
 
         let image = ToolOutput::from_blocks([ContentBlock::image(vec![0u8; 100], "image/png")]);
-        let error = cap_result(image.clone(), 99).unwrap_err();
+        let error = cap_result(&mut image.clone(), 99).unwrap_err();
         assert_eq!(error.code(), ErrorCode::ContentRefused);
         assert!(
             error
@@ -853,11 +868,24 @@ mod tests {
             "{}",
             error.message()
         );
-        assert!(cap_result(image, 100).is_ok());
+        assert!(cap_result(&mut image.clone(), 100).is_ok());
 
-        let big = ToolOutput::new(json!("x".repeat(50)));
+        // A scalar fits any cap of `SCALAR_LEN` bytes unchecked; under a smaller one it is
+        // counted like any result.
+        for scalar in [json!(u64::MAX), json!(-0.1), json!(true), Value::Null] {
+            assert!(cap_result(&mut ToolOutput::new(scalar.clone()), super::SCALAR_LEN).is_ok());
+        }
         assert_eq!(
-            cap_result(big, 10).unwrap_err().code(),
+            cap_result(&mut ToolOutput::new(json!(12345)), 4)
+                .unwrap_err()
+                .code(),
+            ErrorCode::OutputInvalid
+        );
+        assert!(cap_result(&mut ToolOutput::new(json!(12345)), 5).is_ok());
+
+        let mut big = ToolOutput::new(json!("x".repeat(50)));
+        assert_eq!(
+            cap_result(&mut big, 10).unwrap_err().code(),
             ErrorCode::OutputInvalid
         );
     }
