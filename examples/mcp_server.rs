@@ -215,7 +215,9 @@ async fn rename_expense(ctx: ToolContext, id: u64) -> Result<String, ToolError> 
         .find(|e| e.id == id)
         .map(|e| e.description.clone())
         .ok_or_else(|| ToolError::failed(format!("no expense has the id {id}")))?;
-    let Elicited::Accept(rename) = ctx.elicit::<Rename>(format!("Rename \"{old}\" to?")).await?
+    let Elicited::Accept(rename) = ctx
+        .elicit::<Rename>(format!("Rename \"{old}\" to?"))
+        .await?
     else {
         return Ok("left as it was".to_owned());
     };

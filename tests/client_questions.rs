@@ -93,10 +93,12 @@ async fn ask_to_buy(ctx: ToolContext, item: String) -> Result<String, ToolError>
 /// Deletes a booking: the user approves the call, then says how many seats to free.
 #[unified_tool(safety_tier = "standard")]
 async fn ask_after_approval(ctx: ToolContext, id: i64) -> Result<String, ToolError> {
-    Ok(match ctx.elicit::<Seats>("How many seats to free?").await? {
-        Elicited::Accept(freed) => format!("freed {} of booking {id}", freed.seats),
-        _ => "nothing freed".to_owned(),
-    })
+    Ok(
+        match ctx.elicit::<Seats>("How many seats to free?").await? {
+            Elicited::Accept(freed) => format!("freed {} of booking {id}", freed.seats),
+            _ => "nothing freed".to_owned(),
+        },
+    )
 }
 
 /// An MCP 2026-07-28 client that elicits and samples: its user gives the queued answers in
@@ -203,7 +205,10 @@ fn call(name: &'static str, arguments: Value) -> CallToolRequestParams {
 }
 
 /// The text of a call's result, rmcp's client answering its input-required rounds.
-async fn text_of(client: &RunningService<RoleClient, Stateless>, params: CallToolRequestParams) -> String {
+async fn text_of(
+    client: &RunningService<RoleClient, Stateless>,
+    params: CallToolRequestParams,
+) -> String {
     let result = bounded(client.call_tool(params))
         .await
         .expect("the call answers");
@@ -292,10 +297,17 @@ async fn a_2026_07_28_client_answers_a_tools_questions_over_http() {
 }
 
 /// The invalid-params error a retry ends in.
-async fn refused(client: &RunningService<RoleClient, Stateless>, params: CallToolRequestParams) -> String {
+async fn refused(
+    client: &RunningService<RoleClient, Stateless>,
+    params: CallToolRequestParams,
+) -> String {
     match bounded(client.call_tool_once(params)).await {
         Err(ServiceError::McpError(error)) => {
-            assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS, "{error:?}");
+            assert_eq!(
+                error.code,
+                rmcp::model::ErrorCode::INVALID_PARAMS,
+                "{error:?}"
+            );
             error.message.into_owned()
         }
         other => panic!("an invalid-params error, not {other:?}"),
@@ -328,15 +340,29 @@ async fn a_forged_or_misdirected_retry_is_refused_and_the_tool_runs_again_from_i
             .with_request_state(state.to_owned())
     };
 
-    let other_arguments = refused(&client, retry(call("ask_to_buy", json!({ "item": "sofa" })), &state)).await;
-    assert!(other_arguments.contains("another call"), "{other_arguments}");
+    let other_arguments = refused(
+        &client,
+        retry(call("ask_to_buy", json!({ "item": "sofa" })), &state),
+    )
+    .await;
+    assert!(
+        other_arguments.contains("another call"),
+        "{other_arguments}"
+    );
     let other_tool = refused(&client, retry(call("ask_seats", json!({})), &state)).await;
     assert!(other_tool.contains("another call"), "{other_tool}");
     let forged = state.replace("lamp", "sofa");
-    let forged = refused(&client, retry(call("ask_to_buy", json!({ "item": "sofa" })), &forged)).await;
+    let forged = refused(
+        &client,
+        retry(call("ask_to_buy", json!({ "item": "sofa" })), &forged),
+    )
+    .await;
     assert!(forged.contains("not one this server sealed"), "{forged}");
     let unanswered = refused(&client, lamp().with_request_state(state.clone())).await;
-    assert!(unanswered.contains("inputResponses.question_1"), "{unanswered}");
+    assert!(
+        unanswered.contains("inputResponses.question_1"),
+        "{unanswered}"
+    );
 
     let answered = bounded(client.call_tool_once(retry(lamp(), &state)))
         .await

@@ -211,7 +211,9 @@ pub(crate) async fn elicit(
 }
 
 /// The `sampling/createMessage` params that ask the client's model for `asked`.
-pub(crate) fn sampling_params(asked: &SamplingRequest) -> Result<CreateMessageRequestParams, String> {
+pub(crate) fn sampling_params(
+    asked: &SamplingRequest,
+) -> Result<CreateMessageRequestParams, String> {
     let messages: Vec<Value> = asked
         .messages
         .iter()

@@ -198,7 +198,9 @@ impl Questions {
         let result = responses
             .and_then(|responses| responses.get(&at))
             .ok_or_else(|| {
-                format!("the retry carries no `inputResponses.{at}`: the answer to the tool's question")
+                format!(
+                    "the retry carries no `inputResponses.{at}`: the answer to the tool's question"
+                )
             })?;
         let fits = match kind {
             Kind::Elicitation => serde_json::from_value::<ElicitResult>(result.clone()).is_ok(),
@@ -373,9 +375,13 @@ mod tests {
         let sealed = first_round();
         assert!(Questions::sealed_here(&sealed));
         let answer = json!({ "action": "accept", "content": { "people": 4 } });
-        let mut questions =
-            Questions::open(&sealed, KEY, &call(1), Some(&responses("question_1", answer)))
-                .unwrap();
+        let mut questions = Questions::open(
+            &sealed,
+            KEY,
+            &call(1),
+            Some(&responses("question_1", answer)),
+        )
+        .unwrap();
         let (first, answered) = elicit();
         assert!(questions.put(&first, KEY).is_none());
         assert_eq!(
@@ -412,16 +418,25 @@ mod tests {
         let answer = responses("question_1", json!({ "action": "cancel" }));
         let other_call = Questions::open(&sealed, KEY, &call(2), Some(&answer)).unwrap_err();
         assert!(other_call.contains("another call"), "{other_call}");
-        let other_key = Questions::open(&sealed, b"other key", &call(1), Some(&answer)).unwrap_err();
-        assert!(other_key.contains("not one this server sealed"), "{other_key}");
+        let other_key =
+            Questions::open(&sealed, b"other key", &call(1), Some(&answer)).unwrap_err();
+        assert!(
+            other_key.contains("not one this server sealed"),
+            "{other_key}"
+        );
         let forged = sealed.replace("split_expense", "delete_expense");
         assert!(Questions::open(&forged, KEY, &call(1), Some(&answer)).is_err());
         let unanswered = Questions::open(&sealed, KEY, &call(1), None).unwrap_err();
-        assert!(unanswered.contains("inputResponses.question_1"), "{unanswered}");
+        assert!(
+            unanswered.contains("inputResponses.question_1"),
+            "{unanswered}"
+        );
         let wrong = responses("question_1", json!({ "model": "m" }));
         let wrong = Questions::open(&sealed, KEY, &call(1), Some(&wrong)).unwrap_err();
         assert!(wrong.contains("elicitation/create"), "{wrong}");
-        assert!(!Questions::sealed_here(r#"{"v":1,"interrupt":"{}","mac":""}"#));
+        assert!(!Questions::sealed_here(
+            r#"{"v":1,"interrupt":"{}","mac":""}"#
+        ));
     }
 
     #[tokio::test]
