@@ -132,7 +132,7 @@ async def stateless(target):
         check(isinstance(first, InputRequiredResult) and list(first.input_requests) == ["question_1"], first)
         answer = {"question_1": {"action": "accept", "content": {"people": 2}}}
         forged = json.loads(first.request_state)
-        forged["mac"] = "0" * len(forged["mac"])
+        forged["mac"] = [0] * len(forged["mac"])
         for arguments, state in (({"id": expense + 1}, first.request_state), ({"id": expense}, json.dumps(forged))):
             try:
                 await client.session.call_tool("split_expense", arguments, input_responses=answer, request_state=state)

@@ -173,8 +173,8 @@ impl McpServer {
             }
             None => Questions::new(&call, call.clone(), None),
         };
-        self.drive(questions, &call, asking, stateless, &context)
-            .await
+        // Boxed: the call's future is large, and every transport's serving future holds one.
+        Box::pin(self.drive(questions, &call, asking, stateless, &context)).await
     }
 
     /// The call a sealed interrupt was raised for and the user's decision on it, checked: the
@@ -265,12 +265,8 @@ impl McpServer {
                             crate::client::send_progress(&notifier, token, report).await;
                         }
                     }
-                    // A 2026-07-28 client: answered from its retry, or the call ends to ask it.
-                    ToolEvent::ElicitationRequested { request } if stateless => {
-                        self.put(&mut questions, &Question::Elicit(request), &mut input_required, &signal);
-                    }
-                    ToolEvent::SamplingRequested { request } if stateless => {
-                        self.put(&mut questions, &Question::Sample(request), &mut input_required, &signal);
+                    event @ (ToolEvent::ElicitationRequested { .. } | ToolEvent::SamplingRequested { .. }) if stateless => {
+                        self.put(&mut questions, event, &mut input_required, &signal);
                     }
                     ToolEvent::ElicitationRequested { request } => {
                         tokio::spawn(crate::client::elicit(peer.clone(), context.id.clone(), request));
@@ -433,20 +429,26 @@ impl McpServer {
             .await;
     }
 
-    /// Puts a tool's `question` to a 2026-07-28 client: answered from what the call's retry
-    /// carried, or the call ends (`signal`) with the input-required result that asks it.
+    /// Puts a tool's question (the request an `event` carries) to a 2026-07-28 client, which
+    /// takes no requests during a call: answered from what the call's retry carried, or the call
+    /// ends (`signal`) with the input-required result that asks it.
     fn put(
         &self,
         questions: &mut Questions,
-        question: &Question,
+        event: ToolEvent,
         input_required: &mut Option<Result<InputRequiredResult, String>>,
         signal: &CancellationToken,
     ) {
+        let question = match event {
+            ToolEvent::ElicitationRequested { request } => Question::Elicit(request),
+            ToolEvent::SamplingRequested { request } => Question::Sample(request),
+            _ => return,
+        };
         if input_required.is_some() {
             question.refuse("the call ends to put an earlier question to its client first");
             return;
         }
-        if let Some(asked) = questions.put(question, &self.shared.interrupt_key) {
+        if let Some(asked) = questions.put(&question, &self.shared.interrupt_key) {
             *input_required = Some(asked);
             signal.cancel();
         }

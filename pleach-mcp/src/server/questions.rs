@@ -17,7 +17,7 @@ use rmcp::model::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use pleach_core::call::ToolCall;
 use pleach_core::client::{Elicitation, Elicited, Sampled, SamplingRequest};
@@ -132,12 +132,12 @@ pub(super) struct Questions {
     ending: bool,
 }
 
-/// The sealed form: the state as JSON text and its HMAC-SHA256 (hex).
+/// The sealed form: the state as JSON text and its HMAC-SHA256.
 #[derive(Serialize, Deserialize)]
 struct Sealed {
     v: u32,
     questions: String,
-    mac: String,
+    mac: Vec<u8>,
 }
 
 impl Questions {
@@ -170,12 +170,11 @@ impl Questions {
     ) -> Result<Questions, String> {
         let sealed: Sealed = serde_json::from_str(request_state)
             .map_err(|error| format!("the `requestState` is malformed: {error}"))?;
-        let tag = (sealed.v == 1)
-            .then(|| unhex(&sealed.mac))
-            .flatten()
-            .ok_or("the `requestState` is not one this server sealed")?;
-        keyed(key, &sealed.questions)
-            .verify_slice(&tag)
+        if sealed.v != 1 {
+            return Err("the `requestState` is not one this server sealed".to_owned());
+        }
+        keyed(key, &sealed.questions)?
+            .verify_slice(&sealed.mac)
             .map_err(|_| {
                 "the `requestState` is not one this server sealed; behind a load balancer, every \
                  replica needs the same interrupt key"
@@ -282,7 +281,7 @@ impl Questions {
         let mut state = self.clone();
         state.pending = Some(kind);
         let body = serde_json::to_string(&state).map_err(|error| error.to_string())?;
-        let mac = hex(&keyed(key, &body).finalize().into_bytes());
+        let mac = keyed(key, &body)?.finalize().into_bytes().to_vec();
         let sealed = serde_json::to_string(&Sealed {
             v: 1,
             questions: body,
@@ -301,34 +300,12 @@ fn key_of(at: usize) -> String {
 }
 
 /// HMAC-SHA256 under `key` over the domain and `body`.
-fn keyed(key: &[u8], body: &str) -> Hmac<Sha256> {
-    // RFC 2104: a key longer than the hash's block is hashed, a shorter one zero-padded; a
-    // block-sized key makes a constructor that cannot fail.
-    let mut block = [0_u8; 64];
-    if key.len() > block.len() {
-        let digest = Sha256::digest(key);
-        block[..digest.len()].copy_from_slice(&digest);
-    } else {
-        block[..key.len()].copy_from_slice(key);
-    }
-    let mut mac = <Hmac<Sha256> as KeyInit>::new(&block.into());
+fn keyed(key: &[u8], body: &str) -> Result<Hmac<Sha256>, String> {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key)
+        .map_err(|error| format!("the interrupt key cannot seal: {error}"))?;
     mac.update(DOMAIN);
     mac.update(body.as_bytes());
-    mac
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(&text[at..at + 2], 16).ok())
-        .collect()
+    Ok(mac)
 }
 
 #[cfg(test)]
