@@ -236,13 +236,12 @@ impl McpServer {
         stateless: bool,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let (call, approved) = questions.run();
         let progress_token = context.meta.get_progress_token();
         // The session's own deadline (1016) ends the wait first; the request's is a backstop.
         let ask_timeout = self.shared.runtime.approval_timeout() + Duration::from_secs(1);
         let (sender, mut events) = pleach_core::event::channel();
         let signal = CancellationToken::new();
-        let slot = reserved_slot(context);
+        let ((call, approved), slot) = (questions.run(), reserved_slot(context));
         let dispatching = self
             .session
             .dispatch_reserved(call, &sender, &signal, approved, slot);

@@ -323,7 +323,7 @@ mod tests {
     }
 
     fn call(id: u64) -> ToolCall {
-        ToolCall::new("c1", "split_expense", &format!(r#"{{"id":{id}}}"#))
+        ToolCall::new("c1", "split_expense", format!(r#"{{"id":{id}}}"#))
     }
 
     fn elicit() -> (Question, pleach_core::event::Answered<Elicited<Value>>) {
