@@ -24,6 +24,7 @@ use pleach_core::runtime::Runtime;
 use pleach_core::session::{Session, SessionError};
 
 mod call;
+mod questions;
 mod tool_search;
 
 #[cfg(feature = "http")]
