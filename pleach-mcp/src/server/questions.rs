@@ -115,7 +115,11 @@ impl Question {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct Questions {
     /// The fingerprint of the call as the client issues it: every retry must be that call.
+    /// Worked out when a question is first sealed (from `issued`): most calls ask none.
     fingerprint: String,
+    /// The call as the client issued it, until its fingerprint is needed.
+    #[serde(skip)]
+    issued: Option<ToolCall>,
     /// The call that runs: the issued one, or the one the user's approval was for.
     call: ToolCall,
     /// The user's decision on the call's approval, when it needed one.
@@ -145,7 +149,8 @@ impl Questions {
     /// its tool's questions not yet asked.
     pub(super) fn new(issued: &ToolCall, call: ToolCall, approved: Option<Action>) -> Questions {
         Questions {
-            fingerprint: pleach_core::safety::fingerprint(issued),
+            fingerprint: String::new(),
+            issued: Some(issued.clone()),
             call,
             approved,
             replies: Vec::new(),
@@ -280,6 +285,9 @@ impl Questions {
     ) -> Result<InputRequiredResult, String> {
         let mut state = self.clone();
         state.pending = Some(kind);
+        if let Some(issued) = state.issued.take() {
+            state.fingerprint = pleach_core::safety::fingerprint(&issued);
+        }
         let body = serde_json::to_string(&state).map_err(|error| error.to_string())?;
         let mac = keyed(key, &body)?.finalize().into_bytes().to_vec();
         let sealed = serde_json::to_string(&Sealed {
