@@ -10,8 +10,6 @@
 
 #[path = "durable/temporal.rs"]
 mod temporal;
-#[path = "durable/tool_search.rs"]
-mod tool_search;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -117,11 +115,6 @@ fn serving(queue: &str) -> ServeOptions {
 }
 
 fn thread_worker(target: &str, queue: &str) -> ThreadWorker {
-    thread_worker_of(target, queue, || Worker::new(runtime()))
-}
-
-/// A worker in a thread of this process serving the `Worker` that `worker` makes.
-fn thread_worker_of(target: &str, queue: &str, worker: fn() -> Worker) -> ThreadWorker {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let (target, queue) = (target.to_owned(), queue.to_owned());
     let thread = std::thread::spawn(move || {
@@ -131,9 +124,14 @@ fn thread_worker_of(target: &str, queue: &str, worker: fn() -> Worker) -> Thread
             .build()
             .unwrap();
         runtime.block_on(async {
-            pleach_temporal::serve(&target, worker(), serving(&queue), stopped)
-                .await
-                .unwrap();
+            pleach_temporal::serve(
+                &target,
+                Worker::new(self::runtime()),
+                serving(&queue),
+                stopped,
+            )
+            .await
+            .unwrap();
         });
     });
     ThreadWorker {
@@ -160,25 +158,17 @@ fn process_worker(target: &str, queue: &str, effects: &Path, slow_ms: u64) -> Pr
     static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let nth = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let printed = effects.with_file_name(format!("worker-{nth}.log"));
-    let child = worker_process_command(target, queue, &printed)
+    let out = std::fs::File::create(&printed).unwrap();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args(["worker_process", "--exact", "--ignored", "--nocapture"])
+        .env("PLEACH_TEST_WORKER", format!("{target} {queue}"))
         .env("PLEACH_TEST_EFFECTS", effects)
         .env("PLEACH_TEST_SLOW_MS", slow_ms.to_string())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
         .spawn()
         .unwrap();
     ProcessWorker(child, Some(printed))
-}
-
-/// The command that starts a worker process (this test binary again, running
-/// `worker_process`) serving `queue` at `target`; what it prints goes to `printed`.
-fn worker_process_command(target: &str, queue: &str, printed: &Path) -> Command {
-    let out = std::fs::File::create(printed).unwrap();
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["worker_process", "--exact", "--ignored", "--nocapture"])
-        .env("PLEACH_TEST_WORKER", format!("{target} {queue}"))
-        .stdout(out.try_clone().unwrap())
-        .stderr(out);
-    command
 }
 
 impl ProcessWorker {
@@ -206,8 +196,7 @@ impl Drop for ProcessWorker {
     }
 }
 
-/// A worker process's body: `PLEACH_TEST_WORKER` is `TARGET QUEUE`; with
-/// `PLEACH_TEST_WORKER_DEFERRED` set it serves `tool_search`'s deferred catalog.
+/// A worker process's body: `PLEACH_TEST_WORKER` is `TARGET QUEUE`.
 #[test]
 #[ignore = "a worker process the durable tests start (and kill)"]
 fn worker_process() {
@@ -220,15 +209,15 @@ fn worker_process() {
         .enable_all()
         .build()
         .unwrap();
-    let worker = if std::env::var_os(tool_search::DEFERRED_ENV).is_some() {
-        tool_search::deferred_worker()
-    } else {
-        Worker::new(self::runtime())
-    };
     runtime.block_on(async {
-        pleach_temporal::serve(target, worker, serving(queue), std::future::pending::<()>())
-            .await
-            .unwrap();
+        pleach_temporal::serve(
+            target,
+            Worker::new(self::runtime()),
+            serving(queue),
+            std::future::pending::<()>(),
+        )
+        .await
+        .unwrap();
     });
 }
 
