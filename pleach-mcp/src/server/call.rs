@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitResult,
-    InputRequiredResult,
-    ProgressNotificationParam, ProgressToken, ResultType,
+    InputRequiredResult, ProgressNotificationParam, ProgressToken, ResultType,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
