@@ -218,7 +218,7 @@ async fn text_of(
         .to_owned()
 }
 
-fn accept(content: Value) -> Value {
+fn accept(content: &Value) -> Value {
     json!({ "action": "accept", "content": content })
 }
 
@@ -239,7 +239,7 @@ async fn answers_reach_the_tool<F: Future<Output = RunningService<RoleClient, St
     );
     client.cancel().await.expect("the client closes");
     let cases = [
-        (accept(json!({ "seats": 2 })), "booked 2"),
+        (accept(&json!({ "seats": 2 })), "booked 2"),
         (json!({ "action": "decline" }), "declined"),
         (json!({ "action": "cancel" }), "cancelled"),
     ];
@@ -250,15 +250,15 @@ async fn answers_reach_the_tool<F: Future<Output = RunningService<RoleClient, St
         client.cancel().await.expect("the client closes");
     }
     // An answer that does not fit the form fails the call, as in earlier protocol versions.
-    let client = connect(Stateless::answering(&[accept(json!({ "seats": "many" }))])).await;
+    let client = connect(Stateless::answering(&[accept(&json!({ "seats": "many" }))])).await;
     let text = text_of(&client, call("ask_seats", json!({}))).await;
     assert!(text.starts_with("error 1008: "), "{transport}: {text}");
     client.cancel().await.expect("the client closes");
 
     // Two questions, two rounds: the user sees each once, the tool both answers.
     let client = connect(Stateless::answering(&[
-        accept(json!({ "seats": 3 })),
-        accept(json!({ "now": true })),
+        accept(&json!({ "seats": 3 })),
+        accept(&json!({ "now": true })),
     ]))
     .await;
     let text = text_of(&client, call("ask_twice", json!({}))).await;
@@ -274,8 +274,8 @@ async fn answers_reach_the_tool<F: Future<Output = RunningService<RoleClient, St
 
     // The approval round comes first; the question's retry keeps the approval.
     let client = connect(Stateless::answering(&[
-        accept(json!({ "approve": true })),
-        accept(json!({ "seats": 1 })),
+        accept(&json!({ "approve": true })),
+        accept(&json!({ "seats": 1 })),
     ]))
     .await;
     let text = text_of(&client, call("ask_after_approval", json!({ "id": 7 }))).await;
@@ -332,7 +332,7 @@ async fn a_forged_or_misdirected_retry_is_refused_and_the_tool_runs_again_from_i
     let state = asked.request_state.expect("a sealed state");
     let answers = rmcp::model::InputResponses::from([(
         "question_1".to_owned(),
-        accept(json!({ "now": true })),
+        accept(&json!({ "now": true })),
     )]);
     let retry = |params: CallToolRequestParams, state: &str| {
         params
