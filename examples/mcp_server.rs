@@ -12,11 +12,12 @@
 //! `isError` result at once, `error 1012: this call needs the user's approval …`, and the delete
 //! never runs (`docs/mcp.md`, "Approvals").
 //!
-//! Four tools talk to the client while they run (`docs/mcp.md`, "Tools that talk to the
+//! Five tools talk to the client while they run (`docs/mcp.md`, "Tools that talk to the
 //! client"): `import_receipts` logs as it goes, `total_expenses` reports progress in its own
-//! numbers, `split_expense` asks the user how to split one (a typed elicitation), and
-//! `categorize_expense` asks the client's model (sampling). A client that did not declare
-//! elicitation or sampling gets `error 1020: …` for those two.
+//! numbers, `split_expense` asks the user how to split one (a typed elicitation),
+//! `rename_expense` asks twice before it changes anything, and `categorize_expense` asks the
+//! client's model (sampling). A client that did not declare elicitation or sampling gets
+//! `error 1020: …` for those.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -186,6 +187,53 @@ async fn split_expense(ctx: ToolContext, id: u64) -> Result<String, ToolError> {
         Elicited::Decline => "the user declined to split it".to_owned(),
         Elicited::Cancel => "the user dismissed the question".to_owned(),
     })
+}
+
+/// The new description of an expense.
+#[input]
+struct Rename {
+    /// What the expense was for.
+    description: String,
+}
+
+/// The user's go-ahead.
+#[input]
+struct Confirm {
+    /// Yes goes ahead.
+    confirm: bool,
+}
+
+/// Renames an expense: asks the user for the new description, then to confirm it. Both
+/// questions come before the change: for an MCP 2026-07-28 client each question is a round trip
+/// that runs the tool again from its start, so what it does, it does after its last answer.
+#[tool]
+async fn rename_expense(ctx: ToolContext, id: u64) -> Result<String, ToolError> {
+    let ledger = Ledger::of(&ctx)?;
+    let old = ledger
+        .expenses()
+        .iter()
+        .find(|e| e.id == id)
+        .map(|e| e.description.clone())
+        .ok_or_else(|| ToolError::failed(format!("no expense has the id {id}")))?;
+    let Elicited::Accept(rename) = ctx
+        .elicit::<Rename>(format!("Rename \"{old}\" to?"))
+        .await?
+    else {
+        return Ok("left as it was".to_owned());
+    };
+    let question = format!("Rename \"{old}\" to \"{}\"?", rename.description);
+    if !ctx
+        .elicit::<Confirm>(question)
+        .await?
+        .accepted()
+        .is_some_and(|answer| answer.confirm)
+    {
+        return Ok("left as it was".to_owned());
+    }
+    if let Some(expense) = ledger.expenses().iter_mut().find(|e| e.id == id) {
+        expense.description.clone_from(&rename.description);
+    }
+    Ok(format!("renamed to \"{}\"", rename.description))
 }
 
 /// Asks the client's model which category a description belongs to.

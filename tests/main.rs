@@ -8,6 +8,7 @@
 
 mod agent;
 mod batching;
+mod client_questions;
 mod client_talk;
 mod docs;
 mod durable;

@@ -13,7 +13,7 @@ use rmcp::model::{CallToolRequestParams, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -82,6 +82,16 @@ pub(crate) async fn connect<H: ClientHandler>(
     url: String,
     handler: H,
 ) -> RunningService<RoleClient, H> {
+    connect_with(url, handler, rmcp::service::ClientLifecycleMode::Initialize).await
+}
+
+/// [`connect`], the client starting as `lifecycle` says (`server/discover` for MCP 2026-07-28).
+pub(crate) async fn connect_with<H: ClientHandler>(
+    url: String,
+    handler: H,
+    lifecycle: rmcp::service::ClientLifecycleMode,
+) -> RunningService<RoleClient, H> {
+    use rmcp::service::ClientServiceExt;
     let client = reqwest::Client::builder()
         .no_proxy()
         .tls_backend_preconfigured(pleach_contract::tls::client_config().expect("TLS set up"))
@@ -91,7 +101,7 @@ pub(crate) async fn connect<H: ClientHandler>(
         client,
         StreamableHttpClientTransportConfig::with_uri(url),
     );
-    bounded(handler.serve(transport))
+    bounded(handler.serve_with_lifecycle(transport, lifecycle))
         .await
         .expect("the handshake succeeds")
 }

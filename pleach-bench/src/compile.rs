@@ -11,7 +11,9 @@
 //! is a binary (so a build includes its link) in its own directory under the system's temp dir,
 //! with its own target dir, its own `[workspace]` table (not part of this workspace), and this
 //! workspace's `Cargo.lock`, so its dependencies are the versions pleach-bench itself builds:
-//! pleach-core by absolute path, rmcp with the workspace's features.
+//! pleach-contract by absolute path under the name `pleach-core` (what a crate that only defines
+//! tools depends on, README's "stop its build at the contract"), rmcp with the workspace's
+//! features.
 //!
 //! Both crates are built by the same Cargo in the dev profile, with `CARGO_INCREMENTAL=1` set
 //! explicitly (the dev profile's default, whatever the environment says) and no rustc wrapper.
@@ -69,8 +71,8 @@ impl Edit {
 
 /// Where and at which versions the generated crates find their dependencies.
 struct Pins {
-    /// This workspace's `pleach-core` directory.
-    pleach_core: PathBuf,
+    /// This workspace's `pleach-contract` directory.
+    pleach_contract: PathBuf,
     /// This workspace's `Cargo.lock`, copied into each crate.
     lockfile: String,
     rmcp: String,
@@ -81,7 +83,7 @@ struct Pins {
 impl Pins {
     fn of_this_workspace() -> Result<Self, Box<dyn Error>> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let pleach_core = root.join("pleach-core").canonicalize()?;
+        let pleach_contract = root.join("pleach-contract").canonicalize()?;
         let lockfile = std::fs::read_to_string(root.join("Cargo.lock"))?;
         let version = |package: &str| {
             locked_version(&lockfile, package)
@@ -91,7 +93,7 @@ impl Pins {
             rmcp: version("rmcp")?,
             serde: version("serde")?,
             schemars: version("schemars")?,
-            pleach_core,
+            pleach_contract,
             lockfile,
         })
     }
@@ -347,8 +349,9 @@ pub(crate) fn run(quick: bool, tools: Option<u32>, keep: bool) -> Result<(), Box
     );
     println!("{}", cargo.describe()?);
     println!(
-        "pleach-core {}; rmcp {} (features server, macros), serde {}, schemars {}",
-        pins.pleach_core.display(),
+        "pleach-contract {} (as `pleach-core`); rmcp {} (features server, macros), serde {}, \
+         schemars {}",
+        pins.pleach_contract.display(),
         pins.rmcp,
         pins.serde,
         pins.schemars

@@ -10,7 +10,7 @@
 //! cargo run --release -p pleach-bench -- mcp-http [--quick]
 //! cargo run --release -p pleach-bench -- mcp-stdio [--quick]
 //! cargo run --release -p pleach-bench -- durable [--quick] --temporal HOST:PORT
-//! cargo run --release -p pleach-bench -- tool-search [--quick] [--bfcl DIR]
+//! cargo run --release -p pleach-bench -- tool-search [--quick] [--bfcl DIR] [--explain CATEGORY]
 //! cargo run --release -p pleach-bench -- media [--quick]
 //! ```
 //!
@@ -33,7 +33,7 @@ mod tool_search;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable|tool-search|media> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT] [--bfcl DIR]
+usage: pleach-bench <dispatch|batch|stream|soak|compile|mcp-http|mcp-stdio|durable|tool-search|media> [--quick] [--profile] [--tools N] [--keep] [--temporal HOST:PORT] [--bfcl DIR] [--explain CATEGORY]
 
 subcommands:
   dispatch   per-call cost of one tool call `add(a, b)` with {\"a\":1,\"b\":2}:
@@ -79,6 +79,9 @@ options:
              (for `cargo rustc -- -Z time-passes` and the like)
   --temporal HOST:PORT  durable only: the Temporal server (`temporal server start-dev`)
   --bfcl DIR tool-search only: an unpacked `bfcl_eval/data` directory instead of the download
+  --explain CATEGORY  tool-search only: each question of CATEGORY (e.g. live_parallel) with its
+             ground truth and the first five of pleach and of plain BM25, then that category's
+             line; nothing is timed
   -h, --help print this help
 
 The last line of output is machine-readable, e.g.
@@ -169,6 +172,8 @@ struct Options {
     temporal: Option<String>,
     /// `--bfcl DIR` (tool-search).
     bfcl: Option<String>,
+    /// `--explain CATEGORY` (tool-search).
+    explain: Option<String>,
 }
 
 /// The value of `--tools`: a positive count.
@@ -199,6 +204,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
             }
             "--bfcl" => {
                 options.bfcl = Some(args.next().ok_or("`--bfcl` needs a directory")?);
+            }
+            "--explain" => {
+                options.explain = Some(args.next().ok_or("`--explain` needs a category")?);
             }
             flag if flag.starts_with("--tools=") => {
                 options.tools = Some(parse_tools(Some(flag["--tools=".len()..].to_owned()))?);
@@ -232,8 +240,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
     if options.temporal.is_some() && subcommand != Subcommand::Durable {
         return Err("`--temporal` is for `durable` only".to_owned());
     }
-    if options.bfcl.is_some() && subcommand != Subcommand::ToolSearch {
-        return Err("`--bfcl` is for `tool-search` only".to_owned());
+    if (options.bfcl.is_some() || options.explain.is_some()) && subcommand != Subcommand::ToolSearch
+    {
+        return Err("`--bfcl` and `--explain` are for `tool-search` only".to_owned());
     }
     Ok(Command::Run {
         subcommand,
@@ -307,6 +316,7 @@ fn main() -> ExitCode {
             tool_search::run(
                 options.quick,
                 options.bfcl.as_deref().map(std::path::Path::new),
+                options.explain.as_deref(),
             ),
         ),
         Command::Run {
@@ -423,6 +433,21 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_category_to_explain() {
+        assert_eq!(
+            parse(&["tool-search", "--explain", "live_parallel", "--quick"]),
+            Ok(Command::Run {
+                subcommand: Subcommand::ToolSearch,
+                options: Options {
+                    quick: true,
+                    explain: Some("live_parallel".to_owned()),
+                    ..Options::default()
+                },
+            })
+        );
+    }
+
+    #[test]
     fn help_wins_over_everything_else() {
         assert_eq!(parse(&["dispatch", "--help"]), Ok(Command::Help));
         assert_eq!(parse(&["-h"]), Ok(Command::Help));
@@ -437,5 +462,7 @@ mod tests {
         assert!(refusal(&["batch", "--profile"]).contains("`dispatch` only"));
         assert!(refusal(&["soak", "--tools", "3"]).contains("`compile` only"));
         assert!(refusal(&["mcp-stdio", "--keep"]).contains("`compile` only"));
+        assert!(refusal(&["media", "--explain", "multiple"]).contains("`tool-search` only"));
+        assert!(refusal(&["tool-search", "--explain"]).contains("needs a category"));
     }
 }

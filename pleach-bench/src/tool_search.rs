@@ -73,8 +73,23 @@ struct Query {
     truth: BTreeSet<String>,
 }
 
-/// Runs the bench; `bfcl` is an unpacked `bfcl_eval/data` directory, else it is fetched.
-pub(crate) fn run(quick: bool, bfcl: Option<&Path>) -> Result<(), Box<dyn Error>> {
+/// Runs the bench; `bfcl` is an unpacked `bfcl_eval/data` directory, else it is fetched. With
+/// `explain`, prints that category's questions, their ground truth and both rankings' first five
+/// instead, and times nothing.
+pub(crate) fn run(
+    quick: bool,
+    bfcl: Option<&Path>,
+    explain: Option<&str>,
+) -> Result<(), Box<dyn Error>> {
+    if let Some(category) = explain
+        && !CATEGORIES.contains(&category)
+    {
+        return Err(format!(
+            "`--explain {category}`: not a category; expected one of {}",
+            CATEGORIES.join(", ")
+        )
+        .into());
+    }
     let data = match bfcl {
         Some(dir) => dir.to_owned(),
         None => fetch()?,
@@ -88,6 +103,14 @@ pub(crate) fn run(quick: bool, bfcl: Option<&Path>) -> Result<(), Box<dyn Error>
 
     let index = ToolIndex::new(catalog.iter().map(document));
     let baseline = PlainBm25::new(&catalog);
+    if let Some(category) = explain {
+        let questions = queries
+            .iter()
+            .find(|(name, _)| *name == category)
+            .map_or(&[][..], |(_, list)| list.as_slice());
+        explain_category(category, questions, &index, &baseline);
+        return Ok(());
+    }
     println!(
         "{:<24} {:>7} {:>9} {:>9} {:>9} {:>9}",
         "category", "queries", "bm25 @1", "bm25 @5", "pleach @1", "pleach @5"
@@ -151,6 +174,53 @@ pub(crate) fn run(quick: bool, bfcl: Option<&Path>) -> Result<(), Box<dyn Error>
     request_sizes(&catalog, &index, &texts, &mut summary)?;
     println!("tool_search {}", summary.join(" "));
     Ok(())
+}
+
+/// Prints each of `questions` with its ground truth and the first five of pleach's ranking and of
+/// plain BM25 (`*` marks a function of the ground truth), then the category's recall.
+fn explain_category(category: &str, questions: &[Query], index: &ToolIndex, baseline: &PlainBm25) {
+    let ours = |text: &str| -> Vec<String> {
+        index
+            .search(text, 5)
+            .into_iter()
+            .map(|hit| hit.name().to_owned())
+            .collect()
+    };
+    let marked = |query: &Query, found: Vec<String>| -> String {
+        found
+            .into_iter()
+            .map(|name| {
+                if query.truth.contains(&name) {
+                    format!("*{name}")
+                } else {
+                    name
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for (i, query) in questions.iter().enumerate() {
+        println!("{category} #{i}: {}", query.text.replace('\n', " "));
+        println!(
+            "  truth:  {}",
+            query.truth.iter().cloned().collect::<Vec<_>>().join(" ")
+        );
+        println!("  pleach: {}", marked(query, ours(&query.text)));
+        println!(
+            "  bm25:   {}",
+            marked(query, baseline.search(&query.text, 5))
+        );
+    }
+    let ours = recall(questions, ours);
+    let plain = recall(questions, |text| baseline.search(text, 5));
+    println!(
+        "{category}: {} queries, bm25 @1 {:.3} @5 {:.3}, pleach @1 {:.3} @5 {:.3}",
+        questions.len(),
+        plain.0,
+        plain.1,
+        ours.0,
+        ours.1
+    );
 }
 
 /// Bytes of tool definitions in a request (OpenAI Chat's `tools` array, compact JSON): the whole

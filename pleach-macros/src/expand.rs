@@ -66,6 +66,7 @@ fn generate(
         checked_by_type,
     } = input_parts(tool);
     let (output_ty, convert) = output_parts(&tool.output);
+    let probes = probe_traits(&tool.output);
     let fn_span = fn_ident.span();
     let site = quote_spanned!(fn_span=> file!(), line!(), column!());
     // A body that cannot suspend runs in place when started; any other is boxed. The scan's "never"
@@ -117,17 +118,11 @@ fn generate(
         #[allow(clippy::all, clippy::pedantic, non_snake_case, unused_qualifications)]
         const _: () = {
             use #p::{
-                ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _, ErrorViaNothing as _,
-                ErrorViaStdError as _, OutputSchemaDerived as _, OutputSchemaNone as _,
-                OutputSchemaStructured as _, PlainOutputContent as _, PlainOutputOther as _,
-                PlainOutputResult as _, ShapeContent as _, ShapeJson as _,
+                OutputSchemaDerived as _, OutputSchemaNone as _, OutputSchemaStructured as _,
+                #probes
             };
 
             #input_items
-
-            fn __pleach_input_schema() -> #p::serde_json::Value {
-                #input_schema
-            }
 
             fn __pleach_output_schema() -> ::core::option::Option<#p::serde_json::Value> {
                 (&&&#p::OutputProbe::<#output_ty>::new()).output_schema()
@@ -157,7 +152,7 @@ fn generate(
             const __PLEACH_TOOL: #p::ToolEntry = #p::ToolEntry {
                 name: #name,
                 description: #description,
-                input_schema: __pleach_input_schema,
+                input_schema: #input_schema,
                 output_schema: __pleach_output_schema,
                 code: #p::Code {
                     invoke: __pleach_invoke,
@@ -189,9 +184,10 @@ fn handle_bodies() -> HandleBodies {
 
 /// What the parameters turn into.
 struct InputParts {
-    /// The arguments struct and its default fns (nothing for `#[input]`).
+    /// The arguments struct, its default fns and its schema fn (nothing for `#[input]`).
     items: TokenStream,
-    /// The expression building the input schema.
+    /// The `fn() -> Value` building the input schema: `input_schema::<T>` itself for an
+    /// `#[input]` type, else a fn of the expansion's.
     schema: TokenStream,
     /// `fn __pleach_parse(&str) -> Result<Input, ToolError>`: the text read into the input, with
     /// the `#[arg]` bounds serde does not enforce.
@@ -238,7 +234,7 @@ fn input_parts(tool: &ToolFn) -> InputParts {
     if let Some(ty) = input_type {
         // Every token carries the type's span: a missing trait is reported on the type.
         let at_ty = p.at(ty.span());
-        let schema = quote_spanned!(ty.span()=> #at_ty::input_schema::<#ty>());
+        let schema = quote_spanned!(ty.span()=> #at_ty::input_schema::<#ty>);
         let read = quote_spanned!(ty.span()=> #at_ty::parse_input::<#ty>(__pleach_arguments));
         let parse = quote! {
             fn __pleach_parse(
@@ -266,12 +262,14 @@ fn input_parts(tool: &ToolFn) -> InputParts {
         }
 
         #(#defaults)*
+
+        fn __pleach_input_schema() -> #p::serde_json::Value {
+            let mut __pleach_schema = #p::ParamsSchema::new();
+            #(#schema_params)*
+            __pleach_schema.finish()
+        }
     };
-    let schema = quote! {
-        let mut __pleach_schema = #p::ParamsSchema::new();
-        #(#schema_params)*
-        __pleach_schema.finish()
-    };
+    let schema = quote!(__pleach_input_schema);
     let parse = quote! {
         fn __pleach_parse(
             __pleach_arguments: &str,
@@ -447,9 +445,33 @@ fn output_parts(output: &Output) -> (syn::Type, TokenStream) {
     }
 }
 
-/// `UnifiedFields { … }`: the registry-level keys given (only `#[unified_tool]` takes them).
+/// The autoref probes' traits the conversion of `output` calls methods of (imported `as _`), and
+/// only those.
+fn probe_traits(output: &Output) -> TokenStream {
+    match output {
+        Output::Plain(_) => quote! {
+            PlainOutputContent as _, PlainOutputOther as _, PlainOutputResult as _
+        },
+        Output::Result { .. } => quote! {
+            ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _, ErrorViaNothing as _,
+            ErrorViaStdError as _, ShapeContent as _, ShapeJson as _
+        },
+    }
+}
+
+/// `UnifiedFields { … }`: the registry-level keys given (only `#[unified_tool]` takes them), or
+/// `UnifiedFields::NONE` when none is.
 fn unified_fields(attrs: &ToolAttrs) -> TokenStream {
     let p = CratePath::private();
+    if attrs.id.is_none()
+        && attrs.display_name.is_none()
+        && attrs.category.is_none()
+        && attrs.schema_key.is_none()
+        && attrs.safety_tier.is_none()
+    {
+        // Every `#[tool]`, and a `#[unified_tool]` with no key: one name, not five `None`s.
+        return quote!(#p::UnifiedFields::NONE);
+    }
     let (id, display_name, category, schema_key) = (
         option(attrs.id.as_ref()),
         option(attrs.display_name.as_ref()),

@@ -3,7 +3,8 @@
 //! `notifications/progress` with the tool's own numbers (both on the call's own answer over
 //! Streamable HTTP: [`Notifier`]), and elicitation and sampling as
 //! `elicitation/create` and `sampling/createMessage` requests, withdrawn
-//! (`notifications/cancelled`) when the tool stops waiting.
+//! (`notifications/cancelled`) when the tool stops waiting. (An MCP 2026-07-28 client gets those
+//! two in input-required results instead: `server/questions.rs`.)
 #![allow(deprecated)] // rmcp marks logging and sampling deprecated (SEP-2577); MCP still has them.
 
 #[cfg(feature = "http")]
@@ -159,40 +160,46 @@ async fn ask(
     }
 }
 
+/// The `elicitation/create` params that put `question` to the user.
+pub(crate) fn elicit_params(question: &Elicitation) -> Result<ElicitRequestParams, String> {
+    serde_json::from_value::<ElicitRequestParams>(json!({
+        "mode": "form",
+        "message": question.message,
+        "requestedSchema": question.schema,
+    }))
+    .map_err(|error| format!("the question's form is not one MCP elicitation takes: {error}"))
+}
+
+/// The tool's form of the user's answer (its content not yet checked against the form).
+pub(crate) fn elicited(answer: ElicitResult) -> Elicited<Value> {
+    match answer.action {
+        ElicitationAction::Accept => Elicited::Accept(
+            answer
+                .content
+                .unwrap_or_else(|| Value::Object(serde_json::Map::new())),
+        ),
+        ElicitationAction::Decline => Elicited::Decline,
+        _ => Elicited::Cancel,
+    }
+}
+
 /// Puts a tool's question to the client's user and gives the tool the answer.
 pub(crate) async fn elicit(
     peer: Peer<RoleServer>,
     call: RequestId,
     request: Arc<ClientRequest<Elicitation, Elicited<Value>>>,
 ) {
-    let question = request.request();
-    let params = serde_json::from_value::<ElicitRequestParams>(json!({
-        "mode": "form",
-        "message": question.message,
-        "requestedSchema": question.schema,
-    }));
-    let params = match params {
+    let params = match elicit_params(request.request()) {
         Ok(params) => params,
         Err(error) => {
-            request.refuse(format!(
-                "the question's form is not one MCP elicitation takes: {error}"
-            ));
+            request.refuse(error);
             return;
         }
     };
     let sent = ServerRequest::ElicitRequest(ElicitRequest::new(params));
     match ask(&peer, &call, sent, request.signal()).await {
-        Ok(ClientResult::ElicitResult(ElicitResult {
-            action, content, ..
-        })) => {
-            let answer = match action {
-                ElicitationAction::Accept => Elicited::Accept(
-                    content.unwrap_or_else(|| Value::Object(serde_json::Map::new())),
-                ),
-                ElicitationAction::Decline => Elicited::Decline,
-                _ => Elicited::Cancel,
-            };
-            request.answer(answer);
+        Ok(ClientResult::ElicitResult(answer)) => {
+            request.answer(elicited(answer));
         }
         Ok(_) => {
             request.refuse("the client answered `elicitation/create` with another result");
@@ -203,13 +210,10 @@ pub(crate) async fn elicit(
     }
 }
 
-/// Asks the client's model for a tool's completion and gives the tool the answer.
-pub(crate) async fn sample(
-    peer: Peer<RoleServer>,
-    call: RequestId,
-    request: Arc<ClientRequest<SamplingRequest, Sampled>>,
-) {
-    let asked = request.request();
+/// The `sampling/createMessage` params that ask the client's model for `asked`.
+pub(crate) fn sampling_params(
+    asked: &SamplingRequest,
+) -> Result<CreateMessageRequestParams, String> {
     let messages: Vec<Value> = asked
         .messages
         .iter()
@@ -227,12 +231,20 @@ pub(crate) async fn sample(
     if !asked.stop_sequences.is_empty() {
         params["stopSequences"] = json!(asked.stop_sequences);
     }
-    let params = match serde_json::from_value::<CreateMessageRequestParams>(params) {
+    serde_json::from_value::<CreateMessageRequestParams>(params)
+        .map_err(|error| format!("the request is not one MCP sampling takes: {error}"))
+}
+
+/// Asks the client's model for a tool's completion and gives the tool the answer.
+pub(crate) async fn sample(
+    peer: Peer<RoleServer>,
+    call: RequestId,
+    request: Arc<ClientRequest<SamplingRequest, Sampled>>,
+) {
+    let params = match sampling_params(request.request()) {
         Ok(params) => params,
         Err(error) => {
-            request.refuse(format!(
-                "the request is not one MCP sampling takes: {error}"
-            ));
+            request.refuse(error);
             return;
         }
     };
@@ -251,7 +263,7 @@ pub(crate) async fn sample(
 }
 
 /// The pleach form of the client's model's answer.
-fn sampled(result: &CreateMessageResult) -> Sampled {
+pub(crate) fn sampled(result: &CreateMessageResult) -> Sampled {
     let message = serde_json::to_value(&result.message).unwrap_or(Value::Null);
     let mut answer = Sampled::new(result.model.clone(), message["content"].clone());
     if let Ok(role) = serde_json::from_value(message["role"].clone()) {

@@ -24,6 +24,7 @@ use pleach_core::runtime::Runtime;
 use pleach_core::session::{Session, SessionError};
 
 mod call;
+mod questions;
 mod tool_search;
 
 #[cfg(feature = "http")]
@@ -396,11 +397,15 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        match self.listing_call(&request)? {
-            Some(tool_search::Routed::Answer(answer)) => Ok(answer),
-            Some(tool_search::Routed::Call(call)) => self.run_call(call, context).await,
-            None => self.run_call(request, context).await,
-        }
+        let request = match self.listing_call(&request)? {
+            Some(tool_search::Routed::Answer(answer)) => return Ok(answer),
+            Some(tool_search::Routed::Call(call)) => call,
+            None => request,
+        };
+        // Boxed: rmcp spawns a task per request whose future holds this one, and a call's future
+        // is kilobytes (the pipeline, a stream back to the client); moved into the task by value,
+        // copying it cost more than the call.
+        Box::pin(self.run_call(request, context)).await
     }
 
     async fn complete(

@@ -2,9 +2,16 @@
 //!
 //! Tool N is an `async fn tool_N(#[input] input: InputN) -> i64`, its input a struct of three
 //! fields (`a: i64`, `b: i64`, `label: String`, each with a doc comment) deriving `Deserialize` and
-//! `JsonSchema` through pleach-core's re-exports, as a user writes it with `pleach-core` as the
-//! only dependency. The body adds the fields and a literal (the one the edit changes). `main`
-//! builds the registry every `#[tool]` lands in and prints how many tools it holds.
+//! `JsonSchema` through pleach's re-exports, as a user writes it with `pleach-core` as the only
+//! dependency. The body adds the fields and a literal (the one the edit changes). `main` builds
+//! the registry every `#[tool]` lands in and prints how many tools it holds.
+//!
+//! The crate only defines tools, so it depends on the contract alone, named `pleach-core` as the
+//! README shows for such a crate: the source is the same as with pleach-core itself, and the
+//! runtime is neither built nor linked. Linked it would be, though nothing names it: a debug
+//! build takes generic instances (`Option::is_some`, serde's visitors) from whichever dependency
+//! already has them, and a runtime object file taken for one brings the rest of the runtime's
+//! object files, and their debug info, along (docs/performance.md, `compile`).
 
 use std::fmt::Write as _;
 
@@ -18,11 +25,12 @@ pub(super) const GENERATOR: Generator = Generator {
     source,
 };
 
-/// The `[dependencies]` table: pleach-core from this workspace, by absolute path.
+/// The `[dependencies]` table: pleach-contract from this workspace, by absolute path, under the
+/// name `pleach-core`.
 fn dependencies(pins: &Pins) -> String {
     format!(
-        "pleach-core = {{ path = {:?} }}\n",
-        pins.pleach_core.display().to_string()
+        "pleach-core = {{ package = \"pleach-contract\", path = {:?} }}\n",
+        pins.pleach_contract.display().to_string()
     )
 }
 

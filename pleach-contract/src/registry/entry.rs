@@ -182,3 +182,14 @@ pub struct UnifiedFields {
     /// `safety_tier = "…"`.
     pub safety_tier: Option<SafetyTier>,
 }
+
+impl UnifiedFields {
+    /// No key set: what every `#[tool]` carries.
+    pub const NONE: UnifiedFields = UnifiedFields {
+        id: None,
+        display_name: None,
+        category: None,
+        schema_key: None,
+        safety_tier: None,
+    };
+}

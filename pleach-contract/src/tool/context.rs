@@ -297,6 +297,11 @@ impl ToolContext {
     /// a `T`, or [`Elicited::Decline`] / [`Elicited::Cancel`]. In a session the host answers an
     /// `elicitation.requested` event, within the runtime's approval timeout.
     ///
+    /// An MCP 2026-07-28 client takes no requests during a call: the question ends the call, and
+    /// the client's retry runs the tool again from its start, this `elicit` then returning the
+    /// answer. What the tool does before a question runs again: ask first, act after
+    /// (`docs/mcp.md`, "Tools that talk to the client").
+    ///
     /// # Errors
     ///
     /// - `T` is not a flat object of primitive properties (see [`Elicitation::new`]), or the
@@ -383,7 +388,8 @@ impl ToolContext {
 
     /// Asks the client's model to answer `request` (MCP `sampling/createMessage`) and waits for
     /// its answer. In a session the host answers a `sampling.requested` event, within the
-    /// runtime's approval timeout.
+    /// runtime's approval timeout. For an MCP 2026-07-28 client the tool runs again with the
+    /// answer, as for [`elicit`](ToolContext::elicit).
     ///
     /// # Errors
     ///

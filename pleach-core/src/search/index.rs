@@ -27,13 +27,21 @@ const K1: f32 = 1.6;
 /// takes BM25's usual 0.75.
 const B: [f32; FIELDS] = [0.0, 0.75, 0.3, 0.3, 0.3, 0.0];
 
+/// What two query words next to one another add to a tool whose name has the same two terms
+/// next to one another ("the current weather" and `get_current_weather`), times the pair's idf:
+/// the words of a name in its order say what the tool does more surely than the same words
+/// scattered over a question. Only a tool's best pair counts, once. Picked on one category of
+/// the bench like [`K1`] and [`B`] (docs/tool-search.md).
+const NAME_PAIR_WEIGHT: f32 = 0.75;
+
 /// Longest regex pattern accepted, in bytes, and the compiled program's size cap: a pattern is
 /// the model's input.
 const MAX_PATTERN_LEN: usize = 1_000;
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// A searchable index over a catalog of tools: ranked lexical search (BM25F: each field weighted,
-/// identifiers split at `_`, `-`, `.` and case changes, light stemming) and a regex mode.
+/// identifiers split at `_`, `-`, `.` and case changes, light stemming; a query's neighbouring
+/// words that are neighbours in a tool's name, in that order, count more) and a regex mode.
 ///
 /// Built once from the catalog (a runtime's registry with [`ToolIndex::from_source`], or any
 /// [`ToolDocument`]s, such as a remote server's listing, with [`ToolIndex::new`]) and never
@@ -71,6 +79,83 @@ struct Inner {
     /// Per term, one term after another: the documents holding it, in document order, with the
     /// term's BM25F score there.
     postings: Vec<(u32, f32)>,
+    /// The pairs of terms next to one another in a name, and the documents whose name has them.
+    name_pairs: NamePairs,
+}
+
+/// Each pair of terms next to one another in some tool's name (the first term's id in the high
+/// half of the key, the second's in the low), sorted by key, with what it adds to a tool
+/// ([`NAME_PAIR_WEIGHT`] times its idf) and where the documents whose name has it start in
+/// `documents` (they end where the next pair's start).
+#[derive(Debug, Default)]
+struct NamePairs {
+    pairs: Vec<(u64, f32, usize)>,
+    documents: Vec<u32>,
+}
+
+impl NamePairs {
+    /// The pairs of every document's name; `names` yields each document's name terms in order.
+    fn new<'a>(doc_count: usize, names: impl Iterator<Item = &'a [u32]>) -> Self {
+        let mut found: Vec<(u64, u32)> = Vec::new();
+        for (doc, terms) in names.enumerate() {
+            let doc = u32::try_from(doc).unwrap_or(u32::MAX);
+            found.extend(
+                terms
+                    .windows(2)
+                    .map(|pair| (pair_key(pair[0], pair[1]), doc)),
+            );
+        }
+        // Sorted, a name that has a pair twice holds it once.
+        found.sort_unstable();
+        found.dedup();
+        #[allow(clippy::cast_precision_loss)] // counts far below 2^24
+        let doc_count = doc_count as f32;
+        let mut pairs = Vec::new();
+        let documents: Vec<u32> = found.iter().map(|&(_, doc)| doc).collect();
+        let mut start = 0;
+        for run in found.chunk_by(|a, b| a.0 == b.0) {
+            #[allow(clippy::cast_precision_loss)]
+            let count = run.len() as f32;
+            let idf = ((doc_count - count + 0.5) / (count + 0.5) + 1.0).ln();
+            pairs.push((run[0].0, NAME_PAIR_WEIGHT * idf, start));
+            start += run.len();
+        }
+        NamePairs { pairs, documents }
+    }
+
+    /// The documents whose name has the pair `key`, and what the pair adds to each.
+    fn holding(&self, key: u64) -> Option<(f32, &[u32])> {
+        let at = self.pairs.binary_search_by_key(&key, |pair| pair.0).ok()?;
+        let (_, bonus, start) = self.pairs[at];
+        let end = self
+            .pairs
+            .get(at + 1)
+            .map_or(self.documents.len(), |next| next.2);
+        Some((bonus, &self.documents[start..end]))
+    }
+
+    /// Adds to `scores` each document's best pair among the query's pairs of neighbouring terms
+    /// (`None`: a query word no tool has, which parts its neighbours).
+    fn add_best(&self, query_terms: &[Option<u32>], scores: &mut [f32]) {
+        let mut found: Vec<(u32, f32)> = Vec::new();
+        for pair in query_terms.windows(2) {
+            let (Some(first), Some(second)) = (pair[0], pair[1]) else {
+                continue;
+            };
+            if let Some((bonus, documents)) = self.holding(pair_key(first, second)) {
+                found.extend(documents.iter().map(|&doc| (doc, bonus)));
+            }
+        }
+        found.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        found.dedup_by_key(|(doc, _)| *doc);
+        for (doc, bonus) in found {
+            scores[doc as usize] += bonus;
+        }
+    }
+}
+
+fn pair_key(first: u32, second: u32) -> u64 {
+    (u64::from(first) << 32) | u64::from(second)
 }
 
 /// What a stop word maps to in the table of words' terms.
@@ -203,6 +288,16 @@ impl ReadTerms {
         }
         (starts, postings)
     }
+
+    /// Each document's name terms, in order.
+    fn names(&self) -> impl Iterator<Item = &[u32]> {
+        let mut from = 0;
+        self.ends.iter().map(move |doc_ends| {
+            let name = &self.ids[from..doc_ends[0]];
+            from = doc_ends[FIELDS - 1];
+            name
+        })
+    }
 }
 
 impl ToolIndex {
@@ -221,6 +316,7 @@ impl ToolIndex {
 
         let read = ReadTerms::new(&documents);
         let (starts, postings) = read.postings();
+        let name_pairs = NamePairs::new(documents.len(), read.names());
         let terms = read.terms;
         ToolIndex {
             inner: Arc::new(Inner {
@@ -228,6 +324,7 @@ impl ToolIndex {
                 terms,
                 starts,
                 postings,
+                name_pairs,
             }),
         }
     }
@@ -306,12 +403,12 @@ impl ToolIndex {
         if limit == 0 || inner.documents.is_empty() {
             return Vec::new();
         }
-        let mut query_terms: Vec<u32> = Vec::new();
+        // In the query's order (for its pairs of neighbouring words), then sorted for its terms.
+        let mut in_order: Vec<Option<u32>> = Vec::new();
         text::for_each_term(query, &mut String::new(), |term| {
-            if let Some(&id) = inner.terms.get(term) {
-                query_terms.push(id);
-            }
+            in_order.push(inner.terms.get(term).copied());
         });
+        let mut query_terms: Vec<u32> = in_order.iter().flatten().copied().collect();
         query_terms.sort_unstable();
         query_terms.dedup();
 
@@ -327,6 +424,8 @@ impl ToolIndex {
                 *slot += score;
             }
         }
+        // Every document a pair names holds both its terms, so it is in `touched` already.
+        inner.name_pairs.add_best(&in_order, &mut scores);
         let order = |a: &u32, b: &u32| {
             scores[*b as usize]
                 .total_cmp(&scores[*a as usize])
@@ -657,6 +756,29 @@ mod tests {
             assert_eq!(forward.search(query, 5), first);
             assert_eq!(backward.search(query, 5), first);
         }
+    }
+
+    #[test]
+    fn neighbouring_query_words_in_a_names_order_count_more() {
+        let index = ToolIndex::new([doc("weather_current", ""), doc("current_weather", "")]);
+        let hits = index.search("the current weather, now", 5);
+        assert_eq!(names(&hits), ["current_weather", "weather_current"]);
+        assert!(hits[0].score() > hits[1].score(), "{hits:?}");
+        let hits = index.search("weather: current", 5);
+        assert_eq!(names(&hits), ["weather_current", "current_weather"]);
+        assert!(hits[0].score() > hits[1].score(), "{hits:?}");
+        // A word no tool has parts its neighbours: no pair, a tie.
+        let parted = index.search("current zebra weather", 5);
+        assert!((parted[0].score() - parted[1].score()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_name_pair_counts_once_however_often_it_is_met() {
+        let index = ToolIndex::new([doc("current_weather_current_weather", ""), doc("x", "")]);
+        let paired = index.search("current weather current weather", 5)[0].score();
+        let parted = index.search("current zebra weather", 5)[0].score();
+        let idf = ((2.0f32 - 1.0 + 0.5) / (1.0 + 0.5) + 1.0).ln();
+        assert!((paired - parted - NAME_PAIR_WEIGHT * idf).abs() < 1e-5);
     }
 
     #[test]

@@ -134,6 +134,7 @@ impl CallEvents {
 }
 
 /// A call's `tool.completed` or `tool.failed`.
+#[inline]
 pub(crate) fn terminal_event(
     call: &ToolCall,
     outcome: &Result<ToolOutput, ToolError>,
@@ -142,7 +143,12 @@ pub(crate) fn terminal_event(
         Ok(result) => ToolEvent::Completed {
             tool_call: call.clone(),
             result: result.structured.clone().unwrap_or(Value::Null),
-            content: result.content.clone(),
+            // Most results carry no blocks: an empty `Vec` is made, not cloned.
+            content: if result.content.is_empty() {
+                Vec::new()
+            } else {
+                result.content.clone()
+            },
         },
         Err(error) => ToolEvent::Failed {
             tool_call: call.clone(),

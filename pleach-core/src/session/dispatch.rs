@@ -4,7 +4,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::pipeline::Terminal;
+use super::pipeline::{Dispatched, Terminal};
 use super::shared::CallSlot;
 use super::{Session, ToolResult};
 use crate::call::ToolCall;
@@ -92,42 +92,49 @@ impl Session {
     ) -> ToolResult {
         // A call carrying its slot goes the whole way: the place-run takes a slot of its own. One
         // that runs in place sends its `tool.started` with its terminal event, under one lock.
-        let in_place = if approved.is_none() && slot.is_none() {
-            self.inner
+        let call = if approved.is_none() && slot.is_none() {
+            match self
+                .inner
                 .dispatch_now(call, events, None, None, Terminal::AfterStarted)
-        } else {
-            Err(call)
-        };
-        let (dispatched, issued) = match in_place {
-            // Run in place: no safety stage, so the call ran as the model issued it.
-            Ok(dispatched) => (dispatched, None),
-            Err(call) => {
-                // Built only when someone listens (`Session::call` dispatches into a sender that
-                // drops everything).
-                if events.is_connected() {
-                    events.send(ToolEvent::Started {
-                        tool_call: call.clone(),
-                    });
-                }
-                // A user's edit (an approval interrupt) may replace the call; a failure counts
-                // against the call as the model issued it.
-                let issued = call.clone();
-                // Declared before the pipeline's future, so dropped after it (and its progress
-                // gate) should the host drop this future mid-call.
-                let unfinished = Unfinished {
-                    call: &issued,
-                    events,
-                };
-                let dispatched = self
-                    .inner
-                    .dispatch(call, events, signal, approved, slot)
-                    .await;
-                std::mem::forget(unfinished);
-                (dispatched, Some(issued))
+            {
+                // Run in place: no safety stage, so the call ran as the model issued it.
+                Ok(dispatched) => return self.ended(dispatched, None),
+                Err(call) => call,
             }
+        } else {
+            call
         };
+        // Built only when someone listens (`Session::call` dispatches into a sender that drops
+        // everything).
+        if events.is_connected() {
+            events.send(ToolEvent::Started {
+                tool_call: call.clone(),
+            });
+        }
+        // A user's edit (an approval interrupt) may replace the call; a failure counts against
+        // the call as the model issued it.
+        let issued = call.clone();
+        // Declared before the pipeline's future, so dropped after it (and its progress gate)
+        // should the host drop this future mid-call.
+        let unfinished = Unfinished {
+            call: &issued,
+            events,
+        };
+        let dispatched = self
+            .inner
+            .dispatch(call, events, signal, approved, slot)
+            .await;
+        std::mem::forget(unfinished);
+        self.ended(dispatched, Some(&issued))
+    }
+
+    /// What the caller gets of a call that ended, its failure counted first when it counts
+    /// (against `issued`, the call as the model issued it, when a user's edit may have replaced
+    /// it).
+    #[inline]
+    fn ended(&self, dispatched: Dispatched, issued: Option<&ToolCall>) -> ToolResult {
         if dispatched.counts {
-            let issued = issued.as_ref().unwrap_or(&dispatched.call);
+            let issued = issued.unwrap_or(&dispatched.call);
             self.inner.record_failures([self.inner.failure_key(issued)]);
         }
         ToolResult {

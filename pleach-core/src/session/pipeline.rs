@@ -39,6 +39,7 @@ impl SessionInner {
         self.log.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    #[inline]
     pub(super) fn tool(&self, name: &str) -> Option<&SessionTool> {
         self.tools
             .binary_search_by(|t| t.tool.name().cmp(name))
@@ -136,6 +137,7 @@ impl SessionInner {
 
     /// Runs a tool that finishes where it starts (`runs_in_place`), unless the turn is over.
     /// `recorded`: whether anything records the call (its phases are `debug` events then).
+    #[inline]
     fn run_in_place(
         &self,
         definition: &ToolDefinition,
@@ -163,6 +165,7 @@ impl SessionInner {
 
     /// A call's terminal event and what the turn keeps of it (`ran`: the call as it ran, a
     /// user's edit included).
+    #[inline]
     fn conclude(
         &self,
         ran: ToolCall,
@@ -224,6 +227,7 @@ impl SessionInner {
     /// the failure counts too: it fails recoverably (1006) and is counted like any such failure,
     /// so a model that keeps sending it is stopped (1015) like one repeating any other failing
     /// call.
+    #[inline]
     fn check_call(&self, call: &ToolCall) -> Result<(), ToolError> {
         let within_limits = check_limits(call.arguments(), self.runtime.config.limits);
         self.check_repetition(call)?;
@@ -363,13 +367,14 @@ impl SessionInner {
 
     /// A tool's result against its output schema and the result-size limit. `recorded`: whether
     /// the phases may be recorded (`debug` events; `false` skips even their level check).
+    #[inline]
     fn accept_output(
         &self,
         definition: &ToolDefinition,
         outcome: Result<ToolOutput, ToolError>,
         recorded: bool,
     ) -> Result<ToolOutput, ToolError> {
-        let output = outcome?;
+        let mut output = outcome?;
         if recorded {
             tracing::debug!(target: "pleach::tool", "tool returned");
         }
@@ -380,7 +385,7 @@ impl SessionInner {
             .get(definition.name())
             .copied()
             .unwrap_or(config.limits.max_result_bytes);
-        let output = cap_result(output, cap)?;
+        cap_result(&mut output, cap)?;
         if recorded {
             tracing::debug!(target: "pleach::tool", "result valid");
         }
@@ -489,6 +494,7 @@ impl SessionInner {
 
     /// Refuses a call that already failed recoverably too often with the same arguments this
     /// user turn: the model is stuck in a loop, and another try will not help.
+    #[inline]
     fn check_repetition(&self, call: &ToolCall) -> Result<(), ToolError> {
         if !self.any_failures.load(std::sync::atomic::Ordering::Acquire) {
             return Ok(());
@@ -597,7 +603,17 @@ pub(super) fn check_limits(arguments: &str, limits: Limits) -> Result<(), ToolEr
 /// A result within `cap` bytes: its structured value's JSON text (over the cap: 1002) and its
 /// blocks' bytes. A medium that does not fit in what is left fails the call (1019); text blocks
 /// are cut to what is left, each cut marked with how much was dropped.
-fn cap_result(mut output: ToolOutput, cap: usize) -> Result<ToolOutput, ToolError> {
+#[inline]
+fn cap_result(output: &mut ToolOutput, cap: usize) -> Result<(), ToolError> {
+    // A number, a boolean or null alone is at most `SCALAR_LEN` bytes of JSON: most results of
+    // most tools, and nothing to count.
+    let scalar = matches!(
+        output.structured,
+        None | Some(Value::Null | Value::Bool(_) | Value::Number(_))
+    );
+    if scalar && output.content.is_empty() && cap >= SCALAR_LEN {
+        return Ok(());
+    }
     let mut used = match &output.structured {
         Some(value) => json_len_within(value, cap).ok_or_else(|| {
             ToolError::new(
@@ -611,7 +627,7 @@ fn cap_result(mut output: ToolOutput, cap: usize) -> Result<ToolOutput, ToolErro
         None => 0,
     };
     if output.content.is_empty() {
-        return Ok(output);
+        return Ok(());
     }
     // Media first: they cannot be cut, so they take their room before the text does.
     for block in output
@@ -644,7 +660,7 @@ fn cap_result(mut output: ToolOutput, cap: usize) -> Result<ToolOutput, ToolErro
             };
         }
     }
-    Ok(output)
+    Ok(())
 }
 
 /// Cuts `text` to at most `keep` bytes (at a character boundary) and says so on a line of its
@@ -704,6 +720,11 @@ fn json_len_within(value: &Value, limit: usize) -> Option<usize> {
     size(value, &mut budget).then(|| start - budget)
 }
 
+/// The most bytes a number, a boolean or null takes as JSON text as [`json_len_within`] counts
+/// it: 24 for a fractional number (the longest shortest form of an `f64`), 20 for the longest
+/// integer.
+const SCALAR_LEN: usize = 24;
+
 /// The length of a number's JSON text: exact for an integer, at most 24 bytes (the longest
 /// shortest form of an `f64`) for the rest.
 fn number_len(number: &serde_json::Number) -> usize {
@@ -756,6 +777,7 @@ impl Future for CatchUnwind {
 
 /// Starts a tool. One that cannot suspend runs to its end inside `start`: its panic is caught
 /// here (1009).
+#[inline]
 fn start_caught(
     definition: &ToolDefinition,
     arguments: &str,
@@ -825,7 +847,8 @@ mod tests {
             .block(ContentBlock::text("é".repeat(10))) // 20 bytes
             .block(ContentBlock::text("cut to a byte"));
         // 4 bytes for `"ok"`, 7 left: the first text keeps 3 whole characters (6 bytes).
-        let capped = cap_result(out, 11).unwrap();
+        let mut capped = out;
+        cap_result(&mut capped, 11).unwrap();
         let first = capped.content[0].as_text().unwrap();
         assert!(
             first.starts_with("ééé\n[cut: 14 of 20 bytes dropped at the result cap of 11 B"),
@@ -836,7 +859,7 @@ mod tests {
         assert!(second.starts_with("c\n[cut: 12 of 13 bytes"), "{second}");
 
         let image = ToolOutput::from_blocks([ContentBlock::image(vec![0u8; 100], "image/png")]);
-        let error = cap_result(image.clone(), 99).unwrap_err();
+        let error = cap_result(&mut image.clone(), 99).unwrap_err();
         assert_eq!(error.code(), ErrorCode::ContentRefused);
         assert!(
             error
@@ -845,11 +868,24 @@ mod tests {
             "{}",
             error.message()
         );
-        assert!(cap_result(image, 100).is_ok());
+        assert!(cap_result(&mut image.clone(), 100).is_ok());
 
-        let big = ToolOutput::new(json!("x".repeat(50)));
+        // A scalar fits any cap of `SCALAR_LEN` bytes unchecked; under a smaller one it is
+        // counted like any result.
+        for scalar in [json!(u64::MAX), json!(-0.1), json!(true), Value::Null] {
+            assert!(cap_result(&mut ToolOutput::new(scalar.clone()), super::SCALAR_LEN).is_ok());
+        }
         assert_eq!(
-            cap_result(big, 10).unwrap_err().code(),
+            cap_result(&mut ToolOutput::new(json!(12345)), 4)
+                .unwrap_err()
+                .code(),
+            ErrorCode::OutputInvalid
+        );
+        assert!(cap_result(&mut ToolOutput::new(json!(12345)), 5).is_ok());
+
+        let mut big = ToolOutput::new(json!("x".repeat(50)));
+        assert_eq!(
+            cap_result(&mut big, 10).unwrap_err().code(),
             ErrorCode::OutputInvalid
         );
     }

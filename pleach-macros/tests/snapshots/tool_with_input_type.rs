@@ -8,14 +8,9 @@ struct greet_someone {}
 #[allow(clippy::all, clippy::pedantic, non_snake_case, unused_qualifications)]
 const _: () = {
     use ::pleach_core::__private::{
-        ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
-        ErrorViaNothing as _, ErrorViaStdError as _, OutputSchemaDerived as _,
-        OutputSchemaNone as _, OutputSchemaStructured as _, PlainOutputContent as _,
-        PlainOutputOther as _, PlainOutputResult as _, ShapeContent as _, ShapeJson as _,
+        OutputSchemaDerived as _, OutputSchemaNone as _, OutputSchemaStructured as _,
+        PlainOutputContent as _, PlainOutputOther as _, PlainOutputResult as _,
     };
-    fn __pleach_input_schema() -> ::pleach_core::__private::serde_json::Value {
-        ::pleach_core::__private::input_schema::<Greeting>()
-    }
     fn __pleach_output_schema() -> ::core::option::Option<
         ::pleach_core::__private::serde_json::Value,
     > {
@@ -86,7 +81,7 @@ const _: () = {
     const __PLEACH_TOOL: ::pleach_core::__private::ToolEntry = ::pleach_core::__private::ToolEntry {
         name: "greet",
         description: "Greets someone.",
-        input_schema: __pleach_input_schema,
+        input_schema: ::pleach_core::__private::input_schema::<Greeting>,
         output_schema: __pleach_output_schema,
         code: ::pleach_core::__private::Code {
             invoke: __pleach_invoke,
@@ -96,13 +91,7 @@ const _: () = {
             in_place: true,
             takes_context: false,
         },
-        unified: ::pleach_core::__private::UnifiedFields {
-            id: ::core::option::Option::None,
-            display_name: ::core::option::Option::None,
-            category: ::core::option::Option::None,
-            schema_key: ::core::option::Option::None,
-            safety_tier: ::core::option::Option::None,
-        },
+        unified: ::pleach_core::__private::UnifiedFields::NONE,
         site: (file!(), line!(), column!()),
     };
     #[::pleach_core::__private::linkme::distributed_slice(

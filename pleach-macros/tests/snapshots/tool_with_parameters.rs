@@ -14,10 +14,9 @@ pub struct search_corpus {}
 #[allow(clippy::all, clippy::pedantic, non_snake_case, unused_qualifications)]
 const _: () = {
     use ::pleach_core::__private::{
+        OutputSchemaDerived as _, OutputSchemaNone as _, OutputSchemaStructured as _,
         ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
-        ErrorViaNothing as _, ErrorViaStdError as _, OutputSchemaDerived as _,
-        OutputSchemaNone as _, OutputSchemaStructured as _, PlainOutputContent as _,
-        PlainOutputOther as _, PlainOutputResult as _, ShapeContent as _, ShapeJson as _,
+        ErrorViaNothing as _, ErrorViaStdError as _, ShapeContent as _, ShapeJson as _,
     };
     #[derive(::pleach_core::__private::serde::Deserialize)]
     #[serde(crate = "::pleach_core::__private::serde", deny_unknown_fields)]
@@ -189,13 +188,7 @@ const _: () = {
             in_place: true,
             takes_context: true,
         },
-        unified: ::pleach_core::__private::UnifiedFields {
-            id: ::core::option::Option::None,
-            display_name: ::core::option::Option::None,
-            category: ::core::option::Option::None,
-            schema_key: ::core::option::Option::None,
-            safety_tier: ::core::option::Option::None,
-        },
+        unified: ::pleach_core::__private::UnifiedFields::NONE,
         site: (file!(), line!(), column!()),
     };
     #[::pleach_core::__private::linkme::distributed_slice(

@@ -9,10 +9,9 @@ pub(crate) struct dangerous_lookup {}
 #[allow(clippy::all, clippy::pedantic, non_snake_case, unused_qualifications)]
 const _: () = {
     use ::pleach_core::__private::{
+        OutputSchemaDerived as _, OutputSchemaNone as _, OutputSchemaStructured as _,
         ErrorViaDebug as _, ErrorViaDisplay as _, ErrorViaInto as _,
-        ErrorViaNothing as _, ErrorViaStdError as _, OutputSchemaDerived as _,
-        OutputSchemaNone as _, OutputSchemaStructured as _, PlainOutputContent as _,
-        PlainOutputOther as _, PlainOutputResult as _, ShapeContent as _, ShapeJson as _,
+        ErrorViaNothing as _, ErrorViaStdError as _, ShapeContent as _, ShapeJson as _,
     };
     #[derive(::pleach_core::__private::serde::Deserialize)]
     #[serde(crate = "::pleach_core::__private::serde", deny_unknown_fields)]

@@ -302,8 +302,12 @@ impl HttpServer {
 
     /// rmcp (with sessions, and stateless) behind [`guard`].
     fn guarded(&self, services: Services) -> Router {
+        let services = Arc::new(services);
         Router::new()
-            .fallback(move |request: axum::extract::Request| services.clone().answer(request))
+            .fallback(move |request: axum::extract::Request| {
+                let services = Arc::clone(&services);
+                async move { services.answer(request).await }
+            })
             .layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&self.shared),
                 guard,

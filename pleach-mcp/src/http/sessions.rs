@@ -12,7 +12,6 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use serde::Deserialize;
-use tower::ServiceExt;
 
 use crate::McpServer;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
@@ -72,8 +71,10 @@ fn starts_session(body: &[u8]) -> bool {
         #[serde(borrow)]
         method: Option<&'a str>,
     }
-    serde_json::from_slice::<Method<'_>>(body)
-        .is_ok_and(|message| message.method == Some("initialize"))
+    // A body without the word is no `initialize`, and most are not: only those with it are parsed.
+    memchr::memmem::find(body, b"initialize").is_some()
+        && serde_json::from_slice::<Method<'_>>(body)
+            .is_ok_and(|message| message.method == Some("initialize"))
 }
 
 /// The two services behind the guard: rmcp with sessions held in memory, and rmcp stateless.
@@ -85,14 +86,13 @@ pub(super) struct Services {
 
 impl Services {
     /// Answers `request` with the service its [`Route`] names (stateless when none was set).
-    pub(super) async fn answer(self, request: Request) -> Response {
-        let answered = match request.extensions().get::<Route>() {
-            Some(Route::Session) => self.sessions.oneshot(request).await,
-            _ => self.stateless.oneshot(request).await,
-        };
-        match answered {
-            Ok(response) => response.into_response(),
-            Err(never) => match never {},
+    ///
+    /// By reference: a service is cloned (its configuration with it) only by rmcp's own `Service`
+    /// impl, which this does not go through.
+    pub(super) async fn answer(&self, request: Request) -> Response {
+        match request.extensions().get::<Route>() {
+            Some(Route::Session) => self.sessions.handle(request).await.into_response(),
+            _ => self.stateless.handle(request).await.into_response(),
         }
     }
 }

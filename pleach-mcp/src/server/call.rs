@@ -8,8 +8,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult,
-    ProgressNotificationParam, ProgressToken, ResultType,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitResult,
+    InputRequiredResult, ProgressNotificationParam, ProgressToken, ResultType,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::McpServer;
+use super::questions::{Question, Questions};
 use crate::approval::Asking;
 use pleach_core::call::ToolCall;
 use pleach_core::event::ToolEvent;
@@ -137,23 +138,43 @@ impl McpServer {
         };
         self.session
             .set_takes_approvals(!matches!(asking, Asking::Cannot));
-        // A tool's own requests go to the client during the call: only a client that declared
-        // the capability and has a channel back (before 2026-07-28) gets them; for any other,
+        // A tool's own requests go to the client during the call when it declared the
+        // capability and has a channel back (before 2026-07-28); a 2026-07-28 client that
+        // declared it is asked through input-required results (`questions`). For any other,
         // they fail at once with 1020.
         let requests = self.channel_back && crate::approval::can_request(&context);
         #[cfg(feature = "redis")]
         let requests = requests && self.store.is_none();
+        let stateless = !crate::approval::can_request(&context);
         let declared = context.client_capabilities();
-        let elicits = requests && matches!(asking, Asking::Request(_));
-        let samples =
-            requests && declared.is_some_and(|capabilities| capabilities.sampling.is_some());
-        self.session.set_client_capabilities(elicits, samples);
-        let (ran, approved) = match request.request_state.as_deref() {
-            // The retry of a call the user was asked about (2026-07-28): their answer decides.
-            Some(sealed) => self.resume(&call, sealed, request.input_responses.as_ref())?,
-            None => (call.clone(), None),
+        let elicits = match asking {
+            Asking::Request(_) => requests,
+            Asking::InputRequired => true,
+            Asking::Cannot => false,
         };
-        self.drive(ran, approved, &call, asking, &context).await
+        let samples = (requests || stateless)
+            && declared.is_some_and(|capabilities| capabilities.sampling.is_some());
+        self.session.set_client_capabilities(elicits, samples);
+        let invalid = |message: String| ErrorData::invalid_params(message, None);
+        let questions = match request.request_state.as_deref() {
+            // The retry of a call whose tool asked a question (2026-07-28): the answers so far.
+            Some(sealed) if Questions::sealed_here(sealed) => Questions::open(
+                sealed,
+                &self.shared.interrupt_key,
+                &call,
+                request.input_responses.as_ref(),
+            )
+            .map_err(invalid)?,
+            // The retry of a call the user was asked about (2026-07-28): their answer decides.
+            Some(sealed) => {
+                let (ran, approved) =
+                    self.resume(&call, sealed, request.input_responses.as_ref())?;
+                Questions::new(&call, ran, approved)
+            }
+            None => Questions::new(&call, call.clone(), None),
+        };
+        // Boxed: the call's future is large, and every transport's serving future holds one.
+        Box::pin(self.drive(questions, &call, asking, stateless, &context)).await
     }
 
     /// The call a sealed interrupt was raised for and the user's decision on it, checked: the
@@ -209,10 +230,10 @@ impl McpServer {
     /// server stops.
     async fn drive(
         &self,
-        call: ToolCall,
-        approved: Option<Action>,
+        mut questions: Questions,
         issued: &ToolCall,
         asking: Asking,
+        stateless: bool,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let progress_token = context.meta.get_progress_token();
@@ -220,7 +241,7 @@ impl McpServer {
         let ask_timeout = self.shared.runtime.approval_timeout() + Duration::from_secs(1);
         let (sender, mut events) = pleach_core::event::channel();
         let signal = CancellationToken::new();
-        let slot = reserved_slot(context);
+        let ((call, approved), slot) = (questions.run(), reserved_slot(context));
         let dispatching = self
             .session
             .dispatch_reserved(call, &sender, &signal, approved, slot);
@@ -242,6 +263,9 @@ impl McpServer {
                         if let Some(token) = &progress_token {
                             crate::client::send_progress(&notifier, token, report).await;
                         }
+                    }
+                    event @ (ToolEvent::ElicitationRequested { .. } | ToolEvent::SamplingRequested { .. }) if stateless => {
+                        self.put(&mut questions, event, &mut input_required, &signal);
                     }
                     ToolEvent::ElicitationRequested { request } => {
                         tokio::spawn(crate::client::elicit(peer.clone(), context.id.clone(), request));
@@ -312,15 +336,44 @@ impl McpServer {
         {
             self.session.forget_failures_of(issued);
         }
-        let listed = pleach_core::providers::mcp_tools::call_tool_result(&outcome);
-        let mut result: CallToolResult = serde_json::from_value(listed)
-            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
-        // MCP 2026-07-28 requires `resultType` on every result, and the JSON above has none: set
-        // it as rmcp's own constructors do. rmcp strips a `"complete"` one for a peer that
-        // negotiated an older version, so those keep the shape they know.
-        result.result_type = Some(ResultType::COMPLETE);
-        Ok(CallToolResponse::Complete(result))
+        Ok(CallToolResponse::Complete(call_tool_result(outcome)?))
     }
+}
+
+/// A call's outcome as rmcp's result, the same as
+/// [`call_tool_result`](pleach_core::providers::mcp_tools::call_tool_result)'s JSON.
+///
+/// A value alone and an error (nearly every call) are built directly; content blocks go through
+/// that JSON, which knows every kind of block. The result carries `resultType: "complete"` as
+/// rmcp's own constructors set it (MCP 2026-07-28 requires it; rmcp strips it for a peer that
+/// negotiated an older version, so those keep the shape they know).
+fn call_tool_result(
+    outcome: Result<pleach_core::ToolOutput, pleach_core::ToolError>,
+) -> Result<CallToolResult, ErrorData> {
+    let mut result = match outcome {
+        Ok(output) if output.content.is_empty() => {
+            let mut result = CallToolResult::success(Vec::new());
+            if let Some(value) = output.structured {
+                let text = match &value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                result.content.push(ContentBlock::text(text));
+                if value.is_object() {
+                    result.structured_content = Some(value);
+                }
+            }
+            result
+        }
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(error.model_text())]),
+        outcome => {
+            let listed = pleach_core::providers::mcp_tools::call_tool_result(&outcome);
+            serde_json::from_value(listed)
+                .map_err(|error| ErrorData::internal_error(error.to_string(), None))?
+        }
+    };
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
 }
 
 /// A slot of the runtime an HTTP request took before it was read (`http`'s guard, which answers
@@ -404,6 +457,31 @@ impl McpServer {
             .await;
     }
 
+    /// Puts a tool's question (the request an `event` carries) to a 2026-07-28 client, which
+    /// takes no requests during a call: answered from what the call's retry carried, or the call
+    /// ends (`signal`) with the input-required result that asks it.
+    fn put(
+        &self,
+        questions: &mut Questions,
+        event: ToolEvent,
+        input_required: &mut Option<Result<InputRequiredResult, String>>,
+        signal: &CancellationToken,
+    ) {
+        let question = match event {
+            ToolEvent::ElicitationRequested { request } => Question::Elicit(request),
+            ToolEvent::SamplingRequested { request } => Question::Sample(request),
+            _ => return,
+        };
+        if input_required.is_some() {
+            question.refuse("the call ends to put an earlier question to its client first");
+            return;
+        }
+        if let Some(asked) = questions.put(&question, &self.shared.interrupt_key) {
+            *input_required = Some(asked);
+            signal.cancel();
+        }
+    }
+
     /// Applies the user's decision; one the session refuses becomes a rejection
     /// ([`refused`]), so the call still ends.
     fn decide(&self, (interrupt, decision): Asked) {
@@ -411,6 +489,35 @@ impl McpServer {
             && let Err(error) = self.session.resolve(refused(&interrupt, &error))
         {
             tracing::warn!("an approval interrupt could not be closed: {error}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pleach_core::{ContentBlock, ToolError, ToolOutput};
+    use serde_json::{Value, json};
+
+    /// The result built directly is the one the JSON of `mcp_tools::call_tool_result` gives.
+    #[test]
+    fn a_result_built_directly_is_the_listed_one() {
+        let outcomes: Vec<Result<ToolOutput, ToolError>> = vec![
+            Ok(ToolOutput::new(json!(3))),
+            Ok(ToolOutput::new(json!("plain text"))),
+            Ok(ToolOutput::new(json!({ "sum": 3, "parts": [1, 2] }))),
+            Ok(ToolOutput::new(json!([1, 2]))),
+            Ok(ToolOutput::new(Value::Null)),
+            Ok(ToolOutput::from_blocks([])),
+            Ok(ToolOutput::new(json!({ "n": 1 })).block(ContentBlock::text("and a note"))),
+            Err(ToolError::failed("no such user")),
+        ];
+        for outcome in outcomes {
+            let listed = pleach_core::providers::mcp_tools::call_tool_result(&outcome);
+            let built = super::call_tool_result(outcome).expect("a result");
+            let mut expected: rmcp::model::CallToolResult =
+                serde_json::from_value(listed.clone()).expect("rmcp reads the listed result");
+            expected.result_type = Some(rmcp::model::ResultType::COMPLETE);
+            assert_eq!(built, expected, "for {listed}");
         }
     }
 }
