@@ -192,7 +192,7 @@ impl Runtime {
     /// assert!(!pleach_core::validate_tool_call(&ToolCall::new("c3", "fetch_document", r#"{"id":"a"}"#)).valid);
     /// ```
     pub fn validate_tool_call(&self, call: &crate::ToolCall) -> crate::ValidationResult {
-        crate::session::pipeline::limits_verdict(call.arguments(), self.inner.config.limits)
+        crate::session::limits::limits_verdict(call.arguments(), self.inner.config.limits)
             .unwrap_or_else(|| crate::registry::validate_in(&self.inner.registry, call))
     }
 

@@ -44,6 +44,7 @@ mod call_events;
 mod decisions;
 mod dispatch;
 mod handle;
+pub(crate) mod limits;
 #[cfg(feature = "otel")]
 pub(crate) mod metrics;
 mod options;

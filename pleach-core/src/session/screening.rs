@@ -354,8 +354,7 @@ impl SessionInner {
             });
         }
         if let Action::Edit { arguments } = &decision.action
-            && let Some(over) =
-                super::pipeline::limits_verdict(arguments, self.runtime.config.limits)
+            && let Some(over) = super::limits::limits_verdict(arguments, self.runtime.config.limits)
         {
             // Refused here, to the host, rather than failing the call with a 1006 that tells the
             // model to send less data for what the user typed.
