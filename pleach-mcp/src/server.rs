@@ -402,10 +402,7 @@ impl ServerHandler for McpServer {
             Some(tool_search::Routed::Call(call)) => call,
             None => request,
         };
-        // Boxed: rmcp spawns a task per request whose future holds this one, and a call's future
-        // is kilobytes (the pipeline, a stream back to the client); moved into the task by value,
-        // copying it cost more than the call.
-        Box::pin(self.run_call(request, context)).await
+        self.run_call(request, context).await
     }
 
     async fn complete(

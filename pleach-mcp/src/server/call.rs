@@ -142,10 +142,10 @@ impl McpServer {
         // capability and has a channel back (before 2026-07-28); a 2026-07-28 client that
         // declared it is asked through input-required results (`questions`). For any other,
         // they fail at once with 1020.
-        let requests = self.channel_back && crate::approval::can_request(&context);
+        let stateless = !crate::approval::can_request(&context);
+        let requests = self.channel_back && !stateless;
         #[cfg(feature = "redis")]
         let requests = requests && self.store.is_none();
-        let stateless = !crate::approval::can_request(&context);
         let declared = context.client_capabilities();
         let elicits = match asking {
             Asking::Request(_) => requests,
@@ -173,7 +173,9 @@ impl McpServer {
             }
             None => Questions::new(&call, call.clone(), None),
         };
-        // Boxed: the call's future is large, and every transport's serving future holds one.
+        // Boxed: the call's future is kilobytes (the pipeline, a stream back to the client), and
+        // rmcp spawns a task per request holding it: moved into the task by value, copying it
+        // cost more than a plain call.
         Box::pin(self.drive(questions, &call, asking, stateless, &context)).await
     }
 
