@@ -345,37 +345,64 @@ impl McpServer {
 /// A call's outcome as rmcp's result, the same as
 /// [`call_tool_result`](pleach_core::providers::mcp_tools::call_tool_result)'s JSON.
 ///
-/// A value alone and an error (nearly every call) are built directly; content blocks go through
-/// that JSON, which knows every kind of block. The result carries `resultType: "complete"` as
-/// rmcp's own constructors set it (MCP 2026-07-28 requires it; rmcp strips it for a peer that
-/// negotiated an older version, so those keep the shape they know).
+/// Built directly, not through that JSON: a value, an error, text and media blocks without
+/// annotations (nearly every result), so an image's base64 is made once and moved into the
+/// result, never copied into a JSON value and out again. Other blocks go through the JSON of
+/// [`content_block`](pleach_core::providers::mcp_tools::content_block), which knows every kind.
+/// The result carries `resultType: "complete"` as rmcp's own constructors set it (MCP
+/// 2026-07-28 requires it; rmcp strips it for a peer that negotiated an older version, so those
+/// keep the shape they know).
 fn call_tool_result(
     outcome: Result<pleach_core::ToolOutput, pleach_core::ToolError>,
 ) -> Result<CallToolResult, ErrorData> {
     let mut result = match outcome {
-        Ok(output) if output.content.is_empty() => {
-            let mut result = CallToolResult::success(Vec::new());
-            if let Some(value) = output.structured {
-                let text = match &value {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
-                };
-                result.content.push(ContentBlock::text(text));
-                if value.is_object() {
-                    result.structured_content = Some(value);
+        Ok(output) => {
+            let mut content = Vec::with_capacity(output.content.len() + 1);
+            let structured = match output.structured {
+                Some(Value::String(text)) => {
+                    content.push(ContentBlock::text(text));
+                    None
                 }
+                Some(value) => {
+                    content.push(ContentBlock::text(value.to_string()));
+                    Some(value).filter(Value::is_object)
+                }
+                None => None,
+            };
+            for block in output.content {
+                content.push(content_block(block)?);
             }
+            let mut result = CallToolResult::success(content);
+            result.structured_content = structured;
             result
         }
         Err(error) => CallToolResult::error(vec![ContentBlock::text(error.model_text())]),
-        outcome => {
-            let listed = pleach_core::providers::mcp_tools::call_tool_result(&outcome);
-            serde_json::from_value(listed)
-                .map_err(|error| ErrorData::internal_error(error.to_string(), None))?
-        }
     };
     result.result_type = Some(ResultType::COMPLETE);
     Ok(result)
+}
+
+/// One block as rmcp's: text and media without annotations directly (the bytes base64-encoded
+/// once, into the string the result keeps), any other through
+/// [`content_block`](pleach_core::providers::mcp_tools::content_block)'s JSON.
+fn content_block(block: pleach_core::ContentBlock) -> Result<ContentBlock, ErrorData> {
+    use base64::Engine as _;
+    use pleach_core::content::Block;
+    let base64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
+    let pleach_core::ContentBlock {
+        block, annotations, ..
+    } = block;
+    Ok(match (block, annotations) {
+        (Block::Text(text), None) => ContentBlock::text(text),
+        (Block::Image(media), None) => ContentBlock::image(base64(&media.data), media.mime_type),
+        (Block::Audio(media), None) => ContentBlock::audio(base64(&media.data), media.mime_type),
+        (block, annotations) => {
+            let mut other = pleach_core::ContentBlock::from(block);
+            other.annotations = annotations;
+            serde_json::from_value(pleach_core::providers::mcp_tools::content_block(&other))
+                .map_err(|error| ErrorData::internal_error(error.to_string(), None))?
+        }
+    })
 }
 
 /// A slot of the runtime an HTTP request took before it was read (`http`'s guard, which answers
@@ -497,6 +524,7 @@ impl McpServer {
 
 #[cfg(test)]
 mod tests {
+    use pleach_core::content::{Annotations, Block, EmbeddedResource, Media, ResourceLink, Role};
     use pleach_core::{ContentBlock, ToolError, ToolOutput};
     use serde_json::{Value, json};
 
@@ -511,6 +539,21 @@ mod tests {
             Ok(ToolOutput::new(Value::Null)),
             Ok(ToolOutput::from_blocks([])),
             Ok(ToolOutput::new(json!({ "n": 1 })).block(ContentBlock::text("and a note"))),
+            Ok(ToolOutput::from_blocks([
+                ContentBlock::image(&b"\x89PNG\r\n\x1a\n0123"[..], "image/png"),
+                ContentBlock::audio(&b"RIFF....WAVE"[..], "audio/wav"),
+                ContentBlock::text("said"),
+                ContentBlock::image(&b"GIF89a"[..], "image/gif")
+                    .with_annotations(Annotations::default().audience(Role::User).priority(0.5)),
+                ContentBlock::text("for the user")
+                    .with_annotations(Annotations::default().priority(1.0)),
+                Block::File(Media::new(&b"%PDF-1.7"[..], "application/pdf").name("report.pdf"))
+                    .into(),
+                ResourceLink::new("file:///a.txt", "a.txt").into(),
+                EmbeddedResource::text("memo://1", "a memo").into(),
+            ])),
+            Ok(ToolOutput::new(json!("caption"))
+                .block(ContentBlock::image(&b"\xff\xd8\xff"[..], "image/jpeg"))),
             Err(ToolError::failed("no such user")),
         ];
         for outcome in outcomes {
