@@ -358,9 +358,10 @@ pub trait ModelClient: Send + Sync {
     /// says so: the loop defers pleach's way, which needs nothing of the client.
     ///
     /// ```
-    /// use pleach_core::agent::{AnthropicClient, ModelClient, ReplayClient, WireFormat};
+    /// use pleach_core::agent::{ModelClient, ReplayClient, WireFormat};
     /// assert!(!ReplayClient::new(WireFormat::OpenAiChat, ["data: [DONE]\n\n"]).native_deferral());
-    /// assert!(AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap().native_deferral());
+    /// # #[cfg(feature = "http")]
+    /// assert!(pleach_core::agent::AnthropicClient::new("http://127.0.0.1:9", "m", "k").unwrap().native_deferral());
     /// ```
     fn native_deferral(&self) -> bool {
         false
