@@ -13,12 +13,14 @@ use super::Runtime;
 use super::checks::{
     RuntimeError, check_detectors, of_plugins, own, per_tool, persisted_kinds, require_tool,
 };
-use crate::batch::{BatchingConfig, BatchingHint, Slots};
+use crate::batch::{
+    BatchingConfig, BatchingHint, BatchingStrategy, Slots, infer_batching_strategy,
+};
 use crate::defaults;
 use crate::extensions::Extensions;
 use crate::plugin::PleachPlugin;
 use crate::plugin::settings::{SharedSettings, shared_setters};
-use crate::registry::{self, ToolRegistryBuilder, ToolSource};
+use crate::registry::{self, ToolRegistry, ToolRegistryBuilder, ToolSource};
 use crate::safety::FabricationDetector;
 use crate::session::shared::{Config, Limits, OverloadPolicy, RuntimeInner, Safety};
 
@@ -438,31 +440,7 @@ impl RuntimeBuilder {
             WARNED.call_once(|| warn_no_tools("the runtime"));
         }
 
-        // Each tool's hint, with the plugin it came from.
-        let mut hinted: HashMap<String, (BatchingHint, String)> = HashMap::new();
-        for plugin in &self.plugins {
-            let source = format!("plugin `{}`", plugin.name);
-            for hint in &plugin.batching_hints {
-                require_tool(&registry, &hint.tool_name, || source.clone())?;
-                match hinted.get(&hint.tool_name) {
-                    Some((known, first)) if known != hint => {
-                        return Err(RuntimeError::ConflictingHints {
-                            tool: hint.tool_name.clone(),
-                            first: first.clone(),
-                            second: source,
-                        });
-                    }
-                    Some(_) => {}
-                    None => {
-                        hinted.insert(hint.tool_name.clone(), (hint.clone(), source.clone()));
-                    }
-                }
-            }
-        }
-        let hints: HashMap<String, BatchingHint> = hinted
-            .into_iter()
-            .map(|(tool, (hint, _))| (tool, hint))
-            .collect();
+        let lanes = lanes(&registry, &self.plugins)?;
 
         // A plugin's timeout wins over the runtime's; the runtime's idempotency over a plugin's.
         let timeouts = per_tool(
@@ -518,7 +496,7 @@ impl RuntimeBuilder {
                     batching: BatchingConfig::new(
                         self.max_concurrency.unwrap_or(defaults::MAX_CONCURRENCY),
                     ),
-                    hints,
+                    lanes,
                     recording: crate::session::telemetry::Recording {
                         trace_payloads: self.trace_payloads,
                         #[cfg(feature = "otel")]
@@ -551,4 +529,45 @@ pub fn warn_no_tools(what: &str) {
     } else {
         eprintln!("{message}");
     }
+}
+
+/// Every tool's batching strategy and per-tool cap: the hint a plugin gave it (two plugins that
+/// disagree are an error), else the one inferred from its definition.
+fn lanes(
+    registry: &ToolRegistry,
+    plugins: &[PleachPlugin],
+) -> Result<HashMap<String, (BatchingStrategy, Option<usize>)>, RuntimeError> {
+    // Each tool's hint, with the plugin it came from.
+    let mut hinted: HashMap<String, (BatchingHint, String)> = HashMap::new();
+    for plugin in plugins {
+        let source = format!("plugin `{}`", plugin.name);
+        for hint in &plugin.batching_hints {
+            require_tool(registry, &hint.tool_name, || source.clone())?;
+            match hinted.get(&hint.tool_name) {
+                Some((known, first)) if known != hint => {
+                    return Err(RuntimeError::ConflictingHints {
+                        tool: hint.tool_name.clone(),
+                        first: first.clone(),
+                        second: source,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    hinted.insert(hint.tool_name.clone(), (hint.clone(), source.clone()));
+                }
+            }
+        }
+    }
+    let lanes = registry
+        .tools()
+        .iter()
+        .map(|tool| {
+            let lane = match hinted.remove(tool.name()) {
+                Some((hint, _)) => (hint.strategy, hint.max_concurrency),
+                None => (infer_batching_strategy(tool.definition()), None),
+            };
+            (tool.name().to_owned(), lane)
+        })
+        .collect();
+    Ok(lanes)
 }

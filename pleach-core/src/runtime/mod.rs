@@ -208,10 +208,11 @@ impl Runtime {
         }
     }
 
-    /// A tool's strategy and per-tool cap: its hint's, else inferred without a cap.
+    /// A tool's strategy and per-tool cap: its hint's, else inferred without a cap (worked out
+    /// when the runtime was built).
     fn batching(&self, tool: &UnifiedToolDefinition) -> (BatchingStrategy, Option<usize>) {
-        match self.inner.config.hints.get(tool.name()) {
-            Some(hint) => (hint.strategy.clone(), hint.max_concurrency),
+        match self.inner.config.lanes.get(tool.name()) {
+            Some(lane) => lane.clone(),
             None => (infer_batching_strategy(tool.definition()), None),
         }
     }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::batch::{BatchingConfig, BatchingHint, Slots};
+use crate::batch::{BatchingConfig, BatchingStrategy, Slots};
 use crate::defaults;
 use crate::extensions::{Extensions, PersistedKind};
 use crate::registry::ToolRegistry;
@@ -130,7 +130,9 @@ pub(crate) struct Config {
     pub(crate) approval_timeout: Duration,
     pub(crate) max_repeated_failures: u32,
     pub(crate) batching: BatchingConfig,
-    pub(crate) hints: HashMap<String, BatchingHint>,
+    /// Every tool's batching strategy and per-tool cap: its hint's, else inferred from its
+    /// definition, worked out once when the runtime is built (a session is made per MCP request).
+    pub(crate) lanes: HashMap<String, (BatchingStrategy, Option<usize>)>,
     /// Payloads on spans and metrics, as the host chose.
     pub(crate) recording: super::telemetry::Recording,
 }
