@@ -9,12 +9,14 @@
 //!
 //! When the client's connection drops during the call, what the call sends meanwhile waits here;
 //! the client's `GET` with `Last-Event-ID` resumes rmcp's stream of the call, and
-//! [`OpenCalls`] finds the call's own messages to join it.
+//! [`OpenCalls`] finds the call's own messages to join it, also after the call has ended (for
+//! [`KEEP`], as rmcp keeps the stream's own events).
 
 use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures_util::{Stream, StreamExt};
 use sse_stream::Sse;
@@ -22,6 +24,13 @@ use sse_stream::Sse;
 /// How many messages a call's stream holds that the client has not taken (its stream dropped,
 /// not yet resumed); past it, the oldest is dropped.
 const CAPACITY: usize = 256;
+
+/// How long the messages of a call that ended with no client reading them wait for it to resume
+/// (rmcp keeps a stream's own events a minute after its result).
+const KEEP: Duration = Duration::from_mins(1);
+
+/// How many ended calls with messages waiting are kept at most; past it, the longest-waiting go.
+const MAX_KEPT: usize = 4096;
 
 /// The messages a call sends on its own answer, from the call to the answer's stream. Held in
 /// the request's extensions, so the call finds it in its request context.
@@ -143,10 +152,19 @@ impl CallStream {
 }
 
 /// The calls of this server's sessions whose answers are streams, by session and rmcp's stream
-/// (the `N` of its event ids `I/N`), so a resumed stream gets the call's own messages too. Held
-/// weakly: a call's entry goes when the call and its answer have ended.
+/// (the `N` of its event ids `I/N`), so a resumed stream gets the call's own messages too. A call
+/// is kept while it runs or its answer is read; once both have ended, only while messages its
+/// client did not take wait (for [`KEEP`], at most [`MAX_KEPT`] such calls).
 #[derive(Debug, Default)]
-pub(crate) struct OpenCalls(Mutex<HashMap<(String, String), Weak<Inner>>>);
+pub(crate) struct OpenCalls(Mutex<HashMap<(String, String), Kept>>);
+
+/// A call [`OpenCalls`] holds, and since when it has held it alone (the call and its answer
+/// ended), if it does.
+#[derive(Debug)]
+struct Kept {
+    call: Arc<Inner>,
+    alone_since: Option<Instant>,
+}
 
 impl OpenCalls {
     /// Notes `call`, whose answer is rmcp's stream of session `session` whose events have ids
@@ -156,21 +174,54 @@ impl OpenCalls {
             return;
         };
         let mut calls = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        calls.retain(|_, call| call.strong_count() > 0);
+        prune(&mut calls, Instant::now());
         calls.insert(
             (session.to_owned(), stream.to_owned()),
-            Arc::downgrade(&call.0),
+            Kept {
+                call: Arc::clone(&call.0),
+                alone_since: None,
+            },
         );
     }
 
-    /// The call of session `session` whose stream sent the event `last_event_id`, while it runs.
+    /// The call of session `session` whose stream sent the event `last_event_id`: while it runs,
+    /// or after it ended while messages its client did not take wait.
     pub(crate) fn find(&self, session: &str, last_event_id: &str) -> Option<CallStream> {
         let (_, stream) = last_event_id.split_once('/')?;
-        let calls = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut calls = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        prune(&mut calls, Instant::now());
         calls
             .get(&(session.to_owned(), stream.to_owned()))
-            .and_then(Weak::upgrade)
-            .map(CallStream)
+            .map(|kept| CallStream(Arc::clone(&kept.call)))
+    }
+}
+
+/// Drops the calls no one needs any more: ended (held here alone) with nothing waiting, or
+/// waiting longer than [`KEEP`]; then, past [`MAX_KEPT`] ended ones, the longest-waiting.
+fn prune(calls: &mut HashMap<(String, String), Kept>, now: Instant) {
+    calls.retain(|_, kept| {
+        if Arc::strong_count(&kept.call) > 1 {
+            kept.alone_since = None;
+            return true;
+        }
+        let waiting = !kept
+            .call
+            .queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty();
+        let since = *kept.alone_since.get_or_insert(now);
+        waiting && now.saturating_duration_since(since) <= KEEP
+    });
+    let mut ended: Vec<(Instant, (String, String))> = calls
+        .iter()
+        .filter_map(|(key, kept)| kept.alone_since.map(|since| (since, key.clone())))
+        .collect();
+    if ended.len() > MAX_KEPT {
+        ended.sort_unstable_by_key(|(since, _)| *since);
+        for (_, key) in ended.drain(..ended.len() - MAX_KEPT) {
+            calls.remove(&key);
+        }
     }
 }
 
@@ -254,7 +305,53 @@ mod tests {
         assert!(calls.find("s1", "3/8").is_none(), "another stream");
         assert!(calls.find("s1", "3").is_none(), "the session's own stream");
         drop((call, found));
-        assert!(calls.find("s1", "3/7").is_none(), "the call ended");
+        assert!(
+            calls.find("s1", "3/7").is_none(),
+            "the call ended, its client took everything"
+        );
+    }
+
+    #[test]
+    fn what_a_call_sent_while_its_client_was_away_waits_after_the_call_ends() {
+        let calls = OpenCalls::default();
+        let call = CallStream::default();
+        calls.insert("s1", "0/7", &call);
+        call.send("sent while the client was away".to_owned());
+        // The call and its answer end before the client comes back.
+        drop(call);
+        let found = calls.find("s1", "3/7").expect("its message waits");
+        assert_eq!(
+            found.try_next(0).as_deref(),
+            Some("sent while the client was away")
+        );
+        drop(found);
+        assert!(calls.find("s1", "3/7").is_none(), "nothing waits any more");
+    }
+
+    #[test]
+    fn an_ended_calls_messages_wait_a_bounded_time_and_number() {
+        let calls = OpenCalls::default();
+        for n in 0..=MAX_KEPT {
+            let call = CallStream::default();
+            calls.insert("s1", &format!("0/{n}"), &call);
+            call.send(format!("message {n}"));
+        }
+        let running = CallStream::default();
+        calls.insert("s1", "0/running", &running);
+        let mut held = calls.0.lock().unwrap();
+        prune(&mut held, Instant::now());
+        assert_eq!(
+            held.len(),
+            MAX_KEPT + 1,
+            "{MAX_KEPT} ended calls and the running one"
+        );
+        assert!(
+            !held.contains_key(&("s1".to_owned(), "0".to_owned())),
+            "the longest-waiting went"
+        );
+        prune(&mut held, Instant::now() + KEEP + Duration::from_secs(1));
+        assert_eq!(held.len(), 1, "after the wait, only the running call");
+        assert!(held.contains_key(&("s1".to_owned(), "running".to_owned())));
     }
 
     #[test]
