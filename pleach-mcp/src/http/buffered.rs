@@ -19,14 +19,13 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::Response;
 use futures_util::StreamExt;
 use serde_json::Value;
 use sse_stream::{KeepAlive, SseBody, SseStream, Timer};
 
 use super::refusal::{has_content_type, json_rpc_error};
-use super::sessions::SESSION_ID;
+use super::sessions::{SESSION_ID, Services};
 use crate::client::{CallStream, OpenCalls};
 
 /// How often a stream sent on carries a comment while it has nothing else to send, so proxies do
@@ -39,7 +38,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// the stream from there on.
 pub(super) async fn answer(
     request: Request,
-    next: Next,
+    services: &Services,
     max_body_bytes: usize,
     open: &OpenCalls,
 ) -> Response {
@@ -62,8 +61,8 @@ pub(super) async fn answer(
     if let Some(call) = &call {
         parts.extensions.insert(call.clone());
     }
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
+    let response = services
+        .answer(Request::from_parts(parts, Body::from(bytes)))
         .await;
     let Some(call) = call else { return response };
     if response.status() != StatusCode::OK

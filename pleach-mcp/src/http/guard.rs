@@ -10,24 +10,56 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use axum::extract::{Request, State};
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::Response;
 use pleach_core::OverloadPolicy;
 
 use super::buffered;
 use super::refusal::{as_json_rpc_error, is_json, json_rpc_error, refuse, try_again_shortly};
-use super::sessions::{self, Route};
+use super::sessions::{self, Route, Services};
 use super::{METADATA_ROOT_PATH, Shared};
 use crate::server::ReservedSlot;
 
+/// rmcp's services (with sessions, and stateless) behind [`guard`], as one tower service: what
+/// `/mcp` is. A service of its own, not a middleware around a router: axum's `from_fn` clones the
+/// service it wraps for every request.
+#[derive(Clone)]
+pub(super) struct Guarded {
+    shared: Arc<Shared>,
+    services: Arc<Services>,
+}
+
+impl Guarded {
+    pub(super) fn new(shared: Arc<Shared>, services: Services) -> Guarded {
+        Guarded {
+            shared,
+            services: Arc::new(services),
+        }
+    }
+}
+
+impl tower::Service<Request> for Guarded {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let (shared, services) = (Arc::clone(&self.shared), Arc::clone(&self.services));
+        Box::pin(async move { Ok(guard(&shared, request, &services).await) })
+    }
+}
+
 /// Origin, then who is calling, then whether there is room: before rmcp sees the request.
-pub(super) async fn guard(
-    State(shared): State<Arc<Shared>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+async fn guard(shared: &Shared, mut request: Request, services: &Services) -> Response {
     if let Err(reason) = check_target(&request) {
         return json_rpc_error(StatusCode::BAD_REQUEST, -32600, &reason);
     }
@@ -55,7 +87,7 @@ pub(super) async fn guard(
     }
     if let Err(refusal) = shared.auth.check(request.headers()).await {
         let mut response = refuse(refusal.status(), &refusal.message());
-        if let Ok(challenge) = HeaderValue::from_str(&refusal.challenge(&metadata_url(&shared))) {
+        if let Ok(challenge) = HeaderValue::from_str(&refusal.challenge(&metadata_url(shared))) {
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, challenge);
@@ -63,7 +95,7 @@ pub(super) async fn guard(
         return response;
     }
     if request.method() == Method::GET
-        && (has_store(&shared) || !request.headers().contains_key("last-event-id"))
+        && (has_store(shared) || !request.headers().contains_key("last-event-id"))
     {
         // No stream outside a request: a call's messages all go on its own answer, and a stream
         // held open would keep a draining replica (and a reloading nginx) waiting. A `GET` with
@@ -80,12 +112,12 @@ pub(super) async fn guard(
         return response;
     }
     #[cfg(feature = "redis")]
-    if let Some(refusal) = check_session(&shared, request.method(), request.headers()).await {
+    if let Some(refusal) = check_session(shared, request.method(), request.headers()).await {
         return refusal;
     }
     // Held until the answer is made: an `initialize` let through counts against the session
     // limit until its session is held.
-    let (route, _starting) = match routed(&shared, request).await {
+    let (route, _starting) = match routed(shared, request).await {
         Ok((routed, route, starting)) => {
             request = routed;
             (route, starting)
@@ -108,19 +140,19 @@ pub(super) async fn guard(
     }
     let sent_json = is_json(request.headers());
     let response = if route == Route::Session && request.method() == Method::POST {
-        buffered::answer(request, next, shared.max_body_bytes, &shared.open_calls).await
+        buffered::answer(request, services, shared.max_body_bytes, &shared.open_calls).await
     } else if request.method() == Method::GET {
         // A resumed stream of a call that still runs gets the call's own messages too.
         let call = header_text(request.headers(), sessions::SESSION_ID)
             .zip(header_text(request.headers(), "last-event-id"))
             .and_then(|(session, last)| shared.open_calls.find(session, last));
-        let response = next.run(request).await;
+        let response = services.answer(request).await;
         match call {
             Some(call) => buffered::resumed(response, call),
             None => response,
         }
     } else {
-        next.run(request).await
+        services.answer(request).await
     };
     if response.status().is_client_error() && !is_json(response.headers()) {
         return as_json_rpc_error(response, sent_json).await;

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::RedisSessionStore;
 use super::auth::Authenticator;
 use super::connections::{self, ConnectionLimits};
-use super::guard::guard;
+use super::guard::Guarded;
 use super::jwt;
 use super::options::HttpOptions;
 use super::origin::AllowedOrigins;
@@ -191,7 +191,7 @@ impl HttpServer {
     /// # let _ = app;
     /// ```
     pub fn service(&self) -> Router {
-        self.cors(self.endpoint(None))
+        self.cors(Router::new().fallback_service(self.endpoint(None)))
     }
 
     /// The whole site: the endpoint at `/mcp`, `GET /healthz`, and the protected-resource
@@ -257,7 +257,7 @@ impl HttpServer {
         )
     }
 
-    fn endpoint(&self, listening: Option<SocketAddr>) -> Router {
+    fn endpoint(&self, listening: Option<SocketAddr>) -> Guarded {
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
             .with_json_response(self.json_response)
@@ -294,24 +294,13 @@ impl HttpServer {
         }
         let sessions =
             StreamableHttpService::new(factory, Arc::clone(&self.shared.sessions), config);
-        self.guarded(Services {
-            sessions,
-            stateless,
-        })
-    }
-
-    /// rmcp (with sessions, and stateless) behind [`guard`].
-    fn guarded(&self, services: Services) -> Router {
-        let services = Arc::new(services);
-        Router::new()
-            .fallback(move |request: axum::extract::Request| {
-                let services = Arc::clone(&services);
-                async move { services.answer(request).await }
-            })
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::clone(&self.shared),
-                guard,
-            ))
+        Guarded::new(
+            Arc::clone(&self.shared),
+            Services {
+                sessions,
+                stateless,
+            },
+        )
     }
 
     /// Starts draining: `/healthz` answers 503 from now on, and [`serve`](HttpServer::serve)
