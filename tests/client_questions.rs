@@ -134,13 +134,11 @@ impl ClientHandler for Stateless {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
-        let request = serde_json::to_value(&request).expect("serializes");
-        self.asked
-            .lock()
-            .expect("not poisoned")
-            .push(request["message"].as_str().unwrap_or_default().to_owned());
-        let answer = self.answers.lock().expect("not poisoned").remove(0);
-        Ok(serde_json::from_value(answer).expect("an elicitation result"))
+        Ok(crate::mcp::scripted_answer(
+            &self.asked,
+            &self.answers,
+            &request,
+        ))
     }
 
     async fn create_message(
@@ -148,13 +146,7 @@ impl ClientHandler for Stateless {
         _params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, rmcp::ErrorData> {
-        Ok(serde_json::from_value(json!({
-            "model": "client-model",
-            "role": "assistant",
-            "content": { "type": "text", "text": "Teal" },
-            "stopReason": "endTurn",
-        }))
-        .expect("a sampling result"))
+        Ok(crate::client_talk::teal())
     }
 }
 

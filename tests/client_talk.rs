@@ -331,13 +331,7 @@ impl ClientHandler for Talker {
             .lock()
             .expect("not poisoned")
             .push(serde_json::to_value(&params).expect("serializes"));
-        Ok(serde_json::from_value(json!({
-            "model": "client-model",
-            "role": "assistant",
-            "content": { "type": "text", "text": "Teal" },
-            "stopReason": "endTurn",
-        }))
-        .expect("a sampling result"))
+        Ok(teal())
     }
 
     async fn on_logging_message(
@@ -671,4 +665,15 @@ async fn cancelling_the_call_withdraws_its_pending_elicitation() {
         .expect("a cancellation");
     assert!(withdrawn.request_id.is_some(), "{withdrawn:?}");
     client.cancel().await.expect("the client closes");
+}
+
+/// A client's model answering "Teal".
+pub(crate) fn teal() -> CreateMessageResult {
+    serde_json::from_value(json!({
+        "model": "client-model",
+        "role": "assistant",
+        "content": { "type": "text", "text": "Teal" },
+        "stopReason": "endTurn",
+    }))
+    .expect("a sampling result")
 }

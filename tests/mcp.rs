@@ -502,14 +502,23 @@ impl ClientHandler for Approver {
         request: rmcp::model::ElicitRequestParams,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        let request = serde_json::to_value(&request).expect("serializes");
-        self.asked
-            .lock()
-            .expect("not poisoned")
-            .push(request["message"].as_str().unwrap_or_default().to_owned());
-        let answer = self.answers.lock().expect("not poisoned").remove(0);
-        Ok(serde_json::from_value(answer).expect("an elicitation result"))
+        Ok(scripted_answer(&self.asked, &self.answers, &request))
     }
+}
+
+/// A scripted user's answer to `request`: the next of `answers`, its message recorded in `asked`.
+pub(crate) fn scripted_answer(
+    asked: &std::sync::Mutex<Vec<String>>,
+    answers: &std::sync::Mutex<Vec<Value>>,
+    request: &rmcp::model::ElicitRequestParams,
+) -> rmcp::model::ElicitResult {
+    let request = serde_json::to_value(request).expect("serializes");
+    asked
+        .lock()
+        .expect("not poisoned")
+        .push(request["message"].as_str().unwrap_or_default().to_owned());
+    let answer = answers.lock().expect("not poisoned").remove(0);
+    serde_json::from_value(answer).expect("an elicitation result")
 }
 
 #[tokio::test]

@@ -119,6 +119,19 @@ impl Media {
         self.name = Some(name.into());
         self
     }
+
+    /// The bytes in standard base64 with padding, as MCP's `data` and the providers' inline
+    /// media carry them: one encode, into a string of exactly the encoded length.
+    ///
+    /// ```
+    /// let media = pleach_core::content::Media::new(&b"\x89PNG"[..], "image/png");
+    /// assert_eq!(media.base64(), "iVBORw==");
+    /// ```
+    #[must_use]
+    pub fn base64(&self) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(&self.data)
+    }
 }
 
 /// A link to a resource (MCP's `resource_link`): its URI, name, and what the client may want to

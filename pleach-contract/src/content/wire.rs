@@ -108,7 +108,7 @@ fn annotations(a: Option<&Annotations>) -> Option<WireAnnotations<'_>> {
 
 fn media(media: &Media, a: Option<&Annotations>) -> WireMedia<'static> {
     WireMedia {
-        data: Cow::Owned(STANDARD.encode(&media.data)),
+        data: Cow::Owned(media.base64()),
         mime_type: Cow::Owned(media.mime_type.clone()),
         name: media.name.clone().map(Cow::Owned),
         annotations: annotations(a).map(|w| WireAnnotations {

@@ -290,7 +290,7 @@ impl Interrupt {
     pub fn seal_with(&self, key: &[u8]) -> String {
         // Serializing these plain types cannot fail; an empty body would fail its seal check.
         let body = serde_json::to_string(self).unwrap_or_default();
-        let mac = hex(&mac(key, &body));
+        let mac = seal_mac(key, &[body.as_bytes()]);
         serde_json::json!({ "v": 1, "interrupt": body, "mac": mac }).to_string()
     }
 
@@ -323,10 +323,9 @@ impl Interrupt {
                 sealed.v
             )));
         }
-        let tag = unhex(&sealed.mac).ok_or(SealError::Tampered)?;
-        let mut check = keyed(key);
-        check.update(sealed.interrupt.as_bytes());
-        check.verify_slice(&tag).map_err(|_| SealError::Tampered)?;
+        if !seal_verifies(key, &[sealed.interrupt.as_bytes()], &sealed.mac) {
+            return Err(SealError::Tampered);
+        }
         let interrupt: Interrupt = serde_json::from_str(&sealed.interrupt)
             .map_err(|e| SealError::Malformed(e.to_string()))?;
         // The fingerprint is derived, not trusted: a sealed call always matches its own.
@@ -361,10 +360,39 @@ fn keyed(key: &[u8]) -> Hmac<Sha256> {
     <Hmac<Sha256> as KeyInit>::new(&block.into())
 }
 
-fn mac(key: &[u8], body: &str) -> Vec<u8> {
+/// The seal of state a host carries between requests: HMAC-SHA256 under `key` over `parts` in
+/// order, in hex (a sealed interrupt's body; pleach-mcp's sealed tool questions, their domain
+/// first). Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+///
+/// ```
+/// use pleach_core::safety::{seal_mac, seal_verifies};
+/// let mac = seal_mac(b"host secret", &[b"domain\0", b"state"]);
+/// assert!(seal_verifies(b"host secret", &[b"domain\0", b"state"], &mac));
+/// assert!(!seal_verifies(b"other key", &[b"domain\0", b"state"], &mac));
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub fn seal_mac(key: &[u8], parts: &[&[u8]]) -> String {
     let mut mac = keyed(key);
-    mac.update(body.as_bytes());
-    mac.finalize().into_bytes().to_vec()
+    for part in parts {
+        mac.update(part);
+    }
+    hex(&mac.finalize().into_bytes())
+}
+
+/// Whether `mac` (hex) is [`seal_mac`] of `parts` under `key`, compared in constant time. Not API:
+/// for pleach-mcp (ARCHITECTURE.md, "Seams").
+#[doc(hidden)]
+#[must_use]
+pub fn seal_verifies(key: &[u8], parts: &[&[u8]], mac: &str) -> bool {
+    let Some(tag) = unhex(mac) else {
+        return false;
+    };
+    let mut check = keyed(key);
+    for part in parts {
+        check.update(part);
+    }
+    check.verify_slice(&tag).is_ok()
 }
 
 /// The fingerprint of a call: SHA-256 (hex) of its tool's name and its canonical arguments

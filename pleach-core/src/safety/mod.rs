@@ -46,6 +46,8 @@ pub use approval_required::ApprovalRequired;
 pub use interrupt::fingerprint;
 pub(crate) use interrupt::fingerprint_of_text;
 pub use interrupt::{Action, Decision, DecisionError, GroundTruth, Interrupt, SealError};
+#[doc(hidden)] // Not API: for pleach-mcp (ARCHITECTURE.md, "Seams").
+pub use interrupt::{seal_mac, seal_verifies};
 pub use provenance::{KnownValue, MatchKind, Provenance, ProvenanceDetector, Seen, Source};
 
 use serde::{Deserialize, Serialize};

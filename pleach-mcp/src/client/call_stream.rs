@@ -213,15 +213,20 @@ fn prune(calls: &mut HashMap<(String, String), Kept>, now: Instant) {
         let since = *kept.alone_since.get_or_insert(now);
         waiting && now.saturating_duration_since(since) <= KEEP
     });
-    let mut ended: Vec<(Instant, (String, String))> = calls
+    let ended = calls
+        .values()
+        .filter(|kept| kept.alone_since.is_some())
+        .count();
+    if ended <= MAX_KEPT {
+        return;
+    }
+    let mut oldest: Vec<(Instant, (String, String))> = calls
         .iter()
         .filter_map(|(key, kept)| kept.alone_since.map(|since| (since, key.clone())))
         .collect();
-    if ended.len() > MAX_KEPT {
-        ended.sort_unstable_by_key(|(since, _)| *since);
-        for (_, key) in ended.drain(..ended.len() - MAX_KEPT) {
-            calls.remove(&key);
-        }
+    oldest.sort_unstable_by_key(|(since, _)| *since);
+    for (_, key) in oldest.drain(..ended - MAX_KEPT) {
+        calls.remove(&key);
     }
 }
 

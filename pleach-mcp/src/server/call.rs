@@ -386,16 +386,14 @@ fn call_tool_result(
 /// once, into the string the result keeps), any other through
 /// [`content_block`](pleach_core::providers::mcp_tools::content_block)'s JSON.
 fn content_block(block: pleach_core::ContentBlock) -> Result<ContentBlock, ErrorData> {
-    use base64::Engine as _;
     use pleach_core::content::Block;
-    let base64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
     let pleach_core::ContentBlock {
         block, annotations, ..
     } = block;
     Ok(match (block, annotations) {
         (Block::Text(text), None) => ContentBlock::text(text),
-        (Block::Image(media), None) => ContentBlock::image(base64(&media.data), media.mime_type),
-        (Block::Audio(media), None) => ContentBlock::audio(base64(&media.data), media.mime_type),
+        (Block::Image(media), None) => ContentBlock::image(media.base64(), media.mime_type),
+        (Block::Audio(media), None) => ContentBlock::audio(media.base64(), media.mime_type),
         (block, annotations) => {
             let mut other = pleach_core::ContentBlock::from(block);
             other.annotations = annotations;

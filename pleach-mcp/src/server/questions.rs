@@ -10,14 +10,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use hmac::{Hmac, KeyInit, Mac};
 use rmcp::model::{
     CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, InputRequest,
     InputRequiredResult, InputResponses,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::Sha256;
 
 use pleach_core::call::ToolCall;
 use pleach_core::client::{Elicitation, Elicited, Sampled, SamplingRequest};
@@ -51,11 +49,29 @@ impl Kind {
     }
 }
 
-/// One answer a retry carried: the client's result, checked to be one of its kind.
+/// One answer a retry carried: the client's result, read as one of its question's kind.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct Reply {
-    kind: Kind,
-    result: Value,
+#[serde(tag = "kind", content = "result", rename_all = "camelCase")]
+enum Reply {
+    Elicitation(ElicitResult),
+    Sampling(CreateMessageResult),
+}
+
+impl Reply {
+    /// `result`, the client's answer to a question of `kind`, read as one.
+    fn read(kind: Kind, result: &Value) -> Result<Reply, serde_json::Error> {
+        Ok(match kind {
+            Kind::Elicitation => Reply::Elicitation(serde_json::from_value(result.clone())?),
+            Kind::Sampling => Reply::Sampling(serde_json::from_value(result.clone())?),
+        })
+    }
+
+    fn kind(&self) -> Kind {
+        match self {
+            Reply::Elicitation(_) => Kind::Elicitation,
+            Reply::Sampling(_) => Kind::Sampling,
+        }
+    }
 }
 
 /// A tool's request of its client, as its call's event carries it.
@@ -79,21 +95,22 @@ impl Question {
         };
     }
 
-    /// Answers the tool with `result`, a reply of this question's kind.
-    fn answer(&self, result: &Value) {
-        match self {
-            Question::Elicit(request) => {
-                match serde_json::from_value::<ElicitResult>(result.clone()) {
-                    Ok(answer) => request.answer(crate::client::elicited(answer)),
-                    Err(error) => request.refuse(error.to_string()),
-                };
+    /// Answers the tool with `reply`, of this question's kind (else refuses, saying so).
+    fn answer(&self, reply: &Reply, at: usize) {
+        match (self, reply) {
+            (Question::Elicit(request), Reply::Elicitation(answer)) => {
+                request.answer(crate::client::elicited(answer.clone()));
             }
-            Question::Sample(request) => {
-                match serde_json::from_value::<CreateMessageResult>(result.clone()) {
-                    Ok(answer) => request.answer(crate::client::sampled(&answer)),
-                    Err(error) => request.refuse(error.to_string()),
-                };
+            (Question::Sample(request), Reply::Sampling(answer)) => {
+                request.answer(crate::client::sampled(answer));
             }
+            _ => self.refuse(&format!(
+                "the tool's question {} is a `{}`, where its earlier run asked a `{}`: a tool \
+                 must ask the same questions in the same order each time it runs",
+                at + 1,
+                self.kind().method(),
+                reply.kind().method()
+            )),
         }
     }
 
@@ -136,12 +153,13 @@ pub(super) struct Questions {
     ending: bool,
 }
 
-/// The sealed form: the state as JSON text and its HMAC-SHA256.
+/// The sealed form: the state as JSON text and its seal
+/// ([`seal_mac`](pleach_core::safety::seal_mac) over the domain and the text).
 #[derive(Serialize, Deserialize)]
 struct Sealed {
     v: u32,
     questions: String,
-    mac: Vec<u8>,
+    mac: String,
 }
 
 impl Questions {
@@ -178,13 +196,17 @@ impl Questions {
         if sealed.v != 1 {
             return Err("the `requestState` is not one this server sealed".to_owned());
         }
-        keyed(key, &sealed.questions)?
-            .verify_slice(&sealed.mac)
-            .map_err(|_| {
+        if !pleach_core::safety::seal_verifies(
+            key,
+            &[DOMAIN, sealed.questions.as_bytes()],
+            &sealed.mac,
+        ) {
+            return Err(
                 "the `requestState` is not one this server sealed; behind a load balancer, every \
                  replica needs the same interrupt key"
-                    .to_owned()
-            })?;
+                    .to_owned(),
+            );
+        }
         let mut questions: Questions = serde_json::from_str(&sealed.questions)
             .map_err(|error| format!("the `requestState` is malformed: {error}"))?;
         if pleach_core::safety::fingerprint(issued) != questions.fingerprint {
@@ -206,20 +228,13 @@ impl Questions {
                     "the retry carries no `inputResponses.{at}`: the answer to the tool's question"
                 )
             })?;
-        let fits = match kind {
-            Kind::Elicitation => serde_json::from_value::<ElicitResult>(result.clone()).is_ok(),
-            Kind::Sampling => serde_json::from_value::<CreateMessageResult>(result.clone()).is_ok(),
-        };
-        if !fits {
-            return Err(format!(
+        let reply = Reply::read(kind, result).map_err(|_| {
+            format!(
                 "`inputResponses.{at}` is not a result of `{}`",
                 kind.method()
-            ));
-        }
-        questions.replies.push(Reply {
-            kind,
-            result: result.clone(),
-        });
+            )
+        })?;
+        questions.replies.push(reply);
         Ok(questions)
     }
 
@@ -242,18 +257,8 @@ impl Questions {
             return None;
         }
         match self.replies.get(at) {
-            Some(reply) if reply.kind == question.kind() => {
-                question.answer(&reply.result);
-                None
-            }
             Some(reply) => {
-                question.refuse(&format!(
-                    "the tool's question {} is a `{}`, where its earlier run asked a `{}`: a tool \
-                     must ask the same questions in the same order each time it runs",
-                    at + 1,
-                    question.kind().method(),
-                    reply.kind.method()
-                ));
+                question.answer(reply, at);
                 None
             }
             None if at >= MAX_QUESTIONS => {
@@ -289,7 +294,7 @@ impl Questions {
             state.fingerprint = pleach_core::safety::fingerprint(&issued);
         }
         let body = serde_json::to_string(&state).map_err(|error| error.to_string())?;
-        let mac = keyed(key, &body)?.finalize().into_bytes().to_vec();
+        let mac = pleach_core::safety::seal_mac(key, &[DOMAIN, body.as_bytes()]);
         let sealed = serde_json::to_string(&Sealed {
             v: 1,
             questions: body,
@@ -305,15 +310,6 @@ impl Questions {
 /// its retry's answers.
 fn key_of(at: usize) -> String {
     format!("question_{}", at + 1)
-}
-
-/// HMAC-SHA256 under `key` over the domain and `body`.
-fn keyed(key: &[u8], body: &str) -> Result<Hmac<Sha256>, String> {
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key)
-        .map_err(|error| format!("the interrupt key cannot seal: {error}"))?;
-    mac.update(DOMAIN);
-    mac.update(body.as_bytes());
-    Ok(mac)
 }
 
 #[cfg(test)]
