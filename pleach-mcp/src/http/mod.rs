@@ -58,7 +58,7 @@
 //! drain fires last. rmcp's own Origin check is left off: pleach's runs first, on every route.
 //!
 //! This file holds what every request of one server shares; the options are `options.rs`, the
-//! server, its site (CORS included) and its drain `server.rs`, its connections
+//! server, its site and its drain `server.rs`, CORS for browsers `cors.rs`, its connections
 //! `connections.rs`, the checks in front of rmcp `guard.rs`, which requests belong to a session
 //! `sessions.rs`, a session's answer as JSON or SSE `buffered.rs` (with a call's own messages,
 //! `client/call_stream.rs`), the sessions' streams kept for resumption `events.rs`, and refusals as JSON-RPC
@@ -83,6 +83,7 @@
 mod auth;
 mod buffered;
 mod connections;
+mod cors;
 mod events;
 mod guard;
 mod jwt;

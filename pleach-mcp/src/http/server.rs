@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderName, Method, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::RedisSessionStore;
 use super::auth::Authenticator;
 use super::connections::{self, ConnectionLimits};
+use super::cors::{self, BrowserCors};
 use super::guard::Guarded;
 use super::jwt;
 use super::options::HttpOptions;
@@ -191,7 +192,11 @@ impl HttpServer {
     /// # let _ = app;
     /// ```
     pub fn service(&self) -> Router {
-        self.cors(Router::new().fallback_service(self.endpoint(None)))
+        let endpoint = self.endpoint(None);
+        match self.cors() {
+            Some(cors) => Router::new().fallback_service(BrowserCors::new(cors, endpoint)),
+            None => Router::new().fallback_service(endpoint),
+        }
     }
 
     /// The whole site: the endpoint at `/mcp`, `GET /healthz`, and the protected-resource
@@ -211,50 +216,27 @@ impl HttpServer {
     }
 
     fn site(&self, listening: Option<SocketAddr>) -> Router {
-        self.cors(
-            Router::new()
-                .route("/healthz", get(healthz))
-                .route(METADATA_PATH, get(metadata))
-                .route(METADATA_ROOT_PATH, get(metadata))
-                .with_state(Arc::clone(&self.shared))
-                .nest_service("/mcp", self.endpoint(listening)),
-        )
+        let routes = Router::new()
+            .route("/healthz", get(healthz))
+            .route(METADATA_PATH, get(metadata))
+            .route(METADATA_ROOT_PATH, get(metadata))
+            .with_state(Arc::clone(&self.shared));
+        let endpoint = self.endpoint(listening);
+        // The endpoint is mounted after the layer, which wraps the routes there are so far: it
+        // has CORS of its own, which spares requests without `Origin` the layer's work.
+        match self.cors() {
+            Some(cors) => routes
+                .layer(cors.clone())
+                .nest_service("/mcp", BrowserCors::new(cors, endpoint)),
+            None => routes.nest_service("/mcp", endpoint),
+        }
     }
 
-    /// `routes` answering browsers of the allowed origins (none allowed: no CORS at all).
-    /// Preflights (`OPTIONS`) are answered here, before the guard, so they need no token; the
-    /// guard still refuses every other origin's requests with 403.
-    fn cors(&self, routes: Router) -> Router {
-        if self.shared.origins.is_empty() {
-            return routes;
-        }
-        let shared = Arc::clone(&self.shared);
-        let allowed = tower_http::cors::AllowOrigin::predicate(move |origin, _| {
-            shared.origins.allows(origin)
-        });
-        let mcp = |name: &'static str| HeaderName::from_static(name);
-        routes.layer(
-            tower_http::cors::CorsLayer::new()
-                .allow_origin(allowed)
-                .allow_methods([Method::GET, Method::POST, Method::DELETE])
-                .allow_headers([
-                    header::AUTHORIZATION,
-                    header::CONTENT_TYPE,
-                    header::ACCEPT,
-                    mcp("mcp-session-id"),
-                    mcp("mcp-protocol-version"),
-                    mcp("last-event-id"),
-                    mcp("mcp-method"),
-                    mcp("mcp-name"),
-                ])
-                .expose_headers([
-                    mcp("mcp-session-id"),
-                    mcp("mcp-protocol-version"),
-                    header::WWW_AUTHENTICATE,
-                    header::RETRY_AFTER,
-                ])
-                .max_age(Duration::from_mins(10)),
-        )
+    /// The CORS for browser pages of the allowed origins; none when none are allowed.
+    /// Preflights (`OPTIONS`) are answered before the guard, so they need no token; the guard
+    /// still refuses every other origin's requests with 403.
+    fn cors(&self) -> Option<tower_http::cors::CorsLayer> {
+        (!self.shared.origins.is_empty()).then(|| cors::layer(Arc::clone(&self.shared)))
     }
 
     fn endpoint(&self, listening: Option<SocketAddr>) -> Guarded {

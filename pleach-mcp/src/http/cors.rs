@@ -1,0 +1,165 @@
+//! CORS for browser pages of the allowed origins: tower-http's layer, configured with the MCP
+//! headers, answers preflights before the guard (so they need no token) and adds the CORS headers
+//! to the answers of requests that carry an `Origin`.
+//!
+//! A request without `Origin` (every non-browser client, and so nearly every request) does not
+//! go through the layer's per-request work: its answer gets the headers the layer gives such a
+//! request (`Vary`, `Access-Control-Expose-Headers`), worked out once, when the site is built,
+//! by asking the layer itself.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderName, Method, header};
+use axum::response::Response;
+use futures_util::future::Either;
+use tower::{Layer as _, Service as _};
+use tower_http::cors::{AllowOrigin, Cors, CorsLayer};
+
+use super::Shared;
+use super::guard::Guarded;
+
+/// The CORS of a site: its allowed origins are `shared`'s.
+pub(super) fn layer(shared: Arc<Shared>) -> CorsLayer {
+    let mcp = HeaderName::from_static;
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(move |origin, _| {
+            shared.origins.allows(origin)
+        }))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            mcp("mcp-session-id"),
+            mcp("mcp-protocol-version"),
+            mcp("last-event-id"),
+            mcp("mcp-method"),
+            mcp("mcp-name"),
+        ])
+        .expose_headers([
+            mcp("mcp-session-id"),
+            mcp("mcp-protocol-version"),
+            header::WWW_AUTHENTICATE,
+            header::RETRY_AFTER,
+        ])
+        .max_age(Duration::from_mins(10))
+}
+
+/// The endpoint behind CORS: requests with an `Origin`, and preflights, through the layer; the
+/// rest straight to the endpoint, their answers given the headers the layer would give them.
+#[derive(Clone)]
+pub(super) struct BrowserCors {
+    cors: Arc<Plain>,
+    endpoint: Guarded,
+}
+
+/// The layer, and what it adds to the answer of a request without `Origin`.
+struct Plain {
+    layer: CorsLayer,
+    headers: HeaderMap,
+}
+
+impl BrowserCors {
+    pub(super) fn new(layer: CorsLayer, endpoint: Guarded) -> BrowserCors {
+        let headers = plain_headers(&layer);
+        BrowserCors {
+            cors: Arc::new(Plain { layer, headers }),
+            endpoint,
+        }
+    }
+}
+
+/// What `layer` adds to the answer of a `GET` without `Origin`: asked of the layer, in front of a
+/// service answering at once, so it is whatever this version of tower-http adds.
+fn plain_headers(layer: &CorsLayer) -> HeaderMap {
+    let answer =
+        tower::service_fn(|_: Request| async { Ok::<Response, Infallible>(Response::default()) });
+    let mut cors = layer.layer(answer);
+    let mut future = std::pin::pin!(cors.call(Request::default()));
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(std::task::Waker::noop()))
+    {
+        Poll::Ready(Ok(response)) => response.into_parts().0.headers,
+        Poll::Ready(Err(never)) => match never {},
+        // Nothing in the layer waits on a request without `Origin`.
+        Poll::Pending => HeaderMap::new(),
+    }
+}
+
+impl tower::Service<Request> for BrowserCors {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<
+        tower_http::cors::ResponseFuture<<Guarded as tower::Service<Request>>::Future>,
+        Plainly,
+    >;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if request.method() == Method::OPTIONS || request.headers().contains_key(header::ORIGIN) {
+            let mut cors: Cors<Guarded> = self.cors.layer.layer(self.endpoint.clone());
+            return Either::Left(cors.call(request));
+        }
+        Either::Right(Plainly {
+            answer: self.endpoint.call(request),
+            cors: Arc::clone(&self.cors),
+        })
+    }
+}
+
+/// The answer of a request without `Origin`, given the headers the layer would have added.
+pub(super) struct Plainly {
+    answer: <Guarded as tower::Service<Request>>::Future,
+    cors: Arc<Plain>,
+}
+
+impl Future for Plainly {
+    type Output = Result<Response, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        let Ok(mut response) = ready!(self.answer.as_mut().poll(context));
+        let headers = response.headers_mut();
+        for (name, value) in &self.cors.headers {
+            // As the layer does: `Vary` added to the answer's own, the others set.
+            if name == header::VARY {
+                headers.append(name, value.clone());
+            } else {
+                headers.insert(name, value.clone());
+            }
+        }
+        Poll::Ready(Ok(response))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_headers_of_an_answer_without_origin_are_the_layers_own() {
+        let layer = CorsLayer::new()
+            .allow_origin(AllowOrigin::predicate(|_, _| true))
+            .expose_headers([HeaderName::from_static("mcp-session-id")]);
+        let headers = plain_headers(&layer);
+        assert_eq!(
+            headers.get(header::VARY).map(|vary| vary.to_str().unwrap()),
+            Some("origin, access-control-request-method, access-control-request-headers")
+        );
+        assert_eq!(
+            headers
+                .get(header::ACCESS_CONTROL_EXPOSE_HEADERS)
+                .map(|exposed| exposed.to_str().unwrap()),
+            Some("mcp-session-id")
+        );
+        assert!(!headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN));
+    }
+}
