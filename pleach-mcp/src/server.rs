@@ -67,7 +67,9 @@ pub struct McpServer {
 struct Shared {
     runtime: Runtime,
     tools: Vec<Tool>,
-    implementation: Implementation,
+    /// What the server declares in `initialize` for itself (its name and version, tools and
+    /// logging), made once: rmcp asks for it on every request.
+    info: ServerConfig,
     /// Numbers call ids: MCP calls carry none of their own.
     calls: AtomicU64,
     /// Seals an interrupt a 2026-07-28 client carries between its call and the call's retry:
@@ -77,13 +79,15 @@ struct Shared {
     listing: Option<tool_search::Listing>,
     /// Resources, prompts and completion ([`McpServer::features`]).
     features: Box<dyn Features>,
+    /// Whether `features` is a handler of the user's, whose declaration is asked for each time.
+    has_features: bool,
 }
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
             .field("tools", &self.shared.tools.len())
-            .field("implementation", &self.shared.implementation.name)
+            .field("implementation", &self.shared.info.server_info.name)
             .finish_non_exhaustive()
     }
 }
@@ -159,11 +163,12 @@ impl McpServer {
             shared: Arc::new(Shared {
                 runtime,
                 tools,
-                implementation: Implementation::new("pleach", env!("CARGO_PKG_VERSION")),
+                info: own_info(Implementation::new("pleach", env!("CARGO_PKG_VERSION"))),
                 calls: AtomicU64::new(0),
                 interrupt_key,
                 listing: None,
                 features: Box::new(ToolsOnly),
+                has_features: false,
             }),
             session: Arc::new(session),
             shutdown: CancellationToken::new(),
@@ -222,7 +227,7 @@ impl McpServer {
     #[must_use]
     pub fn implementation(mut self, name: &str, version: &str) -> McpServer {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
-            shared.implementation = Implementation::new(name, version);
+            shared.info.server_info = Implementation::new(name, version);
         } else {
             // Cloned servers share what they list; a renamed copy cannot change it under them.
             tracing::warn!("McpServer::implementation on a shared server: name left unchanged");
@@ -276,6 +281,7 @@ impl McpServer {
     pub fn features(mut self, handler: impl rmcp::ServerHandler) -> McpServer {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.features = Box::new(handler);
+            shared.has_features = true;
         } else {
             // Cloned servers share what they serve; a copy cannot change it under them.
             tracing::warn!("McpServer::features on a shared server: its features left unchanged");
@@ -333,19 +339,28 @@ impl McpServer {
     }
 }
 
+/// What a server introduced as `implementation` declares for itself: tools and logging.
+#[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); MCP still has it.
+fn own_info(implementation: Implementation) -> ServerConfig {
+    let mut config = ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build(),
+    );
+    config.server_info = implementation;
+    config
+}
+
 impl ServerHandler for McpServer {
-    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); MCP still has it.
     fn get_info(&self) -> ServerConfig {
-        let features = self.shared.features.info();
-        let mut config = ServerConfig::new(super::features::capabilities(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-            &features.capabilities,
-        ));
-        config.server_info = self.shared.implementation.clone();
-        config.instructions = features.instructions;
+        let mut config = self.shared.info.clone();
+        if self.shared.has_features {
+            let features = self.shared.features.info();
+            config.capabilities =
+                super::features::capabilities(config.capabilities, &features.capabilities);
+            config.instructions = features.instructions;
+        }
         config
     }
 
