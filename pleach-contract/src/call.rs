@@ -102,7 +102,9 @@ impl ToolCall {
     /// assert_eq!(call.arguments(), r#"{"a":1,"b":2}"#);
     /// ```
     pub fn from_value(id: impl AsRef<str>, name: impl AsRef<str>, arguments: &Value) -> Self {
-        ToolCall::new(id, name, arguments.to_string())
+        // `Value`'s `Display` writes the same text through a formatter, at twice the cost.
+        let text = serde_json::to_string(arguments).unwrap_or_else(|_| arguments.to_string());
+        ToolCall::new(id, name, text)
     }
 
     /// The call's id (`tool_calls[].id`).

@@ -120,12 +120,17 @@ impl McpServer {
                 None,
             ));
         }
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        // The arguments' text, written from the request's own map (not a copy of it).
+        let arguments = match &request.arguments {
+            Some(arguments) => serde_json::to_string(arguments)
+                .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?,
+            None => "{}".to_owned(),
+        };
         let id = format!(
             "mcp_{}",
             self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1
         );
-        let call = ToolCall::from_value(id, name, &arguments);
+        let call = ToolCall::new(id, name, arguments);
         // A client that can elicit asks its user about a call that needs approval; for one that
         // cannot, such a call fails at once (1012) instead of waiting.
         let asking = crate::approval::asking(&context);
