@@ -476,6 +476,7 @@ impl RuntimeBuilder {
                 in_flight: Slots::new(max_in_flight),
                 overload: self.overload,
                 persisted,
+                all_tools: std::sync::OnceLock::new(),
                 extensions,
                 safety: Safety {
                     detectors,

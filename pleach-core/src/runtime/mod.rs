@@ -229,9 +229,18 @@ impl Runtime {
     /// ```
     pub fn create_session(&self, options: SessionOptions) -> Result<Session, SessionError> {
         let registry = &self.inner.registry;
+        let enabled = options.tools.enabled;
+        if let [all] = enabled.as_slice()
+            && all == "*"
+        {
+            let tools = self
+                .inner
+                .all_tools
+                .get_or_init(|| self.session_tools(registry.tools().to_vec()));
+            return Ok(Session::new(self.inner.clone(), Arc::clone(tools)));
+        }
         let mut tools = Vec::new();
         let mut unknown = Vec::new();
-        let enabled = options.tools.enabled;
         if enabled.iter().any(|name| name == "*") {
             tools.extend(registry.tools().iter().cloned());
         }
@@ -253,10 +262,15 @@ impl Runtime {
                     .collect(),
             ));
         }
+        Ok(Session::new(self.inner.clone(), self.session_tools(tools)))
+    }
+
+    /// `tools` as a session holds them: by name, once each, with their timeouts and lanes.
+    fn session_tools(&self, mut tools: Vec<UnifiedToolDefinition>) -> Arc<[SessionTool]> {
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         tools.dedup_by(|a, b| a.name() == b.name());
         let config = &self.inner.config;
-        let tools = tools
+        tools
             .into_iter()
             .map(|tool| {
                 let (strategy, max_concurrency) = self.batching(&tool);
@@ -271,7 +285,6 @@ impl Runtime {
                     tool,
                 }
             })
-            .collect();
-        Ok(Session::new(self.inner.clone(), tools))
+            .collect()
     }
 }

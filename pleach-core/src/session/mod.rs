@@ -97,7 +97,7 @@ struct SessionLog {
 struct SessionInner {
     runtime: Arc<RuntimeInner>,
     /// Sorted by name.
-    tools: Vec<SessionTool>,
+    tools: Arc<[SessionTool]>,
     log: Mutex<SessionLog>,
     /// Whether `state.failures` may be non-empty: lets the common case skip the lock.
     any_failures: std::sync::atomic::AtomicBool,
@@ -154,7 +154,7 @@ impl Drop for Session {
 impl Session {
     /// A session of `runtime` with `tools` (sorted by name, each once): what
     /// [`Runtime::create_session`](crate::Runtime::create_session) makes.
-    pub(crate) fn new(runtime: Arc<RuntimeInner>, tools: Vec<SessionTool>) -> Session {
+    pub(crate) fn new(runtime: Arc<RuntimeInner>, tools: Arc<[SessionTool]>) -> Session {
         let extensions = runtime.extensions.clone();
         Session {
             inner: Arc::new(SessionInner {

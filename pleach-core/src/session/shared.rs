@@ -181,6 +181,9 @@ pub(crate) struct RuntimeInner {
     pub(crate) overload: OverloadPolicy,
     /// The session state a host may save and restore, one kind per key.
     pub(crate) persisted: Vec<PersistedKind>,
+    /// Every tool as a session holds it, made by the first session with all of them and shared
+    /// by the rest (an MCP server over HTTP makes one a request).
+    pub(crate) all_tools: std::sync::OnceLock<Arc<[crate::session::SessionTool]>>,
 }
 
 /// One of the runtime's slots for running calls
