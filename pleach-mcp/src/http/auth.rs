@@ -99,7 +99,8 @@ impl Authenticator {
             return Ok(());
         }
         match &self.jwt {
-            Some(jwt) => match jwt.verify(token).await {
+            // Boxed: a key fetch is a large future, and every request's check would hold its room.
+            Some(jwt) => match Box::pin(jwt.verify(token)).await {
                 Ok(_claims) => Ok(()),
                 Err(JwtRejection::Invalid(reason)) => Err(Refusal::Invalid(reason)),
                 Err(JwtRejection::KeysUnavailable(reason)) => Err(Refusal::Unavailable(reason)),

@@ -112,7 +112,9 @@ async fn guard(shared: &Shared, mut request: Request, services: &Services) -> Re
         return response;
     }
     #[cfg(feature = "redis")]
-    if let Some(refusal) = check_session(shared, request.method(), request.headers()).await {
+    if let Some(refusal) =
+        Box::pin(check_session(shared, request.method(), request.headers())).await
+    {
         return refusal;
     }
     // Held until the answer is made: an `initialize` let through counts against the session
@@ -140,7 +142,13 @@ async fn guard(shared: &Shared, mut request: Request, services: &Services) -> Re
     }
     let sent_json = is_json(request.headers());
     let response = if route == Route::Session && request.method() == Method::POST {
-        buffered::answer(request, services, shared.max_body_bytes, &shared.open_calls).await
+        Box::pin(buffered::answer(
+            request,
+            services,
+            shared.max_body_bytes,
+            &shared.open_calls,
+        ))
+        .await
     } else if request.method() == Method::GET {
         // A resumed stream of a call that still runs gets the call's own messages too.
         let call = header_text(request.headers(), sessions::SESSION_ID)
@@ -155,7 +163,7 @@ async fn guard(shared: &Shared, mut request: Request, services: &Services) -> Re
         services.answer(request).await
     };
     if response.status().is_client_error() && !is_json(response.headers()) {
-        return as_json_rpc_error(response, sent_json).await;
+        return Box::pin(as_json_rpc_error(response, sent_json)).await;
     }
     response
 }

@@ -72,7 +72,9 @@ fn starts_session(body: &[u8]) -> bool {
         method: Option<&'a str>,
     }
     // A body without the word is no `initialize`, and most are not: only those with it are parsed.
-    memchr::memmem::find(body, b"initialize").is_some()
+    static INITIALIZE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"initialize"));
+    INITIALIZE.find(body).is_some()
         && serde_json::from_slice::<Method<'_>>(body)
             .is_ok_and(|message| message.method == Some("initialize"))
 }
@@ -91,7 +93,10 @@ impl Services {
     /// impl, which this does not go through.
     pub(super) async fn answer(&self, request: Request) -> Response {
         match request.extensions().get::<Route>() {
-            Some(Route::Session) => self.sessions.handle(request).await.into_response(),
+            // Boxed, so a stateless answer does not carry a session's larger future.
+            Some(Route::Session) => Box::pin(self.sessions.handle(request))
+                .await
+                .into_response(),
             _ => self.stateless.handle(request).await.into_response(),
         }
     }
