@@ -56,9 +56,8 @@ impl McpServer {
         if let Some(store) = &self.store
             && let Some(session_id) = crate::span::session_id(&context)
         {
-            return self
-                .run_call_persisted(store, &session_id, request, context)
-                .await;
+            // Boxed: a store's round trips would size every call's future.
+            return Box::pin(self.run_call_persisted(store, &session_id, request, context)).await;
         }
         self.run_call_here(request, context).await
     }
@@ -258,17 +257,20 @@ impl McpServer {
         let peer = &context.peer;
         let notifier = crate::client::Notifier::new(context);
         let mut waiting: Option<Pin<Box<dyn Future<Output = Asked> + Send>>> = None;
+        // What goes to the client during the call is sent through boxed futures: most calls send
+        // nothing, and those futures, held in place, would size every call's future (3.5 kB
+        // against 2.4 kB).
         let result = loop {
             tokio::select! {
                 result = &mut dispatching => break result,
                 Some(event) = events.recv() => match event {
                     ToolEvent::Delta { delta, .. } => {
-                        self.report_progress(progress_token.as_ref(), &mut progress, delta, &notifier).await;
+                        Box::pin(self.report_progress(progress_token.as_ref(), &mut progress, delta, &notifier)).await;
                     }
-                    ToolEvent::Log { message, .. } => crate::client::send_log(&notifier, &self.logs, message).await,
+                    ToolEvent::Log { message, .. } => Box::pin(crate::client::send_log(&notifier, &self.logs, message)).await,
                     ToolEvent::Progress { progress: report, .. } => {
                         if let Some(token) = &progress_token {
-                            crate::client::send_progress(&notifier, token, report).await;
+                            Box::pin(crate::client::send_progress(&notifier, token, report)).await;
                         }
                     }
                     event @ (ToolEvent::ElicitationRequested { .. } | ToolEvent::SamplingRequested { .. }) if stateless => {
@@ -312,17 +314,22 @@ impl McpServer {
         for event in events.drain() {
             match event {
                 ToolEvent::Delta { delta, .. } => {
-                    self.report_progress(progress_token.as_ref(), &mut progress, delta, &notifier)
-                        .await;
+                    Box::pin(self.report_progress(
+                        progress_token.as_ref(),
+                        &mut progress,
+                        delta,
+                        &notifier,
+                    ))
+                    .await;
                 }
                 ToolEvent::Log { message, .. } => {
-                    crate::client::send_log(&notifier, &self.logs, message).await;
+                    Box::pin(crate::client::send_log(&notifier, &self.logs, message)).await;
                 }
                 ToolEvent::Progress {
                     progress: report, ..
                 } => {
                     if let Some(token) = &progress_token {
-                        crate::client::send_progress(&notifier, token, report).await;
+                        Box::pin(crate::client::send_progress(&notifier, token, report)).await;
                     }
                 }
                 _ => {}
