@@ -246,7 +246,9 @@ impl McpServer {
         // The session's own deadline (1016) ends the wait first; the request's is a backstop.
         let ask_timeout = self.shared.runtime.approval_timeout() + Duration::from_secs(1);
         let (sender, mut events) = pleach_core::event::channel();
-        let signal = CancellationToken::new();
+        // A child of the server's shutdown, so a drain's end cancels the call without the call
+        // waiting on the token every request shares (registering with it takes its lock).
+        let signal = self.shutdown.child_token();
         let ((call, approved), slot) = (questions.run(), reserved_slot(context));
         let dispatching = self
             .session
@@ -307,7 +309,6 @@ impl McpServer {
                     self.decide(asked);
                 }
                 () = context.ct.cancelled(), if !signal.is_cancelled() => signal.cancel(),
-                () = self.shutdown.cancelled(), if !signal.is_cancelled() => signal.cancel(),
             }
         };
         // Progress sent before the result and not read yet goes out before it.
