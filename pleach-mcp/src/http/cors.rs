@@ -21,7 +21,7 @@ use tower::{Layer as _, Service as _};
 use tower_http::cors::{AllowOrigin, Cors, CorsLayer};
 
 use super::Shared;
-use super::guard::Guarded;
+use super::guard::{Answer, Guarded};
 
 /// The CORS of a site: its allowed origins are `shared`'s.
 pub(super) fn layer(shared: Arc<Shared>) -> CorsLayer {
@@ -51,26 +51,26 @@ pub(super) fn layer(shared: Arc<Shared>) -> CorsLayer {
 }
 
 /// The endpoint behind CORS: requests with an `Origin`, and preflights, through the layer; the
-/// rest straight to the endpoint, their answers given the headers the layer would give them.
+/// rest straight to the endpoint, their answers given the headers the layer would give them. One
+/// `Arc`, as [`Guarded`] is.
 #[derive(Clone)]
-pub(super) struct BrowserCors {
-    cors: Arc<Plain>,
-    endpoint: Guarded,
-}
+pub(super) struct BrowserCors(Arc<Plain>);
 
-/// The layer, and what it adds to the answer of a request without `Origin`.
+/// The layer, what it adds to the answer of a request without `Origin`, and the endpoint.
 struct Plain {
     layer: CorsLayer,
     headers: HeaderMap,
+    endpoint: Guarded,
 }
 
 impl BrowserCors {
     pub(super) fn new(layer: CorsLayer, endpoint: Guarded) -> BrowserCors {
         let headers = plain_headers(&layer);
-        BrowserCors {
-            cors: Arc::new(Plain { layer, headers }),
+        BrowserCors(Arc::new(Plain {
+            layer,
+            headers,
             endpoint,
-        }
+        }))
     }
 }
 
@@ -95,10 +95,7 @@ fn plain_headers(layer: &CorsLayer) -> HeaderMap {
 impl tower::Service<Request> for BrowserCors {
     type Response = Response;
     type Error = Infallible;
-    type Future = Either<
-        tower_http::cors::ResponseFuture<<Guarded as tower::Service<Request>>::Future>,
-        Plainly,
-    >;
+    type Future = Either<tower_http::cors::ResponseFuture<Answer>, Plainly>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
@@ -106,19 +103,19 @@ impl tower::Service<Request> for BrowserCors {
 
     fn call(&mut self, request: Request) -> Self::Future {
         if request.method() == Method::OPTIONS || request.headers().contains_key(header::ORIGIN) {
-            let mut cors: Cors<Guarded> = self.cors.layer.layer(self.endpoint.clone());
+            let mut cors: Cors<Guarded> = self.0.layer.layer(self.0.endpoint.clone());
             return Either::Left(cors.call(request));
         }
         Either::Right(Plainly {
-            answer: self.endpoint.call(request),
-            cors: Arc::clone(&self.cors),
+            answer: self.0.endpoint.answer(request),
+            cors: Arc::clone(&self.0),
         })
     }
 }
 
 /// The answer of a request without `Origin`, given the headers the layer would have added.
 pub(super) struct Plainly {
-    answer: <Guarded as tower::Service<Request>>::Future,
+    answer: Answer,
     cors: Arc<Plain>,
 }
 

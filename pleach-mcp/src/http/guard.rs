@@ -27,34 +27,43 @@ use crate::server::ReservedSlot;
 
 /// rmcp's services (with sessions, and stateless) behind [`guard`], as one tower service: what
 /// `/mcp` is. A service of its own, not a middleware around a router: axum's `from_fn` clones the
-/// service it wraps for every request.
+/// service it wraps for every request. One `Arc`: a clone (axum makes one a request) and each
+/// request's future write one shared count, not one per part.
 #[derive(Clone)]
-pub(super) struct Guarded {
+pub(super) struct Guarded(Arc<Endpoint>);
+
+/// What a [`Guarded`] holds.
+struct Endpoint {
     shared: Arc<Shared>,
-    services: Arc<Services>,
+    services: Services,
 }
+
+/// A request's answer from a [`Guarded`].
+pub(super) type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
 impl Guarded {
     pub(super) fn new(shared: Arc<Shared>, services: Services) -> Guarded {
-        Guarded {
-            shared,
-            services: Arc::new(services),
-        }
+        Guarded(Arc::new(Endpoint { shared, services }))
+    }
+
+    /// `request`'s answer: [`guard`], then rmcp.
+    pub(super) fn answer(&self, request: Request) -> Answer {
+        let endpoint = Arc::clone(&self.0);
+        Box::pin(async move { Ok(guard(&endpoint.shared, request, &endpoint.services).await) })
     }
 }
 
 impl tower::Service<Request> for Guarded {
     type Response = Response;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+    type Future = Answer;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let (shared, services) = (Arc::clone(&self.shared), Arc::clone(&self.services));
-        Box::pin(async move { Ok(guard(&shared, request, &services).await) })
+        self.answer(request)
     }
 }
 
