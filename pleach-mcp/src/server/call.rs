@@ -177,10 +177,10 @@ impl McpServer {
             }
             None => Questions::new(&call, call.clone(), None),
         };
-        // Boxed: the call's future is kilobytes (the pipeline, a stream back to the client), and
-        // rmcp spawns a task per request holding it: moved into the task by value, copying it
-        // cost more than a plain call.
-        Box::pin(self.drive(questions, &call, asking, stateless, &context)).await
+        // In place: `call_tool` boxes this whole future already (rmcp's task per request holds
+        // a pointer), and a second box would be a second large block each call.
+        self.drive(questions, &call, asking, stateless, &context)
+            .await
     }
 
     /// The call a sealed interrupt was raised for and the user's decision on it, checked: the
