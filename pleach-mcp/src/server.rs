@@ -77,10 +77,9 @@ struct Shared {
     interrupt_key: Vec<u8>,
     /// What `tools/list` gives instead of every tool, with a search ([`McpServer::tool_search`]).
     listing: Option<tool_search::Listing>,
-    /// Resources, prompts and completion ([`McpServer::features`]).
-    features: Box<dyn Features>,
-    /// Whether `features` is a handler of the user's, whose declaration is asked for each time.
-    has_features: bool,
+    /// Resources, prompts and completion ([`McpServer::features`]): a handler of the user's,
+    /// whose declaration is asked for each time; none for tools only.
+    features: Option<Box<dyn Features>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -167,8 +166,7 @@ impl McpServer {
                 calls: AtomicU64::new(0),
                 interrupt_key,
                 listing: None,
-                features: Box::new(ToolsOnly),
-                has_features: false,
+                features: None,
             }),
             session: Arc::new(session),
             shutdown: CancellationToken::new(),
@@ -280,8 +278,7 @@ impl McpServer {
     #[must_use]
     pub fn features(mut self, handler: impl rmcp::ServerHandler) -> McpServer {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
-            shared.features = Box::new(handler);
-            shared.has_features = true;
+            shared.features = Some(Box::new(handler));
         } else {
             // Cloned servers share what they serve; a copy cannot change it under them.
             tracing::warn!("McpServer::features on a shared server: its features left unchanged");
@@ -339,6 +336,13 @@ impl McpServer {
     }
 }
 
+impl McpServer {
+    /// The handler of what the server serves besides tools: the user's, else none of it.
+    fn feature_handler(&self) -> &dyn Features {
+        self.shared.features.as_deref().unwrap_or(&ToolsOnly)
+    }
+}
+
 /// What a server introduced as `implementation` declares for itself: tools and logging.
 #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); MCP still has it.
 fn own_info(implementation: Implementation) -> ServerConfig {
@@ -355,8 +359,8 @@ fn own_info(implementation: Implementation) -> ServerConfig {
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let mut config = self.shared.info.clone();
-        if self.shared.has_features {
-            let features = self.shared.features.info();
+        if let Some(features) = &self.shared.features {
+            let features = features.info();
             config.capabilities =
                 super::features::capabilities(config.capabilities, &features.capabilities);
             config.instructions = features.instructions;
@@ -427,7 +431,7 @@ impl ServerHandler for McpServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.shared.features.complete(request, context).await
+        self.feature_handler().complete(request, context).await
     }
 
     async fn get_prompt(
@@ -435,7 +439,7 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.shared.features.get_prompt(request, context).await
+        self.feature_handler().get_prompt(request, context).await
     }
 
     async fn list_prompts(
@@ -443,7 +447,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        self.shared.features.list_prompts(request, context).await
+        self.feature_handler().list_prompts(request, context).await
     }
 
     async fn list_resources(
@@ -451,7 +455,9 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.shared.features.list_resources(request, context).await
+        self.feature_handler()
+            .list_resources(request, context)
+            .await
     }
 
     async fn list_resource_templates(
@@ -459,8 +465,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.shared
-            .features
+        self.feature_handler()
             .list_resource_templates(request, context)
             .await
     }
@@ -470,7 +475,7 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.shared.features.read_resource(request, context).await
+        self.feature_handler().read_resource(request, context).await
     }
 
     async fn subscribe(
@@ -478,7 +483,7 @@ impl ServerHandler for McpServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.shared.features.subscribe(request, context).await
+        self.feature_handler().subscribe(request, context).await
     }
 
     async fn unsubscribe(
@@ -486,18 +491,19 @@ impl ServerHandler for McpServer {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.shared.features.unsubscribe(request, context).await
+        self.feature_handler().unsubscribe(request, context).await
     }
 
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.shared.features.accepted_subscription_filter(requested)
+        self.feature_handler()
+            .accepted_subscription_filter(requested)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        self.shared.features.listen(context).await
+        self.feature_handler().listen(context).await
     }
 
     /// rmcp hands over a request whose params do not fit its method (a `tools/call` with
