@@ -26,40 +26,63 @@ use pleach_core::runtime::Runtime;
 use pleach_core::safety::{Action, Decision, DecisionError, Interrupt};
 use pleach_core::session::{Session, SessionError, SessionOptions};
 
+/// A `tools/call` checked and ready to run: what [`McpServer::drive`] needs of it.
+struct Prepared {
+    /// The call as the model issued it, and the answers and decision its retry carried.
+    questions: Questions,
+    /// The call as issued: a failure counts against it.
+    issued: ToolCall,
+    /// How an approval is asked of this client.
+    asking: Asking,
+    /// Whether the request was stateless HTTP (no channel back to the client).
+    stateless: bool,
+}
+
 impl McpServer {
     /// Runs one `tools/call`: in a session of its own with the MCP session's persisted state
     /// when there is a session store and the request belongs to an MCP session, else in this
     /// server's session.
-    pub(super) async fn run_call(
+    ///
+    /// One future holds the request, the prepared call and the call's pipeline once each: an
+    /// `async fn` that awaits another taking its arguments by value keeps both copies, so the
+    /// steps below take references.
+    pub(super) fn run_call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> tracing::instrument::Instrumented<
+        impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_,
+    > {
         let span = crate::span::request("tools/call", Some(&request.name), &context);
-        let answered = self
-            .run_call_spanned(request, context)
-            .instrument(span.clone())
-            .await;
-        if let Err(error) = &answered {
-            crate::span::failed(&span, error.code.0);
+        let marked = span.clone();
+        async move {
+            let answered = 'answered: {
+                #[cfg(feature = "redis")]
+                if let Some(store) = &self.store
+                    && let Some(session_id) = crate::span::session_id(&context)
+                {
+                    // Boxed: a store's round trips would size every call's future.
+                    break 'answered Box::pin(self.run_call_persisted(
+                        store,
+                        &session_id,
+                        request,
+                        context,
+                    ))
+                    .await;
+                }
+                // Not matched around the `await`: the matched result would be kept beside it.
+                let mut prepared = match self.prepare(&request, &context) {
+                    Ok(prepared) => prepared,
+                    Err(error) => break 'answered Err(error),
+                };
+                self.drive(&mut prepared, &context).await
+            };
+            if let Err(error) = &answered {
+                crate::span::failed(&marked, error.code.0);
+            }
+            answered
         }
-        answered
-    }
-
-    /// [`run_call`](McpServer::run_call) inside its span.
-    async fn run_call_spanned(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        #[cfg(feature = "redis")]
-        if let Some(store) = &self.store
-            && let Some(session_id) = crate::span::session_id(&context)
-        {
-            // Boxed: a store's round trips would size every call's future.
-            return Box::pin(self.run_call_persisted(store, &session_id, request, context)).await;
-        }
-        self.run_call_here(request, context).await
+        .instrument(span)
     }
 
     /// Restores the persisted state of MCP session `session_id` into a fresh session, runs the
@@ -90,7 +113,10 @@ impl McpServer {
             // session being unusable.
             tracing::warn!("MCP session {session_id}: {error}; it starts afresh");
         }
-        let response = server.run_call_here(request, context).await;
+        let response = match server.prepare(&request, &context) {
+            Ok(mut prepared) => server.drive(&mut prepared, &context).await,
+            Err(error) => Err(error),
+        };
         let changed: serde_json::Map<String, Value> = server
             .session
             .save_state()
@@ -105,13 +131,14 @@ impl McpServer {
         response
     }
 
-    /// Runs one `tools/call`, or its retry with the user's answer to an approval (MCP
-    /// 2026-07-28), through [`drive`](McpServer::drive).
-    async fn run_call_here(
+    /// Checks one `tools/call`, or its retry with the user's answer to an approval (MCP
+    /// 2026-07-28), and readies it for [`drive`](McpServer::drive): the tool known, the call
+    /// made, the client's capabilities set on the session.
+    fn prepare(
         &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Prepared, ErrorData> {
         let name = request.name.as_ref();
         if !self.shared.tools.iter().any(|tool| tool.name == name) {
             return Err(ErrorData::invalid_params(
@@ -132,7 +159,7 @@ impl McpServer {
         let call = ToolCall::new(id, name, arguments);
         // A client that can elicit asks its user about a call that needs approval; for one that
         // cannot, such a call fails at once (1012) instead of waiting.
-        let asking = crate::approval::asking(&context);
+        let asking = crate::approval::asking(context);
         // With a session store, the client's answer to an `elicitation/create` could reach
         // another replica than the one waiting for it: such clients are not asked.
         #[cfg(feature = "redis")]
@@ -146,7 +173,7 @@ impl McpServer {
         // capability and has a channel back (before 2026-07-28); a 2026-07-28 client that
         // declared it is asked through input-required results (`questions`). For any other,
         // they fail at once with 1020.
-        let stateless = !crate::approval::can_request(&context);
+        let stateless = !crate::approval::can_request(context);
         let requests = self.channel_back && !stateless;
         #[cfg(feature = "redis")]
         let requests = requests && self.store.is_none();
@@ -177,10 +204,12 @@ impl McpServer {
             }
             None => Questions::new(&call, call.clone(), None),
         };
-        // In place: `call_tool` boxes this whole future already (rmcp's task per request holds
-        // a pointer), and a second box would be a second large block each call.
-        self.drive(questions, &call, asking, stateless, &context)
-            .await
+        Ok(Prepared {
+            questions,
+            issued: call,
+            asking,
+            stateless,
+        })
     }
 
     /// The call a sealed interrupt was raised for and the user's decision on it, checked: the
@@ -230,18 +259,22 @@ impl McpServer {
         Ok((interrupt.tool_call, Some(decision.action)))
     }
 
-    /// Runs `call` to its end in this request's task (with the user's decision, when
-    /// `approved`): its deltas sent as progress when the client asked for it, an approval asked as
-    /// `asking` says, cancelled through its signal when the client cancels the request or the
-    /// server stops.
+    /// Runs the `prepared` call to its end in this request's task (with the user's decision, when
+    /// its retry carried one): its deltas sent as progress when the client asked for it, an
+    /// approval asked as its `asking` says, cancelled through its signal when the client cancels
+    /// the request or the server stops.
     async fn drive(
         &self,
-        mut questions: Questions,
-        issued: &ToolCall,
-        asking: Asking,
-        stateless: bool,
+        prepared: &mut Prepared,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let Prepared {
+            questions,
+            issued,
+            asking,
+            stateless,
+        } = prepared;
+        let stateless = *stateless;
         let progress_token = context.meta.get_progress_token();
         // The session's own deadline (1016) ends the wait first; the request's is a backstop.
         let ask_timeout = self.shared.runtime.approval_timeout() + Duration::from_secs(1);
@@ -270,7 +303,7 @@ impl McpServer {
                         Box::pin(self.tell_client(event, progress_token.as_ref(), &mut progress, &notifier)).await;
                     }
                     event @ (ToolEvent::ElicitationRequested { .. } | ToolEvent::SamplingRequested { .. }) if stateless => {
-                        self.put(&mut questions, event, &mut input_required, &signal);
+                        self.put(questions, event, &mut input_required, &signal);
                     }
                     ToolEvent::ElicitationRequested { request } => {
                         tokio::spawn(crate::client::elicit(peer.clone(), context.id.clone(), request));
@@ -278,7 +311,7 @@ impl McpServer {
                     ToolEvent::SamplingRequested { request } => {
                         tokio::spawn(crate::client::sample(peer.clone(), context.id.clone(), request));
                     }
-                    ToolEvent::InterruptRequested { interrupt } => match &asking {
+                    ToolEvent::InterruptRequested { interrupt } => match asking {
                         Asking::Request(peer) => {
                             let peer = peer.clone();
                             waiting = Some(Box::pin(async move {
