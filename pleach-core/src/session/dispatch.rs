@@ -57,7 +57,7 @@ impl Session {
         // The session's token stands for the turn: it fires only when the session is dropped,
         // which cannot happen while it is borrowed here, so a call run in place need not look at
         // it (a call that waits gets its own token in `run`).
-        self.dispatch_with(call, events, &self.inner.signal, None)
+        self.dispatch_with(call, events, self.inner.signal.token(), None)
             .await
     }
 

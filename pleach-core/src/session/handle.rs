@@ -28,7 +28,7 @@ impl Session {
 impl SessionHandle {
     /// The session's token: it fires when the session is dropped.
     pub(crate) fn signal(&self) -> &CancellationToken {
-        &self.0.signal
+        self.0.signal.token()
     }
 
     /// The argument limits of the session's runtime.

@@ -52,6 +52,7 @@ mod persisted;
 pub(crate) mod pipeline;
 mod screening;
 pub(crate) mod shared;
+mod signal;
 pub(crate) mod suggestion;
 pub(crate) mod telemetry;
 mod turn;
@@ -68,7 +69,6 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use self::shared::RuntimeInner;
 use crate::batch::BatchingStrategy;
@@ -102,7 +102,7 @@ struct SessionInner {
     /// Whether `state.failures` may be non-empty: lets the common case skip the lock.
     any_failures: std::sync::atomic::AtomicBool,
     /// Fires when the session is dropped: every running turn is cancelled.
-    signal: CancellationToken,
+    signal: signal::SessionSignal,
     /// The runtime's extensions and this session's state, handed to each call's context.
     scope: Arc<crate::extensions::Scope>,
     /// What the turn has seen, for fabrication detectors (kept only when one is registered).
@@ -147,7 +147,7 @@ pub struct Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        self.inner.signal.cancel();
+        self.inner.signal.fire();
     }
 }
 
@@ -162,7 +162,7 @@ impl Session {
                 tools,
                 log: Mutex::new(SessionLog::default()),
                 any_failures: std::sync::atomic::AtomicBool::new(false),
-                signal: CancellationToken::new(),
+                signal: signal::SessionSignal::default(),
                 scope: Arc::new(crate::extensions::Scope {
                     extensions,
                     state: crate::extensions::SessionState::new(),

@@ -112,7 +112,7 @@ impl Session {
         announce: Option<ToolEvent>,
     ) -> Turn {
         let (sink, events) = crate::event::channel();
-        let signal = self.inner.signal.child_token();
+        let signal = self.inner.signal.token().child_token();
         sink.send_all(calls.iter().map(|call| ToolEvent::Started {
             tool_call: call.clone(),
         }));
