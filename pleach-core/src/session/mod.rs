@@ -103,8 +103,10 @@ struct SessionInner {
     any_failures: std::sync::atomic::AtomicBool,
     /// Fires when the session is dropped: every running turn is cancelled.
     signal: signal::SessionSignal,
-    /// The runtime's extensions and this session's state, handed to each call's context.
-    scope: Arc<crate::extensions::Scope>,
+    /// The runtime's extensions and this session's state, handed to each call's context: made
+    /// when first needed ([`SessionInner::scope`]), so a session whose calls take no context (a
+    /// server's session for one request, say) makes none.
+    scope: std::sync::OnceLock<Arc<crate::extensions::Scope>>,
     /// What the turn has seen, for fabrication detectors (kept only when one is registered).
     provenance: Mutex<crate::safety::Provenance>,
     /// Interrupts waiting for the host's decision.
@@ -120,6 +122,18 @@ struct SessionInner {
     answers_elicitation: std::sync::atomic::AtomicBool,
     /// Whether this session's host answers a tool's sampling requests.
     answers_sampling: std::sync::atomic::AtomicBool,
+}
+
+impl SessionInner {
+    /// The runtime's extensions and this session's state, made on first use.
+    fn scope(&self) -> &Arc<crate::extensions::Scope> {
+        self.scope.get_or_init(|| {
+            Arc::new(crate::extensions::Scope {
+                extensions: self.runtime.extensions.clone(),
+                state: crate::extensions::SessionState::new(),
+            })
+        })
+    }
 }
 
 /// A conversation with a set of enabled tools. Runs turns of tool calls and keeps the
@@ -155,7 +169,6 @@ impl Session {
     /// A session of `runtime` with `tools` (sorted by name, each once): what
     /// [`Runtime::create_session`](crate::Runtime::create_session) makes.
     pub(crate) fn new(runtime: Arc<RuntimeInner>, tools: Arc<[SessionTool]>) -> Session {
-        let extensions = runtime.extensions.clone();
         Session {
             inner: Arc::new(SessionInner {
                 runtime,
@@ -163,10 +176,7 @@ impl Session {
                 log: Mutex::new(SessionLog::default()),
                 any_failures: std::sync::atomic::AtomicBool::new(false),
                 signal: signal::SessionSignal::default(),
-                scope: Arc::new(crate::extensions::Scope {
-                    extensions,
-                    state: crate::extensions::SessionState::new(),
-                }),
+                scope: std::sync::OnceLock::new(),
                 provenance: Mutex::default(),
                 approvals: Mutex::default(),
                 keeps_conversation: true,
@@ -293,7 +303,7 @@ impl Session {
     /// assert_eq!(*session.state::<u32>(), 0);
     /// ```
     pub fn state<T: std::any::Any + Send + Sync + Default>(&self) -> Arc<T> {
-        self.inner.scope.state.get_or_default::<T>()
+        self.inner.scope().state.get_or_default::<T>()
     }
 
     /// The conversation so far.

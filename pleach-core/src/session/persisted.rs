@@ -76,7 +76,7 @@ impl Session {
     /// assert_eq!(*elsewhere.state::<Plan>().0.lock().unwrap(), "read, then sum");
     /// ```
     pub fn save_state(&self) -> Map<String, Value> {
-        let state = &self.inner.scope.state;
+        let state = &self.inner.scope().state;
         self.inner
             .runtime
             .persisted
@@ -102,7 +102,7 @@ impl Session {
     /// assert!(session.restore_state(&saved).is_ok()); // not persisted here: ignored
     /// ```
     pub fn restore_state(&self, saved: &Map<String, Value>) -> Result<(), RestoreError> {
-        let state = &self.inner.scope.state;
+        let state = &self.inner.scope().state;
         for kind in &self.inner.runtime.persisted {
             if let Some(value) = saved.get(kind.key()) {
                 kind.restore(state, value.clone())

@@ -320,7 +320,7 @@ impl SessionInner {
                 call.id().to_owned(),
                 token.clone(),
                 events,
-                self.scope.clone(),
+                self.scope().clone(),
             )
         });
         let started = start_caught(definition, call.arguments(), ctx)?;
