@@ -56,33 +56,30 @@ impl McpServer {
         let span = crate::span::request("tools/call", Some(&request.name), &context);
         let marked = span.clone();
         async move {
-            let answered = 'answered: {
-                #[cfg(feature = "redis")]
-                if let Some(store) = &self.store
-                    && let Some(session_id) = crate::span::session_id(&context)
-                {
-                    // Boxed: a store's round trips would size every call's future.
-                    break 'answered Box::pin(self.run_call_persisted(
-                        store,
-                        &session_id,
-                        request,
-                        context,
-                    ))
-                    .await;
-                }
-                // Not matched around the `await`: the matched result would be kept beside it.
-                let mut prepared = match self.prepare(&request, &context) {
-                    Ok(prepared) => prepared,
-                    Err(error) => break 'answered Err(error),
-                };
-                self.drive(&mut prepared, &context).await
-            };
+            let answered = self.answer(&request, &context).await;
             if let Err(error) = &answered {
                 crate::span::failed(&marked, error.code.0);
             }
             answered
         }
         .instrument(span)
+    }
+
+    /// The call's answer: from a session restored from the store when the request belongs to an
+    /// MCP session kept there, else from this server's session.
+    async fn answer(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.store
+            && let Some(session_id) = crate::span::session_id(context)
+        {
+            // Boxed: a store's round trips would size every call's future.
+            return Box::pin(self.run_call_persisted(store, &session_id, request, context)).await;
+        }
+        self.run_here(request, context).await
     }
 
     /// Restores the persisted state of MCP session `session_id` into a fresh session, runs the
@@ -95,8 +92,8 @@ impl McpServer {
         &self,
         store: &crate::store::RedisSessionStore,
         session_id: &str,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let unavailable = |error: &dyn std::fmt::Display| {
             ErrorData::internal_error(format!("{error}; the call did not run"), None)
@@ -113,10 +110,7 @@ impl McpServer {
             // session being unusable.
             tracing::warn!("MCP session {session_id}: {error}; it starts afresh");
         }
-        let response = match server.prepare(&request, &context) {
-            Ok(mut prepared) => server.drive(&mut prepared, &context).await,
-            Err(error) => Err(error),
-        };
+        let response = server.run_here(request, context).await;
         let changed: serde_json::Map<String, Value> = server
             .session
             .save_state()
@@ -129,6 +123,18 @@ impl McpServer {
             tracing::error!("MCP session {session_id}: {error}");
         }
         response
+    }
+
+    /// [`prepare`](McpServer::prepare)s the call, then [`drive`](McpServer::drive)s it, in this
+    /// server's session.
+    async fn run_here(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // Not matched around the `await`: the matched result would be kept beside it.
+        let mut prepared = self.prepare(request, context)?;
+        self.drive(&mut prepared, context).await
     }
 
     /// Checks one `tools/call`, or its retry with the user's answer to an approval (MCP
@@ -489,7 +495,6 @@ fn refused(interrupt: &Interrupt, error: &DecisionError) -> Decision {
 }
 
 impl McpServer {
-    /// Sends one progress report, when the request asked for progress.
     /// Tells the client of `event`, one [`for_client`]: a delta as progress (counted in
     /// `count`) under the request's progress `token`, a log message, a progress report.
     async fn tell_client(
@@ -517,6 +522,7 @@ impl McpServer {
         }
     }
 
+    /// Sends one progress report, when the request asked for progress.
     async fn report_progress(
         &self,
         token: Option<&ProgressToken>,
