@@ -34,8 +34,8 @@ pub(crate) use call_stream::{CallStream, OpenCalls};
 
 /// The least severe level a connection's client wants logs of (`logging/setLevel`); every level
 /// until it says.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct LogFilter(Arc<AtomicU8>);
+#[derive(Debug, Default)]
+pub(crate) struct LogFilter(AtomicU8);
 
 impl LogFilter {
     /// Lets `level` and everything more severe through.

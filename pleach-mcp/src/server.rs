@@ -49,19 +49,33 @@ use call::open_session;
 #[derive(Clone)]
 pub struct McpServer {
     shared: Arc<Shared>,
-    session: Arc<Session>,
+    /// The client's session and the logs it wants: one allocation for each request's server.
+    client: Arc<Client>,
     /// Fired when the host stops serving: running calls are cancelled through their signal.
     /// Shared as an `Arc`: a request's server then takes one count, not the token's lock.
     shutdown: Arc<CancellationToken>,
-    /// The least severe level of the tools' logs this connection's client wants
-    /// (`logging/setLevel`).
-    logs: super::client::LogFilter,
     /// Whether a request to the client can reach it during a call (not over stateless HTTP,
     /// which answers each POST alone).
     channel_back: bool,
     /// Where MCP sessions keep their persisted state (HTTP with a session store).
     #[cfg(feature = "redis")]
     store: Option<crate::store::RedisSessionStore>,
+}
+
+/// What one client has of its own: the session its calls run in, and the tools' logs it wants.
+struct Client {
+    session: Session,
+    /// The least severe level of the tools' logs the client wants (`logging/setLevel`).
+    logs: super::client::LogFilter,
+}
+
+impl Client {
+    fn new(session: Session) -> Client {
+        Client {
+            session,
+            logs: super::client::LogFilter::default(),
+        }
+    }
 }
 
 /// What every session of one server shares.
@@ -169,9 +183,8 @@ impl McpServer {
                 listing: None,
                 features: None,
             }),
-            session: Arc::new(session),
+            client: Arc::new(Client::new(session)),
             shutdown: Arc::new(CancellationToken::new()),
-            logs: super::client::LogFilter::default(),
             channel_back: true,
             #[cfg(feature = "redis")]
             store: None,
@@ -184,9 +197,8 @@ impl McpServer {
     pub(crate) fn with_new_session(&self) -> Result<McpServer, SessionError> {
         Ok(McpServer {
             shared: Arc::clone(&self.shared),
-            session: Arc::new(open_session(&self.shared.runtime)?),
+            client: Arc::new(Client::new(open_session(&self.shared.runtime)?)),
             shutdown: Arc::clone(&self.shutdown),
-            logs: super::client::LogFilter::default(),
             channel_back: self.channel_back,
             #[cfg(feature = "redis")]
             store: self.store.clone(),
@@ -333,7 +345,7 @@ impl McpServer {
     /// assert!(server.session().conversation().is_empty()); // the client keeps the conversation
     /// ```
     pub fn session(&self) -> &Session {
-        &self.session
+        &self.client.session
     }
 }
 
@@ -400,7 +412,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.logs.set(super::client::level_of(request.level));
+        self.client.logs.set(super::client::level_of(request.level));
         Ok(())
     }
 

@@ -105,14 +105,14 @@ impl McpServer {
             .load_state(session_id)
             .await
             .map_err(|error| unavailable(&error))?;
-        if let Err(error) = server.session.restore_state(&loaded) {
+        if let Err(error) = server.session().restore_state(&loaded) {
             // Saved by an incompatible version: that state starts afresh rather than the
             // session being unusable.
             tracing::warn!("MCP session {session_id}: {error}; it starts afresh");
         }
         let response = server.run_here(request, context).await;
         let changed: serde_json::Map<String, Value> = server
-            .session
+            .session()
             .save_state()
             .into_iter()
             .filter(|(key, value)| loaded.get(key) != Some(value))
@@ -173,7 +173,7 @@ impl McpServer {
             Asking::Request(_) if self.store.is_some() => Asking::Cannot,
             asking => asking,
         };
-        self.session
+        self.session()
             .set_takes_approvals(!matches!(asking, Asking::Cannot));
         // A tool's own requests go to the client during the call when it declared the
         // capability and has a channel back (before 2026-07-28); a 2026-07-28 client that
@@ -191,7 +191,7 @@ impl McpServer {
         };
         let samples = (requests || stateless)
             && declared.is_some_and(|capabilities| capabilities.sampling.is_some());
-        self.session.set_client_capabilities(elicits, samples);
+        self.session().set_client_capabilities(elicits, samples);
         let invalid = |message: String| ErrorData::invalid_params(message, None);
         let questions = match request.request_state.as_deref() {
             // The retry of a call whose tool asked a question (2026-07-28): the answers so far.
@@ -256,9 +256,9 @@ impl McpServer {
             ))
         })?;
         let mut decision = crate::approval::decide(&interrupt, &answer);
-        if let Err(error) = self.session.accept_decision(&interrupt, &decision) {
+        if let Err(error) = self.session().accept_decision(&interrupt, &decision) {
             decision = refused(&interrupt, &error);
-            self.session
+            self.session()
                 .accept_decision(&interrupt, &decision)
                 .map_err(|error| invalid(error.to_string()))?;
         }
@@ -290,7 +290,7 @@ impl McpServer {
         let signal = self.shutdown.child_token();
         let ((call, approved), slot) = (questions.run(), reserved_slot(context));
         let dispatching = self
-            .session
+            .session()
             .dispatch_reserved(call, &sender, &signal, approved, slot);
         tokio::pin!(dispatching);
         let mut input_required = None;
@@ -362,7 +362,7 @@ impl McpServer {
             .as_ref()
             .is_err_and(|error| error.code() == pleach_core::ErrorCode::RepeatedFailure)
         {
-            self.session.forget_failures_of(issued);
+            self.session().forget_failures_of(issued);
         }
         Ok(CallToolResponse::Complete(call_tool_result(outcome)?))
     }
@@ -509,7 +509,7 @@ impl McpServer {
                 self.report_progress(token, count, delta, notifier).await;
             }
             ToolEvent::Log { message, .. } => {
-                crate::client::send_log(notifier, &self.logs, message).await;
+                crate::client::send_log(notifier, &self.client.logs, message).await;
             }
             ToolEvent::Progress {
                 progress: report, ..
@@ -573,8 +573,8 @@ impl McpServer {
     /// Applies the user's decision; one the session refuses becomes a rejection
     /// ([`refused`]), so the call still ends.
     fn decide(&self, (interrupt, decision): Asked) {
-        if let Err(error) = self.session.resolve(decision)
-            && let Err(error) = self.session.resolve(refused(&interrupt, &error))
+        if let Err(error) = self.session().resolve(decision)
+            && let Err(error) = self.session().resolve(refused(&interrupt, &error))
         {
             tracing::warn!("an approval interrupt could not be closed: {error}");
         }
