@@ -25,7 +25,7 @@ use serde_json::Value;
 use sse_stream::{KeepAlive, SseBody, SseStream, Timer};
 
 use super::refusal::{has_content_type, json_rpc_error};
-use super::sessions::{SESSION_ID, Services};
+use super::sessions::{Route, SESSION_ID, Services};
 use crate::client::{CallStream, OpenCalls};
 
 /// How often a stream sent on carries a comment while it has nothing else to send, so proxies do
@@ -45,10 +45,10 @@ pub(super) async fn answer(
     let (mut parts, body) = request.into_parts();
     let session = parts
         .headers
-        .get(SESSION_ID)
+        .get(&SESSION_ID)
         .and_then(|id| id.to_str().ok())
         .map(str::to_owned);
-    let Ok(bytes) = axum::body::to_bytes(body, max_body_bytes).await else {
+    let Some(bytes) = super::body::read_whole(body, max_body_bytes).await else {
         return json_rpc_error(
             StatusCode::PAYLOAD_TOO_LARGE,
             -32600,
@@ -62,7 +62,10 @@ pub(super) async fn answer(
         parts.extensions.insert(call.clone());
     }
     let response = services
-        .answer(Request::from_parts(parts, Body::from(bytes)))
+        .answer(
+            Request::from_parts(parts, Body::from(bytes)),
+            Route::Session,
+        )
         .await;
     let Some(call) = call else { return response };
     if response.status() != StatusCode::OK

@@ -3,14 +3,13 @@
 //! to the answers of requests that carry an `Origin`.
 //!
 //! A request without `Origin` (every non-browser client, and so nearly every request) does not
-//! go through the layer's per-request work: its answer gets the headers the layer gives such a
-//! request (`Vary`, `Access-Control-Expose-Headers`), worked out once, when the site is built,
-//! by asking the layer itself.
+//! go through the layer's per-request work: its answer gets the `Vary` the layer gives such a
+//! request (so a cache keeps answers to browsers and to other clients apart), worked out once,
+//! when the site is built, by asking the layer itself.
 
 use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::extract::Request;
@@ -51,37 +50,35 @@ pub(super) fn layer(shared: Arc<Shared>) -> CorsLayer {
 }
 
 /// The endpoint behind CORS: requests with an `Origin`, and preflights, through the layer; the
-/// rest straight to the endpoint, their answers given the headers the layer would give them. One
-/// `Arc`, as [`Guarded`] is.
+/// rest straight to the endpoint, which gives their answers the headers the layer would give them
+/// (but `Access-Control-Expose-Headers`: [`plain_headers`]). One `Arc`, as [`Guarded`] is.
 #[derive(Clone)]
 pub(super) struct BrowserCors(Arc<Plain>);
 
-/// The layer, what it adds to the answer of a request without `Origin`, and the endpoint.
+/// The layer and the endpoint.
 struct Plain {
     layer: CorsLayer,
-    headers: HeaderMap,
     endpoint: Guarded,
 }
 
 impl BrowserCors {
     pub(super) fn new(layer: CorsLayer, endpoint: Guarded) -> BrowserCors {
-        let headers = plain_headers(&layer);
-        BrowserCors(Arc::new(Plain {
-            layer,
-            headers,
-            endpoint,
-        }))
+        let endpoint = endpoint.with_plain_headers(plain_headers(&layer));
+        BrowserCors(Arc::new(Plain { layer, endpoint }))
     }
 }
 
 /// What `layer` adds to the answer of a `GET` without `Origin`: asked of the layer, in front of a
-/// service answering at once, so it is whatever this version of tower-http adds.
+/// service answering at once, so it is whatever this version of tower-http adds; less
+/// `Access-Control-Expose-Headers`, which a browser reads only on the answer to a request with
+/// `Origin` (every cross-origin request has one), so that on other answers it is bytes every
+/// client reads for nothing.
 fn plain_headers(layer: &CorsLayer) -> HeaderMap {
     let answer =
         tower::service_fn(|_: Request| async { Ok::<Response, Infallible>(Response::default()) });
     let mut cors = layer.layer(answer);
     let mut future = std::pin::pin!(cors.call(Request::default()));
-    match future
+    let mut headers = match future
         .as_mut()
         .poll(&mut Context::from_waker(std::task::Waker::noop()))
     {
@@ -89,13 +86,15 @@ fn plain_headers(layer: &CorsLayer) -> HeaderMap {
         Poll::Ready(Err(never)) => match never {},
         // Nothing in the layer waits on a request without `Origin`.
         Poll::Pending => HeaderMap::new(),
-    }
+    };
+    headers.remove(header::ACCESS_CONTROL_EXPOSE_HEADERS);
+    headers
 }
 
 impl tower::Service<Request> for BrowserCors {
     type Response = Response;
     type Error = Infallible;
-    type Future = Either<tower_http::cors::ResponseFuture<Answer>, Plainly>;
+    type Future = Either<tower_http::cors::ResponseFuture<Answer>, Answer>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
@@ -106,34 +105,7 @@ impl tower::Service<Request> for BrowserCors {
             let mut cors: Cors<Guarded> = self.0.layer.layer(self.0.endpoint.clone());
             return Either::Left(cors.call(request));
         }
-        Either::Right(Plainly {
-            answer: self.0.endpoint.answer(request),
-            cors: Arc::clone(&self.0),
-        })
-    }
-}
-
-/// The answer of a request without `Origin`, given the headers the layer would have added.
-pub(super) struct Plainly {
-    answer: Answer,
-    cors: Arc<Plain>,
-}
-
-impl Future for Plainly {
-    type Output = Result<Response, Infallible>;
-
-    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
-        let Ok(mut response) = ready!(self.answer.as_mut().poll(context));
-        let headers = response.headers_mut();
-        for (name, value) in &self.cors.headers {
-            // As the layer does: `Vary` added to the answer's own, the others set.
-            if name == header::VARY {
-                headers.append(name, value.clone());
-            } else {
-                headers.insert(name, value.clone());
-            }
-        }
-        Poll::Ready(Ok(response))
+        Either::Right(self.0.endpoint.answer(request, true))
     }
 }
 
@@ -142,7 +114,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_headers_of_an_answer_without_origin_are_the_layers_own() {
+    fn the_headers_of_an_answer_without_origin_are_the_layers_own_but_what_only_cors_reads() {
         let layer = CorsLayer::new()
             .allow_origin(AllowOrigin::predicate(|_, _| true))
             .expose_headers([HeaderName::from_static("mcp-session-id")]);
@@ -151,12 +123,7 @@ mod tests {
             headers.get(header::VARY).map(|vary| vary.to_str().unwrap()),
             Some("origin, access-control-request-method, access-control-request-headers")
         );
-        assert_eq!(
-            headers
-                .get(header::ACCESS_CONTROL_EXPOSE_HEADERS)
-                .map(|exposed| exposed.to_str().unwrap()),
-            Some("mcp-session-id")
-        );
+        assert!(!headers.contains_key(header::ACCESS_CONTROL_EXPOSE_HEADERS));
         assert!(!headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN));
     }
 }

@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use pleach_core::OverloadPolicy;
 
@@ -33,9 +33,12 @@ use crate::server::ReservedSlot;
 pub(super) struct Guarded(Arc<Endpoint>);
 
 /// What a [`Guarded`] holds.
+#[derive(Clone)]
 struct Endpoint {
     shared: Arc<Shared>,
     services: Services,
+    /// What CORS gives the answer of a request without `Origin` (none without CORS).
+    plain: HeaderMap,
 }
 
 /// A request's answer from a [`Guarded`].
@@ -43,13 +46,40 @@ pub(super) type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible
 
 impl Guarded {
     pub(super) fn new(shared: Arc<Shared>, services: Services) -> Guarded {
-        Guarded(Arc::new(Endpoint { shared, services }))
+        Guarded(Arc::new(Endpoint {
+            shared,
+            services,
+            plain: HeaderMap::new(),
+        }))
     }
 
-    /// `request`'s answer: [`guard`], then rmcp.
-    pub(super) fn answer(&self, request: Request) -> Answer {
+    /// The same endpoint, `plain` being what CORS gives the answer of a request without `Origin`
+    /// ([`answer`](Guarded::answer) with `plainly`).
+    pub(super) fn with_plain_headers(mut self, plain: HeaderMap) -> Guarded {
+        Arc::make_mut(&mut self.0).plain = plain;
+        self
+    }
+
+    /// `request`'s answer: [`guard`], then rmcp; `plainly` (a request without `Origin`, behind
+    /// CORS) with the headers CORS gives such a request. Added here, not by a future around this
+    /// one: one future a request, and one shared count taken.
+    pub(super) fn answer(&self, request: Request, plainly: bool) -> Answer {
         let endpoint = Arc::clone(&self.0);
-        Box::pin(async move { Ok(guard(&endpoint.shared, request, &endpoint.services).await) })
+        Box::pin(async move {
+            let mut response = guard(&endpoint.shared, request, &endpoint.services).await;
+            if plainly {
+                let headers = response.headers_mut();
+                for (name, value) in &endpoint.plain {
+                    // As the CORS layer does: `Vary` added to the answer's own, the others set.
+                    if name == header::VARY {
+                        headers.append(name, value.clone());
+                    } else {
+                        headers.insert(name, value.clone());
+                    }
+                }
+            }
+            Ok(response)
+        })
     }
 }
 
@@ -63,7 +93,7 @@ impl tower::Service<Request> for Guarded {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        self.answer(request)
+        self.answer(request, false)
     }
 }
 
@@ -104,7 +134,7 @@ async fn guard(shared: &Shared, mut request: Request, services: &Services) -> Re
         return response;
     }
     if request.method() == Method::GET
-        && (has_store(shared) || !request.headers().contains_key("last-event-id"))
+        && (has_store(shared) || !request.headers().contains_key(&sessions::LAST_EVENT_ID))
     {
         // No stream outside a request: a call's messages all go on its own answer, and a stream
         // held open would keep a draining replica (and a reloading nginx) waiting. A `GET` with
@@ -160,16 +190,16 @@ async fn guard(shared: &Shared, mut request: Request, services: &Services) -> Re
         .await
     } else if request.method() == Method::GET {
         // A resumed stream of a call that still runs gets the call's own messages too.
-        let call = header_text(request.headers(), sessions::SESSION_ID)
-            .zip(header_text(request.headers(), "last-event-id"))
+        let call = header_text(request.headers(), &sessions::SESSION_ID)
+            .zip(header_text(request.headers(), &sessions::LAST_EVENT_ID))
             .and_then(|(session, last)| shared.open_calls.find(session, last));
-        let response = services.answer(request).await;
+        let response = services.answer(request, route).await;
         match call {
             Some(call) => buffered::resumed(response, call),
             None => response,
         }
     } else {
-        services.answer(request).await
+        services.answer(request, route).await
     };
     if response.status().is_client_error() && !is_json(response.headers()) {
         return Box::pin(as_json_rpc_error(response, sent_json)).await;
@@ -190,7 +220,11 @@ async fn check_session(
     if method != Method::POST {
         return None;
     }
-    let session_id = headers.get("mcp-session-id")?.to_str().ok()?.to_owned();
+    let session_id = headers
+        .get(&sessions::SESSION_ID)?
+        .to_str()
+        .ok()?
+        .to_owned();
     match store.touch(&session_id).await {
         Ok(true) => None,
         Ok(false) => Some(json_rpc_error(
@@ -207,22 +241,25 @@ async fn check_session(
     }
 }
 
-/// The request's [`Route`] (its body read when it may be an `initialize`), set in its
-/// extensions; a 413 for a body over the limit, a 503 for a new session past the limit.
+/// The request's [`Route`] (its body read when it may be an `initialize`); a 413 for a body over
+/// the limit, a 503 for a new session past the limit.
 async fn routed(
     shared: &Shared,
     mut request: Request,
 ) -> Result<(Request, Route, Option<Starting<'_>>), Response> {
-    let held = match request.headers().get(sessions::SESSION_ID) {
+    // Looked up once: the header's name is hashed for each lookup.
+    let session = request.headers().get(&sessions::SESSION_ID);
+    let names_session = session.is_some();
+    let held = match session {
         Some(id) => {
             has_store(shared)
                 || sessions::holds(&shared.sessions, id.to_str().unwrap_or_default()).await
         }
         None => false,
     };
-    let route = if sessions::needs_body(request.method(), request.headers()) {
+    let route = if !names_session && sessions::needs_body(request.method(), request.headers()) {
         let (parts, body) = request.into_parts();
-        let Ok(bytes) = axum::body::to_bytes(body, shared.max_body_bytes).await else {
+        let Some(bytes) = super::body::read_whole(body, shared.max_body_bytes).await else {
             return Err(json_rpc_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 -32600,
@@ -232,30 +269,28 @@ async fn routed(
                 ),
             ));
         };
-        let route = sessions::route(&parts.method, &parts.headers, Some(&bytes), |_| held);
+        let route = sessions::route(&parts.method, None, Some(&bytes), |_| held);
         request = Request::from_parts(parts, axum::body::Body::from(bytes));
         route
     } else {
-        sessions::route(request.method(), request.headers(), None, |_| held)
+        sessions::route(request.method(), session, None, |_| held)
     };
-    let starting =
-        if route == Route::Session && !request.headers().contains_key(sessions::SESSION_ID) {
-            // Counted and let through under one lock, so `initialize`s at the same time cannot all
-            // find the last free place.
-            let _admitting = shared.admitting.lock().await;
-            let starting = shared.starting.load(Ordering::SeqCst);
-            if sessions::count(&shared.sessions).await + starting >= shared.max_sessions {
-                return Err(try_again_shortly(&format!(
-                    "this server holds its most sessions ({}); try again shortly",
-                    shared.max_sessions
-                )));
-            }
-            shared.starting.fetch_add(1, Ordering::SeqCst);
-            Some(Starting(&shared.starting))
-        } else {
-            None
-        };
-    request.extensions_mut().insert(route);
+    let starting = if route == Route::Session && !names_session {
+        // Counted and let through under one lock, so `initialize`s at the same time cannot all
+        // find the last free place.
+        let _admitting = shared.admitting.lock().await;
+        let starting = shared.starting.load(Ordering::SeqCst);
+        if sessions::count(&shared.sessions).await + starting >= shared.max_sessions {
+            return Err(try_again_shortly(&format!(
+                "this server holds its most sessions ({}); try again shortly",
+                shared.max_sessions
+            )));
+        }
+        shared.starting.fetch_add(1, Ordering::SeqCst);
+        Some(Starting(&shared.starting))
+    } else {
+        None
+    };
     Ok((request, route, starting))
 }
 
@@ -284,12 +319,12 @@ fn has_store(shared: &Shared) -> bool {
 /// 2026-07-28) names another method.
 fn may_call(headers: &HeaderMap) -> bool {
     headers
-        .get("mcp-method")
+        .get(&sessions::MCP_METHOD)
         .is_none_or(|method| method.as_bytes() == b"tools/call")
 }
 
 /// The text of header `name`, when it has one.
-fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn header_text<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name)?.to_str().ok()
 }
 

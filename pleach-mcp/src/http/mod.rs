@@ -81,6 +81,7 @@
 //! ```
 
 mod auth;
+mod body;
 mod buffered;
 mod connections;
 mod cors;

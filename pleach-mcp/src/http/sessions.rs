@@ -7,7 +7,7 @@
 //! is answered statelessly, each in a session of its own.
 
 use axum::extract::Request;
-use axum::http::{HeaderMap, Method};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -16,10 +16,17 @@ use serde::Deserialize;
 use crate::McpServer;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 
-/// The header naming the session a request belongs to.
-pub(super) const SESSION_ID: &str = "mcp-session-id";
+/// The header naming the session a request belongs to. Each request's headers are looked up by
+/// name a few times: a `HeaderName` is hashed as it is, a `&str` parsed and checked first.
+pub(super) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
-/// Which of the two services answers a request, set by the guard in the request's extensions.
+/// The header naming a request's JSON-RPC method (MCP 2026-07-28).
+pub(super) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+
+/// The header naming the last event of a stream a client resumes.
+pub(super) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// Which of the two services answers a request, chosen by the guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Route {
     /// A session's request, or the `initialize` that starts one.
@@ -28,20 +35,21 @@ pub(super) enum Route {
     Stateless,
 }
 
-/// The route of a request whose body (a POST's, when it has no session yet) is `body`: a
-/// session's when it names one `held` says this process holds (or, with a session store, any
-/// session: the store restores or refuses it), or starts one with `initialize`.
+/// The route of a request naming `session` (its `Mcp-Session-Id`), whose body (a POST's, when
+/// it names no session) is `body`: a session's when it names one `held` says this process holds
+/// (or, with a session store, any session: the store restores or refuses it), or starts one with
+/// `initialize`.
 ///
 /// A request naming a session this process does not hold — another replica's, one from before a
 /// restart, one that expired — is answered statelessly, as for a client that never initialized:
 /// replicas without a store behind round robin still answer every request.
 pub(super) fn route(
     method: &Method,
-    headers: &HeaderMap,
+    session: Option<&HeaderValue>,
     body: Option<&[u8]>,
     held: impl FnOnce(&str) -> bool,
 ) -> Route {
-    if let Some(id) = headers.get(SESSION_ID) {
+    if let Some(id) = session {
         return match id.to_str() {
             Ok(id) if held(id) => Route::Session,
             _ => Route::Stateless,
@@ -54,13 +62,12 @@ pub(super) fn route(
     }
 }
 
-/// Whether a POST without a session must be read to be routed: one that may be an
+/// Whether a request naming no session must be read to be routed: a POST that may be an
 /// `initialize` (an `Mcp-Method` header, MCP 2026-07-28, names its method without it).
 pub(super) fn needs_body(method: &Method, headers: &HeaderMap) -> bool {
     method == Method::POST
-        && !headers.contains_key(SESSION_ID)
         && headers
-            .get("mcp-method")
+            .get(&MCP_METHOD)
             .is_none_or(|name| name.as_bytes() == b"initialize")
 }
 
@@ -87,17 +94,17 @@ pub(super) struct Services {
 }
 
 impl Services {
-    /// Answers `request` with the service its [`Route`] names (stateless when none was set).
+    /// Answers `request` with the service `route` names.
     ///
     /// By reference: a service is cloned (its configuration with it) only by rmcp's own `Service`
     /// impl, which this does not go through.
-    pub(super) async fn answer(&self, request: Request) -> Response {
-        match request.extensions().get::<Route>() {
+    pub(super) async fn answer(&self, request: Request, route: Route) -> Response {
+        match route {
             // Boxed, so a stateless answer does not carry a session's larger future.
-            Some(Route::Session) => Box::pin(self.sessions.handle(request))
+            Route::Session => Box::pin(self.sessions.handle(request))
                 .await
                 .into_response(),
-            _ => self.stateless.handle(request).await.into_response(),
+            Route::Stateless => self.stateless.handle(request).await.into_response(),
         }
     }
 }
@@ -115,48 +122,54 @@ pub(super) async fn holds(manager: &LocalSessionManager, id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
 
     #[test]
     fn an_initialize_or_a_session_id_routes_to_the_sessions() {
-        let none = HeaderMap::new();
+        let none = None;
         let held = |id: &str| id == "held";
         let initialize = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
         let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#;
         assert_eq!(
-            route(&Method::POST, &none, Some(initialize), held),
+            route(&Method::POST, none, Some(initialize), held),
             Route::Session
         );
         assert_eq!(
-            route(&Method::POST, &none, Some(call), held),
+            route(&Method::POST, none, Some(call), held),
             Route::Stateless
         );
         assert_eq!(
-            route(&Method::POST, &none, Some(b"not json"), held),
+            route(&Method::POST, none, Some(b"not json"), held),
             Route::Stateless
         );
         assert_eq!(
             route(
                 &Method::POST,
-                &none,
+                none,
                 Some(br#"[{"method":"initialize"}]"#),
                 held
             ),
             Route::Stateless
         );
-        assert_eq!(route(&Method::GET, &none, None, held), Route::Stateless);
-        let mut session = HeaderMap::new();
-        session.insert(SESSION_ID, HeaderValue::from_static("held"));
+        assert_eq!(route(&Method::GET, none, None, held), Route::Stateless);
+        let held_id = HeaderValue::from_static("held");
+        let session = Some(&held_id);
         assert_eq!(
-            route(&Method::POST, &session, Some(call), held),
+            route(&Method::POST, session, Some(call), held),
             Route::Session
         );
-        assert_eq!(route(&Method::DELETE, &session, None, held), Route::Session);
-        assert_eq!(route(&Method::GET, &session, None, held), Route::Session);
+        assert_eq!(route(&Method::DELETE, session, None, held), Route::Session);
+        assert_eq!(route(&Method::GET, session, None, held), Route::Session);
         // Another replica's session, or one that ended: answered statelessly.
-        session.insert(SESSION_ID, HeaderValue::from_static("elsewhere"));
+        let elsewhere = HeaderValue::from_static("elsewhere");
+        let session = Some(&elsewhere);
         assert_eq!(
-            route(&Method::POST, &session, Some(call), held),
+            route(&Method::POST, session, Some(call), held),
+            Route::Stateless
+        );
+        // An id that is not text names no session this process can hold.
+        let binary = HeaderValue::from_bytes(b"\xff").unwrap();
+        assert_eq!(
+            route(&Method::POST, Some(&binary), None, |_| true),
             Route::Stateless
         );
     }
@@ -166,11 +179,9 @@ mod tests {
         let mut headers = HeaderMap::new();
         assert!(needs_body(&Method::POST, &headers));
         assert!(!needs_body(&Method::GET, &headers));
-        headers.insert("mcp-method", HeaderValue::from_static("tools/call"));
+        headers.insert(MCP_METHOD, HeaderValue::from_static("tools/call"));
         assert!(!needs_body(&Method::POST, &headers));
-        headers.insert("mcp-method", HeaderValue::from_static("initialize"));
+        headers.insert(MCP_METHOD, HeaderValue::from_static("initialize"));
         assert!(needs_body(&Method::POST, &headers));
-        headers.insert(SESSION_ID, HeaderValue::from_static("abc"));
-        assert!(!needs_body(&Method::POST, &headers));
     }
 }
