@@ -255,6 +255,16 @@ fn main() -> ExitCode {
     if args.peek().map(String::as_str) == Some(mcp_stdio::SERVE_ARG) {
         return serve_mcp_stdio(args.nth(1).as_deref());
     }
+    if args.peek().map(String::as_str) == Some(mcp_http::ROUND_TRIPS_ARG) {
+        let rest: Vec<String> = args.skip(1).collect();
+        return match mcp_http::round_trips(&rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("pleach-bench {}: {error}", mcp_http::ROUND_TRIPS_ARG);
+                ExitCode::FAILURE
+            }
+        };
+    }
     let command = match parse_args(args) {
         Ok(command) => command,
         Err(message) => {

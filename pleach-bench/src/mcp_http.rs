@@ -12,6 +12,8 @@
 //! connections kept alive) posting the same JSON-RPC request, each waiting for its answer
 //! before sending the next. The runs alternate between the servers, pleach first in odd rounds.
 
+mod round_trips;
+
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -24,6 +26,8 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
+
+pub(crate) use round_trips::{ARG as ROUND_TRIPS_ARG, run as round_trips};
 
 /// The request every client sends: `add(1, 2)` as MCP 2025-11-25 clients send it.
 const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#;
@@ -153,7 +157,7 @@ enum Call {
     Image,
 }
 
-/// One round trip; its latency, after checking the answer: `3`, or an image of the right size.
+/// One round trip; its latency, after checking the answer ([`check_answer`]).
 async fn call(client: &reqwest::Client, url: &str, which: Call) -> Result<Duration, String> {
     let started = Instant::now();
     let response = client
@@ -170,8 +174,14 @@ async fn call(client: &reqwest::Client, url: &str, which: Call) -> Result<Durati
         .map_err(|error| error.to_string())?;
     let body = response.bytes().await.map_err(|error| error.to_string())?;
     let elapsed = started.elapsed();
+    check_answer(&body, which)?;
+    Ok(elapsed)
+}
+
+/// Whether `body` answers `which`: `3`, or an image of the right size.
+fn check_answer(body: &[u8], which: Call) -> Result<(), String> {
     let answer: serde_json::Value =
-        serde_json::from_slice(&body).map_err(|error| format!("{error}: {:?}", body.get(..200)))?;
+        serde_json::from_slice(body).map_err(|error| format!("{error}: {:?}", body.get(..200)))?;
     let result = &answer["result"];
     let expected = match which {
         // pleach answers a non-object result as text; rmcp's `Json` as structured content too.
@@ -187,7 +197,7 @@ async fn call(client: &reqwest::Client, url: &str, which: Call) -> Result<Durati
     if !expected {
         return Err(format!("unexpected answer: {:.300}", answer.to_string()));
     }
-    Ok(elapsed)
+    Ok(())
 }
 
 /// `calls` round trips by `clients` clients at once: calls per second and every latency.
