@@ -16,6 +16,7 @@
 //! feature, which makes every JSON object an `IndexMap`. Building with `--no-default-features`
 //! leaves rig out (its column prints `na`) to measure the rest with sorted-map objects.
 
+mod one_batch;
 mod owned_events_floor;
 mod pleach_session;
 mod raw_serde;
@@ -26,6 +27,8 @@ pub(crate) mod rmcp_router;
 use std::error::Error;
 
 use crate::measure::{self, Contender, Plan, Summary};
+
+pub(crate) use one_batch::{ARG as BATCH_ARG, run as one_batch};
 
 /// The arguments text every path is given.
 const ARGUMENTS: &str = r#"{"a":1,"b":2}"#;

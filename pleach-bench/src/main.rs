@@ -99,6 +99,28 @@ The last line of output is machine-readable, e.g.
     p99_us_1000=<us> build_ms_10000=<ms> p99_us_10000=<us> (after one line per category and size)
   media bytes=1048576 pleach_us=<slowest format's median> encode_only_us=<median>";
 
+/// A hidden command for counting instructions: its arguments after its name.
+type Counted = fn(&[String]) -> Result<(), Box<dyn std::error::Error>>;
+
+/// The arguments `args`, as the process gets them (for the hidden commands' tests).
+#[cfg(test)]
+fn owned_args(args: &[&str]) -> Vec<String> {
+    args.iter().map(|&arg| arg.to_owned()).collect()
+}
+
+/// Checks that `run` refuses each of `refused` with its usage message (for the hidden commands'
+/// tests).
+#[cfg(test)]
+fn assert_refused(run: Counted, refused: &[&[&str]]) {
+    for args in refused {
+        let error = run(&owned_args(args)).expect_err("refused");
+        assert!(
+            error.to_string().starts_with("usage: "),
+            "{args:?}: {error}"
+        );
+    }
+}
+
 /// Exit code for a command line we cannot run: bad arguments, or a subcommand not built yet.
 const EXIT_USAGE: u8 = 2;
 
@@ -255,12 +277,20 @@ fn main() -> ExitCode {
     if args.peek().map(String::as_str) == Some(mcp_stdio::SERVE_ARG) {
         return serve_mcp_stdio(args.nth(1).as_deref());
     }
-    if args.peek().map(String::as_str) == Some(mcp_http::ROUND_TRIPS_ARG) {
+    // The commands for counting instructions under callgrind.
+    let counted: [(&str, Counted); 2] = [
+        (mcp_http::ROUND_TRIPS_ARG, mcp_http::round_trips),
+        (dispatch::BATCH_ARG, dispatch::one_batch),
+    ];
+    if let Some(&(name, run)) = args
+        .peek()
+        .and_then(|first| counted.iter().find(|(name, _)| name == first))
+    {
         let rest: Vec<String> = args.skip(1).collect();
-        return match mcp_http::round_trips(&rest) {
+        return match run(&rest) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
-                eprintln!("pleach-bench {}: {error}", mcp_http::ROUND_TRIPS_ARG);
+                eprintln!("pleach-bench {name}: {error}");
                 ExitCode::FAILURE
             }
         };

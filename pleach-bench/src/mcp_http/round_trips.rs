@@ -103,34 +103,28 @@ async fn round_trips(url: &str, which: Call, calls: u32) -> Result<(), Box<dyn E
 #[cfg(test)]
 mod tests {
     use super::run;
-
-    fn args(args: &[&str]) -> Vec<String> {
-        args.iter().map(|&arg| arg.to_owned()).collect()
-    }
+    use crate::owned_args;
 
     #[test]
     fn refuses_what_it_cannot_run_before_starting_anything() {
-        for refused in [
-            &[][..],
-            &["pleach"],
-            &["axum", "3"],
-            &["pleach", "three"],
-            &["rmcp", "3", "sum"],
-            &["rmcp", "3", "add", "more"],
-        ] {
-            let error = run(&args(refused)).expect_err("refused");
-            assert!(
-                error.to_string().starts_with("usage: "),
-                "{refused:?}: {error}"
-            );
-        }
+        crate::assert_refused(
+            run,
+            &[
+                &[],
+                &["pleach"],
+                &["axum", "3"],
+                &["pleach", "three"],
+                &["rmcp", "3", "sum"],
+                &["rmcp", "3", "add", "more"],
+            ],
+        );
     }
 
     #[test]
     fn round_trips_to_either_server_with_either_call() {
         for server in ["pleach", "rmcp"] {
-            run(&args(&[server, "3"])).expect(server);
-            run(&args(&[server, "2", "image"])).expect(server);
+            run(&owned_args(&[server, "3"])).expect(server);
+            run(&owned_args(&[server, "2", "image"])).expect(server);
         }
     }
 }
