@@ -11,8 +11,9 @@ use http_body::Body as _;
 
 /// `body` whole, or `None` when it is over `limit` bytes or was cut off.
 pub(super) async fn read_whole(mut body: Body, limit: usize) -> Option<Bytes> {
+    // The first piece as it came; the pieces copied together once a second one comes.
     let mut first: Option<Bytes> = None;
-    let mut joined: Option<Vec<u8>> = None;
+    let mut joined = Vec::new();
     let mut length = 0_usize;
     while let Some(frame) =
         std::future::poll_fn(|context| Pin::new(&mut body).poll_frame(context)).await
@@ -25,21 +26,17 @@ pub(super) async fn read_whole(mut body: Body, limit: usize) -> Option<Bytes> {
         if length > limit {
             return None;
         }
-        match (&mut first, &mut joined) {
-            (None, None) => first = Some(data),
-            (Some(_), None) => {
-                let mut all = Vec::with_capacity(length);
-                all.extend_from_slice(&first.take().unwrap_or_default());
-                all.extend_from_slice(&data);
-                joined = Some(all);
-            }
-            (_, Some(all)) => all.extend_from_slice(&data),
+        if first.is_none() && joined.is_empty() {
+            first = Some(data);
+            continue;
         }
+        if let Some(first) = first.take() {
+            joined.reserve(length);
+            joined.extend_from_slice(&first);
+        }
+        joined.extend_from_slice(&data);
     }
-    Some(match joined {
-        Some(all) => Bytes::from(all),
-        None => first.unwrap_or_default(),
-    })
+    Some(first.unwrap_or_else(|| Bytes::from(joined)))
 }
 
 #[cfg(test)]
